@@ -1,0 +1,10 @@
+# Applies AGILEOS_SANITIZE to every target in the tree. ASan/UBSan builds abort on the
+# first UBSan report so that a test cannot pass with undefined behaviour in it.
+if(AGILEOS_SANITIZE)
+  string(REPLACE ";" "," _agileos_san "${AGILEOS_SANITIZE}")
+  add_compile_options(-fsanitize=${_agileos_san} -fno-omit-frame-pointer -g)
+  add_link_options(-fsanitize=${_agileos_san})
+  if("undefined" IN_LIST AGILEOS_SANITIZE)
+    add_compile_options(-fno-sanitize-recover=undefined)
+  endif()
+endif()

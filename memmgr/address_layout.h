@@ -1,0 +1,51 @@
+// The fixed GPU virtual-address layout of the AgileOS paper (Table I).
+//
+// Every worker reserves these three ranges at start-up, exactly at these
+// addresses. The classification rule is purely arithmetic, so it can be
+// applied to any untrusted pointer before any table lookup.
+#pragma once
+
+#include <cstdint>
+
+namespace agileos::memmgr {
+
+using DevicePtr = std::uint64_t;
+using ClientId = std::uint64_t;
+
+struct Region {
+  DevicePtr begin;
+  std::uint64_t size;
+  constexpr DevicePtr end() const { return begin + size; }  // one past the last byte
+  constexpr bool contains(DevicePtr p) const { return p >= begin && p < end(); }
+};
+
+inline constexpr std::uint64_t kGiB = 1ull << 30;
+
+// Protected I/O aperture for MMIO mappings (PCIe BARs registered for GPU access).
+inline constexpr Region kIoAperture{0xF0000000000ull, 64 * kGiB};
+// Protected AgileOS kernel/module memory and imported service memory.
+inline constexpr Region kModuleRange{0xF1000000000ull, 448 * kGiB};
+// User allocations returned through CUDA-facing APIs.
+inline constexpr Region kUserRange{0xF8000000000ull, 1024 * kGiB};
+
+static_assert(kIoAperture.end() == kModuleRange.begin);
+static_assert(kModuleRange.end() == kUserRange.begin);
+
+enum class RegionKind { kIoAperture, kProtectedModule, kUser, kOutside };
+
+constexpr RegionKind classify(DevicePtr p) {
+  if (kIoAperture.contains(p)) return RegionKind::kIoAperture;
+  if (kModuleRange.contains(p)) return RegionKind::kProtectedModule;
+  if (kUserRange.contains(p)) return RegionKind::kUser;
+  return RegionKind::kOutside;
+}
+
+// True when any byte of [p, p+n) lies in the I/O aperture or the module range.
+// The two protected ranges are contiguous, so one interval test suffices.
+// Callers must have rejected p+n overflow first.
+constexpr bool touchesProtected(DevicePtr p, std::uint64_t n) {
+  if (n == 0) return classify(p) == RegionKind::kIoAperture || classify(p) == RegionKind::kProtectedModule;
+  return p < kModuleRange.end() && p + n > kIoAperture.begin;
+}
+
+}  // namespace agileos::memmgr

@@ -1,0 +1,73 @@
+// AllocationTable: every live device range a client may name, keyed by base address.
+//
+// Invariants:
+// - Entries never overlap.
+// - Each entry has exactly one owner; lookups are always made on behalf of a
+//   client, and another client's entry is reported as kForeign, never as kOk.
+// - check() is O(log n) in the number of live entries.
+//
+// Thread-safety: all methods are safe to call concurrently (internal shared mutex).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <shared_mutex>
+#include <vector>
+
+#include "memmgr/address_layout.h"
+
+namespace agileos::memmgr {
+
+enum class AllocationKind {
+  kUser,          // cudaMalloc and friends; the client may free it
+  kModuleGlobal,  // a __device__/__constant__ variable of a module the client loaded; not freeable
+};
+
+struct Allocation {
+  DevicePtr base = 0;
+  std::uint64_t size = 0;  // bytes the client asked for (not the rounded mapping)
+  ClientId owner = 0;
+  AllocationKind kind = AllocationKind::kUser;
+};
+
+// The verdict on an untrusted range [p, p+n).
+enum class PointerCheck {
+  kOk,           // inside one live allocation of this client
+  kNull,         // p == 0
+  kOverflow,     // p + n wraps around 2^64
+  kProtected,    // touches the I/O aperture or the module range
+  kUnknown,      // not inside any live allocation (never allocated, or freed)
+  kForeign,      // starts inside another client's allocation
+  kOutOfBounds,  // starts inside one of this client's allocations but runs past its end
+};
+
+const char* toString(PointerCheck verdict);
+
+class AllocationTable {
+ public:
+  // Fails (returns false) if the range is empty, overflows or overlaps a live entry.
+  bool insert(const Allocation& allocation);
+
+  // Removes the entry whose base is exactly `base`, if it is owned by `owner` and
+  // has kind `kind`. Returns the removed entry.
+  std::optional<Allocation> erase(ClientId owner, DevicePtr base, AllocationKind kind);
+
+  // Removes and returns every entry owned by `owner`.
+  std::vector<Allocation> eraseAll(ClientId owner);
+
+  // Classifies [p, p+n). n == 0 is checked as a single byte at p.
+  PointerCheck check(ClientId client, DevicePtr p, std::uint64_t n) const;
+
+  // The live entry containing p, whoever owns it.
+  std::optional<Allocation> find(DevicePtr p) const;
+
+  std::size_t size() const;
+  std::uint64_t bytesOwnedBy(ClientId owner) const;
+
+ private:
+  mutable std::shared_mutex mutex_;
+  std::map<DevicePtr, Allocation> byBase_;
+};
+
+}  // namespace agileos::memmgr
