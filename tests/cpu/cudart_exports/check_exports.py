@@ -1,0 +1,216 @@
+#!/usr/bin/env python3
+"""Export checks of the cudart API surface (client/cudart/api/cudart_api.tsv).
+
+  table-matches-library --table T --library libcudart.so.13 --nm NM
+      The table lists exactly the functions the real runtime exports, and the real runtime
+      exports each as name@@libcudart.so.13.
+  library-exports --table T --library LIB --nm NM
+      LIB (the shim, or the scratch probe) exports exactly the table's functions, each as
+      name@@libcudart.so.13, and nothing else but the version node itself.
+  doc-is-current --generator G --table T --cuda-include DIR... --doc docs/api-coverage.md
+      The committed coverage document equals what the generator writes from the table.
+  selftest
+      The comparison rejects each kind of wrong export it is meant to catch.
+
+Exit status 0 when the check holds; 1 with one line per problem otherwise. The table is parsed
+here independently of the generator, so a generator bug cannot hide a table mismatch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+VERSION_NODE = "libcudart.so.13"
+
+
+def table_symbols(path: str) -> set[str]:
+    """First field of every row that is neither blank nor a # comment."""
+    symbols = set()
+    with open(path, encoding="ascii") as table:
+        for line in table:
+            if line.strip() and not line.startswith("#"):
+                symbols.add(line.split("\t")[0].strip())
+    return symbols
+
+
+def dynamic_symbols(nm: str, library: str) -> list[str]:
+    result = subprocess.run([nm, "-D", "--defined-only", library], capture_output=True, text=True)
+    if result.returncode != 0:
+        raise SystemExit(f"{nm} -D --defined-only {library} failed: {result.stderr.strip()}")
+    return result.stdout.splitlines()
+
+
+def export_problems(expected: set[str], nm_lines: list[str]) -> list[tuple[str, str]]:
+    """Differences between `expected` and the defined dynamic symbols in `nm -D` output, as
+    (kind, message) with kind one of missing, extra, version, type, duplicate, malformed; the
+    message describes what the library does.
+
+    Each expected name must be a function (T) with default version libcudart.so.13
+    (`name@@libcudart.so.13`). The only other symbol allowed is the version node, which GNU ld
+    defines as an absolute symbol named after it."""
+    problems = []
+    exported = set()
+    for line in nm_lines:
+        fields = line.split()
+        if len(fields) != 3:
+            problems.append(("malformed", f"unexpected nm line: {line!r}"))
+            continue
+        _, kind, versioned = fields
+        if versioned == VERSION_NODE and kind == "A":
+            continue
+        name, separator, version = versioned.partition("@")
+        default_version = version.startswith("@")
+        version = version.lstrip("@")
+        if name not in expected:
+            problems.append(("extra", f"exports {versioned}, which is not a libcudart.so.13 function"))
+            continue
+        if name in exported:
+            problems.append(("duplicate", f"exports {name} more than once ({versioned})"))
+        exported.add(name)
+        if not separator:
+            problems.append(("version", f"exports {name} without a symbol version "
+                                        f"(expected {name}@@{VERSION_NODE})"))
+        elif version != VERSION_NODE or not default_version:
+            problems.append(("version", f"exports {versioned}, expected {name}@@{VERSION_NODE}"))
+        if kind != "T":
+            problems.append(("type", f"exports {name} as nm type {kind}, expected a function (T)"))
+    for name in sorted(expected - exported):
+        problems.append(("missing", f"does not export {name}@@{VERSION_NODE}"))
+    return problems
+
+
+def check_table_matches_library(args) -> list[str]:
+    """Here the library is the reference: a difference is a wrong table."""
+    library = os.path.basename(args.library)
+    messages = []
+    problems = export_problems(table_symbols(args.table), dynamic_symbols(args.nm, args.library))
+    for kind, message in problems:
+        if kind == "missing":
+            name = message.split()[-1].split("@")[0]
+            messages.append(f"the table lists {name}, which {library} does not export: remove the row")
+        elif kind == "extra":
+            name = message.split()[1].split("@")[0]
+            messages.append(f"{library} exports {name}, which the table lacks: add a row")
+        else:
+            messages.append(f"{library} {message}")
+    return messages
+
+
+def check_library_exports(args) -> list[str]:
+    library = os.path.basename(args.library)
+    return [f"{library} {message}"
+            for _, message in export_problems(table_symbols(args.table),
+                                              dynamic_symbols(args.nm, args.library))]
+
+
+def check_doc_is_current(args) -> list[str]:
+    with tempfile.TemporaryDirectory() as scratch:
+        fresh_path = os.path.join(scratch, "api-coverage.md")
+        command = [sys.executable, args.generator, "--table", args.table, "--coverage-doc", fresh_path]
+        for directory in args.cuda_include:
+            command += ["--cuda-include", directory]
+        result = subprocess.run(command, capture_output=True, text=True)
+        if result.returncode != 0:
+            return [f"the generator failed: {result.stderr.strip()}"]
+        with open(fresh_path, encoding="utf-8") as fresh:
+            expected = fresh.read()
+    try:
+        with open(args.doc, encoding="utf-8") as committed:
+            actual = committed.read()
+    except FileNotFoundError:
+        return [f"{args.doc} is missing: run `cmake --build <build dir> --target agileos_api_docs`"]
+    if actual == expected:
+        return []
+    diff = difflib.unified_diff(actual.splitlines(), expected.splitlines(), args.doc,
+                                "generated from the table", lineterm="", n=1)
+    return [f"{args.doc} is stale: run `cmake --build <build dir> --target agileos_api_docs`",
+            *list(diff)[:60]]
+
+
+class ExportComparisonTest(unittest.TestCase):
+    EXPECTED = {"cudaMalloc", "__cudaRegisterFatBinary"}
+    GOOD = ["0000000000001000 T cudaMalloc@@libcudart.so.13",
+            "0000000000002000 T __cudaRegisterFatBinary@@libcudart.so.13",
+            "0000000000000000 A libcudart.so.13"]
+
+    def problems_with(self, replace: str | None = None, by: str | None = None) -> list[str]:
+        lines = [by if line == replace else line for line in self.GOOD]
+        return export_problems(self.EXPECTED, [line for line in lines if line is not None])
+
+    def test_exact_export_set_passes(self):
+        self.assertEqual(export_problems(self.EXPECTED, self.GOOD), [])
+
+    def test_missing_function_is_reported(self):
+        problems = self.problems_with(self.GOOD[1], None)
+        self.assertEqual(problems, [("missing", "does not export __cudaRegisterFatBinary@@libcudart.so.13")])
+
+    def test_extra_function_is_reported(self):
+        problems = export_problems(self.EXPECTED, self.GOOD + ["0000000000003000 T helper@@libcudart.so.13"])
+        self.assertEqual(problems, [("extra", "exports helper@@libcudart.so.13, "
+                                              "which is not a libcudart.so.13 function")])
+
+    def test_unversioned_export_is_reported(self):
+        problems = self.problems_with(self.GOOD[0], "0000000000001000 T cudaMalloc")
+        self.assertEqual([kind for kind, _ in problems], ["version"])
+        self.assertIn("without a symbol version", problems[0][1])
+
+    def test_other_or_non_default_version_is_reported(self):
+        for versioned in ("cudaMalloc@@libcudart.so.12", "cudaMalloc@libcudart.so.13"):
+            problems = self.problems_with(self.GOOD[0], f"0000000000001000 T {versioned}")
+            self.assertEqual(problems,
+                             [("version", f"exports {versioned}, expected cudaMalloc@@libcudart.so.13")])
+
+    def test_non_function_export_is_reported(self):
+        problems = self.problems_with(self.GOOD[0], "0000000000001000 D cudaMalloc@@libcudart.so.13")
+        self.assertEqual(problems, [("type", "exports cudaMalloc as nm type D, expected a function (T)")])
+
+    def test_malformed_line_is_reported(self):
+        self.assertEqual(export_problems(self.EXPECTED, self.GOOD + ["garbage"]),
+                         [("malformed", "unexpected nm line: 'garbage'")])
+
+    def test_duplicate_export_is_reported(self):
+        problems = export_problems(self.EXPECTED,
+                                   self.GOOD + ["0000000000001000 T cudaMalloc@libcudart.so.13"])
+        self.assertEqual([kind for kind, _ in problems], ["duplicate", "version"])
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    for name in ("table-matches-library", "library-exports"):
+        command = commands.add_parser(name)
+        command.add_argument("--table", required=True)
+        command.add_argument("--library", required=True)
+        command.add_argument("--nm", default="nm")
+    doc = commands.add_parser("doc-is-current")
+    doc.add_argument("--generator", required=True)
+    doc.add_argument("--table", required=True)
+    doc.add_argument("--cuda-include", action="append", required=True)
+    doc.add_argument("--doc", required=True)
+    commands.add_parser("selftest")
+    args = parser.parse_args(argv)
+
+    if args.command == "selftest":
+        suite = unittest.defaultTestLoader.loadTestsFromTestCase(ExportComparisonTest)
+        return 0 if unittest.TextTestRunner(verbosity=2).run(suite).wasSuccessful() else 1
+    check = {
+        "table-matches-library": check_table_matches_library,
+        "library-exports": check_library_exports,
+        "doc-is-current": check_doc_is_current,
+    }[args.command]
+    problems = check(args)
+    for problem in problems:
+        print(problem)
+    if not problems:
+        print(f"{args.command}: OK")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
