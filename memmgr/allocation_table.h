@@ -13,6 +13,7 @@
 #include <map>
 #include <optional>
 #include <shared_mutex>
+#include <unordered_map>
 #include <vector>
 
 #include "memmgr/address_layout.h"
@@ -29,6 +30,8 @@ struct Allocation {
   std::uint64_t size = 0;  // bytes the client asked for (not the rounded mapping)
   ClientId owner = 0;
   AllocationKind kind = AllocationKind::kUser;
+
+  DevicePtr end() const { return base + size; }  // one past the last byte; insert() rules out overflow
 };
 
 // The verdict on an untrusted range [p, p+n).
@@ -56,18 +59,27 @@ class AllocationTable {
   // Removes and returns every entry owned by `owner`.
   std::vector<Allocation> eraseAll(ClientId owner);
 
-  // Classifies [p, p+n). n == 0 is checked as a single byte at p.
+  // Classifies [p, p+n). n == 0 is checked as a single byte at p. The verdicts are
+  // decided in this order: kNull, kOverflow (p + n not representable in 64 bits),
+  // kProtected (arithmetic, before any lookup), then by the entry containing p:
+  // none -> kUnknown, another owner's -> kForeign, own but [p, p+n) runs past its
+  // end -> kOutOfBounds, else kOk.
   PointerCheck check(ClientId client, DevicePtr p, std::uint64_t n) const;
 
   // The live entry containing p, whoever owns it.
   std::optional<Allocation> find(DevicePtr p) const;
 
   std::size_t size() const;
+  // Sum of the requested sizes of `owner`'s live entries (user allocations and module globals). O(1).
   std::uint64_t bytesOwnedBy(ClientId owner) const;
 
  private:
+  // The entry containing p, or end(). Caller holds mutex_.
+  std::map<DevicePtr, Allocation>::const_iterator containing(DevicePtr p) const;
+
   mutable std::shared_mutex mutex_;
   std::map<DevicePtr, Allocation> byBase_;
+  std::unordered_map<ClientId, std::uint64_t> bytesByOwner_;  // no zero entries are kept
 };
 
 }  // namespace agileos::memmgr

@@ -6,10 +6,26 @@
 // chunks (one chunk serves one client only, so no two clients ever share a
 // physical page); larger ones get their own mapping rounded up to the
 // granularity. Every user pointer is 256-byte aligned, as cudaMalloc's are.
+// The allocation table records the size the client asked for, so validation is
+// exact even though the mapping behind it is rounded up.
+//
+// Scrub policy: physical memory is zero-filled (VmmBackend::fill) before it is
+// unmapped and handed back to the driver, whether by free(), by releaseClient(),
+// by the destructor or when an emptied chunk is given back. Up to
+// kEmptyChunksCachedPerClient emptied chunks per client stay mapped for that same
+// client's next small allocations; they are never handed to another client and
+// are scrubbed when they are finally given back (releaseClient, destructor, or
+// when another allocation runs out of memory and the caches are dropped).
 //
 // Ownership: the MemoryManager owns every physical handle and mapping it made
-// and releases them in releaseClient() and its destructor.
-// Thread-safety: all public methods are safe to call concurrently.
+// and releases them in free(), releaseClient() and its destructor. The backend
+// must outlive it.
+// Thread-safety: all public methods are safe to call concurrently. check() takes
+// only the table's shared lock, so validation never waits for an allocation that
+// is talking to the driver. An entry is inserted only after its memory is mapped
+// and accessible, and erased before its memory is unmapped. A caller that checks
+// a pointer and then uses it must itself keep the client's free() from running
+// in between (the worker serializes each client's calls).
 #pragma once
 
 #include <cstdint>
@@ -24,44 +40,67 @@ namespace agileos::memmgr {
 
 inline constexpr std::uint64_t kSmallAllocationLimit = 1u << 20;
 inline constexpr std::uint64_t kAllocationAlignment = 256;
+// Emptied chunks a client keeps mapped for its own next small allocations.
+inline constexpr std::size_t kEmptyChunksCachedPerClient = 2;
+
+struct BackedRange;  // memmgr/mapping_lifecycle.h
 
 class MemoryManager {
  public:
-  // Returns nullptr and sets *error when a range cannot be reserved exactly.
+  // Queries the granularity and reserves kIoAperture, kModuleRange and kUserRange
+  // exactly at their addresses. Returns nullptr and sets *error (if error is not
+  // null) when the granularity is unusable or a range cannot be reserved exactly;
+  // whatever was reserved by then is given back.
   static std::unique_ptr<MemoryManager> create(VmmBackend& backend, std::string* error);
   ~MemoryManager();
   MemoryManager(const MemoryManager&) = delete;
   MemoryManager& operator=(const MemoryManager&) = delete;
 
   // cudaMalloc semantics: size 0 gives *out = 0 and CUDA_SUCCESS; exhaustion gives
-  // CUDA_ERROR_OUT_OF_MEMORY and changes nothing.
+  // CUDA_ERROR_OUT_OF_MEMORY and changes nothing. Any other failing driver call
+  // returns its CUresult and also changes nothing (everything done is undone).
+  // *out is written only on success; out == nullptr gives CUDA_ERROR_INVALID_VALUE.
   CUresult allocate(ClientId client, std::uint64_t size, DevicePtr* out);
 
   // cudaFree semantics: p == 0 is a no-op success; anything that is not the exact
   // base of a live kUser allocation of `client` gives CUDA_ERROR_INVALID_VALUE and
-  // changes nothing.
+  // changes nothing. If the driver fails while giving the memory back, the
+  // allocation is still gone for the client, the memory is kept out of reuse
+  // (retried in the destructor) and that driver CUresult is returned.
   CUresult free(ClientId client, DevicePtr p);
 
   // Validation of an untrusted range against the client's live allocations
   // (including its module globals). Protected ranges are refused arithmetically
-  // before any lookup.
+  // before any lookup. See AllocationTable::check for the order of verdicts.
   PointerCheck check(ClientId client, DevicePtr p, std::uint64_t n) const;
 
   // Records a module global so copies to it validate; it is removed by
-  // forgetModuleGlobal or releaseClient, never by free().
+  // forgetModuleGlobal or releaseClient, never by free(). Returns false for p == 0,
+  // size == 0, a range that wraps, touches a protected range or the user range
+  // (the driver cannot place globals in our reservations), or overlaps a live entry.
   bool registerModuleGlobal(ClientId client, DevicePtr p, std::uint64_t size);
+  // Removes the module global of `client` based exactly at p; anything else is ignored.
   void forgetModuleGlobal(ClientId client, DevicePtr p);
 
-  // Frees everything `client` holds; its memory is scrubbed before reuse.
+  // Frees everything `client` holds (user allocations, cached chunks, module-global
+  // records); its memory is scrubbed before it is handed back to the driver.
   void releaseClient(ClientId client);
 
+  // Physical bytes mapped on behalf of `client`: its chunks (including cached empty
+  // ones) and its large mappings, rounded as mapped. This is what a memory quota
+  // must count; the bytes the client asked for are table().bytesOwnedBy(client).
   std::uint64_t bytesInUse(ClientId client) const;
   std::size_t granularity() const { return granularity_; }
   const AllocationTable& table() const { return table_; }
 
  private:
   explicit MemoryManager(VmmBackend& backend, std::size_t granularity);
-  struct State;  // chunks, size-class free lists, VA free list (memory_manager.cpp)
+  struct State;  // VA allocator, mappings, chunks, large allocations (memory_manager.cpp)
+
+  // The following run with mutex_ held.
+  CUresult allocateSmall(ClientId client, std::uint64_t size, DevicePtr* out);
+  CUresult allocateLarge(ClientId client, std::uint64_t size, DevicePtr* out);
+  CUresult createMapping(std::uint64_t size, BackedRange* out);
 
   VmmBackend& backend_;
   std::size_t granularity_;

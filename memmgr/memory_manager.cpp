@@ -1,0 +1,250 @@
+#include "memmgr/memory_manager.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <optional>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "memmgr/chunk_suballocator.h"
+#include "memmgr/mapping_lifecycle.h"
+#include "memmgr/va_range_allocator.h"
+
+namespace agileos::memmgr {
+namespace {
+
+struct NamedRegion {
+  const char* name;
+  Region region;
+};
+
+// Reserved in this order; given back in reverse.
+constexpr NamedRegion kReservedRegions[] = {
+    {"I/O aperture", kIoAperture},
+    {"module range", kModuleRange},
+    {"user range", kUserRange},
+};
+
+std::string hex(std::uint64_t value) {
+  char text[2 + 16 + 1];
+  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(value));
+  return text;
+}
+
+std::string describe(const NamedRegion& named) {
+  return std::string(named.name) + " [" + hex(named.region.begin) + ", " + hex(named.region.end()) + ")";
+}
+
+// A granularity is usable if it is a power of two, keeps every user pointer
+// 256-byte aligned and divides the bases and sizes of the fixed ranges.
+bool usableGranularity(std::size_t granularity) {
+  if (granularity < kAllocationAlignment || (granularity & (granularity - 1)) != 0) return false;
+  return std::all_of(std::begin(kReservedRegions), std::end(kReservedRegions), [&](const NamedRegion& named) {
+    return named.region.begin % granularity == 0 && named.region.size % granularity == 0;
+  });
+}
+
+void setError(std::string* error, std::string message) {
+  if (error != nullptr) *error = std::move(message);
+}
+
+}  // namespace
+
+struct MemoryManager::State {
+  struct LargeAllocation {
+    BackedRange range;
+    ClientId owner = 0;
+  };
+
+  explicit State(VmmBackend& backend, std::uint64_t granularity)
+      : addresses(kUserRange, granularity),
+        mappings(backend, addresses),
+        // A chunk holds at least one slot of the largest size class (kSmallAllocationLimit).
+        chunks(std::max<std::uint64_t>(granularity, kSmallAllocationLimit), kEmptyChunksCachedPerClient) {}
+
+  VaRangeAllocator addresses;  // the user range; declared before mappings, which refers to it
+  MappingLifecycle mappings;
+  ChunkSuballocator chunks;
+  std::map<DevicePtr, LargeAllocation> large;                // by base
+  std::unordered_map<ClientId, std::uint64_t> largeBytesOf;  // mapped bytes; no zero entries
+};
+
+std::unique_ptr<MemoryManager> MemoryManager::create(VmmBackend& backend, std::string* error) {
+  std::size_t granularity = 0;
+  if (CUresult result = backend.allocationGranularity(&granularity); result != CUDA_SUCCESS) {
+    setError(error, "cuMemGetAllocationGranularity failed with CUresult " + std::to_string(result));
+    return nullptr;
+  }
+  if (!usableGranularity(granularity)) {
+    setError(error, "unusable VMM allocation granularity " + std::to_string(granularity) +
+                        " (need a power of two >= 256 that divides the fixed ranges)");
+    return nullptr;
+  }
+
+  std::size_t reservedCount = 0;
+  std::string failure;
+  for (const NamedRegion& named : kReservedRegions) {
+    DevicePtr granted = 0;
+    const CUresult result = backend.reserve(named.region.begin, named.region.size, &granted);
+    if (result != CUDA_SUCCESS) {
+      failure = "cannot reserve the " + describe(named) + ": cuMemAddressReserve failed with CUresult " +
+                std::to_string(result);
+      break;
+    }
+    if (granted != named.region.begin) {
+      failure = "cannot reserve the " + describe(named) + ": the driver granted " + hex(granted) +
+                " instead; another mapping probably occupies the fixed address";
+      backend.freeReservation(granted, named.region.size);
+      break;
+    }
+    ++reservedCount;
+  }
+  if (!failure.empty()) {
+    while (reservedCount > 0) {
+      const Region& region = kReservedRegions[--reservedCount].region;
+      backend.freeReservation(region.begin, region.size);
+    }
+    setError(error, failure);
+    return nullptr;
+  }
+  return std::unique_ptr<MemoryManager>(new MemoryManager(backend, granularity));
+}
+
+MemoryManager::MemoryManager(VmmBackend& backend, std::size_t granularity)
+    : backend_(backend), granularity_(granularity), state_(std::make_unique<State>(backend, granularity)) {}
+
+MemoryManager::~MemoryManager() {
+  std::lock_guard lock(mutex_);
+  // Failures cannot be reported from here; a range whose teardown fails twice stays
+  // with the driver until the context is destroyed, which frees everything anyway.
+  for (const BackedRange& chunk : state_->chunks.takeAllChunks()) state_->mappings.destroy(chunk);
+  for (const auto& [base, allocation] : state_->large) state_->mappings.destroy(allocation.range);
+  state_->large.clear();
+  state_->largeBytesOf.clear();
+  state_->mappings.retryStranded();
+  for (auto named = std::rbegin(kReservedRegions); named != std::rend(kReservedRegions); ++named) {
+    backend_.freeReservation(named->region.begin, named->region.size);
+  }
+}
+
+CUresult MemoryManager::createMapping(std::uint64_t size, BackedRange* out) {
+  const CUresult result = state_->mappings.create(size, out);
+  if (result != CUDA_ERROR_OUT_OF_MEMORY) return result;
+  // Memory (or VA) is exhausted: give the clients' cached empty chunks back and try once more.
+  const std::vector<BackedRange> cached = state_->chunks.takeCachedChunks();
+  if (cached.empty()) return result;
+  for (const BackedRange& chunk : cached) state_->mappings.destroy(chunk);
+  return state_->mappings.create(size, out);
+}
+
+CUresult MemoryManager::allocate(ClientId client, std::uint64_t size, DevicePtr* out) {
+  if (out == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (size == 0) {
+    *out = 0;
+    return CUDA_SUCCESS;
+  }
+  // More than the whole user range can never be placed (and rounding it could wrap).
+  if (size > kUserRange.size) return CUDA_ERROR_OUT_OF_MEMORY;
+
+  std::lock_guard lock(mutex_);
+  return size < kSmallAllocationLimit ? allocateSmall(client, size, out) : allocateLarge(client, size, out);
+}
+
+CUresult MemoryManager::allocateSmall(ClientId client, std::uint64_t size, DevicePtr* out) {
+  ChunkSuballocator& chunks = state_->chunks;
+  std::optional<DevicePtr> slot = chunks.takeSlot(client, size);
+  if (!slot) {
+    BackedRange chunk;
+    if (CUresult result = createMapping(chunks.chunkBytes(), &chunk); result != CUDA_SUCCESS) return result;
+    chunks.adoptEmptyChunk(client, chunk);
+    slot = chunks.takeSlot(client, size);  // cannot fail: the client now has an empty chunk
+  }
+  if (!table_.insert({*slot, size, client, AllocationKind::kUser})) {
+    // Unreachable while the invariants hold (slots never overlap, and nothing else
+    // is recorded inside the user range); undo rather than hand out a bad pointer.
+    std::optional<BackedRange> emptied;
+    chunks.releaseSlot(client, *slot, &emptied);
+    if (emptied) state_->mappings.destroy(*emptied);
+    return CUDA_ERROR_UNKNOWN;
+  }
+  *out = *slot;
+  return CUDA_SUCCESS;
+}
+
+CUresult MemoryManager::allocateLarge(ClientId client, std::uint64_t size, DevicePtr* out) {
+  const std::uint64_t mapped = (size + granularity_ - 1) / granularity_ * granularity_;  // size <= 1 TiB
+  BackedRange range;
+  if (CUresult result = createMapping(mapped, &range); result != CUDA_SUCCESS) return result;
+  if (!table_.insert({range.va, size, client, AllocationKind::kUser})) {
+    state_->mappings.destroy(range);  // unreachable while the invariants hold, as in allocateSmall
+    return CUDA_ERROR_UNKNOWN;
+  }
+  state_->large.emplace(range.va, State::LargeAllocation{range, client});
+  state_->largeBytesOf[client] += mapped;
+  *out = range.va;
+  return CUDA_SUCCESS;
+}
+
+CUresult MemoryManager::free(ClientId client, DevicePtr p) {
+  if (p == 0) return CUDA_SUCCESS;
+  std::lock_guard lock(mutex_);
+  // The table decides: only the exact base of a live kUser entry of this client is erased.
+  if (!table_.erase(client, p, AllocationKind::kUser)) return CUDA_ERROR_INVALID_VALUE;
+
+  if (auto large = state_->large.find(p); large != state_->large.end()) {
+    const BackedRange range = large->second.range;
+    state_->large.erase(large);
+    auto bytes = state_->largeBytesOf.find(client);
+    bytes->second -= range.size;
+    if (bytes->second == 0) state_->largeBytesOf.erase(bytes);
+    return state_->mappings.destroy(range);
+  }
+  std::optional<BackedRange> emptied;
+  // Every small kUser entry is a live slot; if the chunks disagree with the table, that is a bug.
+  if (!state_->chunks.releaseSlot(client, p, &emptied)) return CUDA_ERROR_UNKNOWN;
+  return emptied ? state_->mappings.destroy(*emptied) : CUDA_SUCCESS;
+}
+
+PointerCheck MemoryManager::check(ClientId client, DevicePtr p, std::uint64_t n) const {
+  return table_.check(client, p, n);
+}
+
+bool MemoryManager::registerModuleGlobal(ClientId client, DevicePtr p, std::uint64_t size) {
+  if (p == 0 || size == 0 || size > std::numeric_limits<DevicePtr>::max() - p) return false;
+  if (touchesProtected(p, size)) return false;
+  if (p < kUserRange.end() && p + size > kUserRange.begin) return false;
+  std::lock_guard lock(mutex_);
+  return table_.insert({p, size, client, AllocationKind::kModuleGlobal});
+}
+
+void MemoryManager::forgetModuleGlobal(ClientId client, DevicePtr p) {
+  std::lock_guard lock(mutex_);
+  table_.erase(client, p, AllocationKind::kModuleGlobal);
+}
+
+void MemoryManager::releaseClient(ClientId client) {
+  std::lock_guard lock(mutex_);
+  // Entries go first, so no check() passes for memory that is being torn down.
+  table_.eraseAll(client);
+  for (const BackedRange& chunk : state_->chunks.takeChunksOf(client)) state_->mappings.destroy(chunk);
+  for (auto it = state_->large.begin(); it != state_->large.end();) {
+    if (it->second.owner != client) {
+      ++it;
+      continue;
+    }
+    state_->mappings.destroy(it->second.range);
+    it = state_->large.erase(it);
+  }
+  state_->largeBytesOf.erase(client);
+}
+
+std::uint64_t MemoryManager::bytesInUse(ClientId client) const {
+  std::lock_guard lock(mutex_);
+  auto large = state_->largeBytesOf.find(client);
+  return state_->chunks.bytesHeldBy(client) + (large == state_->largeBytesOf.end() ? 0 : large->second);
+}
+
+}  // namespace agileos::memmgr
