@@ -1,0 +1,60 @@
+#include "client/common/connection.h"
+
+#include <atomic>
+#include <cstdlib>
+
+#include "client/common/grpc_call_transport.h"
+#include "client/common/log.h"
+
+namespace agileos::client {
+namespace {
+
+std::atomic<bool> gExiting{false};
+
+const char* socketPath() {
+  const char* path = std::getenv("AGILEOS_SOCKET");
+  return path != nullptr && *path != '\0' ? path : "/run/agileos/agileosd.sock";
+}
+
+}  // namespace
+
+Connection& Connection::instance() {
+  static Connection* connection = new Connection();  // never destroyed: see header
+  return *connection;
+}
+
+bool Connection::exiting() { return gExiting.load(); }
+
+ConnectionState Connection::ensure() {
+  std::lock_guard lock(mutex_);
+  if (tried_) {
+    if (state_ == ConnectionState::kConnected && session_.ended()) state_ = ConnectionState::kLost;
+    return state_;
+  }
+  tried_ = true;
+  DaemonSession::Result result = session_.open(socketPath());
+  if (!result.assigned) {
+    AGILEOS_LOG_ERROR("%s", result.message.c_str());
+    state_ = result.busy ? ConnectionState::kBusy : ConnectionState::kNoDaemon;
+    return state_;
+  }
+  transport_ = std::make_unique<GrpcCallTransport>(result.assignment.worker_endpoint(),
+                                                   result.assignment.session_token());
+  std::atexit([] { gExiting = true; });
+  AGILEOS_LOG_INFO("connected: client %llu on %s",
+                   static_cast<unsigned long long>(result.assignment.client_id()),
+                   result.assignment.worker_endpoint().c_str());
+  state_ = ConnectionState::kConnected;
+  return state_;
+}
+
+ConnectionState Connection::call(const v1::CallRequest& request, v1::CallReply* reply) {
+  const ConnectionState state = ensure();
+  if (state != ConnectionState::kConnected) return state;
+  if (transport_->call(request, reply) == TransportStatus::kOk) return ConnectionState::kConnected;
+  std::lock_guard lock(mutex_);
+  state_ = ConnectionState::kLost;
+  return state_;
+}
+
+}  // namespace agileos::client

@@ -1,0 +1,14 @@
+// Error state (cudart exports); names and strings are in error_api.cpp.
+#include <cuda_runtime_api.h>
+
+#include "cudart_extra_prototypes.gen.h"  // checks the _ptsz/_ptds and __cuda* definitions
+
+#include "client/cudart/error_state.h"
+
+extern "C" {
+
+cudaError_t cudaGetLastError(void) { return agileos::client::takeLastError(); }
+
+cudaError_t cudaPeekAtLastError(void) { return agileos::client::peekLastError(); }
+
+}  // extern "C"

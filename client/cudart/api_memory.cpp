@@ -1,0 +1,339 @@
+// Memory management and copies (cudart exports). Every device pointer is
+// checked by the worker; the checks here only reproduce the errors cudart
+// itself gives before reaching the device.
+#include <cuda_runtime_api.h>
+
+#include "cudart_extra_prototypes.gen.h"  // checks the _ptsz/_ptds and __cuda* definitions
+
+#include <cstring>
+
+#include "client/common/log.h"
+#include "client/cudart/copy_engine.h"
+#include "client/cudart/error_state.h"
+#include "client/cudart/host_allocations.h"
+#include "client/cudart/module_registry.h"
+#include "client/cudart/runtime.h"
+#include "client/cudart/streams.h"
+
+using namespace agileos::client;
+
+namespace {
+
+// cudaMallocPitch rows are aligned like the driver's pitched allocations.
+constexpr std::size_t kPitchAlignment = 512;
+
+cudaError_t requireConnection() {
+  cudaError_t error = cudaSuccess;
+  deviceInfo(&error);
+  return error;
+}
+
+bool validKind(cudaMemcpyKind kind) { return kind >= cudaMemcpyHostToHost && kind <= cudaMemcpyDefault; }
+
+cudaError_t memcpyCommon(void* dst, const void* src, size_t count, cudaMemcpyKind kind, cudaStream_t stream,
+                         DefaultStream spelling, bool async) {
+  if (!validKind(kind)) return recordError(cudaErrorInvalidMemcpyDirection);
+  CopyTarget target;
+  target.async = async || spelling == DefaultStream::kPerThread;
+  if (cudaError_t error = resolveStream(stream, spelling, &target.stream); error != cudaSuccess) {
+    return recordError(error);
+  }
+  return recordError(copyByKind(dst, src, count, kind, target));
+}
+
+cudaError_t memsetCommon(void* devPtr, int value, size_t count, cudaStream_t stream, DefaultStream spelling,
+                         bool async) {
+  CopyTarget target;
+  target.async = async || spelling == DefaultStream::kPerThread;
+  if (cudaError_t error = resolveStream(stream, spelling, &target.stream); error != cudaSuccess) {
+    return recordError(error);
+  }
+  if (count == 0) return cudaSuccess;
+  return recordError(fillDevice(reinterpret_cast<std::uint64_t>(devPtr), value, count, target));
+}
+
+// 2D copies and fills go row by row unless the rows are contiguous.
+cudaError_t memcpy2DCommon(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
+                           cudaMemcpyKind kind, cudaStream_t stream, DefaultStream spelling, bool async) {
+  if (!validKind(kind)) return recordError(cudaErrorInvalidMemcpyDirection);
+  if (width > dpitch || width > spitch) return recordError(cudaErrorInvalidPitchValue);
+  if (width == 0 || height == 0) return cudaSuccess;
+  if (dpitch == width && spitch == width) {
+    if (height > SIZE_MAX / width) return recordError(cudaErrorInvalidValue);
+    return memcpyCommon(dst, src, width * height, kind, stream, spelling, async);
+  }
+  CopyTarget target;
+  target.async = async || spelling == DefaultStream::kPerThread;
+  if (cudaError_t error = resolveStream(stream, spelling, &target.stream); error != cudaSuccess) {
+    return recordError(error);
+  }
+  for (size_t row = 0; row < height; ++row) {
+    void* dstRow = static_cast<char*>(dst) + row * dpitch;
+    const void* srcRow = static_cast<const char*>(src) + row * spitch;
+    if (cudaError_t error = copyByKind(dstRow, srcRow, width, kind, target); error != cudaSuccess) {
+      return recordError(error);
+    }
+  }
+  return cudaSuccess;
+}
+
+cudaError_t memset2DCommon(void* devPtr, size_t pitch, int value, size_t width, size_t height,
+                           cudaStream_t stream, DefaultStream spelling, bool async) {
+  if (width > pitch) return recordError(cudaErrorInvalidValue);
+  if (width == 0 || height == 0) return cudaSuccess;
+  if (pitch == width) {
+    if (height > SIZE_MAX / width) return recordError(cudaErrorInvalidValue);
+    return memsetCommon(devPtr, value, width * height, stream, spelling, async);
+  }
+  CopyTarget target;
+  target.async = async || spelling == DefaultStream::kPerThread;
+  if (cudaError_t error = resolveStream(stream, spelling, &target.stream); error != cudaSuccess) {
+    return recordError(error);
+  }
+  for (size_t row = 0; row < height; ++row) {
+    const auto address = reinterpret_cast<std::uint64_t>(devPtr) + row * pitch;
+    if (cudaError_t error = fillDevice(address, value, width, target); error != cudaSuccess) {
+      return recordError(error);
+    }
+  }
+  return cudaSuccess;
+}
+
+cudaError_t symbolAddress(const void* symbol, DeviceVariable* variable) {
+  if (symbol == nullptr) return cudaErrorInvalidSymbol;
+  return ModuleRegistry::instance().variable(symbol, variable);
+}
+
+cudaError_t memcpyToSymbolCommon(const void* symbol, const void* src, size_t count, size_t offset,
+                                 cudaMemcpyKind kind, cudaStream_t stream, DefaultStream spelling, bool async) {
+  if (kind != cudaMemcpyHostToDevice && kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyDefault) {
+    return recordError(cudaErrorInvalidMemcpyDirection);
+  }
+  DeviceVariable variable;
+  if (cudaError_t error = symbolAddress(symbol, &variable); error != cudaSuccess) return recordError(error);
+  if (offset > variable.size || count > variable.size - offset) return recordError(cudaErrorInvalidValue);
+  void* dst = reinterpret_cast<void*>(variable.dptr + offset);
+  return memcpyCommon(dst, src, count, kind, stream, spelling, async);
+}
+
+cudaError_t memcpyFromSymbolCommon(void* dst, const void* symbol, size_t count, size_t offset,
+                                   cudaMemcpyKind kind, cudaStream_t stream, DefaultStream spelling,
+                                   bool async) {
+  if (kind != cudaMemcpyDeviceToHost && kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyDefault) {
+    return recordError(cudaErrorInvalidMemcpyDirection);
+  }
+  DeviceVariable variable;
+  if (cudaError_t error = symbolAddress(symbol, &variable); error != cudaSuccess) return recordError(error);
+  if (offset > variable.size || count > variable.size - offset) return recordError(cudaErrorInvalidValue);
+  const void* src = reinterpret_cast<const void*>(variable.dptr + offset);
+  return memcpyCommon(dst, src, count, kind, stream, spelling, async);
+}
+
+}  // namespace
+
+extern "C" {
+
+cudaError_t cudaMalloc(void** devPtr, size_t size) {
+  if (devPtr == nullptr) return recordError(cudaErrorInvalidValue);
+  agileos::v1::CallRequest request;
+  request.mutable_mem_alloc()->set_size(size);
+  agileos::v1::CallReply reply;
+  cudaError_t error = invoke(request, &reply);
+  *devPtr = error == cudaSuccess ? reinterpret_cast<void*>(reply.device_pointer().dptr()) : nullptr;
+  return recordError(error);
+}
+
+cudaError_t cudaFree(void* devPtr) {
+  if (devPtr == nullptr) return recordError(requireConnection());  // cudaFree(0) initializes the runtime
+  agileos::v1::CallRequest request;
+  request.mutable_mem_free()->set_dptr(reinterpret_cast<std::uint64_t>(devPtr));
+  agileos::v1::CallReply reply;
+  return recordError(invoke(request, &reply));
+}
+
+cudaError_t cudaMallocPitch(void** devPtr, size_t* pitch, size_t width, size_t height) {
+  if (devPtr == nullptr || pitch == nullptr) return recordError(cudaErrorInvalidValue);
+  if (width > SIZE_MAX - kPitchAlignment) return recordError(cudaErrorInvalidValue);
+  const size_t rounded = (width + kPitchAlignment - 1) / kPitchAlignment * kPitchAlignment;
+  if (height != 0 && rounded > SIZE_MAX / height) return recordError(cudaErrorMemoryAllocation);
+  *pitch = rounded;
+  return cudaMalloc(devPtr, rounded * height);
+}
+
+cudaError_t cudaMemGetInfo(size_t* free, size_t* total) {
+  if (free == nullptr || total == nullptr) return recordError(cudaErrorInvalidValue);
+  agileos::v1::CallRequest request;
+  request.mutable_mem_get_info();
+  agileos::v1::CallReply reply;
+  cudaError_t error = invoke(request, &reply);
+  if (error == cudaSuccess) {
+    *free = reply.mem_info().free();
+    *total = reply.mem_info().total();
+  }
+  return recordError(error);
+}
+
+cudaError_t cudaHostAlloc(void** pHost, size_t size, unsigned int flags) {
+  if (pHost == nullptr) return recordError(cudaErrorInvalidValue);
+  constexpr unsigned kKnown = cudaHostAllocPortable | cudaHostAllocMapped | cudaHostAllocWriteCombined;
+  if ((flags & ~kKnown) != 0) return recordError(cudaErrorInvalidValue);
+  if ((flags & cudaHostAllocMapped) != 0) {
+    AGILEOS_LOG_WARN("cudaHostAlloc(cudaHostAllocMapped): device-mapped host memory is not offered by AgileOS "
+                     "(the device reports canMapHostMemory = 0)");
+    *pHost = nullptr;
+    return recordError(cudaErrorNotSupported);
+  }
+  if (cudaError_t error = requireConnection(); error != cudaSuccess) return recordError(error);
+  if (size == 0) {
+    *pHost = nullptr;
+    return cudaSuccess;
+  }
+  *pHost = HostAllocations::instance().allocate(size, flags);
+  return *pHost != nullptr ? cudaSuccess : recordError(cudaErrorMemoryAllocation);
+}
+
+cudaError_t cudaMallocHost(void** ptr, size_t size) { return cudaHostAlloc(ptr, size, cudaHostAllocDefault); }
+
+cudaError_t cudaFreeHost(void* ptr) {
+  if (ptr == nullptr) return cudaSuccess;
+  return HostAllocations::instance().free(ptr) ? cudaSuccess : recordError(cudaErrorInvalidValue);
+}
+
+cudaError_t cudaHostGetFlags(unsigned int* pFlags, void* pHost) {
+  if (pFlags == nullptr) return recordError(cudaErrorInvalidValue);
+  std::optional<unsigned> flags = HostAllocations::instance().flagsOf(pHost);
+  if (!flags) return recordError(cudaErrorInvalidValue);
+  *pFlags = *flags;
+  return cudaSuccess;
+}
+
+cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes* attributes, const void* ptr) {
+  if (attributes == nullptr) return recordError(cudaErrorInvalidValue);
+  std::memset(attributes, 0, sizeof *attributes);
+  if (HostAllocations::instance().flagsOf(ptr)) {
+    attributes->type = cudaMemoryTypeHost;
+    attributes->device = 0;
+    attributes->hostPointer = const_cast<void*>(ptr);
+    return cudaSuccess;
+  }
+  if (ptr != nullptr && isDeviceAddress(ptr)) {
+    attributes->type = cudaMemoryTypeDevice;
+    attributes->device = 0;
+    attributes->devicePointer = const_cast<void*>(ptr);
+    return cudaSuccess;
+  }
+  attributes->type = cudaMemoryTypeUnregistered;
+  attributes->device = -2;  // what cudart reports for memory it does not know
+  return cudaSuccess;
+}
+
+cudaError_t cudaMemcpy(void* dst, const void* src, size_t count, enum cudaMemcpyKind kind) {
+  return memcpyCommon(dst, src, count, kind, nullptr, DefaultStream::kLegacy, false);
+}
+cudaError_t cudaMemcpy_ptds(void* dst, const void* src, size_t count, enum cudaMemcpyKind kind) {
+  return memcpyCommon(dst, src, count, kind, nullptr, DefaultStream::kPerThread, false);
+}
+cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, enum cudaMemcpyKind kind,
+                            cudaStream_t stream) {
+  return memcpyCommon(dst, src, count, kind, stream, DefaultStream::kLegacy, true);
+}
+cudaError_t cudaMemcpyAsync_ptsz(void* dst, const void* src, size_t count, enum cudaMemcpyKind kind,
+                                 cudaStream_t stream) {
+  return memcpyCommon(dst, src, count, kind, stream, DefaultStream::kPerThread, true);
+}
+
+cudaError_t cudaMemset(void* devPtr, int value, size_t count) {
+  return memsetCommon(devPtr, value, count, nullptr, DefaultStream::kLegacy, false);
+}
+cudaError_t cudaMemset_ptds(void* devPtr, int value, size_t count) {
+  return memsetCommon(devPtr, value, count, nullptr, DefaultStream::kPerThread, false);
+}
+cudaError_t cudaMemsetAsync(void* devPtr, int value, size_t count, cudaStream_t stream) {
+  return memsetCommon(devPtr, value, count, stream, DefaultStream::kLegacy, true);
+}
+cudaError_t cudaMemsetAsync_ptsz(void* devPtr, int value, size_t count, cudaStream_t stream) {
+  return memsetCommon(devPtr, value, count, stream, DefaultStream::kPerThread, true);
+}
+
+cudaError_t cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
+                         enum cudaMemcpyKind kind) {
+  return memcpy2DCommon(dst, dpitch, src, spitch, width, height, kind, nullptr, DefaultStream::kLegacy, false);
+}
+cudaError_t cudaMemcpy2D_ptds(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
+                              size_t height, enum cudaMemcpyKind kind) {
+  return memcpy2DCommon(dst, dpitch, src, spitch, width, height, kind, nullptr, DefaultStream::kPerThread, false);
+}
+cudaError_t cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
+                              size_t height, enum cudaMemcpyKind kind, cudaStream_t stream) {
+  return memcpy2DCommon(dst, dpitch, src, spitch, width, height, kind, stream, DefaultStream::kLegacy, true);
+}
+cudaError_t cudaMemcpy2DAsync_ptsz(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
+                                   size_t height, enum cudaMemcpyKind kind, cudaStream_t stream) {
+  return memcpy2DCommon(dst, dpitch, src, spitch, width, height, kind, stream, DefaultStream::kPerThread, true);
+}
+
+cudaError_t cudaMemset2D(void* devPtr, size_t pitch, int value, size_t width, size_t height) {
+  return memset2DCommon(devPtr, pitch, value, width, height, nullptr, DefaultStream::kLegacy, false);
+}
+cudaError_t cudaMemset2D_ptds(void* devPtr, size_t pitch, int value, size_t width, size_t height) {
+  return memset2DCommon(devPtr, pitch, value, width, height, nullptr, DefaultStream::kPerThread, false);
+}
+cudaError_t cudaMemset2DAsync(void* devPtr, size_t pitch, int value, size_t width, size_t height,
+                              cudaStream_t stream) {
+  return memset2DCommon(devPtr, pitch, value, width, height, stream, DefaultStream::kLegacy, true);
+}
+cudaError_t cudaMemset2DAsync_ptsz(void* devPtr, size_t pitch, int value, size_t width, size_t height,
+                                   cudaStream_t stream) {
+  return memset2DCommon(devPtr, pitch, value, width, height, stream, DefaultStream::kPerThread, true);
+}
+
+cudaError_t cudaGetSymbolAddress(void** devPtr, const void* symbol) {
+  if (devPtr == nullptr) return recordError(cudaErrorInvalidValue);
+  DeviceVariable variable;
+  if (cudaError_t error = symbolAddress(symbol, &variable); error != cudaSuccess) return recordError(error);
+  *devPtr = reinterpret_cast<void*>(variable.dptr);
+  return cudaSuccess;
+}
+
+cudaError_t cudaGetSymbolSize(size_t* size, const void* symbol) {
+  if (size == nullptr) return recordError(cudaErrorInvalidValue);
+  DeviceVariable variable;
+  if (cudaError_t error = symbolAddress(symbol, &variable); error != cudaSuccess) return recordError(error);
+  *size = variable.size;
+  return cudaSuccess;
+}
+
+cudaError_t cudaMemcpyToSymbol(const void* symbol, const void* src, size_t count, size_t offset,
+                               enum cudaMemcpyKind kind) {
+  return memcpyToSymbolCommon(symbol, src, count, offset, kind, nullptr, DefaultStream::kLegacy, false);
+}
+cudaError_t cudaMemcpyToSymbol_ptds(const void* symbol, const void* src, size_t count, size_t offset,
+                                    enum cudaMemcpyKind kind) {
+  return memcpyToSymbolCommon(symbol, src, count, offset, kind, nullptr, DefaultStream::kPerThread, false);
+}
+cudaError_t cudaMemcpyToSymbolAsync(const void* symbol, const void* src, size_t count, size_t offset,
+                                    enum cudaMemcpyKind kind, cudaStream_t stream) {
+  return memcpyToSymbolCommon(symbol, src, count, offset, kind, stream, DefaultStream::kLegacy, true);
+}
+cudaError_t cudaMemcpyToSymbolAsync_ptsz(const void* symbol, const void* src, size_t count, size_t offset,
+                                         enum cudaMemcpyKind kind, cudaStream_t stream) {
+  return memcpyToSymbolCommon(symbol, src, count, offset, kind, stream, DefaultStream::kPerThread, true);
+}
+cudaError_t cudaMemcpyFromSymbol(void* dst, const void* symbol, size_t count, size_t offset,
+                                 enum cudaMemcpyKind kind) {
+  return memcpyFromSymbolCommon(dst, symbol, count, offset, kind, nullptr, DefaultStream::kLegacy, false);
+}
+cudaError_t cudaMemcpyFromSymbol_ptds(void* dst, const void* symbol, size_t count, size_t offset,
+                                      enum cudaMemcpyKind kind) {
+  return memcpyFromSymbolCommon(dst, symbol, count, offset, kind, nullptr, DefaultStream::kPerThread, false);
+}
+cudaError_t cudaMemcpyFromSymbolAsync(void* dst, const void* symbol, size_t count, size_t offset,
+                                      enum cudaMemcpyKind kind, cudaStream_t stream) {
+  return memcpyFromSymbolCommon(dst, symbol, count, offset, kind, stream, DefaultStream::kLegacy, true);
+}
+cudaError_t cudaMemcpyFromSymbolAsync_ptsz(void* dst, const void* symbol, size_t count, size_t offset,
+                                           enum cudaMemcpyKind kind, cudaStream_t stream) {
+  return memcpyFromSymbolCommon(dst, symbol, count, offset, kind, stream, DefaultStream::kPerThread, true);
+}
+
+}  // extern "C"

@@ -1,0 +1,73 @@
+// Registration entry points that nvcc-generated code calls from static
+// constructors (cudart exports), and the few other exports with special
+// semantics that fail closed by hand.
+#include <cuda_runtime_api.h>
+
+#include "cudart_extra_prototypes.gen.h"  // checks the _ptsz/_ptds and __cuda* definitions
+
+#include "client/common/log.h"
+#include "client/cudart/error_state.h"
+#include "client/cudart/module_registry.h"
+
+using namespace agileos::client;
+
+extern "C" {
+
+void** __cudaRegisterFatBinary(void* fatCubin) { return ModuleRegistry::instance().registerFatbin(fatCubin); }
+
+void __cudaRegisterFatBinaryEnd(void**) {
+  // Nothing to do: modules are sent to the worker on first use (lazy loading).
+}
+
+void __cudaUnregisterFatBinary(void** fatCubinHandle) { ModuleRegistry::instance().unregister(fatCubinHandle); }
+
+void __cudaRegisterFunction(void** fatCubinHandle, const char* hostFun, char*, const char* deviceName, int,
+                            uint3*, uint3*, dim3*, dim3*, int*) {
+  ModuleRegistry::instance().registerFunction(fatCubinHandle, hostFun, deviceName);
+}
+
+void __cudaRegisterVar(void** fatCubinHandle, char* hostVar, char*, const char* deviceName, int, size_t, int,
+                       int) {
+  ModuleRegistry::instance().registerVariable(fatCubinHandle, hostVar, deviceName);
+}
+
+// Managed variables would give kernels memory the host reaches without a
+// mediated copy; the module still registers, and the variable stays unusable.
+void __cudaRegisterManagedVar(void**, void**, char*, const char* deviceName, int, size_t, int, int) {
+  AGILEOS_LOG_ERROR("__managed__ variable %s: managed memory is not supported by AgileOS",
+                    deviceName != nullptr ? deviceName : "?");
+  reportUnsupported("__cudaRegisterManagedVar");
+}
+
+void __cudaRegisterHostVar(void**, const char* deviceName, char*, size_t) {
+  AGILEOS_LOG_ERROR("host variable %s: not supported by AgileOS", deviceName != nullptr ? deviceName : "?");
+  reportUnsupported("__cudaRegisterHostVar");
+}
+
+// Called for modules with managed variables; their variables stay unusable.
+char __cudaInitModule(void**) { return 0; }
+
+cudaError_t cudaGetExportTable(const void** ppExportTable, const cudaUUID_t*) {
+  if (ppExportTable != nullptr) *ppExportTable = nullptr;
+  return reportUnsupported("cudaGetExportTable");
+}
+
+cudaError_t cudaGetDriverEntryPoint(const char*, void** funcPtr, unsigned long long,
+                                    cudaDriverEntryPointQueryResult* driverStatus) {
+  if (funcPtr != nullptr) *funcPtr = nullptr;
+  if (driverStatus != nullptr) *driverStatus = cudaDriverEntryPointSymbolNotFound;
+  return reportUnsupported("cudaGetDriverEntryPoint");
+}
+
+cudaError_t cudaGetDriverEntryPointByVersion(const char*, void** funcPtr, unsigned int, unsigned long long,
+                                             cudaDriverEntryPointQueryResult* driverStatus) {
+  if (funcPtr != nullptr) *funcPtr = nullptr;
+  if (driverStatus != nullptr) *driverStatus = cudaDriverEntryPointSymbolNotFound;
+  return reportUnsupported("cudaGetDriverEntryPointByVersion");
+}
+
+struct cudaChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, int w, enum cudaChannelFormatKind f) {
+  return {x, y, z, w, f};
+}
+
+}  // extern "C"

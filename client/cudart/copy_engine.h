@@ -1,0 +1,33 @@
+// Moving bytes between the program and its worker (untrusted side).
+//
+// Copies are split into chunks that fit one message; each chunk names the
+// whole copy ([dst, dst+total)) so the worker validates the full range every
+// time and a copy that is invalid anywhere is refused before any byte moves.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace agileos::client {
+
+inline constexpr std::uint64_t kCopyChunkBytes = 32ull << 20;
+
+struct CopyTarget {
+  std::uint64_t stream = 0;  // worker stream token (0: legacy default stream)
+  bool async = false;
+};
+
+cudaError_t copyHostToDevice(std::uint64_t dst, const void* src, std::uint64_t bytes, CopyTarget target);
+cudaError_t copyDeviceToHost(void* dst, std::uint64_t src, std::uint64_t bytes, CopyTarget target);
+cudaError_t copyDeviceToDevice(std::uint64_t dst, std::uint64_t src, std::uint64_t bytes, CopyTarget target);
+cudaError_t fillDevice(std::uint64_t dst, int value, std::uint64_t bytes, CopyTarget target);
+
+// True when p is a device address of this client: inside the user range the
+// worker announced, or inside a loaded module variable.
+bool isDeviceAddress(const void* p);
+
+// cudaMemcpy's dispatch on kind (with cudaMemcpyDefault inferred from the addresses).
+cudaError_t copyByKind(void* dst, const void* src, std::uint64_t bytes, cudaMemcpyKind kind, CopyTarget target);
+
+}  // namespace agileos::client

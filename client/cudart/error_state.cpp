@@ -1,0 +1,76 @@
+#include "client/cudart/error_state.h"
+
+#include <atomic>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "client/common/log.h"
+#include "client/cudart/api/unsupported_reason.h"
+
+namespace agileos::client {
+namespace {
+
+thread_local cudaError_t tLastError = cudaSuccess;
+std::atomic<int> gStickyError{cudaSuccess};
+
+}  // namespace
+
+bool isContextFatal(cudaError_t error) {
+  switch (error) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorHardwareStackError:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorLaunchFailure:
+    case cudaErrorAssert:
+    case cudaErrorLaunchTimeout:
+    case cudaErrorECCUncorrectable:
+    case cudaErrorContextIsDestroyed:
+      return true;
+    default:
+      return false;
+  }
+}
+
+cudaError_t recordError(cudaError_t error) {
+  if (error == cudaSuccess) return error;
+  tLastError = error;
+  if (isContextFatal(error)) {
+    int expected = cudaSuccess;
+    gStickyError.compare_exchange_strong(expected, error);
+  }
+  return error;
+}
+
+cudaError_t takeLastError() {
+  const cudaError_t sticky = stickyError();
+  const cudaError_t last = tLastError;
+  tLastError = cudaSuccess;
+  return sticky != cudaSuccess ? sticky : last;
+}
+
+cudaError_t peekLastError() {
+  const cudaError_t sticky = stickyError();
+  return sticky != cudaSuccess ? sticky : tLastError;
+}
+
+cudaError_t stickyError() { return static_cast<cudaError_t>(gStickyError.load()); }
+
+cudaError_t reportUnsupported(const char* symbol) {
+  static std::mutex mutex;
+  static std::set<std::string> reported;
+  {
+    std::lock_guard lock(mutex);
+    if (reported.insert(symbol).second) {
+      const char* reason = unsupportedReason(symbol);
+      AGILEOS_LOG_WARN("%s is not supported by AgileOS (%s); returning cudaErrorNotSupported", symbol,
+                       reason != nullptr ? reason : "not offered to clients");
+    }
+  }
+  return recordError(cudaErrorNotSupported);
+}
+
+}  // namespace agileos::client

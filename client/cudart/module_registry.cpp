@@ -1,0 +1,249 @@
+#include "client/cudart/module_registry.h"
+
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "client/common/connection.h"
+#include "client/common/log.h"
+#include "client/cudart/runtime.h"
+
+namespace agileos::client {
+namespace {
+
+constexpr std::uint32_t kWrapperMagic = 0x466243B1u;
+constexpr std::uint32_t kContainerMagic = 0xBA55ED50u;
+constexpr std::uint64_t kMaxFatbinBytes = 1ull << 30;
+
+// Layout nvcc emits for __fatBinC_Wrapper_t.
+struct FatbinWrapper {
+  std::int32_t magic;
+  std::int32_t version;
+  const void* data;
+  void* filenameOrFatbins;
+};
+
+// Reads the program's own memory without faulting on a bad pointer (the
+// wrapper is whatever the caller passed).
+bool readOwnMemory(const void* address, void* out, std::size_t size) {
+  iovec local{out, size};
+  iovec remote{const_cast<void*>(address), size};
+  return ::process_vm_readv(::getpid(), &local, 1, &remote, 1, 0) == static_cast<ssize_t>(size);
+}
+
+// Copies the fatbin containers a wrapper points to: one container, or several
+// back to back when the first container's size covers them. The worker checks
+// everything; this only finds the length.
+bool copyFatbin(const void* wrapperAddress, std::string* image, std::string* problem) {
+  FatbinWrapper wrapper{};
+  if (wrapperAddress == nullptr || !readOwnMemory(wrapperAddress, &wrapper, sizeof wrapper)) {
+    *problem = "unreadable fatbin wrapper";
+    return false;
+  }
+  if (static_cast<std::uint32_t>(wrapper.magic) != kWrapperMagic) {
+    *problem = "bad fatbin wrapper magic";
+    return false;
+  }
+  struct {
+    std::uint32_t magic;
+    std::uint16_t version;
+    std::uint16_t headerSize;
+    std::uint64_t payloadSize;
+  } header{};
+  static_assert(sizeof header == 16);
+  if (!readOwnMemory(wrapper.data, &header, sizeof header) || header.magic != kContainerMagic) {
+    *problem = "fatbin container missing or bad magic";
+    return false;
+  }
+  const std::uint64_t total = static_cast<std::uint64_t>(header.headerSize) + header.payloadSize;
+  if (header.payloadSize > kMaxFatbinBytes || total > kMaxFatbinBytes) {
+    *problem = "fatbin larger than 1 GiB";
+    return false;
+  }
+  image->resize(total);
+  if (!readOwnMemory(wrapper.data, image->data(), total)) {
+    *problem = "fatbin size runs past readable memory";
+    image->clear();
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+struct ModuleRegistry::Fatbin {
+  std::string image;
+  std::string problem;  // non-empty: the wrapper was malformed
+  std::vector<std::string> functionNames;
+  std::vector<std::string> variableNames;
+
+  std::mutex loadMutex;
+  bool loadAttempted = false;
+  cudaError_t loadError = cudaSuccess;
+  std::uint64_t moduleToken = 0;
+  std::unordered_map<std::string, KernelLayout> kernels;
+  std::unordered_map<std::string, cudaError_t> kernelErrors;
+  std::unordered_map<std::string, DeviceVariable> variables;
+};
+
+ModuleRegistry& ModuleRegistry::instance() {
+  static ModuleRegistry* registry = new ModuleRegistry();  // never destroyed: used from atexit handlers
+  return *registry;
+}
+
+void** ModuleRegistry::registerFatbin(const void* wrapper) {
+  auto fatbin = std::make_unique<Fatbin>();
+  if (!copyFatbin(wrapper, &fatbin->image, &fatbin->problem)) {
+    AGILEOS_LOG_ERROR("__cudaRegisterFatBinary: %s; kernels of this module will fail to launch",
+                      fatbin->problem.c_str());
+  }
+  Fatbin* raw = fatbin.get();
+  std::unique_lock lock(mutex_);
+  fatbins_.emplace(raw, std::move(fatbin));
+  return reinterpret_cast<void**>(raw);
+}
+
+ModuleRegistry::Fatbin* ModuleRegistry::findFatbin(void** handle) const {
+  auto it = fatbins_.find(reinterpret_cast<Fatbin*>(handle));
+  return it == fatbins_.end() ? nullptr : it->second.get();
+}
+
+void ModuleRegistry::registerFunction(void** handle, const void* hostFunction, const char* deviceName) {
+  std::unique_lock lock(mutex_);
+  Fatbin* fatbin = findFatbin(handle);
+  if (fatbin == nullptr || deviceName == nullptr) {
+    AGILEOS_LOG_ERROR("__cudaRegisterFunction with an unknown module handle; ignored");
+    return;
+  }
+  fatbin->functionNames.emplace_back(deviceName);
+  functions_[hostFunction] = {fatbin, deviceName};
+}
+
+void ModuleRegistry::registerVariable(void** handle, const void* hostVariable, const char* deviceName) {
+  std::unique_lock lock(mutex_);
+  Fatbin* fatbin = findFatbin(handle);
+  if (fatbin == nullptr || deviceName == nullptr) {
+    AGILEOS_LOG_ERROR("__cudaRegisterVar with an unknown module handle; ignored");
+    return;
+  }
+  fatbin->variableNames.emplace_back(deviceName);
+  variables_[hostVariable] = {fatbin, deviceName};
+}
+
+void ModuleRegistry::unregister(void** handle) {
+  std::unique_ptr<Fatbin> fatbin;
+  {
+    std::unique_lock lock(mutex_);
+    auto it = fatbins_.find(reinterpret_cast<Fatbin*>(handle));
+    if (it == fatbins_.end()) return;
+    fatbin = std::move(it->second);
+    fatbins_.erase(it);
+    std::erase_if(functions_, [&](const auto& entry) { return entry.second.fatbin == fatbin.get(); });
+    std::erase_if(variables_, [&](const auto& entry) { return entry.second.fatbin == fatbin.get(); });
+    for (const auto& [name, variable] : fatbin->variables) variableRanges_.erase(variable.dptr);
+  }
+  // At process exit the session ends with the process; the worker releases the module then.
+  if (fatbin->moduleToken != 0 && !Connection::exiting()) {
+    v1::CallRequest request;
+    request.mutable_module_unload()->set_module(fatbin->moduleToken);
+    v1::CallReply reply;
+    invoke(request, &reply);
+  }
+}
+
+cudaError_t ModuleRegistry::ensureLoaded(Fatbin& fatbin) {
+  std::lock_guard lock(fatbin.loadMutex);
+  if (fatbin.loadAttempted) return fatbin.loadError;
+  if (!fatbin.problem.empty()) {
+    fatbin.loadAttempted = true;
+    fatbin.loadError = cudaErrorInvalidKernelImage;
+    return fatbin.loadError;
+  }
+  v1::CallRequest request;
+  v1::ModuleLoad* load = request.mutable_module_load();
+  load->set_fatbin(fatbin.image);
+  {
+    std::shared_lock registryLock(mutex_);
+    for (const auto& name : fatbin.functionNames) load->add_function_names(name);
+    for (const auto& name : fatbin.variableNames) load->add_variable_names(name);
+  }
+  v1::CallReply reply;
+  const cudaError_t error = invoke(request, &reply);
+  if (error == cudaErrorNoDevice || error == cudaErrorDevicesUnavailable) {
+    return error;  // not attempted: the connection, not the module, failed
+  }
+  fatbin.loadAttempted = true;
+  fatbin.loadError = error;
+  if (error != cudaSuccess) return error;
+  const v1::ModuleLoaded& loaded = reply.module_loaded();
+  fatbin.moduleToken = loaded.module();
+  for (const v1::FunctionInfo& info : loaded.functions()) {
+    if (info.error() != 0) {
+      fatbin.kernelErrors[info.name()] = static_cast<cudaError_t>(info.error());
+      continue;
+    }
+    KernelLayout layout;
+    layout.token = info.token();
+    layout.bufferSize = info.param_buffer_size();
+    for (const v1::KernelParam& param : info.params()) layout.params.emplace_back(param.offset(), param.size());
+    fatbin.kernels[info.name()] = std::move(layout);
+  }
+  std::unique_lock registryLock(mutex_);
+  for (const v1::VariableInfo& info : loaded.variables()) {
+    if (info.error() != 0) continue;
+    fatbin.variables[info.name()] = {info.dptr(), info.size()};
+    variableRanges_[info.dptr()] = info.size();
+  }
+  return cudaSuccess;
+}
+
+bool ModuleRegistry::isRegisteredKernel(const void* hostFunction) const {
+  std::shared_lock lock(mutex_);
+  return functions_.contains(hostFunction);
+}
+
+cudaError_t ModuleRegistry::kernel(const void* hostFunction, KernelLayout* out) {
+  HostSymbol symbol;
+  {
+    std::shared_lock lock(mutex_);
+    auto it = functions_.find(hostFunction);
+    if (it == functions_.end()) return cudaErrorInvalidDeviceFunction;
+    symbol = it->second;
+  }
+  if (cudaError_t error = ensureLoaded(*symbol.fatbin); error != cudaSuccess) return error;
+  std::lock_guard lock(symbol.fatbin->loadMutex);
+  auto it = symbol.fatbin->kernels.find(symbol.name);
+  if (it == symbol.fatbin->kernels.end()) {
+    auto failure = symbol.fatbin->kernelErrors.find(symbol.name);
+    return failure != symbol.fatbin->kernelErrors.end() ? failure->second : cudaErrorInvalidDeviceFunction;
+  }
+  *out = it->second;
+  return cudaSuccess;
+}
+
+cudaError_t ModuleRegistry::variable(const void* hostVariable, DeviceVariable* out) {
+  HostSymbol symbol;
+  {
+    std::shared_lock lock(mutex_);
+    auto it = variables_.find(hostVariable);
+    if (it == variables_.end()) return cudaErrorInvalidSymbol;
+    symbol = it->second;
+  }
+  if (cudaError_t error = ensureLoaded(*symbol.fatbin); error != cudaSuccess) return error;
+  std::lock_guard lock(symbol.fatbin->loadMutex);
+  auto it = symbol.fatbin->variables.find(symbol.name);
+  if (it == symbol.fatbin->variables.end()) return cudaErrorInvalidSymbol;
+  *out = it->second;
+  return cudaSuccess;
+}
+
+bool ModuleRegistry::isDeviceVariableAddress(std::uint64_t p) const {
+  std::shared_lock lock(mutex_);
+  auto it = variableRanges_.upper_bound(p);
+  if (it == variableRanges_.begin()) return false;
+  --it;
+  return p - it->first < it->second;
+}
+
+}  // namespace agileos::client

@@ -1,0 +1,75 @@
+// ModuleRegistry: the fatbins, kernels and variables the program registered
+// through __cudaRegister* (untrusted side).
+//
+// The client never interprets a fatbin beyond finding its length; it sends
+// the bytes and the registered names to the worker, which parses, chooses and
+// loads the code and returns each kernel's parameter layout. Loading is lazy:
+// a module is sent on the first use of one of its kernels or variables, as
+// cudart's lazy loading does, so programs that never use a module never pay
+// for it.
+//
+// Thread-safety: all methods are safe to call concurrently.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace agileos::client {
+
+struct KernelLayout {
+  std::uint64_t token = 0;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> params;  // (offset, size)
+  std::uint32_t bufferSize = 0;
+};
+
+struct DeviceVariable {
+  std::uint64_t dptr = 0;
+  std::uint64_t size = 0;
+};
+
+class ModuleRegistry {
+ public:
+  static ModuleRegistry& instance();
+
+  // __cudaRegisterFatBinary: copies the fatbin the wrapper points to. Never
+  // returns null: a malformed wrapper yields a handle whose kernels fail to launch.
+  void** registerFatbin(const void* wrapper);
+  void registerFunction(void** handle, const void* hostFunction, const char* deviceName);
+  void registerVariable(void** handle, const void* hostVariable, const char* deviceName);
+  void unregister(void** handle);
+
+  // True when hostFunction was registered with __cudaRegisterFunction.
+  bool isRegisteredKernel(const void* hostFunction) const;
+  // Resolves a kernel by its host stub address, loading its module if needed.
+  cudaError_t kernel(const void* hostFunction, KernelLayout* out);
+  // Resolves a __device__/__constant__ variable by its host shadow address.
+  cudaError_t variable(const void* hostVariable, DeviceVariable* out);
+  // True when p lies inside a loaded module variable (for cudaMemcpyDefault).
+  bool isDeviceVariableAddress(std::uint64_t p) const;
+
+ private:
+  struct Fatbin;
+  struct HostSymbol {
+    Fatbin* fatbin = nullptr;
+    std::string name;
+  };
+
+  cudaError_t ensureLoaded(Fatbin& fatbin);
+  Fatbin* findFatbin(void** handle) const;  // caller holds mutex_
+
+  mutable std::shared_mutex mutex_;
+  std::map<Fatbin*, std::unique_ptr<Fatbin>> fatbins_;
+  std::unordered_map<const void*, HostSymbol> functions_;
+  std::unordered_map<const void*, HostSymbol> variables_;
+  std::map<std::uint64_t, std::uint64_t> variableRanges_;  // base -> size, loaded variables only
+};
+
+}  // namespace agileos::client

@@ -1,0 +1,87 @@
+#include "client/cudart/streams.h"
+
+#include <atomic>
+#include <mutex>
+#include <unordered_map>
+
+#include "client/cudart/runtime.h"
+
+namespace agileos::client {
+namespace {
+
+struct StreamProperties {
+  unsigned flags;
+  int priority;
+};
+
+std::mutex gMutex;
+std::unordered_map<std::uint64_t, StreamProperties>& properties() {
+  static auto* map = new std::unordered_map<std::uint64_t, StreamProperties>();
+  return *map;
+}
+
+// Bumped by cudaDeviceReset so that threads recreate their default streams.
+std::atomic<std::uint64_t> gResetGeneration{0};
+
+struct ThreadDefaultStream {
+  std::uint64_t token = 0;
+  std::uint64_t generation = 0;
+};
+thread_local ThreadDefaultStream tDefaultStream;
+
+cudaError_t threadDefaultStream(std::uint64_t* token) {
+  const std::uint64_t generation = gResetGeneration.load();
+  if (tDefaultStream.token == 0 || tDefaultStream.generation != generation) {
+    v1::CallRequest request;
+    request.mutable_stream_create();  // flags 0: blocking with respect to the legacy stream
+    v1::CallReply reply;
+    if (cudaError_t error = invoke(request, &reply); error != cudaSuccess) return error;
+    tDefaultStream = {reply.token().token(), generation};
+    rememberStream(tDefaultStream.token, 0, 0);
+  }
+  *token = tDefaultStream.token;
+  return cudaSuccess;
+}
+
+}  // namespace
+
+cudaError_t resolveStream(cudaStream_t stream, DefaultStream spelling, std::uint64_t* token) {
+  const auto value = reinterpret_cast<std::uintptr_t>(stream);
+  if (stream == cudaStreamPerThread || (value == 0 && spelling == DefaultStream::kPerThread)) {
+    return threadDefaultStream(token);
+  }
+  *token = stream == cudaStreamLegacy ? 0 : value;
+  return cudaSuccess;
+}
+
+void rememberStream(std::uint64_t token, unsigned flags, int priority) {
+  std::lock_guard lock(gMutex);
+  properties()[token] = {flags, priority};
+}
+
+void forgetStream(std::uint64_t token) {
+  std::lock_guard lock(gMutex);
+  properties().erase(token);
+}
+
+bool streamProperties(std::uint64_t token, unsigned* flags, int* priority) {
+  if (token == 0) {
+    *flags = 0;
+    *priority = 0;
+    return true;
+  }
+  std::lock_guard lock(gMutex);
+  auto it = properties().find(token);
+  if (it == properties().end()) return false;
+  *flags = it->second.flags;
+  *priority = it->second.priority;
+  return true;
+}
+
+void forgetAllStreams() {
+  std::lock_guard lock(gMutex);
+  properties().clear();
+  gResetGeneration.fetch_add(1);
+}
+
+}  // namespace agileos::client

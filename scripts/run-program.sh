@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The main job: builds AgileOS (Release), starts agileosd, runs one CUDA program
+# through it inside agileos-sandbox (no GPU device nodes, no CUDA libraries),
+# and stops the daemon.
+# Usage: scripts/run-program.sh [PROGRAM [ARGS...]]   (default: the vector_add test program)
+# Needs root (for the mount namespace) and an NVIDIA GPU with its driver.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+export PATH=/usr/local/cuda/bin:$PATH
+
+scripts/install-deps.sh
+cmake --preset release >/dev/null
+cmake --build --preset release -j "$(nproc)"
+build=$root/build/release
+
+if (($# == 0)); then
+  set -- "$(find "$build/tests/gpu" -maxdepth 2 -type f -name vector_add -perm -u+x | head -1)"
+fi
+program=$(realpath "$1")
+shift
+
+run=$(mktemp -d /tmp/agileos-run.XXXXXX)
+cat >"$run/agileosd.json" <<JSON
+{
+  "socket_path": "$run/sock/agileosd.sock",
+  "runtime_dir": "$run/sock",
+  "log_level": "info",
+  "worker": {"prestart": 1, "max_workers": 4}
+}
+JSON
+"$build/bin/agileosd" --config "$run/agileosd.json" >"$run/agileosd.log" 2>&1 &
+daemon=$!
+trap 'kill $daemon 2>/dev/null; wait $daemon 2>/dev/null; echo "agileosd log: $run/agileosd.log"' EXIT
+for _ in $(seq 300); do [[ -S $run/sock/agileosd.sock ]] && break; sleep 0.1; done
+[[ -S $run/sock/agileosd.sock ]] || { tail -20 "$run/agileosd.log"; echo "agileosd did not start" >&2; exit 1; }
+
+"$build/bin/agileos-sandbox" --socket-dir "$run/sock" --shim "$build/lib" -- "$program" "$@"

@@ -1,0 +1,77 @@
+// CudaGpuBackend: GpuBackend over the real CUDA driver API, on one device's
+// primary context. The only code in the worker that calls libcuda.
+#pragma once
+
+#include "worker/backend/gpu_backend.h"
+
+namespace agileos::worker {
+
+class CudaGpuBackend final : public GpuBackend {
+ public:
+  CudaGpuBackend() = default;
+  ~CudaGpuBackend() override;
+
+  CUresult init(int device, std::string* error) override;
+  const DeviceDescription& device() const override { return description_; }
+
+  CUresult allocationGranularity(std::size_t* bytes) override;
+  CUresult reserve(memmgr::DevicePtr fixed, std::size_t size, memmgr::DevicePtr* got) override;
+  CUresult freeReservation(memmgr::DevicePtr base, std::size_t size) override;
+  CUresult createPhysical(std::size_t size, memmgr::PhysicalHandle* handle) override;
+  CUresult releasePhysical(memmgr::PhysicalHandle handle) override;
+  CUresult map(memmgr::DevicePtr va, std::size_t size, memmgr::PhysicalHandle handle) override;
+  CUresult setAccess(memmgr::DevicePtr va, std::size_t size) override;
+  CUresult unmap(memmgr::DevicePtr va, std::size_t size) override;
+  CUresult fill(memmgr::DevicePtr va, std::uint8_t value, std::size_t size) override;
+
+  CUresult synchronizeContext() override;
+  CUresult getLimit(CUlimit limit, std::size_t* value) override;
+  CUresult setLimit(CUlimit limit, std::size_t value) override;
+  CUresult memGetInfo(std::size_t* free, std::size_t* total) override;
+
+  CUresult copyHostToDevice(CUdeviceptr dst, const void* src, std::size_t bytes, CUstream stream,
+                            bool async) override;
+  CUresult copyDeviceToHost(void* dst, CUdeviceptr src, std::size_t bytes, CUstream stream, bool async) override;
+  CUresult copyDeviceToDevice(CUdeviceptr dst, CUdeviceptr src, std::size_t bytes, CUstream stream,
+                              bool async) override;
+  CUresult memsetBytes(CUdeviceptr dst, std::uint8_t value, std::size_t bytes, CUstream stream,
+                       bool async) override;
+
+  CUresult streamCreate(unsigned flags, int priority, CUstream* stream) override;
+  CUresult streamDestroy(CUstream stream) override;
+  CUresult streamSynchronize(CUstream stream) override;
+  CUresult streamQuery(CUstream stream) override;
+  CUresult streamWaitEvent(CUstream stream, CUevent event, unsigned flags) override;
+  CUresult streamPriorityRange(int* least, int* greatest) override;
+  CUresult eventCreate(unsigned flags, CUevent* event) override;
+  CUresult eventDestroy(CUevent event) override;
+  CUresult eventRecord(CUevent event, CUstream stream, unsigned flags) override;
+  CUresult eventSynchronize(CUevent event) override;
+  CUresult eventQuery(CUevent event) override;
+  CUresult eventElapsedTime(float* milliseconds, CUevent start, CUevent end) override;
+
+  CUresult moduleLoad(const void* image, CUmodule* module, std::string* log) override;
+  CUresult moduleUnload(CUmodule module) override;
+  CUresult moduleGetFunction(CUmodule module, const char* name, CUfunction* function) override;
+  CUresult moduleGetGlobal(CUmodule module, const char* name, CUdeviceptr* dptr, std::size_t* bytes) override;
+  CUresult functionParamInfo(CUfunction function, std::size_t index, std::size_t* offset,
+                             std::size_t* size) override;
+  CUresult functionGetAttribute(CUfunction_attribute attribute, CUfunction function, int* value) override;
+  CUresult functionSetAttribute(CUfunction function, CUfunction_attribute attribute, int value) override;
+  CUresult functionSetCacheConfig(CUfunction function, CUfunc_cache config) override;
+  CUresult occupancyMaxActiveBlocks(int* blocks, CUfunction function, int blockSize, std::size_t dynamicSmem,
+                                    unsigned flags) override;
+  CUresult launchKernel(CUfunction function, const LaunchConfig& config, CUstream stream,
+                        void** params) override;
+
+ private:
+  // Makes the worker's context current on the calling thread (once per thread).
+  CUresult bind();
+  CUmemAllocationProp allocationProperties() const;
+
+  CUdevice device_ = 0;
+  CUcontext context_ = nullptr;
+  DeviceDescription description_;
+};
+
+}  // namespace agileos::worker

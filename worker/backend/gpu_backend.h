@@ -1,0 +1,103 @@
+// GpuBackend: every CUDA driver call the worker makes, behind one interface.
+//
+// The worker's handlers never call the driver directly. CudaGpuBackend
+// forwards to libcuda on one device; FakeGpuBackend (tests) emulates memory on
+// the host so that the scheduler, worker lifecycle, validation and protocol
+// can be tested on machines without a GPU.
+//
+// Every method returns the driver's CUresult unchanged; handlers translate it
+// to the runtime error the client expects (cuda_errors.h).
+//
+// Thread-safety: after init(), every method may be called from any thread;
+// implementations make the worker's context current on the calling thread.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "memmgr/vmm_backend.h"
+
+namespace agileos::worker {
+
+struct DeviceDescription {
+  int ordinal = 0;
+  std::string name;
+  std::string uuid;  // 16 raw bytes
+  std::uint64_t totalGlobalMem = 0;
+  int driverVersion = 0;
+  int computeMajor = 0;
+  int computeMinor = 0;
+  std::vector<std::pair<int, int>> attributes;  // (CUdevice_attribute, value) for every readable attribute
+};
+
+struct LaunchConfig {
+  unsigned gridX = 1, gridY = 1, gridZ = 1;
+  unsigned blockX = 1, blockY = 1, blockZ = 1;
+  unsigned sharedMemBytes = 0;
+};
+
+class GpuBackend : public memmgr::VmmBackend {
+ public:
+  ~GpuBackend() override = default;
+
+  // Creates (or retains) the device's context. Must succeed before any other call.
+  virtual CUresult init(int device, std::string* error) = 0;
+  virtual const DeviceDescription& device() const = 0;
+
+  // Context ------------------------------------------------------------------
+  virtual CUresult synchronizeContext() = 0;
+  virtual CUresult getLimit(CUlimit limit, std::size_t* value) = 0;
+  virtual CUresult setLimit(CUlimit limit, std::size_t value) = 0;
+  virtual CUresult memGetInfo(std::size_t* free, std::size_t* total) = 0;
+
+  // Copies; `stream` may be nullptr (legacy default stream). An async copy from or
+  // to pageable host memory returns once the host buffer may be reused.
+  virtual CUresult copyHostToDevice(CUdeviceptr dst, const void* src, std::size_t bytes, CUstream stream,
+                                    bool async) = 0;
+  virtual CUresult copyDeviceToHost(void* dst, CUdeviceptr src, std::size_t bytes, CUstream stream,
+                                    bool async) = 0;
+  virtual CUresult copyDeviceToDevice(CUdeviceptr dst, CUdeviceptr src, std::size_t bytes, CUstream stream,
+                                      bool async) = 0;
+  virtual CUresult memsetBytes(CUdeviceptr dst, std::uint8_t value, std::size_t bytes, CUstream stream,
+                               bool async) = 0;
+
+  // Streams and events ------------------------------------------------------------
+  virtual CUresult streamCreate(unsigned flags, int priority, CUstream* stream) = 0;
+  virtual CUresult streamDestroy(CUstream stream) = 0;
+  virtual CUresult streamSynchronize(CUstream stream) = 0;
+  virtual CUresult streamQuery(CUstream stream) = 0;
+  virtual CUresult streamWaitEvent(CUstream stream, CUevent event, unsigned flags) = 0;
+  virtual CUresult streamPriorityRange(int* least, int* greatest) = 0;
+  virtual CUresult eventCreate(unsigned flags, CUevent* event) = 0;
+  virtual CUresult eventDestroy(CUevent event) = 0;
+  virtual CUresult eventRecord(CUevent event, CUstream stream, unsigned flags) = 0;
+  virtual CUresult eventSynchronize(CUevent event) = 0;
+  virtual CUresult eventQuery(CUevent event) = 0;
+  virtual CUresult eventElapsedTime(float* milliseconds, CUevent start, CUevent end) = 0;
+
+  // Modules and launches ----------------------------------------------------------
+  // `image` is a NUL-terminated PTX text or an ELF cubin. `log` receives the JIT
+  // error log on failure.
+  virtual CUresult moduleLoad(const void* image, CUmodule* module, std::string* log) = 0;
+  virtual CUresult moduleUnload(CUmodule module) = 0;
+  virtual CUresult moduleGetFunction(CUmodule module, const char* name, CUfunction* function) = 0;
+  virtual CUresult moduleGetGlobal(CUmodule module, const char* name, CUdeviceptr* dptr,
+                                   std::size_t* bytes) = 0;
+  // cuFuncGetParamInfo: CUDA_ERROR_INVALID_VALUE once `index` is past the last parameter.
+  virtual CUresult functionParamInfo(CUfunction function, std::size_t index, std::size_t* offset,
+                                     std::size_t* size) = 0;
+  virtual CUresult functionGetAttribute(CUfunction_attribute attribute, CUfunction function, int* value) = 0;
+  virtual CUresult functionSetAttribute(CUfunction function, CUfunction_attribute attribute, int value) = 0;
+  virtual CUresult functionSetCacheConfig(CUfunction function, CUfunc_cache config) = 0;
+  virtual CUresult occupancyMaxActiveBlocks(int* blocks, CUfunction function, int blockSize,
+                                            std::size_t dynamicSmem, unsigned flags) = 0;
+  virtual CUresult launchKernel(CUfunction function, const LaunchConfig& config, CUstream stream,
+                                void** params) = 0;
+};
+
+}  // namespace agileos::worker

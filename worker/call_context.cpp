@@ -1,0 +1,58 @@
+#include "worker/call_context.h"
+
+#include <spdlog/spdlog.h>
+
+#include "worker/cuda_errors.h"
+
+namespace agileos::worker {
+
+bool succeeded(CallContext& ctx, CUresult result, v1::CallReply& reply, const char* what) {
+  if (result == CUDA_SUCCESS) return true;
+  reply.set_error(toCudaError(result));
+  if (isContextFatal(result) && ctx.taint != nullptr) {
+    ctx.taint->contextTainted(ctx.session.id(), std::string(what) + " reported CUresult " + std::to_string(result));
+  }
+  return false;
+}
+
+bool refuse(v1::CallReply& reply, cudaError_t error, std::string detail) {
+  reply.set_error(error);
+  reply.set_error_detail(std::move(detail));
+  return false;
+}
+
+bool resolveStream(CallContext& ctx, std::uint64_t token, CUstream* stream, v1::CallReply& reply) {
+  if (token == 0 || token == 1) {
+    *stream = nullptr;
+    return true;
+  }
+  auto record = ctx.session.streams.find(token);
+  if (!record) return refuse(reply, cudaErrorInvalidResourceHandle, "unknown stream handle");
+  *stream = record->stream;
+  return true;
+}
+
+bool resolveEvent(CallContext& ctx, std::uint64_t token, CUevent* event, v1::CallReply& reply) {
+  auto record = ctx.session.events.find(token);
+  if (!record) return refuse(reply, cudaErrorInvalidResourceHandle, "unknown event handle");
+  *event = record->event;
+  return true;
+}
+
+bool resolveFunction(CallContext& ctx, std::uint64_t token, FunctionRecord* function, v1::CallReply& reply) {
+  auto record = ctx.session.functions.find(token);
+  if (!record) return refuse(reply, cudaErrorInvalidDeviceFunction, "unknown function handle");
+  *function = std::move(*record);
+  return true;
+}
+
+bool checkRange(CallContext& ctx, std::uint64_t p, std::uint64_t n, v1::CallReply& reply, const char* what) {
+  const memmgr::PointerCheck verdict = ctx.memory.check(ctx.session.id(), p, n);
+  if (verdict == memmgr::PointerCheck::kOk) return true;
+  SPDLOG_DEBUG("client {}: refused {} range [{:#x}, +{}): {}", ctx.session.id(), what, p, n,
+               memmgr::toString(verdict));
+  return refuse(reply, toCudaError(verdict),
+                std::string(what) + " pointer refused: " + memmgr::toString(verdict));
+}
+
+}  // namespace agileos::worker

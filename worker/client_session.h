@@ -1,0 +1,81 @@
+// ClientSession: everything the worker holds on behalf of one client.
+//
+// Every client-visible object (stream, event, module, function) lives in one
+// of this session's handle tables, so a token is only ever resolved within the
+// client that owns it. Device memory is owned through the MemoryManager,
+// keyed by the same ClientId.
+//
+// Thread-safety: the tables are internally synchronized; a session may serve
+// calls from several transport threads at once.
+#pragma once
+
+#include <cuda.h>
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "memmgr/address_layout.h"
+#include "worker/handle_table.h"
+
+namespace agileos::worker {
+
+using memmgr::ClientId;
+
+struct StreamRecord {
+  CUstream stream = nullptr;
+  unsigned flags = 0;
+  int priority = 0;
+};
+
+struct EventRecord {
+  CUevent event = nullptr;
+  unsigned flags = 0;
+};
+
+struct ParamLayout {
+  std::uint32_t offset = 0;
+  std::uint32_t size = 0;
+};
+
+struct FunctionRecord {
+  CUfunction function = nullptr;
+  Token module = 0;
+  std::vector<ParamLayout> params;
+  std::uint32_t paramBufferSize = 0;  // end of the last parameter
+};
+
+struct GlobalRange {
+  memmgr::DevicePtr base = 0;
+  std::uint64_t size = 0;
+};
+
+struct ModuleRecord {
+  CUmodule module = nullptr;
+  std::vector<Token> functions;
+  std::vector<GlobalRange> globals;  // registered in the MemoryManager as module globals
+};
+
+class ClientSession {
+ public:
+  ClientSession(ClientId id, std::string sessionToken) : id_(id), sessionToken_(std::move(sessionToken)) {}
+
+  ClientId id() const { return id_; }
+  const std::string& sessionToken() const { return sessionToken_; }
+
+  HandleTable<StreamRecord> streams;
+  HandleTable<EventRecord> events;
+  HandleTable<ModuleRecord> modules;
+  HandleTable<FunctionRecord> functions;
+
+  // Set once the session is being torn down; calls racing with teardown are refused.
+  std::atomic<bool> closing{false};
+
+ private:
+  const ClientId id_;
+  const std::string sessionToken_;
+};
+
+}  // namespace agileos::worker

@@ -1,0 +1,85 @@
+#include "worker/control_channel.h"
+
+#include <spdlog/spdlog.h>
+
+#include "proto/framing.h"
+
+namespace agileos::worker {
+
+bool ControlChannel::send(const v1::internal::WorkerToDaemon& message) {
+  std::lock_guard lock(writeMutex_);
+  const wire::FrameStatus status = wire::writeFrame(fd_, message);
+  if (status != wire::FrameStatus::kOk) {
+    spdlog::error("control channel write failed: {}", wire::toString(status));
+    return false;
+  }
+  return true;
+}
+
+bool ControlChannel::sendReady(const std::string& endpoint, int device, const std::string& deviceName) {
+  v1::internal::WorkerToDaemon message;
+  auto* ready = message.mutable_ready();
+  ready->set_endpoint(endpoint);
+  ready->set_device(device);
+  ready->set_device_name(deviceName);
+  return send(message);
+}
+
+bool ControlChannel::sendFailed(const std::string& reason) {
+  v1::internal::WorkerToDaemon message;
+  message.mutable_failed()->set_reason(reason);
+  return send(message);
+}
+
+void ControlChannel::contextTainted(ClientId client, const std::string& reason) {
+  {
+    std::lock_guard lock(taintMutex_);
+    if (taintReported_) return;  // once is enough: the worker is retired after its clients leave
+    taintReported_ = true;
+  }
+  spdlog::error("context tainted by client {}: {}", client, reason);
+  v1::internal::WorkerToDaemon message;
+  message.mutable_tainted()->set_client_id(client);
+  message.mutable_tainted()->set_reason(reason);
+  send(message);
+}
+
+void ControlChannel::serve(WorkerRuntime& runtime) {
+  for (;;) {
+    v1::internal::DaemonToWorker message;
+    const wire::FrameStatus status = wire::readFrame(fd_, &message);
+    if (status != wire::FrameStatus::kOk) {
+      spdlog::info("control channel closed ({}); shutting down", wire::toString(status));
+      return;
+    }
+    switch (message.msg_case()) {
+      case v1::internal::DaemonToWorker::kAttach: {
+        const auto& attach = message.attach();
+        if (!runtime.attach(attach.client_id(), attach.session_token())) {
+          spdlog::error("refused to attach client {} (duplicate id or token)", attach.client_id());
+          break;  // the daemon times out waiting for `attached` and retires this worker
+        }
+        v1::internal::WorkerToDaemon reply;
+        reply.mutable_attached()->set_client_id(attach.client_id());
+        send(reply);
+        break;
+      }
+      case v1::internal::DaemonToWorker::kRelease: {
+        const ClientId client = message.release().client_id();
+        runtime.release(client);
+        v1::internal::WorkerToDaemon reply;
+        reply.mutable_released()->set_client_id(client);
+        send(reply);
+        break;
+      }
+      case v1::internal::DaemonToWorker::kShutdown:
+        spdlog::info("shutdown requested by the daemon");
+        return;
+      default:
+        spdlog::warn("ignoring an empty control message");
+        break;
+    }
+  }
+}
+
+}  // namespace agileos::worker

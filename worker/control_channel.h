@@ -1,0 +1,38 @@
+// ControlChannel: the worker's end of the daemon <-> worker socketpair
+// (proto/agileos/v1/worker_control.proto, framed by proto/framing.h).
+//
+// serve() runs on the worker's main thread: it answers attach/release, and
+// returns on shutdown or when the daemon's end closes (the worker must not
+// outlive its daemon). Notifications (taint) may be sent from any thread.
+#pragma once
+
+#include <mutex>
+#include <string>
+
+#include "agileos/v1/worker_control.pb.h"
+#include "worker/worker_runtime.h"
+
+namespace agileos::worker {
+
+class ControlChannel final : public TaintListener {
+ public:
+  explicit ControlChannel(int fd) : fd_(fd) {}
+
+  bool sendReady(const std::string& endpoint, int device, const std::string& deviceName);
+  bool sendFailed(const std::string& reason);
+
+  // Returns when the daemon asks for shutdown or goes away.
+  void serve(WorkerRuntime& runtime);
+
+  void contextTainted(ClientId client, const std::string& reason) override;
+
+ private:
+  bool send(const v1::internal::WorkerToDaemon& message);
+
+  int fd_;
+  std::mutex writeMutex_;
+  std::mutex taintMutex_;
+  bool taintReported_ = false;
+};
+
+}  // namespace agileos::worker

@@ -1,0 +1,41 @@
+#include "worker/dispatcher.h"
+
+#include <spdlog/spdlog.h>
+
+#include <cstdlib>
+
+namespace agileos::worker {
+
+void HandlerRegistry::add(v1::CallRequest::OpCase op, Handler handler) {
+  const auto slot = static_cast<std::size_t>(op);
+  if (slot == 0 || slot >= kSlots || handlers_[slot] != nullptr) {
+    spdlog::critical("handler registration for op {} is invalid or duplicated", slot);
+    std::abort();
+  }
+  handlers_[slot] = handler;
+}
+
+Handler HandlerRegistry::find(v1::CallRequest::OpCase op) const {
+  const auto slot = static_cast<std::size_t>(op);
+  return slot < kSlots ? handlers_[slot] : nullptr;
+}
+
+Dispatcher::Dispatcher() {
+  registerDeviceHandlers(registry_);
+  registerMemoryHandlers(registry_);
+  registerStreamHandlers(registry_);
+  registerEventHandlers(registry_);
+  registerModuleHandlers(registry_);
+}
+
+void Dispatcher::dispatch(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) const {
+  Handler handler = registry_.find(request.op_case());
+  if (handler == nullptr) {
+    refuse(reply, cudaErrorNotSupported, "request carries no supported operation");
+    return;
+  }
+  reply.set_error(cudaSuccess);
+  handler(ctx, request, reply);
+}
+
+}  // namespace agileos::worker

@@ -1,0 +1,116 @@
+// Device-wide calls: device description, synchronization, reset, limits.
+#include <spdlog/spdlog.h>
+
+#include "worker/dispatcher.h"
+#include "worker/session_teardown.h"
+
+namespace agileos::worker {
+namespace {
+
+// The device a client sees is virtual: capabilities AgileOS does not offer to
+// clients are reported as absent, so programs that check before use take their
+// fallback path instead of failing later.
+int virtualAttributeValue(int attribute, int value) {
+  switch (attribute) {
+    case CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY:            // mapped host memory
+    case CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY:                 // managed memory
+    case CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS:
+    case CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS:
+    case CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES:
+    case CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST:
+    case CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED:        // cudaHostRegister
+    case CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM:
+    case CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED:
+    case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED:         // cudaMallocAsync
+    case CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED:            // IPC crosses the client boundary
+    case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED:
+    case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED:
+      return 0;
+    default:
+      return value;
+  }
+}
+
+void getDeviceInfo(CallContext& ctx, const v1::CallRequest&, v1::CallReply& reply) {
+  const DeviceDescription& device = ctx.gpu.device();
+  v1::DeviceInfo* info = reply.mutable_device_info();
+  info->set_device_count(1);  // a worker serves exactly one GPU to its clients
+  info->set_name(device.name);
+  info->set_uuid(device.uuid);
+  info->set_total_global_mem(device.totalGlobalMem);
+  info->set_driver_version(device.driverVersion);
+  info->set_user_range_begin(memmgr::kUserRange.begin);
+  info->set_user_range_end(memmgr::kUserRange.end());
+  int least = 0, greatest = 0;
+  if (ctx.gpu.streamPriorityRange(&least, &greatest) == CUDA_SUCCESS) {
+    info->set_least_stream_priority(least);
+    info->set_greatest_stream_priority(greatest);
+  }
+  for (const auto& [attribute, value] : device.attributes) {
+    v1::DeviceAttribute* entry = info->add_attributes();
+    entry->set_attribute(attribute);
+    entry->set_value(virtualAttributeValue(attribute, value));
+  }
+}
+
+void deviceSynchronize(CallContext& ctx, const v1::CallRequest&, v1::CallReply& reply) {
+  succeeded(ctx, ctx.gpu.synchronizeContext(), reply, "cuCtxSynchronize");
+}
+
+// cudaDeviceReset: the client's memory, streams and events are released; its
+// registered modules stay loaded (cudart re-registers them transparently after a
+// reset), and their globals stay addressable.
+void deviceReset(CallContext& ctx, const v1::CallRequest&, v1::CallReply& reply) {
+  if (!succeeded(ctx, ctx.gpu.synchronizeContext(), reply, "cuCtxSynchronize")) return;
+  releaseStreamsAndEvents(ctx.gpu, ctx.session);
+  releaseUserMemory(ctx.memory, ctx.session);
+}
+
+// The limits a client may read and set: cudaLimit and CUlimit share numbering.
+bool isClientLimit(int limit) {
+  switch (limit) {
+    case CU_LIMIT_STACK_SIZE:
+    case CU_LIMIT_PRINTF_FIFO_SIZE:
+    case CU_LIMIT_MALLOC_HEAP_SIZE:
+    case CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH:
+    case CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT:
+    case CU_LIMIT_MAX_L2_FETCH_GRANULARITY:
+    case CU_LIMIT_PERSISTING_L2_CACHE_SIZE:
+      return true;
+    default:
+      return false;
+  }
+}
+
+void deviceGetLimit(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) {
+  const int limit = request.device_get_limit().limit();
+  if (!isClientLimit(limit)) {
+    refuse(reply, cudaErrorUnsupportedLimit, "unknown limit");
+    return;
+  }
+  std::size_t value = 0;
+  if (!succeeded(ctx, ctx.gpu.getLimit(static_cast<CUlimit>(limit), &value), reply, "cuCtxGetLimit")) return;
+  reply.mutable_limit_value()->set_value(value);
+}
+
+void deviceSetLimit(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) {
+  const auto& args = request.device_set_limit();
+  if (!isClientLimit(args.limit())) {
+    refuse(reply, cudaErrorUnsupportedLimit, "unknown limit");
+    return;
+  }
+  succeeded(ctx, ctx.gpu.setLimit(static_cast<CUlimit>(args.limit()), args.value()), reply, "cuCtxSetLimit");
+}
+
+}  // namespace
+
+void registerDeviceHandlers(HandlerRegistry& registry) {
+  using Op = v1::CallRequest::OpCase;
+  registry.add(Op::kGetDeviceInfo, getDeviceInfo);
+  registry.add(Op::kDeviceSynchronize, deviceSynchronize);
+  registry.add(Op::kDeviceReset, deviceReset);
+  registry.add(Op::kDeviceGetLimit, deviceGetLimit);
+  registry.add(Op::kDeviceSetLimit, deviceSetLimit);
+}
+
+}  // namespace agileos::worker

@@ -1,0 +1,126 @@
+// Memory calls. Every device range is checked against the client's live
+// allocations (MemoryManager::check) before the driver sees it.
+#include <limits>
+
+#include "worker/dispatcher.h"
+
+namespace agileos::worker {
+namespace {
+
+// Largest payload one message may carry; clients split bigger copies (see MemcpyHtoD).
+constexpr std::uint64_t kMaxChunkBytes = 64ull << 20;
+
+// True when [offset, offset+size) lies inside [0, total) without overflow.
+bool chunkInside(std::uint64_t offset, std::uint64_t size, std::uint64_t total) {
+  return offset <= total && size <= total - offset;
+}
+
+void memAlloc(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) {
+  memmgr::DevicePtr p = 0;
+  if (!succeeded(ctx, ctx.memory.allocate(ctx.session.id(), request.mem_alloc().size(), &p), reply,
+                 "allocate")) {
+    return;
+  }
+  reply.mutable_device_pointer()->set_dptr(p);
+}
+
+void memFree(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) {
+  const std::uint64_t p = request.mem_free().dptr();
+  if (p == 0) return;
+  // cudaFree synchronizes the device: no kernel may still use memory that is unmapped.
+  if (ctx.memory.check(ctx.session.id(), p, 1) == memmgr::PointerCheck::kOk) {
+    if (!succeeded(ctx, ctx.gpu.synchronizeContext(), reply, "cuCtxSynchronize")) return;
+  }
+  const CUresult result = ctx.memory.free(ctx.session.id(), p);
+  if (result == CUDA_ERROR_INVALID_VALUE) {
+    refuse(reply, cudaErrorInvalidValue, "not the base of a live allocation of this client");
+    return;
+  }
+  succeeded(ctx, result, reply, "free");
+}
+
+void memGetInfo(CallContext& ctx, const v1::CallRequest&, v1::CallReply& reply) {
+  std::size_t free = 0, total = 0;
+  if (!succeeded(ctx, ctx.gpu.memGetInfo(&free, &total), reply, "cuMemGetInfo")) return;
+  reply.mutable_mem_info()->set_free(free);
+  reply.mutable_mem_info()->set_total(total);
+}
+
+void memcpyHtoD(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) {
+  const auto& args = request.memcpy_htod();
+  const std::uint64_t size = args.data().size();
+  if (!chunkInside(args.offset(), size, args.total_size())) {
+    refuse(reply, cudaErrorInvalidValue, "chunk lies outside the declared copy");
+    return;
+  }
+  if (args.total_size() == 0) return;
+  if (!checkRange(ctx, args.dst(), args.total_size(), reply, "destination")) return;
+  CUstream stream = nullptr;
+  if (!resolveStream(ctx, args.stream(), &stream, reply)) return;
+  if (size == 0) return;
+  succeeded(ctx, ctx.gpu.copyHostToDevice(args.dst() + args.offset(), args.data().data(), size, stream,
+                                          args.async()),
+            reply, "cuMemcpyHtoD");
+}
+
+void memcpyDtoH(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) {
+  const auto& args = request.memcpy_dtoh();
+  if (!chunkInside(args.offset(), args.size(), args.total_size())) {
+    refuse(reply, cudaErrorInvalidValue, "chunk lies outside the declared copy");
+    return;
+  }
+  if (args.size() > kMaxChunkBytes) {
+    refuse(reply, cudaErrorInvalidValue, "chunk larger than the transport's limit");
+    return;
+  }
+  if (args.total_size() == 0) return;
+  if (!checkRange(ctx, args.src(), args.total_size(), reply, "source")) return;
+  CUstream stream = nullptr;
+  if (!resolveStream(ctx, args.stream(), &stream, reply)) return;
+  std::string* data = reply.mutable_host_data()->mutable_data();
+  data->resize(args.size());
+  if (args.size() == 0) return;
+  if (!succeeded(ctx, ctx.gpu.copyDeviceToHost(data->data(), args.src() + args.offset(), args.size(), stream,
+                                               args.async()),
+                 reply, "cuMemcpyDtoH")) {
+    reply.clear_host_data();
+  }
+}
+
+void memcpyDtoD(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) {
+  const auto& args = request.memcpy_dtod();
+  if (args.size() == 0) return;
+  if (!checkRange(ctx, args.dst(), args.size(), reply, "destination")) return;
+  if (!checkRange(ctx, args.src(), args.size(), reply, "source")) return;
+  CUstream stream = nullptr;
+  if (!resolveStream(ctx, args.stream(), &stream, reply)) return;
+  succeeded(ctx, ctx.gpu.copyDeviceToDevice(args.dst(), args.src(), args.size(), stream, args.async()), reply,
+            "cuMemcpyDtoD");
+}
+
+void memset(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) {
+  const auto& args = request.memset();
+  if (args.size() == 0) return;
+  if (!checkRange(ctx, args.dst(), args.size(), reply, "destination")) return;
+  CUstream stream = nullptr;
+  if (!resolveStream(ctx, args.stream(), &stream, reply)) return;
+  succeeded(ctx,
+            ctx.gpu.memsetBytes(args.dst(), static_cast<std::uint8_t>(args.value() & 0xff), args.size(),
+                                stream, args.async()),
+            reply, "cuMemsetD8");
+}
+
+}  // namespace
+
+void registerMemoryHandlers(HandlerRegistry& registry) {
+  using Op = v1::CallRequest::OpCase;
+  registry.add(Op::kMemAlloc, memAlloc);
+  registry.add(Op::kMemFree, memFree);
+  registry.add(Op::kMemGetInfo, memGetInfo);
+  registry.add(Op::kMemcpyHtod, memcpyHtoD);
+  registry.add(Op::kMemcpyDtoh, memcpyDtoH);
+  registry.add(Op::kMemcpyDtod, memcpyDtoD);
+  registry.add(Op::kMemset, memset);
+}
+
+}  // namespace agileos::worker

@@ -1,0 +1,275 @@
+// Modules, functions and launches.
+//
+// A client's fatbin arrives as untrusted bytes: it is parsed here (never by the
+// client), the entry for this device is chosen (SASS of exactly this
+// architecture, else the newest PTX at or below it) and loaded into the
+// worker's context. Parameter layouts come from the driver
+// (cuFuncGetParamInfo), never from the client, and every launch's parameter
+// blob must match the layout exactly.
+#include <spdlog/spdlog.h>
+
+#include <span>
+
+#include "worker/dispatcher.h"
+#include "worker/fatbin/fatbin_reader.h"
+#include "worker/session_teardown.h"
+
+namespace agileos::worker {
+namespace {
+
+constexpr int kMaxNamesPerModule = 1 << 16;
+constexpr std::size_t kMaxNameLength = 4096;
+constexpr std::size_t kMaxKernelParams = 4096;       // 32 KiB of parameters at 8 bytes each
+constexpr std::uint32_t kMaxParamBufferBytes = 32764;  // CUDA's kernel parameter limit
+
+bool namesAreSane(const google::protobuf::RepeatedPtrField<std::string>& names) {
+  if (names.size() > kMaxNamesPerModule) return false;
+  for (const std::string& name : names) {
+    if (name.empty() || name.size() > kMaxNameLength || name.find('\0') != std::string::npos) return false;
+  }
+  return true;
+}
+
+// Reads the parameter layout of `function` from the driver.
+bool learnParameters(CallContext& ctx, CUfunction function, FunctionRecord* record) {
+  for (std::size_t index = 0; index < kMaxKernelParams; ++index) {
+    std::size_t offset = 0, size = 0;
+    const CUresult result = ctx.gpu.functionParamInfo(function, index, &offset, &size);
+    if (result == CUDA_ERROR_INVALID_VALUE) return true;  // past the last parameter
+    if (result != CUDA_SUCCESS) return false;
+    if (offset > kMaxParamBufferBytes || size > kMaxParamBufferBytes - offset) return false;
+    record->params.push_back({static_cast<std::uint32_t>(offset), static_cast<std::uint32_t>(size)});
+    record->paramBufferSize = std::max(record->paramBufferSize, static_cast<std::uint32_t>(offset + size));
+  }
+  return false;
+}
+
+void resolveFunctions(CallContext& ctx, Token moduleToken, ModuleRecord& module, const v1::ModuleLoad& args,
+                      v1::ModuleLoaded* loaded) {
+  for (const std::string& name : args.function_names()) {
+    v1::FunctionInfo* info = loaded->add_functions();
+    info->set_name(name);
+    FunctionRecord record;
+    record.module = moduleToken;
+    if (ctx.gpu.moduleGetFunction(module.module, name.c_str(), &record.function) != CUDA_SUCCESS) {
+      info->set_error(cudaErrorInvalidDeviceFunction);
+      continue;
+    }
+    if (!learnParameters(ctx, record.function, &record)) {
+      info->set_error(cudaErrorInvalidDeviceFunction);
+      continue;
+    }
+    for (const ParamLayout& param : record.params) {
+      v1::KernelParam* out = info->add_params();
+      out->set_offset(param.offset);
+      out->set_size(param.size);
+    }
+    info->set_param_buffer_size(record.paramBufferSize);
+    const Token token = ctx.session.functions.insert(std::move(record));
+    info->set_token(token);
+    module.functions.push_back(token);
+  }
+}
+
+void resolveVariables(CallContext& ctx, ModuleRecord& module, const v1::ModuleLoad& args,
+                      v1::ModuleLoaded* loaded) {
+  for (const std::string& name : args.variable_names()) {
+    v1::VariableInfo* info = loaded->add_variables();
+    info->set_name(name);
+    CUdeviceptr dptr = 0;
+    std::size_t bytes = 0;
+    if (ctx.gpu.moduleGetGlobal(module.module, name.c_str(), &dptr, &bytes) != CUDA_SUCCESS) {
+      info->set_error(cudaErrorInvalidSymbol);
+      continue;
+    }
+    if (!ctx.memory.registerModuleGlobal(ctx.session.id(), dptr, bytes)) {
+      info->set_error(cudaErrorInvalidSymbol);
+      continue;
+    }
+    module.globals.push_back({dptr, bytes});
+    info->set_dptr(dptr);
+    info->set_size(bytes);
+  }
+}
+
+void moduleLoad(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) {
+  const auto& args = request.module_load();
+  if (!namesAreSane(args.function_names()) || !namesAreSane(args.variable_names())) {
+    refuse(reply, cudaErrorInvalidValue, "too many or malformed symbol names");
+    return;
+  }
+  const auto* bytes = reinterpret_cast<const std::uint8_t*>(args.fatbin().data());
+  fatbin::ParseResult parsed = fatbin::parse(std::span<const std::uint8_t>(bytes, args.fatbin().size()));
+  if (!parsed.ok) {
+    refuse(reply, cudaErrorInvalidKernelImage, "fatbin refused: " + parsed.error);
+    return;
+  }
+  const DeviceDescription& device = ctx.gpu.device();
+  const auto sm = static_cast<std::uint32_t>(device.computeMajor * 10 + device.computeMinor);
+  const fatbin::Entry* entry = fatbin::selectForDevice(parsed.entries, sm, fatbin::SelectionPolicy::kPreferSass);
+  if (entry == nullptr) {
+    refuse(reply, cudaErrorNoKernelImageForDevice,
+           "fatbin has neither SASS for sm_" + std::to_string(sm) + " nor PTX for an architecture <= it");
+    return;
+  }
+  std::string image = entry->payload;
+  if (entry->kind == fatbin::EntryKind::kPtx) image.push_back('\0');  // the driver reads PTX as a C string
+
+  ModuleRecord module;
+  std::string log;
+  if (!succeeded(ctx, ctx.gpu.moduleLoad(image.data(), &module.module, &log), reply, "cuModuleLoadData")) {
+    reply.set_error_detail("module load failed: " + log.substr(0, 2048));
+    return;
+  }
+  // The token is minted first so functions can name their module; the record is
+  // completed below and stored under the same token.
+  const Token moduleToken = ctx.session.modules.insert(module);
+  v1::ModuleLoaded* loaded = reply.mutable_module_loaded();
+  resolveFunctions(ctx, moduleToken, module, args, loaded);
+  resolveVariables(ctx, module, args, loaded);
+  ctx.session.modules.replace(moduleToken, std::move(module));
+  loaded->set_module(moduleToken);
+  SPDLOG_DEBUG("client {}: loaded module ({} functions, {} variables, sm_{} {})", ctx.session.id(),
+               args.function_names_size(), args.variable_names_size(), entry->smArch,
+               entry->kind == fatbin::EntryKind::kPtx ? "PTX" : "SASS");
+}
+
+void moduleUnload(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) {
+  auto module = ctx.session.modules.erase(request.module_unload().module());
+  if (!module) {
+    refuse(reply, cudaErrorInvalidResourceHandle, "unknown module handle");
+    return;
+  }
+  if (!succeeded(ctx, ctx.gpu.synchronizeContext(), reply, "cuCtxSynchronize")) return;
+  unloadModule(ctx.gpu, ctx.memory, ctx.session, *module);
+}
+
+void launchKernel(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) {
+  const auto& args = request.launch_kernel();
+  FunctionRecord function;
+  if (!resolveFunction(ctx, args.function(), &function, reply)) return;
+  if (args.params().size() != function.paramBufferSize) {
+    refuse(reply, cudaErrorInvalidValue, "kernel parameter block does not match the kernel's layout");
+    return;
+  }
+  CUstream stream = nullptr;
+  if (!resolveStream(ctx, args.stream(), &stream, reply)) return;
+  // The driver copies each parameter from these pointers at launch; they point into
+  // the request, which outlives the call.
+  std::vector<void*> pointers;
+  pointers.reserve(function.params.size());
+  auto* base = const_cast<char*>(args.params().data());
+  for (const ParamLayout& param : function.params) pointers.push_back(base + param.offset);
+  LaunchConfig config;
+  config.gridX = args.grid().x();
+  config.gridY = args.grid().y();
+  config.gridZ = args.grid().z();
+  config.blockX = args.block().x();
+  config.blockY = args.block().y();
+  config.blockZ = args.block().z();
+  config.sharedMemBytes = args.shared_mem_bytes();
+  succeeded(ctx, ctx.gpu.launchKernel(function.function, config, stream, pointers.data()), reply,
+            "cuLaunchKernel");
+}
+
+void funcGetAttributes(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) {
+  FunctionRecord function;
+  if (!resolveFunction(ctx, request.func_get_attributes().function(), &function, reply)) return;
+  auto get = [&](CUfunction_attribute attribute) {
+    int value = 0;
+    ctx.gpu.functionGetAttribute(attribute, function.function, &value);
+    return value;
+  };
+  v1::FuncAttributes* out = reply.mutable_func_attributes();
+  out->set_shared_size_bytes(static_cast<std::uint64_t>(get(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)));
+  out->set_const_size_bytes(static_cast<std::uint64_t>(get(CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES)));
+  out->set_local_size_bytes(static_cast<std::uint64_t>(get(CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)));
+  out->set_max_threads_per_block(get(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK));
+  out->set_num_regs(get(CU_FUNC_ATTRIBUTE_NUM_REGS));
+  out->set_ptx_version(get(CU_FUNC_ATTRIBUTE_PTX_VERSION));
+  out->set_binary_version(get(CU_FUNC_ATTRIBUTE_BINARY_VERSION));
+  out->set_cache_mode_ca(get(CU_FUNC_ATTRIBUTE_CACHE_MODE_CA));
+  out->set_max_dynamic_shared_size_bytes(get(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES));
+  out->set_preferred_shmem_carveout(get(CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT));
+  out->set_cluster_dim_must_be_set(get(CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET));
+  out->set_required_cluster_width(get(CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH));
+  out->set_required_cluster_height(get(CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT));
+  out->set_required_cluster_depth(get(CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH));
+  out->set_non_portable_cluster_size_allowed(get(CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED));
+  out->set_cluster_scheduling_policy_preference(get(CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE));
+}
+
+// The attributes a client may set (cudaFuncAttribute and CUfunction_attribute share numbering).
+bool isSettableAttribute(int attribute) {
+  switch (attribute) {
+    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
+    case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH:
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT:
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH:
+    case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED:
+    case CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+      return true;
+    default:
+      return false;
+  }
+}
+
+void funcSetAttribute(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) {
+  const auto& args = request.func_set_attribute();
+  FunctionRecord function;
+  if (!resolveFunction(ctx, args.function(), &function, reply)) return;
+  if (!isSettableAttribute(args.attribute())) {
+    refuse(reply, cudaErrorInvalidValue, "attribute cannot be set");
+    return;
+  }
+  succeeded(ctx,
+            ctx.gpu.functionSetAttribute(function.function, static_cast<CUfunction_attribute>(args.attribute()),
+                                         args.value()),
+            reply, "cuFuncSetAttribute");
+}
+
+void funcSetCacheConfig(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) {
+  const auto& args = request.func_set_cache_config();
+  FunctionRecord function;
+  if (!resolveFunction(ctx, args.function(), &function, reply)) return;
+  if (args.config() < CU_FUNC_CACHE_PREFER_NONE || args.config() > CU_FUNC_CACHE_PREFER_EQUAL) {
+    refuse(reply, cudaErrorInvalidValue, "unknown cache configuration");
+    return;
+  }
+  succeeded(ctx, ctx.gpu.functionSetCacheConfig(function.function, static_cast<CUfunc_cache>(args.config())),
+            reply, "cuFuncSetCacheConfig");
+}
+
+void occupancyMaxActiveBlocks(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) {
+  const auto& args = request.occupancy_max_active_blocks();
+  FunctionRecord function;
+  if (!resolveFunction(ctx, args.function(), &function, reply)) return;
+  if (args.block_size() <= 0) {
+    refuse(reply, cudaErrorInvalidValue, "block size must be positive");
+    return;
+  }
+  int blocks = 0;
+  if (!succeeded(ctx,
+                 ctx.gpu.occupancyMaxActiveBlocks(&blocks, function.function, args.block_size(),
+                                                  args.dynamic_smem_bytes(), args.flags()),
+                 reply, "cuOccupancyMaxActiveBlocksPerMultiprocessor")) {
+    return;
+  }
+  reply.mutable_block_count()->set_num_blocks(blocks);
+}
+
+}  // namespace
+
+void registerModuleHandlers(HandlerRegistry& registry) {
+  using Op = v1::CallRequest::OpCase;
+  registry.add(Op::kModuleLoad, moduleLoad);
+  registry.add(Op::kModuleUnload, moduleUnload);
+  registry.add(Op::kLaunchKernel, launchKernel);
+  registry.add(Op::kFuncGetAttributes, funcGetAttributes);
+  registry.add(Op::kFuncSetAttribute, funcSetAttribute);
+  registry.add(Op::kFuncSetCacheConfig, funcSetCacheConfig);
+  registry.add(Op::kOccupancyMaxActiveBlocks, occupancyMaxActiveBlocks);
+}
+
+}  // namespace agileos::worker

@@ -1,0 +1,71 @@
+// Streams. A stream exists for the client only as a token in its session's table.
+#include "worker/dispatcher.h"
+
+namespace agileos::worker {
+namespace {
+
+void streamCreate(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) {
+  const auto& args = request.stream_create();
+  if ((args.flags() & ~static_cast<unsigned>(CU_STREAM_NON_BLOCKING)) != 0) {
+    refuse(reply, cudaErrorInvalidValue, "unknown stream flags");
+    return;
+  }
+  CUstream stream = nullptr;
+  if (!succeeded(ctx, ctx.gpu.streamCreate(args.flags(), args.priority(), &stream), reply, "cuStreamCreate")) {
+    return;
+  }
+  const Token token = ctx.session.streams.insert({stream, args.flags(), args.priority()});
+  reply.mutable_token()->set_token(token);
+}
+
+void streamDestroy(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) {
+  auto record = ctx.session.streams.erase(request.stream_destroy().stream());
+  if (!record) {
+    refuse(reply, cudaErrorInvalidResourceHandle, "unknown stream handle");
+    return;
+  }
+  succeeded(ctx, ctx.gpu.streamDestroy(record->stream), reply, "cuStreamDestroy");
+}
+
+void streamSynchronize(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) {
+  CUstream stream = nullptr;
+  if (!resolveStream(ctx, request.stream_synchronize().stream(), &stream, reply)) return;
+  succeeded(ctx, ctx.gpu.streamSynchronize(stream), reply, "cuStreamSynchronize");
+}
+
+void streamQuery(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) {
+  CUstream stream = nullptr;
+  if (!resolveStream(ctx, request.stream_query().stream(), &stream, reply)) return;
+  const CUresult result = ctx.gpu.streamQuery(stream);
+  if (result == CUDA_ERROR_NOT_READY) {
+    reply.set_error(cudaErrorNotReady);  // a status, not a failure
+    return;
+  }
+  succeeded(ctx, result, reply, "cuStreamQuery");
+}
+
+void streamWaitEvent(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) {
+  const auto& args = request.stream_wait_event();
+  if ((args.flags() & ~static_cast<unsigned>(CU_EVENT_WAIT_EXTERNAL)) != 0) {
+    refuse(reply, cudaErrorInvalidValue, "unknown wait flags");
+    return;
+  }
+  CUstream stream = nullptr;
+  CUevent event = nullptr;
+  if (!resolveStream(ctx, args.stream(), &stream, reply)) return;
+  if (!resolveEvent(ctx, args.event(), &event, reply)) return;
+  succeeded(ctx, ctx.gpu.streamWaitEvent(stream, event, args.flags()), reply, "cuStreamWaitEvent");
+}
+
+}  // namespace
+
+void registerStreamHandlers(HandlerRegistry& registry) {
+  using Op = v1::CallRequest::OpCase;
+  registry.add(Op::kStreamCreate, streamCreate);
+  registry.add(Op::kStreamDestroy, streamDestroy);
+  registry.add(Op::kStreamSynchronize, streamSynchronize);
+  registry.add(Op::kStreamQuery, streamQuery);
+  registry.add(Op::kStreamWaitEvent, streamWaitEvent);
+}
+
+}  // namespace agileos::worker

@@ -1,0 +1,43 @@
+#include "worker/session_teardown.h"
+
+#include <spdlog/spdlog.h>
+
+namespace agileos::worker {
+
+void releaseStreamsAndEvents(GpuBackend& gpu, ClientSession& session) {
+  for (auto& [token, stream] : session.streams.drain()) gpu.streamDestroy(stream.stream);
+  for (auto& [token, event] : session.events.drain()) gpu.eventDestroy(event.event);
+}
+
+void releaseUserMemory(memmgr::MemoryManager& memory, ClientSession& session) {
+  memory.releaseClient(session.id());
+  // releaseClient forgets module globals too; the modules stay loaded, so their
+  // globals are registered again.
+  for (const auto& [token, module] : session.modules.snapshot()) {
+    for (const GlobalRange& global : module.globals) {
+      memory.registerModuleGlobal(session.id(), global.base, global.size);
+    }
+  }
+}
+
+void unloadModule(GpuBackend& gpu, memmgr::MemoryManager& memory, ClientSession& session,
+                  const ModuleRecord& module) {
+  for (Token function : module.functions) session.functions.erase(function);
+  for (const GlobalRange& global : module.globals) memory.forgetModuleGlobal(session.id(), global.base);
+  const CUresult result = gpu.moduleUnload(module.module);
+  if (result != CUDA_SUCCESS) spdlog::warn("client {}: cuModuleUnload failed ({})", session.id(), int(result));
+}
+
+void releaseSession(GpuBackend& gpu, memmgr::MemoryManager& memory, ClientSession& session) {
+  const CUresult sync = gpu.synchronizeContext();
+  if (sync != CUDA_SUCCESS) {
+    spdlog::warn("client {}: context synchronize at teardown failed ({}); releasing anyway", session.id(),
+                 int(sync));
+  }
+  releaseStreamsAndEvents(gpu, session);
+  for (auto& [token, module] : session.modules.drain()) unloadModule(gpu, memory, session, module);
+  session.functions.drain();
+  memory.releaseClient(session.id());
+}
+
+}  // namespace agileos::worker

@@ -1,0 +1,115 @@
+#include "worker/worker_process.h"
+
+#include <signal.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <charconv>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "worker/control_channel.h"
+#include "worker/transport/grpc_call_server.h"
+
+namespace agileos::worker {
+namespace {
+
+struct WorkerOptions {
+  int controlFd = -1;
+  std::string endpoint;
+  int device = 0;
+  std::string workerId = "0";
+  std::string logLevel = "info";
+};
+
+std::optional<int> parseInt(std::string_view text) {
+  int value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+bool parseOptions(int argc, char** argv, WorkerOptions* options, std::string* error) {
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    auto value = [&](std::string_view key) -> std::optional<std::string_view> {
+      if (!arg.starts_with(key) || arg.size() <= key.size() || arg[key.size()] != '=') return std::nullopt;
+      return arg.substr(key.size() + 1);
+    };
+    if (auto v = value("--control-fd")) {
+      auto fd = parseInt(*v);
+      if (!fd || *fd < 0) return (*error = "bad --control-fd", false);
+      options->controlFd = *fd;
+    } else if (auto v = value("--endpoint")) {
+      options->endpoint = *v;
+    } else if (auto v = value("--device")) {
+      auto device = parseInt(*v);
+      if (!device || *device < 0) return (*error = "bad --device", false);
+      options->device = *device;
+    } else if (auto v = value("--worker-id")) {
+      options->workerId = *v;
+    } else if (auto v = value("--log-level")) {
+      options->logLevel = *v;
+    } else {
+      *error = "unknown argument: " + std::string(arg);
+      return false;
+    }
+  }
+  if (options->controlFd < 0) return (*error = "--control-fd is required", false);
+  if (options->endpoint.empty()) return (*error = "--endpoint is required", false);
+  return true;
+}
+
+void configureLogging(const WorkerOptions& options) {
+  // Logs go to stderr: stdout carries device printf output (DeviceOutputCapture).
+  auto logger = spdlog::stderr_color_mt("worker-" + options.workerId);
+  spdlog::set_default_logger(logger);
+  spdlog::set_pattern("[%Y-%m-%d %H:%M:%S.%e] [%n] [%l] %v");
+  spdlog::set_level(spdlog::level::from_str(options.logLevel));
+}
+
+}  // namespace
+
+int runWorkerProcess(int argc, char** argv, std::unique_ptr<GpuBackend> backend) {
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the daemon
+  ::signal(SIGPIPE, SIG_IGN);
+  WorkerOptions options;
+  std::string error;
+  if (!parseOptions(argc, argv, &options, &error)) {
+    std::fprintf(stderr, "agileos-worker: %s\n", error.c_str());
+    return 2;
+  }
+  configureLogging(options);
+  ControlChannel control(options.controlFd);
+  auto fail = [&](const std::string& reason) {
+    spdlog::error("start-up failed: {}", reason);
+    control.sendFailed(reason);
+    return 1;
+  };
+
+  DeviceOutputCapture output;
+  if (!output.start()) spdlog::warn("cannot capture device printf output; it will go to the worker's stdout");
+
+  if (backend->init(options.device, &error) != CUDA_SUCCESS) return fail(error);
+  auto memory = memmgr::MemoryManager::create(*backend, &error);
+  if (!memory) return fail("memory manager: " + error);
+
+  WorkerRuntime runtime(*backend, *memory, &output, &control);
+  GrpcCallServer server(runtime);
+  if (!server.start(options.endpoint, &error)) return fail(error);
+  spdlog::info("ready on {} (device {}: {})", options.endpoint, options.device, backend->device().name);
+  if (!control.sendReady(options.endpoint, options.device, backend->device().name)) return 1;
+
+  control.serve(runtime);
+
+  server.shutdown();
+  runtime.releaseAll();
+  spdlog::info("exiting");
+  return 0;
+}
+
+}  // namespace agileos::worker

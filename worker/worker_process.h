@@ -1,0 +1,20 @@
+// The worker process: command line, start-up order and shutdown, independent of
+// which GpuBackend it drives (the real one in agileos-worker, a fake in tests).
+//
+// Command line (written by the daemon, see scheduler/):
+//   --control-fd=N --endpoint=unix:PATH --device=D --worker-id=ID [--log-level=L]
+//
+// Start-up order: capture stdout for device printf, create the context, reserve
+// the memory layout, listen for calls, then report ready. Any failure is
+// reported to the daemon as WorkerFailed with its reason, and the process exits 1.
+#pragma once
+
+#include <memory>
+
+#include "worker/backend/gpu_backend.h"
+
+namespace agileos::worker {
+
+int runWorkerProcess(int argc, char** argv, std::unique_ptr<GpuBackend> backend);
+
+}  // namespace agileos::worker

@@ -1,0 +1,77 @@
+#include "worker/worker_runtime.h"
+
+#include <spdlog/spdlog.h>
+
+#include "worker/session_teardown.h"
+
+namespace agileos::worker {
+
+WorkerRuntime::WorkerRuntime(GpuBackend& gpu, memmgr::MemoryManager& memory, DeviceOutputCapture* output,
+                             TaintListener* taint)
+    : gpu_(gpu), memory_(memory), output_(output), taint_(taint) {}
+
+bool WorkerRuntime::attach(ClientId client, const std::string& sessionToken) {
+  if (sessionToken.empty()) return false;
+  std::lock_guard lock(mutex_);
+  if (clients_.contains(client) || byToken_.contains(sessionToken)) return false;
+  clients_.emplace(client, Attached{std::make_shared<ClientSession>(client, sessionToken),
+                                    std::make_shared<std::shared_mutex>()});
+  byToken_.emplace(sessionToken, client);
+  spdlog::info("client {} attached", client);
+  return true;
+}
+
+bool WorkerRuntime::release(ClientId client) {
+  Attached attached;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = clients_.find(client);
+    if (it == clients_.end()) return false;
+    attached = it->second;
+    byToken_.erase(attached.session->sessionToken());
+    clients_.erase(it);
+  }
+  attached.session->closing = true;
+  std::unique_lock gate(*attached.gate);  // waits for calls in flight
+  releaseSession(gpu_, memory_, *attached.session);
+  spdlog::info("client {} released", client);
+  return true;
+}
+
+void WorkerRuntime::releaseAll() {
+  std::vector<ClientId> ids;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& [id, attached] : clients_) ids.push_back(id);
+  }
+  for (ClientId id : ids) release(id);
+}
+
+std::optional<WorkerRuntime::Attached> WorkerRuntime::findByToken(const std::string& token) const {
+  std::lock_guard lock(mutex_);
+  auto it = byToken_.find(token);
+  if (it == byToken_.end()) return std::nullopt;
+  return clients_.at(it->second);
+}
+
+WorkerRuntime::CallStatus WorkerRuntime::call(const std::string& sessionToken, const v1::CallRequest& request,
+                                              v1::CallReply& reply) {
+  auto attached = findByToken(sessionToken);
+  if (!attached) return CallStatus::kUnauthenticated;
+  std::shared_lock gate(*attached->gate);
+  if (attached->session->closing) return CallStatus::kUnauthenticated;
+  CallContext ctx{gpu_, memory_, *attached->session, taint_};
+  dispatcher_.dispatch(ctx, request, reply);
+  if (output_ != nullptr) {
+    std::string printed = output_->take();
+    if (!printed.empty()) reply.set_device_output(std::move(printed));
+  }
+  return CallStatus::kOk;
+}
+
+std::size_t WorkerRuntime::clientCount() const {
+  std::lock_guard lock(mutex_);
+  return clients_.size();
+}
+
+}  // namespace agileos::worker

@@ -1,0 +1,63 @@
+// WorkerRuntime: the transport-independent core of a worker.
+//
+// It owns the attached clients' sessions (keyed by ClientId; a worker may
+// serve several clients, each fenced by its own tables and allocations),
+// authenticates each call by its session token, dispatches it, and attaches
+// captured device output to the reply.
+//
+// Thread-safety: all methods are safe to call concurrently. A call and the
+// release of its session never overlap: calls hold the session's gate shared,
+// release holds it exclusively.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+
+#include "worker/call_context.h"
+#include "worker/device_output.h"
+#include "worker/dispatcher.h"
+
+namespace agileos::worker {
+
+class WorkerRuntime {
+ public:
+  WorkerRuntime(GpuBackend& gpu, memmgr::MemoryManager& memory, DeviceOutputCapture* output,
+                TaintListener* taint);
+
+  // Returns false if the client id or token is already attached.
+  bool attach(ClientId client, const std::string& sessionToken);
+  // Releases everything the client holds; returns false if it was not attached.
+  bool release(ClientId client);
+  // Releases every attached client (worker shutdown).
+  void releaseAll();
+
+  enum class CallStatus { kOk, kUnauthenticated };
+  // Authenticates `sessionToken`, then runs the request. The reply is complete
+  // (including a refusal) whenever kOk is returned.
+  CallStatus call(const std::string& sessionToken, const v1::CallRequest& request, v1::CallReply& reply);
+
+  std::size_t clientCount() const;
+
+ private:
+  struct Attached {
+    std::shared_ptr<ClientSession> session;
+    std::shared_ptr<std::shared_mutex> gate;
+  };
+  std::optional<Attached> findByToken(const std::string& token) const;
+
+  GpuBackend& gpu_;
+  memmgr::MemoryManager& memory_;
+  DeviceOutputCapture* output_;
+  TaintListener* taint_;
+  Dispatcher dispatcher_;
+
+  mutable std::mutex mutex_;
+  std::map<ClientId, Attached> clients_;
+  std::unordered_map<std::string, ClientId> byToken_;
+};
+
+}  // namespace agileos::worker
