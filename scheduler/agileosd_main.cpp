@@ -1,0 +1,111 @@
+// agileosd: the AgileOS daemon. Parses the command line and config, starts DaemonServer, and
+// waits for SIGTERM/SIGINT to stop it. Exit status: 0 after a clean stop (and for a valid
+// --check-config), 1 for an invalid config or a failed start, 2 for a bad command line.
+#include <fcntl.h>
+#include <signal.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "scheduler/command_line.h"
+#include "scheduler/daemon_config.h"
+#include "scheduler/daemon_service.h"
+#include "scheduler/runtime_files.h"
+
+namespace {
+
+using namespace agileos::scheduler;
+
+void printErrors(const std::vector<std::string>& errors) {
+  for (const std::string& error : errors) std::fprintf(stderr, "agileosd: %s\n", error.c_str());
+}
+
+// Descriptors 0-2 must be open, or a socket created later could land on one of them and be
+// handed to workers as their stdin/stdout/stderr.
+void ensureStandardDescriptorsOpen() {
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (::fcntl(fd, F_GETFD) < 0 && errno == EBADF) ::open("/dev/null", O_RDWR);
+  }
+}
+
+std::string workerExecutableProblem(const std::string& path) {
+  if (::access(path.c_str(), X_OK) == 0) return "";
+  return "worker.executable: " + path + " is not an executable file (" + std::strerror(errno) + ")";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CommandLine command_line;
+  std::string error;
+  if (!parseCommandLine(std::vector<std::string>(argv + 1, argv + argc), &command_line, &error)) {
+    std::fprintf(stderr, "agileosd: %s\n%s", error.c_str(), usageText());
+    return 2;
+  }
+  if (command_line.help) {
+    std::fputs(usageText(), stdout);
+    return 0;
+  }
+
+  DaemonConfig config;
+  if (command_line.config_path) {
+    ConfigResult loaded = loadDaemonConfig(*command_line.config_path);
+    if (!loaded.ok()) {
+      std::fprintf(stderr, "agileosd: invalid config %s:\n", command_line.config_path->c_str());
+      printErrors(loaded.errors);
+      return 1;
+    }
+    config = *loaded.config;
+  }
+  if (std::vector<std::string> errors = applyOverrides(command_line, &config); !errors.empty()) {
+    printErrors(errors);
+    return 1;
+  }
+  const std::string worker_executable =
+      resolveWorkerExecutable(config.worker.executable, currentExecutableDir());
+
+  if (command_line.check_config) {
+    if (std::string problem = workerExecutableProblem(worker_executable); !problem.empty()) {
+      printErrors({problem});
+      return 1;
+    }
+    std::printf("%s\n", toJsonText(config).c_str());
+    std::fprintf(stderr, "agileosd: config OK\n");
+    return 0;
+  }
+
+  ensureStandardDescriptorsOpen();
+  spdlog::set_default_logger(spdlog::stderr_color_mt("agileosd"));
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e [%l] %v");
+  spdlog::set_level(spdlog::level::from_str(config.log_level));
+  if (std::string problem = workerExecutableProblem(worker_executable); !problem.empty()) {
+    spdlog::warn("{}; clients will be refused until it exists", problem);
+  }
+
+  // SIGTERM/SIGINT are taken synchronously by sigwait() below. Blocked before any thread exists,
+  // so every thread inherits the mask and none of them is interrupted by these signals.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  ::pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  ::signal(SIGPIPE, SIG_IGN);
+
+  DaemonServer server(serverOptionsFromConfig(config, worker_executable));
+  if (!server.start(&error)) {
+    spdlog::critical("cannot start: {}", error);
+    return 1;
+  }
+  int received = 0;
+  while (::sigwait(&stop_signals, &received) != 0) {
+  }
+  spdlog::info("received SIG{}; shutting down", ::sigabbrev_np(received));
+  server.stop();
+  return 0;
+}

@@ -1,0 +1,165 @@
+#include "scheduler/client_session.h"
+
+#include <spdlog/spdlog.h>
+
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "scheduler/session_token.h"
+
+namespace agileos::scheduler {
+namespace {
+
+using agileos::v1::Refusal;
+using agileos::v1::SessionDown;
+using agileos::v1::SessionUp;
+
+// Hello.program is untrusted text; it only ever reaches the log, one printable line.
+std::string loggable(const std::string& text) {
+  constexpr std::size_t kMax = 128;
+  std::string out;
+  for (char ch : text.substr(0, kMax)) {
+    const auto byte = static_cast<unsigned char>(ch);
+    out += (byte < 0x20 || byte >= 0x7f) ? '?' : ch;
+  }
+  if (text.size() > kMax) out += "...";
+  return out;
+}
+
+Refusal::Reason toProto(RefusalKind kind) {
+  switch (kind) {
+    case RefusalKind::kBusy:
+      return Refusal::BUSY;
+    case RefusalKind::kInternal:
+      return Refusal::INTERNAL;
+    case RefusalKind::kShuttingDown:
+      return Refusal::INTERNAL;
+  }
+  return Refusal::INTERNAL;
+}
+
+bool writeRefusal(SessionStream& stream, Refusal::Reason reason, const std::string& message) {
+  SessionDown down;
+  down.mutable_refusal()->set_reason(reason);
+  down.mutable_refusal()->set_message(message);
+  return stream.write(down);
+}
+
+// Which of the two ways a session can end came first, and why.
+class SessionEndSignal {
+ public:
+  // From the pool's SessionEndedCallback (supervisor thread, pool lock held): record and wake only.
+  void workerEnded(const std::string& reason) {
+    std::lock_guard lock(mu_);
+    if (!worker_end_reason_) worker_end_reason_ = reason;
+    cv_.notify_all();
+  }
+
+  void streamEnded() {
+    std::lock_guard lock(mu_);
+    stream_ended_ = true;
+    cv_.notify_all();
+  }
+
+  // Blocks until one of the two happens. The worker's end reason if that came while the stream
+  // was still open; nullopt if the stream ended.
+  std::optional<std::string> waitForWorkerEnd() {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return stream_ended_ || worker_end_reason_.has_value(); });
+    if (stream_ended_) return std::nullopt;
+    return worker_end_reason_;
+  }
+
+  bool waitForStreamEnd(std::chrono::milliseconds timeout) {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, timeout, [&] { return stream_ended_; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stream_ended_ = false;
+  std::optional<std::string> worker_end_reason_;
+};
+
+}  // namespace
+
+void SessionRunner::run(SessionStream& stream) {
+  SessionUp up;
+  if (!stream.read(&up)) {
+    spdlog::debug("session from {}: ended before Hello", stream.peer());
+    return;
+  }
+  if (!up.has_hello()) {
+    spdlog::info("session from {}: refused: first message is not Hello", stream.peer());
+    writeRefusal(stream, Refusal::BAD_REQUEST, "the first message of a Session must be Hello");
+    return;
+  }
+  const agileos::v1::Hello& hello = up.hello();
+  if (hello.protocol_version() != agileos::v1::PROTOCOL_VERSION_CURRENT) {
+    const std::string message = "client speaks protocol version " + std::to_string(hello.protocol_version()) +
+                                "; this daemon speaks version " +
+                                std::to_string(agileos::v1::PROTOCOL_VERSION_CURRENT);
+    spdlog::info("session from {}: refused: {}", stream.peer(), message);
+    writeRefusal(stream, Refusal::VERSION_MISMATCH, message);
+    return;
+  }
+
+  const ClientId client = next_client_id_.fetch_add(1);
+  const std::string program = loggable(hello.program());
+  std::optional<std::string> token = mintSessionToken();
+  if (!token) {
+    spdlog::error("client {}: cannot read random bytes for a session token", client);
+    writeRefusal(stream, Refusal::INTERNAL, "the daemon cannot mint a session token");
+    return;
+  }
+  spdlog::info("client {}: hello from {} (program '{}', claims pid {})", client, stream.peer(), program,
+               hello.pid());
+
+  SessionEndSignal end_signal;
+  const AcquireResult placed = pool_.acquire(
+      client, *token, [&end_signal](const std::string& reason) { end_signal.workerEnded(reason); });
+  if (!placed.assigned) {
+    writeRefusal(stream, toProto(placed.refusal), placed.message);
+    return;
+  }
+
+  SessionDown down;
+  agileos::v1::Assignment* assignment = down.mutable_assignment();
+  assignment->set_protocol_version(agileos::v1::PROTOCOL_VERSION_CURRENT);
+  assignment->set_worker_endpoint(placed.endpoint);
+  assignment->set_session_token(*token);
+  assignment->set_client_id(client);
+  if (!stream.write(down)) {
+    spdlog::info("client {}: gone before its assignment could be sent", client);
+    pool_.release(client);
+    return;
+  }
+  spdlog::info("client {}: assigned worker {} at {}", client, placed.worker, placed.endpoint);
+
+  // The watcher tells the client when its worker goes away; this thread waits for the client.
+  std::thread watcher([&] {
+    const std::optional<std::string> reason = end_signal.waitForWorkerEnd();
+    if (!reason) return;
+    SessionDown ended;
+    ended.mutable_ended()->set_reason(*reason);
+    stream.write(ended);
+    if (!end_signal.waitForStreamEnd(options_.end_grace)) {
+      spdlog::info("client {}: did not close its session within {} ms of SessionEnded; cancelling", client,
+                   options_.end_grace.count());
+      stream.cancel();
+    }
+  });
+  while (stream.read(&up)) {
+    spdlog::warn("client {}: sent a message after Hello; ending its session", client);
+    stream.cancel();
+  }
+  end_signal.streamEnded();
+  watcher.join();
+  pool_.release(client);
+  spdlog::info("client {}: session closed", client);
+}
+
+}  // namespace agileos::scheduler

@@ -1,0 +1,46 @@
+// SessionRunner: the daemon's side of one client's Session stream, from Hello to release.
+//
+//   1. The first message must be Hello with protocol_version == PROTOCOL_VERSION_CURRENT
+//      (else Refusal BAD_REQUEST / VERSION_MISMATCH). A stream that ends before Hello costs
+//      nothing: no id, no token, no worker.
+//   2. A client id (monotonic) and a 32-byte session token are minted and the pool places and
+//      attaches the client; the answer is exactly one Assignment or Refusal.
+//   3. The stream then stays open. When the client ends it (exit, crash, half-close), the
+//      client is released. When the client's worker dies or the daemon stops, the client gets
+//      SessionEnded{reason} and `end_grace` to close its side before the stream is cancelled.
+//      Any further message from the client is a protocol violation and cancels the stream.
+//   Every path that placed the client ends with WorkerPool::release().
+//
+// Thread-safety: run() may be called concurrently for different streams. Each run() uses the
+// calling thread plus one watcher thread while the client is assigned.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+
+#include "scheduler/ids.h"
+#include "scheduler/session_stream.h"
+#include "scheduler/worker_pool.h"
+
+namespace agileos::scheduler {
+
+struct SessionOptions {
+  // After SessionEnded is sent, how long the client has to close its side of the stream.
+  std::chrono::milliseconds end_grace{2000};
+};
+
+class SessionRunner {
+ public:
+  // `pool` must outlive every run() call.
+  SessionRunner(WorkerPool& pool, SessionOptions options) : pool_(pool), options_(options) {}
+
+  // Serves one stream until it is over.
+  void run(SessionStream& stream);
+
+ private:
+  WorkerPool& pool_;
+  const SessionOptions options_;
+  std::atomic<ClientId> next_client_id_{1};
+};
+
+}  // namespace agileos::scheduler

@@ -1,0 +1,353 @@
+#include "scheduler/daemon_config.h"
+
+#include <array>
+#include <cstdint>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+namespace agileos::scheduler {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::array<std::string_view, 5> kLogLevels = {"trace", "debug", "info", "warn", "error"};
+constexpr std::array<std::string_view, 1> kPlacements = {"dedicated"};
+// Flags the daemon itself puts on every worker command line; worker.args must not repeat them.
+constexpr std::array<std::string_view, 5> kDaemonOwnedWorkerFlags = {"--control-fd", "--endpoint", "--device",
+                                                                     "--worker-id", "--log-level"};
+constexpr std::int64_t kMaxWorkersLimit = 1024;
+constexpr std::int64_t kMaxStartTimeoutMs = 3600 * 1000;
+
+std::string joinPath(const std::string& parent, std::string_view key) {
+  return parent.empty() ? std::string(key) : parent + "." + std::string(key);
+}
+
+// A short, quoted rendering of a JSON value for error messages.
+std::string describe(const json& value) {
+  constexpr std::size_t kMaxShown = 40;
+  switch (value.type()) {
+    case json::value_t::string: {
+      std::string text = value.get<std::string>();
+      if (text.size() > kMaxShown) text = text.substr(0, kMaxShown) + "...";
+      return json(text).dump() + " (a string)";
+    }
+    case json::value_t::object:
+      return "an object";
+    case json::value_t::array:
+      return "an array";
+    case json::value_t::null:
+      return "null";
+    case json::value_t::boolean:
+      return value.dump() + " (a boolean)";
+    case json::value_t::number_float:
+      return value.dump() + " (not an integer)";
+    default:
+      return value.dump();
+  }
+}
+
+template <std::size_t N>
+std::string listOf(const std::array<std::string_view, N>& names) {
+  std::string out;
+  for (std::string_view name : names) out += (out.empty() ? "" : "|") + std::string(name);
+  return out;
+}
+
+template <std::size_t N>
+bool contains(const std::array<std::string_view, N>& names, std::string_view value) {
+  for (std::string_view name : names) {
+    if (name == value) return true;
+  }
+  return false;
+}
+
+std::string checkAbsolutePath(std::string_view value, std::size_t max_bytes) {
+  if (value.empty() || value.front() != '/') return "expected an absolute path";
+  if (value.find('\0') != std::string_view::npos) return "must not contain NUL characters";
+  if (value.size() > max_bytes) {
+    return "path is " + std::to_string(value.size()) + " bytes; at most " + std::to_string(max_bytes) +
+           " fit in a unix socket address";
+  }
+  return "";
+}
+
+// Reads the members of one JSON object into typed fields. Records an error for every
+// member that is missing the expected type or range, and (on finish()) for every member
+// that no read*() call claimed.
+class ObjectReader {
+ public:
+  ObjectReader(const json& object, std::string path, std::vector<std::string>* errors)
+      : object_(object), path_(std::move(path)), errors_(errors) {}
+
+  void readString(std::string_view key, std::string* out, std::string (*check)(std::string_view) = nullptr) {
+    const json* value = claim(key);
+    if (value == nullptr) return;
+    if (!value->is_string()) return fail(key, "expected a string, got " + describe(*value));
+    std::string text = value->get<std::string>();
+    if (check != nullptr) {
+      if (std::string problem = check(text); !problem.empty()) return fail(key, problem);
+    }
+    *out = std::move(text);
+  }
+
+  template <typename T>
+  void readInteger(std::string_view key, std::int64_t min, std::int64_t max, T* out) {
+    const json* value = claim(key);
+    if (value == nullptr) return;
+    const std::string expected =
+        "expected an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "], got ";
+    if (!value->is_number_integer()) return fail(key, expected + describe(*value));
+    // Unsigned values above INT64_MAX are out of every range we accept.
+    if (value->is_number_unsigned() &&
+        value->get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+      return fail(key, expected + value->dump());
+    }
+    const std::int64_t number = value->get<std::int64_t>();
+    if (number < min || number > max) return fail(key, expected + value->dump());
+    *out = static_cast<T>(number);
+  }
+
+  void readStringArray(std::string_view key, std::vector<std::string>* out,
+                       std::string (*check)(std::string_view) = nullptr) {
+    const json* value = claim(key);
+    if (value == nullptr) return;
+    if (!value->is_array()) return fail(key, "expected an array of strings, got " + describe(*value));
+    std::vector<std::string> items;
+    bool all_ok = true;
+    for (std::size_t i = 0; i < value->size(); ++i) {
+      const std::string item_key = std::string(key) + "[" + std::to_string(i) + "]";
+      const json& item = (*value)[i];
+      if (!item.is_string()) {
+        fail(item_key, "expected a string, got " + describe(item));
+        all_ok = false;
+        continue;
+      }
+      std::string text = item.get<std::string>();
+      if (check != nullptr) {
+        if (std::string problem = check(text); !problem.empty()) {
+          fail(item_key, problem);
+          all_ok = false;
+          continue;
+        }
+      }
+      items.push_back(std::move(text));
+    }
+    if (all_ok) *out = std::move(items);
+  }
+
+  // The nested object under `key`, or nullptr if absent or not an object (an error then).
+  const json* readObject(std::string_view key) {
+    const json* value = claim(key);
+    if (value == nullptr) return nullptr;
+    if (!value->is_object()) {
+      fail(key, "expected an object, got " + describe(*value));
+      return nullptr;
+    }
+    return value;
+  }
+
+  std::string childPath(std::string_view key) const { return joinPath(path_, key); }
+
+  // Reports every member no read*() call asked for.
+  void finish() {
+    for (const auto& [key, value] : object_.items()) {
+      if (claimed_.count(key) != 0) continue;
+      std::string known;
+      for (const std::string& name : claimed_order_) known += (known.empty() ? "" : ", ") + name;
+      fail(key, "unknown key (expected one of: " + known + ")");
+    }
+  }
+
+ private:
+  const json* claim(std::string_view key) {
+    claimed_.emplace(key);
+    claimed_order_.emplace_back(key);
+    auto it = object_.find(key);
+    return it == object_.end() ? nullptr : &*it;
+  }
+
+  void fail(std::string_view key, const std::string& problem) {
+    errors_->push_back(joinPath(path_, key) + ": " + problem);
+  }
+
+  const json& object_;
+  std::string path_;
+  std::vector<std::string>* errors_;
+  std::set<std::string, std::less<>> claimed_;
+  std::vector<std::string> claimed_order_;
+};
+
+std::string checkPlacement(std::string_view value) {
+  if (contains(kPlacements, value)) return "";
+  return "expected one of " + listOf(kPlacements) + ", got " + json(std::string(value)).dump();
+}
+
+std::string checkRuntimeDir(std::string_view value) { return checkAbsolutePath(value, kMaxRuntimeDirBytes); }
+
+std::string checkExecutable(std::string_view value) {
+  if (value.empty()) return "expected a non-empty path";
+  if (value.find('\0') != std::string_view::npos) return "must not contain NUL characters";
+  return "";
+}
+
+std::string checkWorkerArg(std::string_view value) {
+  if (value.find('\0') != std::string_view::npos) return "must not contain NUL characters";
+  for (std::string_view flag : kDaemonOwnedWorkerFlags) {
+    if (value == flag ||
+        (value.size() > flag.size() && value.substr(0, flag.size()) == flag && value[flag.size()] == '=')) {
+      return std::string(flag) + " is set by the daemon and must not appear in worker.args";
+    }
+  }
+  return "";
+}
+
+// Reports keys that appear twice in one object (the JSON library would silently keep the last).
+class DuplicateKeyDetector {
+ public:
+  explicit DuplicateKeyDetector(std::vector<std::string>* errors) : errors_(errors) {}
+
+  bool operator()(int /*depth*/, json::parse_event_t event, json& parsed) {
+    switch (event) {
+      case json::parse_event_t::object_start:
+        frames_.push_back({childPath(), true, {}, {}});
+        break;
+      case json::parse_event_t::array_start:
+        frames_.push_back({childPath(), false, {}, {}});
+        break;
+      case json::parse_event_t::object_end:
+      case json::parse_event_t::array_end:
+        if (!frames_.empty()) frames_.pop_back();
+        break;
+      case json::parse_event_t::key: {
+        if (frames_.empty()) break;
+        Frame& frame = frames_.back();
+        frame.last_key = parsed.get<std::string>();
+        if (!frame.keys.insert(frame.last_key).second) {
+          errors_->push_back(joinPath(frame.path, frame.last_key) + ": duplicate key");
+        }
+        break;
+      }
+      case json::parse_event_t::value:
+        break;
+    }
+    return true;
+  }
+
+ private:
+  struct Frame {
+    std::string path;
+    bool is_object;
+    std::set<std::string> keys;
+    std::string last_key;
+  };
+
+  std::string childPath() const {
+    if (frames_.empty()) return "";
+    const Frame& parent = frames_.back();
+    return parent.is_object ? joinPath(parent.path, parent.last_key) : parent.path + "[]";
+  }
+
+  std::vector<std::string>* errors_;
+  std::vector<Frame> frames_;
+};
+
+}  // namespace
+
+std::string checkLogLevel(std::string_view value) {
+  if (contains(kLogLevels, value)) return "";
+  return "expected one of " + listOf(kLogLevels) + ", got " + json(std::string(value)).dump();
+}
+
+std::string checkSocketPath(std::string_view value) {
+  return checkAbsolutePath(value, kMaxUnixSocketPathBytes);
+}
+
+std::vector<std::string> checkConsistency(const DaemonConfig& config) {
+  std::vector<std::string> errors;
+  if (config.worker.prestart > config.worker.max_workers) {
+    errors.push_back("worker.prestart: " + std::to_string(config.worker.prestart) +
+                     " ready workers cannot be kept with worker.max_workers = " +
+                     std::to_string(config.worker.max_workers));
+  }
+  return errors;
+}
+
+ConfigResult parseDaemonConfig(std::string_view json_text) {
+  ConfigResult result;
+  json root;
+  try {
+    root = json::parse(json_text.begin(), json_text.end(), DuplicateKeyDetector(&result.errors),
+                       /*allow_exceptions=*/true, /*ignore_comments=*/true);
+  } catch (const json::parse_error& error) {
+    result.errors.push_back(std::string("invalid JSON: ") + error.what());
+    return result;
+  }
+  if (!root.is_object()) {
+    result.errors.push_back("(root): expected a JSON object, got " + describe(root));
+    return result;
+  }
+
+  DaemonConfig config;
+  ObjectReader top(root, "", &result.errors);
+  top.readString("socket_path", &config.socket_path, checkSocketPath);
+  top.readString("runtime_dir", &config.runtime_dir, checkRuntimeDir);
+  top.readString("log_level", &config.log_level, checkLogLevel);
+  top.readString("placement", &config.placement, checkPlacement);
+  if (const json* worker = top.readObject("worker"); worker != nullptr) {
+    WorkerConfig& w = config.worker;
+    ObjectReader reader(*worker, top.childPath("worker"), &result.errors);
+    reader.readString("executable", &w.executable, checkExecutable);
+    reader.readInteger("device", 0, std::numeric_limits<int>::max(), &w.device);
+    reader.readInteger("prestart", 0, kMaxWorkersLimit, &w.prestart);
+    reader.readInteger("max_workers", 1, kMaxWorkersLimit, &w.max_workers);
+    reader.readInteger("start_timeout_ms", 1, kMaxStartTimeoutMs, &w.start_timeout_ms);
+    reader.readStringArray("args", &w.args, checkWorkerArg);
+    reader.finish();
+  }
+  top.finish();
+
+  if (result.errors.empty()) {
+    for (std::string& error : checkConsistency(config)) result.errors.push_back(std::move(error));
+  }
+  if (result.errors.empty()) result.config = std::move(config);
+  return result;
+}
+
+ConfigResult loadDaemonConfig(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    ConfigResult result;
+    result.errors.push_back(path + ": cannot open the config file");
+    return result;
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) {
+    ConfigResult result;
+    result.errors.push_back(path + ": cannot read the config file");
+    return result;
+  }
+  return parseDaemonConfig(text.str());
+}
+
+std::string toJsonText(const DaemonConfig& config) {
+  const json out = {
+      {"socket_path", config.socket_path},
+      {"runtime_dir", config.runtime_dir},
+      {"log_level", config.log_level},
+      {"placement", config.placement},
+      {"worker",
+       {{"executable", config.worker.executable},
+        {"device", config.worker.device},
+        {"prestart", config.worker.prestart},
+        {"max_workers", config.worker.max_workers},
+        {"start_timeout_ms", config.worker.start_timeout_ms},
+        {"args", config.worker.args}}},
+  };
+  return out.dump(2);
+}
+
+}  // namespace agileos::scheduler

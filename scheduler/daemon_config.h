@@ -1,0 +1,69 @@
+// DaemonConfig: the agileosd configuration file (JSON), parsed and validated.
+//
+// Every field is optional; the defaults below are the documented defaults
+// (docs/operations.md repeats them). Parsing is strict: an unknown key, a value of
+// the wrong type or a value out of range is an error naming the key path
+// ("worker.max_workers") and what was expected, so a typo never passes silently.
+// `//` and `/* */` comments are accepted in the file.
+//
+// Thread-safety: plain functions and values; no shared state.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace agileos::scheduler {
+
+// Longest path bind() accepts for a unix socket (sizeof(sockaddr_un::sun_path) - 1).
+inline constexpr std::size_t kMaxUnixSocketPathBytes = 107;
+// Longest runtime_dir that leaves room for "/worker-<20 digits>.sock" in kMaxUnixSocketPathBytes.
+inline constexpr std::size_t kMaxRuntimeDirBytes = kMaxUnixSocketPathBytes - 33;
+
+struct WorkerConfig {
+  // Worker binary. A relative path is resolved against the directory of the agileosd binary
+  // (see resolveWorkerExecutable in runtime_files.h).
+  std::string executable = "agileos-worker";
+  int device = 0;                          // CUDA device ordinal the workers open
+  std::uint32_t prestart = 1;              // ready workers kept waiting for clients (<= max_workers)
+  std::uint32_t max_workers = 4;           // hard cap on worker processes; beyond it clients are refused BUSY
+  std::uint32_t start_timeout_ms = 60000;  // a worker not ready by then is killed and counted as failed
+  std::vector<std::string> args;           // appended to every worker command line
+};
+
+struct DaemonConfig {
+  std::string socket_path = "/run/agileos/agileosd.sock";
+  std::string runtime_dir = "/run/agileos";  // worker sockets: <runtime_dir>/worker-<id>.sock
+  std::string log_level = "info";            // trace|debug|info|warn|error
+  std::string placement = "dedicated";       // the only policy so far
+  WorkerConfig worker;
+};
+
+// Either a valid config or at least one error; each error reads "<key path>: <problem>".
+struct ConfigResult {
+  std::optional<DaemonConfig> config;
+  std::vector<std::string> errors;
+
+  bool ok() const { return config.has_value(); }
+};
+
+// Parses and validates JSON text. Never throws.
+ConfigResult parseDaemonConfig(std::string_view json_text);
+
+// Reads `path` and parses it. An unreadable file is an error naming the path.
+ConfigResult loadDaemonConfig(const std::string& path);
+
+// The effective config as JSON (every field, defaults included), for --check-config.
+std::string toJsonText(const DaemonConfig& config);
+
+// Field validators shared with the command-line overrides. Each returns an empty string when
+// `value` is acceptable, else the problem (without the key path).
+std::string checkLogLevel(std::string_view value);
+std::string checkSocketPath(std::string_view value);
+
+// Cross-field checks that must hold after overrides are applied (e.g. prestart <= max_workers).
+std::vector<std::string> checkConsistency(const DaemonConfig& config);
+
+}  // namespace agileos::scheduler

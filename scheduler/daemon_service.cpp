@@ -1,0 +1,170 @@
+#include "scheduler/daemon_service.h"
+
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/resource_quota.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <condition_variable>
+#include <cstring>
+#include <mutex>
+
+#include "agileos/v1/client_api.grpc.pb.h"
+#include "scheduler/dedicated_placement.h"
+#include "scheduler/runtime_files.h"
+#include "scheduler/session_stream.h"
+
+namespace agileos::scheduler {
+namespace {
+
+using agileos::v1::SessionDown;
+using agileos::v1::SessionUp;
+
+// Hello is tiny; anything bigger from an untrusted client is refused by gRPC before parsing.
+constexpr int kMaxSessionMessageBytes = 64 * 1024;
+
+// The only place a Session stream's gRPC types appear.
+class GrpcSessionStream final : public SessionStream {
+ public:
+  GrpcSessionStream(grpc::ServerContext* context, grpc::ServerReaderWriter<SessionDown, SessionUp>* stream)
+      : context_(context), stream_(stream) {}
+
+  bool read(SessionUp* message) override { return stream_->Read(message); }
+  bool write(const SessionDown& message) override { return stream_->Write(message); }
+  void cancel() override { context_->TryCancel(); }
+  std::string peer() const override { return context_->peer(); }
+
+ private:
+  grpc::ServerContext* context_;
+  grpc::ServerReaderWriter<SessionDown, SessionUp>* stream_;
+};
+
+std::unique_ptr<PlacementPolicy> makePlacementPolicy(const std::string& name) {
+  if (name == "dedicated") return std::make_unique<DedicatedPlacement>();
+  return nullptr;
+}
+
+}  // namespace
+
+// The gRPC service; counts running Session handlers so that stop() can wait for them.
+class DaemonServer::GrpcService final : public agileos::v1::Daemon::Service {
+ public:
+  explicit GrpcService(SessionRunner& runner) : runner_(runner) {}
+
+  grpc::Status Session(grpc::ServerContext* context,
+                       grpc::ServerReaderWriter<SessionDown, SessionUp>* stream) override {
+    {
+      std::lock_guard lock(mu_);
+      ++running_;
+    }
+    GrpcSessionStream session(context, stream);
+    runner_.run(session);
+    std::lock_guard lock(mu_);
+    --running_;
+    idle_cv_.notify_all();
+    return grpc::Status::OK;
+  }
+
+  // True once no Session handler runs; false if some still do after `timeout`.
+  bool waitUntilIdle(std::chrono::milliseconds timeout) {
+    std::unique_lock lock(mu_);
+    return idle_cv_.wait_for(lock, timeout, [&] { return running_ == 0; });
+  }
+
+ private:
+  SessionRunner& runner_;
+  std::mutex mu_;
+  std::condition_variable idle_cv_;
+  int running_ = 0;
+};
+
+DaemonServerOptions serverOptionsFromConfig(const DaemonConfig& config,
+                                            const std::string& worker_executable) {
+  DaemonServerOptions options;
+  options.socket_path = config.socket_path;
+  options.runtime_dir = config.runtime_dir;
+  options.placement = config.placement;
+  options.max_threads = static_cast<int>(config.worker.max_workers) * 2 + 8;
+  options.pool.worker_executable = worker_executable;
+  options.pool.worker_args = config.worker.args;
+  options.pool.runtime_dir = config.runtime_dir;
+  options.pool.device = config.worker.device;
+  options.pool.worker_log_level = config.log_level;
+  options.pool.prestart = config.worker.prestart;
+  options.pool.max_workers = config.worker.max_workers;
+  options.pool.start_timeout = std::chrono::milliseconds(config.worker.start_timeout_ms);
+  return options;
+}
+
+DaemonServer::DaemonServer(DaemonServerOptions options) : options_(std::move(options)) {}
+
+DaemonServer::~DaemonServer() { stop(); }
+
+bool DaemonServer::start(std::string* error) {
+  if (running_) return true;
+  std::unique_ptr<PlacementPolicy> policy = makePlacementPolicy(options_.placement);
+  if (!policy) {
+    *error = "unknown placement policy '" + options_.placement + "'";
+    return false;
+  }
+  if (!ensureDirectory(options_.runtime_dir, error)) return false;
+  if (!prepareSocketPath(options_.socket_path, error)) return false;
+
+  pool_ = std::make_unique<WorkerPool>(options_.pool, std::move(policy));
+  runner_ = std::make_unique<SessionRunner>(*pool_, options_.session);
+  service_ = std::make_unique<GrpcService>(*runner_);
+
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort("unix:" + options_.socket_path, grpc::InsecureServerCredentials());
+  grpc::ResourceQuota quota("agileosd");
+  quota.SetMaxThreads(options_.max_threads);
+  builder.SetResourceQuota(quota);
+  builder.SetMaxReceiveMessageSize(kMaxSessionMessageBytes);
+  builder.RegisterService(service_.get());
+  server_ = builder.BuildAndStart();
+  if (!server_) {
+    *error = "cannot listen on unix:" + options_.socket_path;
+    service_.reset();
+    runner_.reset();
+    pool_.reset();
+    return false;
+  }
+  if (::chmod(options_.socket_path.c_str(), 0666) != 0) {
+    *error = "chmod 0666 " + options_.socket_path + ": " + std::strerror(errno);
+    server_->Shutdown();
+    server_.reset();
+    service_.reset();
+    runner_.reset();
+    pool_.reset();
+    ::unlink(options_.socket_path.c_str());
+    return false;
+  }
+  pool_->start();
+  running_ = true;
+  spdlog::info("agileosd: serving unix:{} (runtime dir {}, up to {} server threads)", options_.socket_path,
+               options_.runtime_dir, options_.max_threads);
+  return true;
+}
+
+void DaemonServer::stop() {
+  if (!running_) return;
+  running_ = false;
+  spdlog::info("agileosd: stopping");
+  // Stopping the pool ends every session (SessionEnded) and refuses newcomers politely. Once
+  // the handlers have returned (or the drain timeout passed), Shutdown with an immediate
+  // deadline cancels what is left and drops connections at once: a graceful gRPC shutdown
+  // would also wait for idle clients to acknowledge GOAWAY, which a client need not do.
+  pool_->stop();
+  if (!service_->waitUntilIdle(options_.rpc_drain_timeout)) {
+    spdlog::warn("agileosd: sessions still open after {} ms; cancelling them",
+                 options_.rpc_drain_timeout.count());
+  }
+  server_->Shutdown(std::chrono::system_clock::now());
+  server_.reset();
+  ::unlink(options_.socket_path.c_str());
+  spdlog::info("agileosd: stopped; removed {}", options_.socket_path);
+}
+
+}  // namespace agileos::scheduler

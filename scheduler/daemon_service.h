@@ -1,0 +1,72 @@
+// DaemonServer: agileosd's gRPC front end. Serves agileos.v1.Daemon/Session on
+// unix:<socket_path> with a synchronous gRPC server; the session logic lives in SessionRunner
+// and the workers in WorkerPool, neither of which sees a gRPC type.
+//
+// Socket permissions: the socket file is mode 0666 so that clients in sandboxes running as any
+// user can connect. Access control is by mount namespace: only containers into which the
+// socket (or its directory) is bind-mounted can reach it. See docs/operations.md.
+//
+// Thread-safety: start() and stop() from one controlling thread; stop() is idempotent and
+// also runs from the destructor.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "scheduler/client_session.h"
+#include "scheduler/daemon_config.h"
+#include "scheduler/worker_pool.h"
+
+namespace grpc {
+class Server;
+}
+
+namespace agileos::scheduler {
+
+struct DaemonServerOptions {
+  std::string socket_path;
+  std::string runtime_dir;
+  std::string placement = "dedicated";
+  // Upper bound on gRPC server threads. Each live session holds one; sessions beyond the
+  // worker slots are refused quickly, so max_workers * 2 + 8 leaves ample room.
+  int max_threads = 16;
+  PoolOptions pool;
+  SessionOptions session;
+  // After sessions have been told to end, how long stop() waits for their streams to close
+  // before gRPC cancels them.
+  std::chrono::milliseconds rpc_drain_timeout{5000};
+};
+
+// Options for a config, with the worker binary already resolved (resolveWorkerExecutable).
+DaemonServerOptions serverOptionsFromConfig(const DaemonConfig& config, const std::string& worker_executable);
+
+class DaemonServer {
+ public:
+  explicit DaemonServer(DaemonServerOptions options);
+  ~DaemonServer();
+  DaemonServer(const DaemonServer&) = delete;
+  DaemonServer& operator=(const DaemonServer&) = delete;
+
+  // Creates the runtime directory, replaces a stale socket, starts the pool and listens.
+  // False with *error on failure (nothing is left running then).
+  bool start(std::string* error);
+
+  // Stops accepting clients, ends every session (SessionEnded "daemon shutting down"), shuts
+  // all workers down, and removes the socket file. Blocks until done.
+  void stop();
+
+  WorkerPool& pool() { return *pool_; }
+
+ private:
+  class GrpcService;
+
+  const DaemonServerOptions options_;
+  std::unique_ptr<WorkerPool> pool_;
+  std::unique_ptr<SessionRunner> runner_;
+  std::unique_ptr<GrpcService> service_;
+  std::unique_ptr<grpc::Server> server_;
+  bool running_ = false;
+};
+
+}  // namespace agileos::scheduler

@@ -1,0 +1,99 @@
+#include "scheduler/runtime_files.h"
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+namespace agileos::scheduler {
+namespace {
+
+std::string errnoText(const std::string& what) { return what + ": " + std::strerror(errno); }
+
+// True if something accepts connections on the unix socket at `path`.
+bool socketIsLive(const std::string& path) {
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  if (path.size() >= sizeof address.sun_path) return false;
+  std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+  // Non-blocking, so a listener with a full backlog answers EAGAIN instead of stalling us.
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) return false;
+  const bool live =
+      ::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0 || errno == EAGAIN;
+  ::close(fd);
+  return live;
+}
+
+}  // namespace
+
+bool ensureDirectory(const std::string& path, std::string* error) {
+  std::string prefix;
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    const std::size_t slash = path.find('/', start);
+    const std::size_t end = slash == std::string::npos ? path.size() : slash;
+    prefix = path.substr(0, end);
+    start = end + 1;
+    if (prefix.empty()) continue;  // the leading "/"
+    if (::mkdir(prefix.c_str(), 0755) == 0) {
+      // mkdir applies the umask; the runtime directory must be searchable by sandboxed clients.
+      if (::chmod(prefix.c_str(), 0755) != 0) {
+        *error = errnoText("chmod " + prefix);
+        return false;
+      }
+      continue;
+    }
+    if (errno != EEXIST) {
+      *error = errnoText("mkdir " + prefix);
+      return false;
+    }
+    struct stat info {};
+    if (::stat(prefix.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
+      *error = prefix + " exists and is not a directory";
+      return false;
+    }
+  }
+  return true;
+}
+
+bool prepareSocketPath(const std::string& socket_path, std::string* error) {
+  const std::string parent = std::filesystem::path(socket_path).parent_path().string();
+  if (!parent.empty() && !ensureDirectory(parent, error)) return false;
+  struct stat info {};
+  if (::lstat(socket_path.c_str(), &info) != 0) {
+    if (errno == ENOENT) return true;
+    *error = errnoText("stat " + socket_path);
+    return false;
+  }
+  if (!S_ISSOCK(info.st_mode)) {
+    *error = socket_path + " exists and is not a socket; not removing it";
+    return false;
+  }
+  if (socketIsLive(socket_path)) {
+    *error = "another process is already serving " + socket_path;
+    return false;
+  }
+  if (::unlink(socket_path.c_str()) != 0 && errno != ENOENT) {
+    *error = errnoText("remove stale socket " + socket_path);
+    return false;
+  }
+  return true;
+}
+
+std::string currentExecutableDir() {
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string() : self.parent_path().string();
+}
+
+std::string resolveWorkerExecutable(const std::string& configured, const std::string& daemon_dir) {
+  if (configured.empty() || configured.front() == '/' || daemon_dir.empty()) return configured;
+  return (std::filesystem::path(daemon_dir) / configured).lexically_normal().string();
+}
+
+}  // namespace agileos::scheduler

@@ -1,0 +1,454 @@
+// WorkerPool, client side and scheduling: the public API, the supervisor loop, deadlines,
+// placement of queued clients, retirement decisions and spare replenishment.
+// The process side (spawning, control messages, reaping, loss) is in worker_pool_processes.cpp.
+#include "scheduler/worker_pool.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <system_error>
+
+namespace agileos::scheduler {
+namespace {
+
+using agileos::v1::internal::DaemonToWorker;
+
+// waitpid() is polled: this often normally, and this often while a worker is known to be dying.
+constexpr auto kReapPollInterval = std::chrono::milliseconds(200);
+constexpr auto kDyingPollInterval = std::chrono::milliseconds(10);
+
+std::string msText(std::chrono::milliseconds ms) { return std::to_string(ms.count()) + " ms"; }
+
+}  // namespace
+
+const char* WorkerPool::stateName(ClientState state) {
+  switch (state) {
+    case ClientState::kQueued:
+      return "queued";
+    case ClientState::kAwaitingWorker:
+      return "awaiting-worker";
+    case ClientState::kAttaching:
+      return "attaching";
+    case ClientState::kAttached:
+      return "attached";
+    case ClientState::kReleaseRequested:
+      return "release-requested";
+    case ClientState::kReleasing:
+      return "releasing";
+    case ClientState::kEnded:
+      return "ended";
+    case ClientState::kRefused:
+      return "refused";
+  }
+  return "unknown";
+}
+
+WorkerPool::WorkerPool(PoolOptions options, std::unique_ptr<PlacementPolicy> policy)
+    : options_(std::move(options)), policy_(std::move(policy)) {
+  wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (wake_fd_ < 0) throw std::system_error(errno, std::generic_category(), "eventfd");
+}
+
+WorkerPool::~WorkerPool() {
+  stop();
+  ::close(wake_fd_);
+}
+
+void WorkerPool::start() {
+  std::lock_guard lock(mu_);
+  if (started_) return;
+  started_ = true;
+  ::signal(SIGPIPE, SIG_IGN);
+  spdlog::info("worker pool: placement {}, prestart {}, max_workers {}, worker {}", policy_->name(),
+               options_.prestart, options_.max_workers, options_.worker_executable);
+  supervisor_ = std::thread(&WorkerPool::superviseLoop, this);
+}
+
+void WorkerPool::stop() {
+  std::lock_guard stop_lock(stop_mu_);
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+    if (!supervisor_.joinable()) return;
+  }
+  wakeSupervisor();
+  supervisor_.join();
+  spdlog::info("worker pool stopped");
+}
+
+AcquireResult WorkerPool::acquire(ClientId client, std::string session_token, SessionEndedCallback on_ended) {
+  std::unique_lock lock(mu_);
+  AcquireResult refused;
+  if (stopping_) {
+    refused.refusal = RefusalKind::kShuttingDown;
+    refused.message = "the daemon is shutting down";
+    return refused;
+  }
+  auto [it, inserted] = clients_.try_emplace(client);
+  if (!inserted) {
+    refused.message = "client id " + std::to_string(client) + " is already in use";
+    return refused;
+  }
+  Client& entry = it->second;
+  entry.id = client;
+  entry.token = std::move(session_token);
+  entry.on_ended = std::move(on_ended);
+  entry.deadline = Clock::now() + options_.start_timeout;
+  queue_.push_back(client);
+  spdlog::debug("client {}: queued", client);
+  wakeSupervisor();
+  outcome_cv_.wait(lock, [&] { return clients_.at(client).outcome.has_value(); });
+  AcquireResult result = *clients_.at(client).outcome;
+  if (!result.assigned) clients_.erase(client);
+  return result;
+}
+
+void WorkerPool::release(ClientId client) {
+  std::lock_guard lock(mu_);
+  Client* entry = findClient(client);
+  if (entry == nullptr) return;
+  if (entry->state == ClientState::kAttached) {
+    setClientState(*entry, ClientState::kReleaseRequested);
+    spdlog::debug("client {}: release requested (worker {})", client, entry->worker);
+    wakeSupervisor();
+  } else if (entry->state == ClientState::kEnded) {
+    clients_.erase(client);
+  }
+}
+
+PoolSnapshot WorkerPool::snapshot() const {
+  std::lock_guard lock(mu_);
+  PoolSnapshot out;
+  for (const auto& [id, worker] : workers_) {
+    WorkerSnapshot w;
+    w.id = id;
+    w.pid = worker.process->pid();
+    w.phase = worker.phase;
+    w.endpoint = worker.endpoint;
+    w.clients.assign(worker.clients.begin(), worker.clients.end());
+    w.has_served = worker.has_served;
+    w.tainted = worker.tainted;
+    out.workers.push_back(std::move(w));
+  }
+  out.clients = clients_.size();
+  out.counters = counters_;
+  out.consecutive_start_failures = consecutive_start_failures_;
+  out.current_backoff = current_backoff_;
+  out.last_start_failure = last_start_failure_;
+  return out;
+}
+
+void WorkerPool::superviseLoop() {
+  std::unique_lock lock(mu_);
+  while (true) {
+    if (stopping_ && !stop_begun_) beginStop();
+    reapExited();
+    enforceDeadlines();
+    sendPendingReleases();
+    if (!stop_begun_) schedulePendingClients();
+    retireIdleWorkers();
+    if (!stop_begun_) replenishSpares();
+    if (stop_begun_ && workers_.empty()) break;
+
+    std::vector<pollfd> fds = {{wake_fd_, POLLIN, 0}};
+    std::vector<WorkerId> fd_owner = {0};
+    for (const auto& [id, worker] : workers_) {
+      if (worker.process->controlFd() < 0) continue;
+      fds.push_back({worker.process->controlFd(), POLLIN, 0});
+      fd_owner.push_back(id);
+    }
+    const auto wait = std::chrono::ceil<std::chrono::milliseconds>(nextWakeup());
+    lock.unlock();
+    const int ready = ::poll(fds.data(), fds.size(), static_cast<int>(wait.count()));
+    lock.lock();
+    if (ready <= 0) continue;
+    if (fds[0].revents != 0) {
+      std::uint64_t count;
+      while (::read(wake_fd_, &count, sizeof count) > 0) {
+      }
+    }
+    // Workers are removed and spawned only on this thread (in reapExited() and the scheduling
+    // steps, not while messages are handled), but a message handled earlier in this pass may
+    // have closed a worker's channel: look each one up again and compare descriptors.
+    for (std::size_t i = 1; i < fds.size(); ++i) {
+      if ((fds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
+      Worker* worker = findWorker(fd_owner[i]);
+      if (worker != nullptr && worker->process->controlFd() == fds[i].fd) readControlMessage(*worker);
+    }
+  }
+}
+
+void WorkerPool::beginStop() {
+  stop_begun_ = true;
+  spdlog::info("worker pool: stopping; ending {} client(s), retiring {} worker(s)", clients_.size(),
+               workers_.size());
+  std::vector<ClientId> ids;
+  for (const auto& [id, client] : clients_) ids.push_back(id);
+  for (ClientId id : ids) {
+    Client& client = clients_.at(id);
+    switch (client.state) {
+      case ClientState::kQueued:
+      case ClientState::kAwaitingWorker:
+      case ClientState::kAttaching:
+        refuse(client, RefusalKind::kShuttingDown, "the daemon is shutting down");
+        break;
+      case ClientState::kAttached:
+        if (client.on_ended) client.on_ended("daemon shutting down");
+        detachClient(client);
+        setClientState(client, ClientState::kEnded);
+        break;
+      case ClientState::kReleaseRequested:
+      case ClientState::kReleasing:
+        detachClient(client);
+        clients_.erase(id);
+        break;
+      case ClientState::kEnded:
+      case ClientState::kRefused:
+        break;
+    }
+  }
+  queue_.clear();
+  for (auto& [id, worker] : workers_) beginRetire(worker, "daemon stopping");
+}
+
+void WorkerPool::enforceDeadlines() {
+  const auto now = Clock::now();
+  std::vector<WorkerId> worker_ids;
+  for (const auto& [id, worker] : workers_) worker_ids.push_back(id);
+  for (WorkerId id : worker_ids) {
+    Worker* worker = findWorker(id);
+    if (worker == nullptr) continue;
+    if (worker->exit_deadline && now >= *worker->exit_deadline && worker->phase != WorkerPhase::kExiting) {
+      markWorkerLost(*worker, "closed its control channel but did not exit");
+    } else if (worker->phase == WorkerPhase::kStarting && now >= worker->deadline) {
+      markWorkerLost(*worker, "did not become ready within " + msText(options_.start_timeout));
+    } else if (worker->phase == WorkerPhase::kRetiring && now >= worker->deadline) {
+      if (!worker->sigterm_sent) {
+        spdlog::warn("worker {} (pid {}): did not exit within {} of shutdown; sending SIGTERM", id,
+                     worker->process->pid(), msText(options_.shutdown_grace));
+        worker->process->signalGroup(SIGTERM);
+        worker->sigterm_sent = true;
+        ++counters_.sigterm_sent;
+        worker->deadline = now + options_.terminate_grace;
+      } else {
+        markWorkerLost(*worker, "did not exit within " + msText(options_.terminate_grace) + " of SIGTERM");
+      }
+    }
+  }
+
+  std::vector<ClientId> client_ids;
+  for (const auto& [id, client] : clients_) client_ids.push_back(id);
+  for (ClientId id : client_ids) {
+    Client* client = findClient(id);
+    if (client == nullptr || now < client->deadline) continue;
+    Worker* worker = findWorker(client->worker);
+    switch (client->state) {
+      case ClientState::kQueued:
+        refuse(*client, RefusalKind::kBusy,
+               "no worker slot became free within " + msText(options_.start_timeout) + "; try again later");
+        break;
+      case ClientState::kAttaching:
+        if (worker != nullptr) {
+          markWorkerLost(*worker, "did not acknowledge the attach of client " + std::to_string(id) +
+                                      " within " + msText(options_.reply_timeout));
+        }
+        break;
+      case ClientState::kReleasing:
+        if (worker != nullptr) {
+          taint(*worker, "did not acknowledge the release of client " + std::to_string(id) + " within " +
+                             msText(options_.reply_timeout));
+        }
+        detachClient(*client);
+        clients_.erase(id);
+        break;
+      default:
+        break;  // no deadline in the other states
+    }
+  }
+}
+
+void WorkerPool::sendPendingReleases() {
+  std::vector<ClientId> ids;
+  for (const auto& [id, client] : clients_) {
+    if (client.state == ClientState::kReleaseRequested) ids.push_back(id);
+  }
+  for (ClientId id : ids) {
+    Client* client = findClient(id);
+    if (client == nullptr || client->state != ClientState::kReleaseRequested) continue;
+    Worker* worker = findWorker(client->worker);
+    if (worker == nullptr) {  // cannot happen: a lost worker detaches its clients
+      clients_.erase(id);
+      continue;
+    }
+    setClientState(*client, ClientState::kReleasing);
+    client->deadline = Clock::now() + options_.reply_timeout;
+    spdlog::info("client {}: session over; releasing it from worker {} (pid {})", id, worker->id,
+                 worker->process->pid());
+    DaemonToWorker message;
+    message.mutable_release()->set_client_id(id);
+    sendToWorker(*worker, message);  // on failure the worker is lost and the entry dropped
+  }
+}
+
+void WorkerPool::schedulePendingClients() {
+  while (!queue_.empty()) {
+    const ClientId id = queue_.front();
+    queue_.pop_front();
+    Client* client = findClient(id);
+    if (client == nullptr || client->state != ClientState::kQueued) continue;
+    const PlacementDecision decision = policy_->place(summary());
+    switch (decision.kind) {
+      case PlacementDecision::Kind::kUseWorker: {
+        Worker* worker = findWorker(decision.worker);
+        if (worker == nullptr) {
+          refuse(*client, RefusalKind::kInternal, "placement chose an unknown worker");
+          break;
+        }
+        placeOnWorker(*worker, *client);
+        break;
+      }
+      case PlacementDecision::Kind::kStartWorker: {
+        std::string error;
+        Worker* worker = spawnWorker(&error);
+        if (worker == nullptr) {
+          noteStartFailure(error);
+          refuse(*client, RefusalKind::kInternal, "cannot start a worker: " + error);
+          break;
+        }
+        placeOnWorker(*worker, *client);
+        break;
+      }
+      case PlacementDecision::Kind::kWait:
+        queue_.push_front(id);  // first in line still; later clients wait behind it
+        return;
+      case PlacementDecision::Kind::kRefuse:
+        refuse(*client, decision.refusal, decision.message);
+        break;
+    }
+  }
+}
+
+void WorkerPool::retireIdleWorkers() {
+  std::vector<WorkerId> ids;
+  for (const auto& [id, worker] : workers_) {
+    if (worker.phase != WorkerPhase::kReady || !worker.clients.empty()) continue;
+    if (worker.tainted || policy_->retireWhenIdle(summarize(worker))) ids.push_back(id);
+  }
+  for (WorkerId id : ids) {
+    Worker& worker = workers_.at(id);
+    beginRetire(worker, worker.tainted ? "tainted" : "its client was released");
+  }
+}
+
+void WorkerPool::replenishSpares() {
+  if (Clock::now() < next_start_allowed_) return;
+  std::size_t spares = 0;
+  for (const auto& [id, worker] : workers_) spares += policy_->isSpare(summarize(worker)) ? 1 : 0;
+  while (spares < options_.prestart && workers_.size() < options_.max_workers) {
+    std::string error;
+    if (spawnWorker(&error) == nullptr) return noteStartFailure(error);
+    ++spares;
+  }
+}
+
+WorkerPool::Clock::duration WorkerPool::nextWakeup() const {
+  const auto now = Clock::now();
+  auto next = now + kReapPollInterval;
+  std::size_t spares = 0;
+  for (const auto& [id, worker] : workers_) {
+    if (worker.phase == WorkerPhase::kExiting || worker.exit_deadline)
+      next = std::min(next, now + kDyingPollInterval);
+    if (worker.phase == WorkerPhase::kStarting || worker.phase == WorkerPhase::kRetiring) {
+      next = std::min(next, worker.deadline);
+    }
+    spares += policy_->isSpare(summarize(worker)) ? 1 : 0;
+  }
+  for (const auto& [id, client] : clients_) {
+    if (client.state == ClientState::kQueued || client.state == ClientState::kAttaching ||
+        client.state == ClientState::kReleasing) {
+      next = std::min(next, client.deadline);
+    }
+  }
+  // Only a future backoff expiry is a wake-up reason; a past one with no spawn means the cap is reached.
+  if (!stop_begun_ && spares < options_.prestart && next_start_allowed_ > now) {
+    next = std::min(next, next_start_allowed_);
+  }
+  return std::max(next - now, Clock::duration::zero());
+}
+
+void WorkerPool::placeOnWorker(Worker& worker, Client& client) {
+  client.worker = worker.id;
+  setClientState(client, ClientState::kAwaitingWorker);
+  worker.clients.insert(client.id);
+  spdlog::info("client {}: placed on worker {} (pid {}, {})", client.id, worker.id, worker.process->pid(),
+               toString(worker.phase));
+  // A starting worker's own start deadline bounds the wait; the client is refused if it fails.
+  if (worker.phase == WorkerPhase::kReady) sendAttach(worker, client);
+}
+
+void WorkerPool::refuse(Client& client, RefusalKind kind, const std::string& message) {
+  detachClient(client);
+  std::erase(queue_, client.id);
+  setClientState(client, ClientState::kRefused);
+  client.outcome = AcquireResult{false, 0, "", kind, message};
+  outcome_cv_.notify_all();
+  spdlog::info("client {}: refused: {}", client.id, message);
+}
+
+void WorkerPool::detachClient(Client& client) {
+  if (Worker* worker = findWorker(client.worker); worker != nullptr) worker->clients.erase(client.id);
+  client.worker = 0;
+}
+
+void WorkerPool::setClientState(Client& client, ClientState state) {
+  if (client.state == state) return;
+  spdlog::debug("client {}: {} -> {} (worker {})", client.id, stateName(client.state), stateName(state),
+                client.worker);
+  client.state = state;
+}
+
+WorkerSummary WorkerPool::summarize(const Worker& worker) const {
+  WorkerSummary out;
+  out.id = worker.id;
+  out.phase = worker.phase;
+  out.has_served = worker.has_served;
+  out.tainted = worker.tainted;
+  for (ClientId id : worker.clients) {
+    auto it = clients_.find(id);
+    if (it == clients_.end()) continue;
+    const ClientState state = it->second.state;
+    if (state != ClientState::kReleaseRequested && state != ClientState::kReleasing) ++out.active_clients;
+  }
+  return out;
+}
+
+PoolSummary WorkerPool::summary() const {
+  PoolSummary out;
+  out.max_workers = options_.max_workers;
+  out.start_backoff_active = Clock::now() < next_start_allowed_;
+  out.last_start_failure = last_start_failure_;
+  for (const auto& [id, worker] : workers_) out.workers.push_back(summarize(worker));
+  return out;
+}
+
+WorkerPool::Client* WorkerPool::findClient(ClientId id) {
+  auto it = clients_.find(id);
+  return it == clients_.end() ? nullptr : &it->second;
+}
+
+WorkerPool::Worker* WorkerPool::findWorker(WorkerId id) {
+  auto it = workers_.find(id);
+  return it == workers_.end() ? nullptr : &it->second;
+}
+
+void WorkerPool::wakeSupervisor() {
+  const std::uint64_t one = 1;
+  (void)!::write(wake_fd_, &one, sizeof one);
+}
+
+}  // namespace agileos::scheduler

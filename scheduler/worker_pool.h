@@ -1,0 +1,226 @@
+// WorkerPool: starts, supervises and retires agileos-worker processes, and places clients on
+// them through a PlacementPolicy.
+//
+// One supervisor thread owns every process: it spawns workers (so PR_SET_PDEATHSIG is tied to
+// a thread that lives as long as the pool), polls their control channels, reaps exits with
+// waitpid, enforces deadlines (start, attach, release, shutdown grace) and escalates
+// shutdown -> SIGTERM -> SIGKILL. Session threads only queue requests and wait.
+//
+// Client lifecycle (tables are keyed by client id; a worker holds a set of clients):
+//   acquire(): queued -> placed on a worker (waiting for it to be ready) -> attach sent ->
+//              attached (Assignment can be sent) | refused
+//   release(): release sent -> released (the worker then retires if the policy says so)
+//   A worker that dies while a client is attached ends that client's session through the
+//   client's SessionEndedCallback.
+//
+// Worker lifecycle: starting -> ready -> retiring -> exiting -> reaped. A worker that fails to
+// start (sends failed, exits, or misses start_timeout) is logged with its reason and replaced
+// after an exponential backoff, so a broken worker binary cannot make the pool spin. The pool
+// keeps `prestart` spare workers, never more than `max_workers` processes in all.
+//
+// Thread-safety: all public methods are safe to call from any thread.
+// Process-wide effect: start() sets SIGPIPE to SIG_IGN (writing to a dead worker must fail with
+// an error, not kill the daemon).
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "scheduler/ids.h"
+#include "scheduler/placement_policy.h"
+#include "scheduler/worker_process.h"
+
+namespace agileos::scheduler {
+
+struct PoolOptions {
+  std::string worker_executable;  // resolved path of agileos-worker
+  std::vector<std::string> worker_args;
+  std::string runtime_dir;  // worker sockets: <runtime_dir>/worker-<id>.sock
+  int device = 0;
+  std::string worker_log_level = "info";
+  std::size_t prestart = 1;
+  std::size_t max_workers = 4;
+  std::chrono::milliseconds start_timeout{60000};   // spawn -> ready; also a client's wait for a worker
+  std::chrono::milliseconds reply_timeout{10000};   // attach -> attached, release -> released
+  std::chrono::milliseconds shutdown_grace{5000};   // shutdown message -> SIGTERM
+  std::chrono::milliseconds terminate_grace{2000};  // SIGTERM -> SIGKILL
+  std::chrono::milliseconds initial_backoff{500};   // after the first start failure; doubles per failure
+  std::chrono::milliseconds max_backoff{30000};
+};
+
+// Called at most once per client, from the supervisor thread with the pool's lock held, when
+// the client's worker dies or the pool stops while the client is attached. It must only record
+// the reason and wake someone; it must not call back into the pool. It is never called after
+// release() for that client has returned.
+using SessionEndedCallback = std::function<void(const std::string& reason)>;
+
+struct AcquireResult {
+  bool assigned = false;
+  WorkerId worker = 0;
+  std::string endpoint;                          // gRPC target of the worker's call service
+  RefusalKind refusal = RefusalKind::kInternal;  // when !assigned
+  std::string message;                           // when !assigned
+};
+
+struct WorkerSnapshot {
+  WorkerId id = 0;
+  pid_t pid = 0;
+  WorkerPhase phase = WorkerPhase::kStarting;
+  std::string endpoint;
+  std::vector<ClientId> clients;  // every client the worker holds, releasing ones included
+  bool has_served = false;
+  bool tainted = false;
+};
+
+struct PoolCounters {
+  std::uint64_t spawned = 0;  // processes started
+  std::uint64_t became_ready = 0;
+  // Spawn errors, failed{} messages, start timeouts, and deaths of workers that never served.
+  std::uint64_t start_failures = 0;
+  std::uint64_t reaped = 0;
+  std::uint64_t sigterm_sent = 0;
+  std::uint64_t sigkill_sent = 0;
+};
+
+struct PoolSnapshot {
+  std::vector<WorkerSnapshot> workers;  // id order
+  std::size_t clients = 0;              // client entries of any state
+  PoolCounters counters;
+  std::uint32_t consecutive_start_failures = 0;
+  std::chrono::milliseconds current_backoff{0};  // 0 when the last start succeeded
+  std::string last_start_failure;
+};
+
+class WorkerPool {
+ public:
+  WorkerPool(PoolOptions options, std::unique_ptr<PlacementPolicy> policy);
+  ~WorkerPool();  // stop()
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+
+  // Starts the supervisor thread, which starts the prestart workers. Call once.
+  void start();
+
+  // Refuses waiting clients, ends attached sessions ("daemon shutting down"), shuts every
+  // worker down (escalating to SIGKILL) and returns once all are reaped. Idempotent.
+  void stop();
+
+  // Places `client` and attaches it to a worker, blocking until it is attached or refused
+  // (at most about 2 * start_timeout + reply_timeout: a free slot, a worker start, the attach).
+  // `client` must be new. `on_ended` may be called before acquire() returns.
+  AcquireResult acquire(ClientId client, std::string session_token, SessionEndedCallback on_ended);
+
+  // Ends an assigned client's use of its worker (asynchronously: the worker is told and then
+  // retired as the policy says). No-op for unknown or refused clients.
+  void release(ClientId client);
+
+  PoolSnapshot snapshot() const;
+
+ private:
+  using Clock = std::chrono::steady_clock;
+
+  enum class ClientState {
+    kQueued,            // waiting for placement
+    kAwaitingWorker,    // placed on a worker that is not ready yet
+    kAttaching,         // attach sent, waiting for attached
+    kAttached,          // serving; acquire() has returned the assignment
+    kReleaseRequested,  // release() called; release message not yet sent
+    kReleasing,         // release sent, waiting for released
+    kEnded,             // its worker is gone; waiting for release() to drop the entry
+    kRefused,           // outcome is a refusal; acquire() drops the entry
+  };
+  static const char* stateName(ClientState state);
+
+  struct Client {
+    ClientId id = 0;
+    std::string token;
+    SessionEndedCallback on_ended;
+    ClientState state = ClientState::kQueued;
+    WorkerId worker = 0;
+    Clock::time_point deadline;  // for the current state, where it has one
+    std::optional<AcquireResult> outcome;
+  };
+
+  struct Worker {
+    WorkerId id = 0;
+    std::unique_ptr<WorkerProcess> process;
+    WorkerPhase phase = WorkerPhase::kStarting;
+    std::string endpoint;
+    std::string socket_path;  // file the worker binds; removed when it is reaped
+    std::set<ClientId> clients;
+    bool has_served = false;
+    bool tainted = false;
+    bool sigterm_sent = false;
+    Clock::time_point deadline;  // starting: ready by; retiring: next escalation
+    // Set when the control channel reached EOF outside retirement: reaped by then, or killed.
+    std::optional<Clock::time_point> exit_deadline;
+    std::string end_reason;  // why it is going away, once known
+  };
+
+  // Supervisor thread; each helper below runs on it with mu_ held.
+  void superviseLoop();
+  void beginStop();
+  void reapExited();
+  void readControlMessage(Worker& worker);
+  void handleMessage(Worker& worker, const agileos::v1::internal::WorkerToDaemon& message);
+  void enforceDeadlines();
+  void sendPendingReleases();
+  void schedulePendingClients();
+  void retireIdleWorkers();
+  void replenishSpares();
+  Clock::duration nextWakeup() const;
+
+  Worker* spawnWorker(std::string* error);
+  void placeOnWorker(Worker& worker, Client& client);
+  void sendAttach(Worker& worker, Client& client);
+  bool sendToWorker(Worker& worker, const agileos::v1::internal::DaemonToWorker& message);
+  void beginRetire(Worker& worker, const std::string& reason);
+  // The worker is dead or must die now: SIGKILL it, end or refuse its clients.
+  void markWorkerLost(Worker& worker, const std::string& reason);
+  void taint(Worker& worker, const std::string& reason);
+  void noteStartFailure(const std::string& reason);
+  void refuse(Client& client, RefusalKind kind, const std::string& message);
+  void detachClient(Client& client);
+  void setPhase(Worker& worker, WorkerPhase phase);
+  void setClientState(Client& client, ClientState state);
+  PoolSummary summary() const;
+  WorkerSummary summarize(const Worker& worker) const;
+  Client* findClient(ClientId id);
+  Worker* findWorker(WorkerId id);
+  void wakeSupervisor();
+
+  const PoolOptions options_;
+  const std::unique_ptr<PlacementPolicy> policy_;
+
+  mutable std::mutex mu_;
+  std::condition_variable outcome_cv_;  // acquire() waiters
+  std::map<WorkerId, Worker> workers_;
+  std::map<ClientId, Client> clients_;
+  std::deque<ClientId> queue_;  // kQueued clients, FIFO
+  WorkerId next_worker_id_ = 1;
+  bool started_ = false;
+  bool stopping_ = false;
+  bool stop_begun_ = false;  // beginStop() ran on the supervisor
+  PoolCounters counters_;
+  std::uint32_t consecutive_start_failures_ = 0;
+  std::chrono::milliseconds current_backoff_{0};
+  Clock::time_point next_start_allowed_{};
+  std::string last_start_failure_;
+
+  int wake_fd_ = -1;  // eventfd; written to wake the supervisor out of poll()
+  std::thread supervisor_;
+  std::mutex stop_mu_;  // serializes stop() callers
+};
+
+}  // namespace agileos::scheduler

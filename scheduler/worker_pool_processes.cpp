@@ -1,0 +1,285 @@
+// WorkerPool, process side: spawning workers, handling their control messages, reaping them,
+// retiring them, and what happens to their clients when one is lost.
+// Every function here runs on the supervisor thread with the pool's lock held.
+#include <poll.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include "scheduler/worker_pool.h"
+
+namespace agileos::scheduler {
+namespace {
+
+using agileos::v1::internal::DaemonToWorker;
+using agileos::v1::internal::WorkerToDaemon;
+
+// A worker that closed its control channel must have exited by then, or it is killed.
+constexpr auto kExitAfterEofGrace = std::chrono::milliseconds(1000);
+// Longest worker-supplied text (failure reasons) copied into logs and client messages.
+constexpr std::size_t kMaxWorkerTextBytes = 512;
+
+std::string msText(std::chrono::milliseconds ms) { return std::to_string(ms.count()) + " ms"; }
+
+// Worker text is trusted but may be long or carry control characters; keep logs one line each.
+std::string printable(const std::string& text) {
+  std::string out;
+  for (char ch : text.substr(0, kMaxWorkerTextBytes)) {
+    out += (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) ? '?' : ch;
+  }
+  if (text.size() > kMaxWorkerTextBytes) out += "...";
+  return out;
+}
+
+}  // namespace
+
+void WorkerPool::reapExited() {
+  std::vector<WorkerId> reaped;
+  for (auto& [id, worker] : workers_) {
+    const std::optional<int> status = worker.process->tryReap();
+    if (!status) continue;
+    // Read what it said before dying (a failed{} reason is worth more than "exited with 1").
+    while (worker.process->controlFd() >= 0) {
+      pollfd pending{worker.process->controlFd(), POLLIN, 0};
+      if (::poll(&pending, 1, 0) <= 0) break;
+      WorkerToDaemon message;
+      if (worker.process->receive(&message) != wire::FrameStatus::kOk) break;
+      handleMessage(worker, message);
+    }
+    const std::string how = describeWaitStatus(*status);
+    if (worker.phase != WorkerPhase::kExiting && worker.phase != WorkerPhase::kRetiring) {
+      markWorkerLost(worker, how);
+    }
+    spdlog::info("worker {} (pid {}): reaped, {} ({})", id, worker.process->pid(), how,
+                 worker.end_reason.empty() ? "no reason recorded" : worker.end_reason);
+    ++counters_.reaped;
+    reaped.push_back(id);
+  }
+  for (WorkerId id : reaped) {
+    Worker& worker = workers_.at(id);
+    worker.process->closeControl();
+    ::unlink(worker.socket_path.c_str());
+    workers_.erase(id);
+  }
+}
+
+void WorkerPool::readControlMessage(Worker& worker) {
+  WorkerToDaemon message;
+  const wire::FrameStatus status = worker.process->receive(&message);
+  if (status == wire::FrameStatus::kOk) return handleMessage(worker, message);
+  if (status == wire::FrameStatus::kClosed) {
+    worker.process->closeControl();
+    if (worker.phase == WorkerPhase::kRetiring) {
+      spdlog::debug("worker {} (pid {}): closed its control channel while retiring", worker.id,
+                    worker.process->pid());
+      return;  // expected; the shutdown escalation deadline still applies
+    }
+    // Probably exiting: give it a moment so the loss is reported with its exit status.
+    worker.exit_deadline = Clock::now() + kExitAfterEofGrace;
+    spdlog::debug("worker {} (pid {}): control channel closed", worker.id, worker.process->pid());
+    return;
+  }
+  markWorkerLost(worker, std::string("control channel error: ") + wire::toString(status));
+}
+
+void WorkerPool::handleMessage(Worker& worker, const WorkerToDaemon& message) {
+  if (worker.phase == WorkerPhase::kRetiring || worker.phase == WorkerPhase::kExiting) {
+    // It holds no clients any more; late replies (a ready racing the shutdown) change nothing.
+    spdlog::debug("worker {} (pid {}): ignoring a control message while {}", worker.id, worker.process->pid(),
+                  toString(worker.phase));
+    return;
+  }
+  switch (message.msg_case()) {
+    case WorkerToDaemon::kReady: {
+      if (worker.phase != WorkerPhase::kStarting) {
+        return taint(worker, "sent ready while " + std::string(toString(worker.phase)));
+      }
+      const std::string& reported = message.ready().endpoint();
+      if (!reported.empty() && reported != worker.endpoint) {
+        spdlog::warn("worker {} (pid {}): listens on {} instead of the requested {}", worker.id,
+                     worker.process->pid(), printable(reported), worker.endpoint);
+        worker.endpoint = reported;
+      }
+      setPhase(worker, WorkerPhase::kReady);
+      spdlog::info("worker {} (pid {}): device {} ({}) at {}", worker.id, worker.process->pid(),
+                   message.ready().device(), printable(message.ready().device_name()), worker.endpoint);
+      ++counters_.became_ready;
+      consecutive_start_failures_ = 0;
+      current_backoff_ = std::chrono::milliseconds(0);
+      const std::vector<ClientId> waiting(worker.clients.begin(), worker.clients.end());
+      for (ClientId id : waiting) {
+        Client* client = findClient(id);
+        if (client == nullptr || client->state != ClientState::kAwaitingWorker) continue;
+        if (worker.phase != WorkerPhase::kReady) break;  // a failed attach lost the worker
+        sendAttach(worker, *client);
+      }
+      return;
+    }
+    case WorkerToDaemon::kFailed:
+      return markWorkerLost(worker, "failed to start: " + printable(message.failed().reason()));
+    case WorkerToDaemon::kAttached: {
+      Client* client = findClient(message.attached().client_id());
+      if (client == nullptr || client->worker != worker.id || client->state != ClientState::kAttaching) {
+        return taint(worker, "acknowledged an attach of client " +
+                                 std::to_string(message.attached().client_id()) + " it was not asked for");
+      }
+      setClientState(*client, ClientState::kAttached);
+      client->outcome = AcquireResult{true, worker.id, worker.endpoint, RefusalKind::kInternal, ""};
+      outcome_cv_.notify_all();
+      spdlog::info("client {}: attached to worker {} (pid {})", client->id, worker.id, worker.process->pid());
+      return;
+    }
+    case WorkerToDaemon::kReleased: {
+      Client* client = findClient(message.released().client_id());
+      if (client == nullptr || client->worker != worker.id || client->state != ClientState::kReleasing) {
+        return taint(worker, "acknowledged a release of client " +
+                                 std::to_string(message.released().client_id()) + " it was not asked for");
+      }
+      const ClientId id = client->id;
+      spdlog::info("client {}: released by worker {} (pid {})", id, worker.id, worker.process->pid());
+      detachClient(*client);
+      clients_.erase(id);
+      return;
+    }
+    case WorkerToDaemon::kTainted:
+      return taint(worker, "reported its context untrusted (client " +
+                               std::to_string(message.tainted().client_id()) +
+                               "): " + printable(message.tainted().reason()));
+    case WorkerToDaemon::MSG_NOT_SET:
+      break;
+  }
+  taint(worker, "sent an empty or unknown control message");
+}
+
+WorkerPool::Worker* WorkerPool::spawnWorker(std::string* error) {
+  const WorkerId id = next_worker_id_++;
+  const std::string socket_path = options_.runtime_dir + "/worker-" + std::to_string(id) + ".sock";
+  ::unlink(socket_path.c_str());  // left over from an earlier daemon run that used the same id
+
+  WorkerLaunchSpec spec;
+  spec.executable = options_.worker_executable;
+  spec.worker_id = id;
+  spec.endpoint = "unix:" + socket_path;
+  spec.device = options_.device;
+  spec.log_level = options_.worker_log_level;
+  spec.extra_args = options_.worker_args;
+  std::unique_ptr<WorkerProcess> process = WorkerProcess::spawn(spec, error);
+  if (!process) {
+    spdlog::error("worker {}: cannot start: {}", id, *error);
+    return nullptr;
+  }
+  ++counters_.spawned;
+  Worker& worker = workers_[id];
+  worker.id = id;
+  worker.process = std::move(process);
+  worker.endpoint = spec.endpoint;
+  worker.socket_path = socket_path;
+  worker.deadline = Clock::now() + options_.start_timeout;
+  spdlog::info("worker {} (pid {}): starting, endpoint {}", id, worker.process->pid(), worker.endpoint);
+  return &worker;
+}
+
+void WorkerPool::sendAttach(Worker& worker, Client& client) {
+  setClientState(client, ClientState::kAttaching);
+  client.deadline = Clock::now() + options_.reply_timeout;
+  worker.has_served = true;
+  DaemonToWorker message;
+  message.mutable_attach()->set_client_id(client.id);
+  message.mutable_attach()->set_session_token(client.token);
+  spdlog::debug("client {}: attach sent to worker {}", client.id, worker.id);
+  sendToWorker(worker, message);  // on failure the worker is lost and the client refused
+}
+
+bool WorkerPool::sendToWorker(Worker& worker, const DaemonToWorker& message) {
+  const wire::FrameStatus status = worker.process->send(message);
+  if (status == wire::FrameStatus::kOk) return true;
+  markWorkerLost(worker, std::string("control channel write failed: ") + wire::toString(status));
+  return false;
+}
+
+void WorkerPool::beginRetire(Worker& worker, const std::string& reason) {
+  if (worker.phase == WorkerPhase::kRetiring || worker.phase == WorkerPhase::kExiting) return;
+  worker.end_reason = reason;
+  spdlog::info("worker {} (pid {}): retiring ({})", worker.id, worker.process->pid(), reason);
+  setPhase(worker, WorkerPhase::kRetiring);
+  worker.deadline = Clock::now() + options_.shutdown_grace;
+  if (worker.process->controlFd() < 0) return;  // already closed: the escalation deadline does the rest
+  DaemonToWorker message;
+  message.mutable_shutdown();
+  sendToWorker(worker, message);
+}
+
+void WorkerPool::markWorkerLost(Worker& worker, const std::string& reason) {
+  if (worker.phase == WorkerPhase::kExiting) return;
+  // Losing a worker that never got to serve anyone is the worker's own failure: it counts
+  // towards the start backoff, so a binary that dies right after ready cannot make us spin.
+  const bool failed_unused =
+      worker.phase == WorkerPhase::kStarting || (worker.phase == WorkerPhase::kReady && !worker.has_served);
+  worker.end_reason = reason;
+  if (!worker.process->reaped()) {
+    spdlog::warn("worker {} (pid {}): {}; killing it", worker.id, worker.process->pid(), reason);
+    worker.process->signalGroup(SIGKILL);
+    ++counters_.sigkill_sent;
+  } else {
+    spdlog::warn("worker {} (pid {}): {}", worker.id, worker.process->pid(), reason);
+  }
+  worker.process->closeControl();
+  setPhase(worker, WorkerPhase::kExiting);
+
+  const std::string what = "worker " + std::to_string(worker.id) + " " + reason;
+  const std::vector<ClientId> ids(worker.clients.begin(), worker.clients.end());
+  for (ClientId id : ids) {
+    Client* client = findClient(id);
+    if (client == nullptr) continue;
+    switch (client->state) {
+      case ClientState::kAwaitingWorker:
+      case ClientState::kAttaching:
+        refuse(*client, RefusalKind::kInternal, what);
+        break;
+      case ClientState::kAttached:
+        spdlog::warn("client {}: session ended: {}", id, what);
+        if (client->on_ended) client->on_ended(what);
+        detachClient(*client);
+        setClientState(*client, ClientState::kEnded);
+        break;
+      case ClientState::kReleaseRequested:
+      case ClientState::kReleasing:
+        detachClient(*client);
+        clients_.erase(id);
+        break;
+      default:
+        break;
+    }
+  }
+  worker.clients.clear();
+  if (failed_unused && !stop_begun_) noteStartFailure(what);
+}
+
+void WorkerPool::taint(Worker& worker, const std::string& reason) {
+  if (worker.tainted) return;
+  worker.tainted = true;
+  spdlog::warn("worker {} (pid {}): tainted: {}; it takes no new clients and retires once idle", worker.id,
+               worker.process->pid(), reason);
+}
+
+void WorkerPool::noteStartFailure(const std::string& reason) {
+  ++counters_.start_failures;
+  ++consecutive_start_failures_;
+  auto backoff = options_.initial_backoff;
+  for (std::uint32_t i = 1; i < consecutive_start_failures_ && backoff < options_.max_backoff; ++i)
+    backoff *= 2;
+  current_backoff_ = std::min(backoff, options_.max_backoff);
+  next_start_allowed_ = Clock::now() + current_backoff_;
+  last_start_failure_ = reason;
+  spdlog::error("worker start failed ({} in a row): {}; next start in {}", consecutive_start_failures_,
+                reason, msText(current_backoff_));
+}
+
+void WorkerPool::setPhase(Worker& worker, WorkerPhase phase) {
+  if (worker.phase == phase) return;
+  spdlog::info("worker {} (pid {}): {} -> {}", worker.id, worker.process->pid(), toString(worker.phase),
+               toString(phase));
+  worker.phase = phase;
+}
+
+}  // namespace agileos::scheduler

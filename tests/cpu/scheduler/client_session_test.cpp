@@ -1,0 +1,268 @@
+// SessionRunner over a fake transport (no gRPC), with a real WorkerPool and mock workers.
+// This is the session logic's own test; the gRPC shim is covered end to end elsewhere.
+#include "scheduler/client_session.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+#include "scheduler/dedicated_placement.h"
+#include "tests/cpu/scheduler/test_support.h"
+
+namespace agileos::scheduler {
+namespace {
+
+using agileos::v1::Refusal;
+using agileos::v1::SessionDown;
+using agileos::v1::SessionUp;
+using ::testing::HasSubstr;
+using testing::waitUntil;
+
+// The client's end is driven by the test; the daemon's end is what SessionRunner sees.
+class FakeSessionStream final : public SessionStream {
+ public:
+  // --- client side
+  void send(const SessionUp& message) {
+    std::lock_guard lock(mu_);
+    incoming_.push_back(message);
+    cv_.notify_all();
+  }
+  void sendHello(std::uint32_t version = agileos::v1::PROTOCOL_VERSION_CURRENT) {
+    SessionUp up;
+    up.mutable_hello()->set_protocol_version(version);
+    up.mutable_hello()->set_program("fake\nclient\x01");  // control characters must not reach the log raw
+    send(up);
+  }
+  void closeFromClient() {
+    std::lock_guard lock(mu_);
+    client_closed_ = true;
+    cv_.notify_all();
+  }
+  // The daemon's index-th message, once written (nullopt if it never comes).
+  std::optional<SessionDown> written(std::size_t index) {
+    std::unique_lock lock(mu_);
+    if (!cv_.wait_for(lock, testing::kGenerousTimeout, [&] { return writes_.size() > index; }))
+      return std::nullopt;
+    return writes_[index];
+  }
+  std::size_t writeCount() {
+    std::lock_guard lock(mu_);
+    return writes_.size();
+  }
+  bool cancelled() {
+    std::lock_guard lock(mu_);
+    return cancelled_;
+  }
+
+  // --- daemon side (SessionStream)
+  bool read(SessionUp* message) override {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return cancelled_ || client_closed_ || !incoming_.empty(); });
+    if (cancelled_ || incoming_.empty()) return false;
+    *message = incoming_.front();
+    incoming_.pop_front();
+    return true;
+  }
+  bool write(const SessionDown& message) override {
+    std::lock_guard lock(mu_);
+    if (cancelled_) return false;
+    writes_.push_back(message);
+    cv_.notify_all();
+    return true;
+  }
+  void cancel() override {
+    std::lock_guard lock(mu_);
+    cancelled_ = true;
+    cv_.notify_all();
+  }
+  std::string peer() const override { return "fake"; }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<SessionUp> incoming_;
+  std::vector<SessionDown> writes_;
+  bool client_closed_ = false;
+  bool cancelled_ = false;
+};
+
+class ClientSessionTest : public ::testing::Test {
+ protected:
+  // Each test starts exactly one pool: worker ids (and so the mock event log's worker=<id>
+  // lines) restart with every pool.
+  void startPool(PoolOptions options) {
+    pool_ = std::make_unique<WorkerPool>(std::move(options), std::make_unique<DedicatedPlacement>());
+    pool_->start();
+    runner_ = std::make_unique<SessionRunner>(*pool_, session_options_);
+  }
+
+  // Runs the session on its own thread, as the transport would.
+  void startPool() { startPool(testing::mockPoolOptions(dir_)); }
+
+  std::thread serve(FakeSessionStream& stream) {
+    return std::thread([this, &stream] { runner_->run(stream); });
+  }
+
+  testing::TempDir dir_;
+  testing::MockEvents events_{dir_.file("events.log")};
+  SessionOptions session_options_;
+  std::unique_ptr<WorkerPool> pool_;
+  std::unique_ptr<SessionRunner> runner_;
+};
+
+TEST_F(ClientSessionTest, StreamThatEndsBeforeHelloGetsNothingAndCostsNothing) {
+  startPool();
+  FakeSessionStream stream;
+  stream.closeFromClient();
+  serve(stream).join();
+  EXPECT_EQ(stream.writeCount(), 0u);
+  EXPECT_EQ(pool_->snapshot().clients, 0u);
+  EXPECT_EQ(events_.count({"attach"}), 0u);
+}
+
+TEST_F(ClientSessionTest, FirstMessageMustBeHello) {
+  startPool();
+  FakeSessionStream stream;
+  stream.send(SessionUp{});
+  serve(stream).join();
+  ASSERT_EQ(stream.writeCount(), 1u);
+  const SessionDown reply = *stream.written(0);
+  ASSERT_TRUE(reply.has_refusal());
+  EXPECT_EQ(reply.refusal().reason(), Refusal::BAD_REQUEST);
+  EXPECT_EQ(pool_->snapshot().clients, 0u);
+}
+
+TEST_F(ClientSessionTest, OtherProtocolVersionsAreRefused) {
+  startPool();
+  FakeSessionStream stream;
+  stream.sendHello(7);
+  serve(stream).join();
+  ASSERT_EQ(stream.writeCount(), 1u);
+  const SessionDown reply = *stream.written(0);
+  ASSERT_TRUE(reply.has_refusal());
+  EXPECT_EQ(reply.refusal().reason(), Refusal::VERSION_MISMATCH);
+  EXPECT_THAT(reply.refusal().message(),
+              HasSubstr("client speaks protocol version 7; this daemon speaks version 1"));
+}
+
+TEST_F(ClientSessionTest, AssignedClientIsReleasedWhenItCloses) {
+  startPool();
+  FakeSessionStream stream;
+  stream.sendHello();
+  std::thread session = serve(stream);
+  const auto reply = stream.written(0);
+  ASSERT_TRUE(reply.has_value() && reply->has_assignment());
+  const agileos::v1::Assignment& a = reply->assignment();
+  EXPECT_EQ(a.session_token().size(), 32u);
+  EXPECT_EQ(events_.count({"attach client=" + std::to_string(a.client_id()) +
+                           " token=" + testing::hex(a.session_token())}),
+            1u);
+  stream.closeFromClient();
+  session.join();
+  EXPECT_EQ(stream.writeCount(), 1u);
+  EXPECT_FALSE(stream.cancelled());
+  EXPECT_TRUE(events_.waitFor({"release client=" + std::to_string(a.client_id())}));
+}
+
+TEST_F(ClientSessionTest, ClientIdsAreMonotonicAndTokensFresh) {
+  startPool();
+  FakeSessionStream first, second;
+  first.sendHello();
+  second.sendHello();
+  std::thread a = serve(first);
+  std::thread b = serve(second);
+  const auto ra = first.written(0);
+  const auto rb = second.written(0);
+  ASSERT_TRUE(ra.has_value() && ra->has_assignment());
+  ASSERT_TRUE(rb.has_value() && rb->has_assignment());
+  EXPECT_EQ(std::set<std::uint64_t>({ra->assignment().client_id(), rb->assignment().client_id()}),
+            (std::set<std::uint64_t>{1, 2}));
+  EXPECT_NE(ra->assignment().session_token(), rb->assignment().session_token());
+  first.closeFromClient();
+  second.closeFromClient();
+  a.join();
+  b.join();
+}
+
+TEST_F(ClientSessionTest, WorkerDeathSendsSessionEndedAndWaitsForTheClientToClose) {
+  startPool();
+  FakeSessionStream stream;
+  stream.sendHello();
+  std::thread session = serve(stream);
+  const auto reply = stream.written(0);
+  ASSERT_TRUE(reply.has_value() && reply->has_assignment());
+  ::kill(events_.pidOf(1), SIGKILL);
+  const auto ended = stream.written(1);
+  ASSERT_TRUE(ended.has_value() && ended->has_ended());
+  EXPECT_THAT(ended->ended().reason(), HasSubstr("worker 1 killed by signal 9"));
+  stream.closeFromClient();
+  session.join();
+  EXPECT_FALSE(stream.cancelled());
+  EXPECT_TRUE(waitUntil([&] { return pool_->snapshot().clients == 0; }));
+}
+
+TEST_F(ClientSessionTest, ClientThatIgnoresSessionEndedIsCancelledAfterTheGrace) {
+  session_options_.end_grace = std::chrono::milliseconds(50);
+  startPool();
+  FakeSessionStream stream;
+  stream.sendHello();
+  std::thread session = serve(stream);
+  ASSERT_TRUE(stream.written(0).has_value());
+  ::kill(events_.pidOf(1), SIGKILL);
+  session.join();  // returns only because the runner cancels the stream
+  EXPECT_TRUE(stream.cancelled());
+  ASSERT_EQ(stream.writeCount(), 2u);
+  EXPECT_TRUE(stream.written(1)->has_ended());
+  EXPECT_TRUE(waitUntil([&] { return pool_->snapshot().clients == 0; }));
+}
+
+TEST_F(ClientSessionTest, MessageAfterHelloCancelsTheSessionAndReleases) {
+  startPool();
+  FakeSessionStream stream;
+  stream.sendHello();
+  std::thread session = serve(stream);
+  const auto reply = stream.written(0);
+  ASSERT_TRUE(reply.has_value() && reply->has_assignment());
+  stream.sendHello();
+  session.join();
+  EXPECT_TRUE(stream.cancelled());
+  EXPECT_TRUE(events_.waitFor({"release client=" + std::to_string(reply->assignment().client_id())}));
+}
+
+TEST_F(ClientSessionTest, PoolRefusalsReachTheClient) {
+  PoolOptions options = testing::mockPoolOptions(dir_);
+  options.max_workers = 1;
+  startPool(options);
+  ASSERT_TRUE(pool_->acquire(1000, "occupant", nullptr).assigned);  // takes the only slot
+  FakeSessionStream stream;
+  stream.sendHello();
+  serve(stream).join();
+  ASSERT_EQ(stream.writeCount(), 1u);
+  const SessionDown reply = *stream.written(0);
+  ASSERT_TRUE(reply.has_refusal());
+  EXPECT_EQ(reply.refusal().reason(), Refusal::BUSY);
+  pool_->release(1000);
+}
+
+TEST_F(ClientSessionTest, DaemonStopEndsTheSession) {
+  startPool();
+  FakeSessionStream stream;
+  stream.sendHello();
+  std::thread session = serve(stream);
+  ASSERT_TRUE(stream.written(0).has_value());
+  pool_->stop();
+  const auto ended = stream.written(1);
+  ASSERT_TRUE(ended.has_value() && ended->has_ended());
+  EXPECT_EQ(ended->ended().reason(), "daemon shutting down");
+  stream.closeFromClient();
+  session.join();
+  EXPECT_EQ(pool_->snapshot().clients, 0u);
+}
+
+}  // namespace
+}  // namespace agileos::scheduler

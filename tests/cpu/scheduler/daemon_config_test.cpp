@@ -1,0 +1,211 @@
+#include "scheduler/daemon_config.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "tests/cpu/scheduler/test_support.h"
+
+namespace agileos::scheduler {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string joined(const std::vector<std::string>& errors) {
+  std::string out;
+  for (const auto& e : errors) out += e + "\n";
+  return out;
+}
+
+TEST(DaemonConfig, EmptyObjectGivesDocumentedDefaults) {
+  const ConfigResult result = parseDaemonConfig("{}");
+  ASSERT_TRUE(result.ok()) << joined(result.errors);
+  const DaemonConfig& c = *result.config;
+  EXPECT_EQ(c.socket_path, "/run/agileos/agileosd.sock");
+  EXPECT_EQ(c.runtime_dir, "/run/agileos");
+  EXPECT_EQ(c.log_level, "info");
+  EXPECT_EQ(c.placement, "dedicated");
+  EXPECT_EQ(c.worker.executable, "agileos-worker");
+  EXPECT_EQ(c.worker.device, 0);
+  EXPECT_EQ(c.worker.prestart, 1u);
+  EXPECT_EQ(c.worker.max_workers, 4u);
+  EXPECT_EQ(c.worker.start_timeout_ms, 60000u);
+  EXPECT_TRUE(c.worker.args.empty());
+}
+
+TEST(DaemonConfig, ReadsEveryField) {
+  const ConfigResult result = parseDaemonConfig(R"({
+    "socket_path": "/tmp/x/d.sock",
+    "runtime_dir": "/tmp/x",
+    "log_level": "debug",
+    "placement": "dedicated",
+    "worker": {
+      "executable": "/opt/agileos/bin/agileos-worker",
+      "device": 3,
+      "prestart": 0,
+      "max_workers": 16,
+      "start_timeout_ms": 1500,
+      "args": ["--guard=trap", "-v"]
+    }
+  })");
+  ASSERT_TRUE(result.ok()) << joined(result.errors);
+  const DaemonConfig& c = *result.config;
+  EXPECT_EQ(c.socket_path, "/tmp/x/d.sock");
+  EXPECT_EQ(c.runtime_dir, "/tmp/x");
+  EXPECT_EQ(c.log_level, "debug");
+  EXPECT_EQ(c.worker.executable, "/opt/agileos/bin/agileos-worker");
+  EXPECT_EQ(c.worker.device, 3);
+  EXPECT_EQ(c.worker.prestart, 0u);
+  EXPECT_EQ(c.worker.max_workers, 16u);
+  EXPECT_EQ(c.worker.start_timeout_ms, 1500u);
+  EXPECT_EQ(c.worker.args, (std::vector<std::string>{"--guard=trap", "-v"}));
+}
+
+TEST(DaemonConfig, PartialWorkerObjectKeepsOtherDefaults) {
+  const ConfigResult result = parseDaemonConfig(R"({"worker": {"max_workers": 8}})");
+  ASSERT_TRUE(result.ok()) << joined(result.errors);
+  EXPECT_EQ(result.config->worker.max_workers, 8u);
+  EXPECT_EQ(result.config->worker.prestart, 1u);
+  EXPECT_EQ(result.config->worker.executable, "agileos-worker");
+}
+
+TEST(DaemonConfig, AcceptsComments) {
+  const ConfigResult result = parseDaemonConfig(R"({
+    // the log level
+    "log_level": "warn" /* trailing */
+  })");
+  ASSERT_TRUE(result.ok()) << joined(result.errors);
+  EXPECT_EQ(result.config->log_level, "warn");
+}
+
+TEST(DaemonConfig, EffectiveConfigTextRoundTrips) {
+  DaemonConfig config;
+  config.socket_path = "/tmp/a.sock";
+  config.worker.args = {"--x=1"};
+  config.worker.max_workers = 7;
+  const ConfigResult again = parseDaemonConfig(toJsonText(config));
+  ASSERT_TRUE(again.ok()) << joined(again.errors);
+  EXPECT_EQ(again.config->socket_path, "/tmp/a.sock");
+  EXPECT_EQ(again.config->worker.args, config.worker.args);
+  EXPECT_EQ(again.config->worker.max_workers, 7u);
+}
+
+struct BadConfig {
+  const char* name;
+  const char* json;
+  const char* expected_error;  // the one error, or a part of it
+};
+
+void PrintTo(const BadConfig& config, std::ostream* out) { *out << config.name; }
+
+class DaemonConfigRejects : public ::testing::TestWithParam<BadConfig> {};
+
+TEST_P(DaemonConfigRejects, WithOneErrorNamingTheKey) {
+  const ConfigResult result = parseDaemonConfig(GetParam().json);
+  EXPECT_FALSE(result.ok());
+  ASSERT_EQ(result.errors.size(), 1u) << joined(result.errors);
+  EXPECT_THAT(result.errors[0], HasSubstr(GetParam().expected_error));
+}
+
+const BadConfig kBadConfigs[] = {
+    {"InvalidJson", R"({"log_level": })", "invalid JSON"},
+    {"TrailingGarbage", R"({} x)", "invalid JSON"},
+    {"RootIsArray", R"([1, 2])", "(root): expected a JSON object, got an array"},
+    {"RootIsString", R"("x")", "(root): expected a JSON object"},
+    {"UnknownTopLevelKey", R"({"sockt_path": "/a.sock"})",
+     "sockt_path: unknown key (expected one of: socket_path"},
+    {"UnknownWorkerKey", R"({"worker": {"max_worker": 2}})", "worker.max_worker: unknown key"},
+    {"DuplicateKey", R"({"log_level": "info", "log_level": "debug"})", "log_level: duplicate key"},
+    {"DuplicateNestedKey", R"({"worker": {"device": 0, "device": 1}})", "worker.device: duplicate key"},
+    {"SocketPathNotString", R"({"socket_path": 5})", "socket_path: expected a string, got 5"},
+    {"SocketPathRelative", R"({"socket_path": "run/d.sock"})", "socket_path: expected an absolute path"},
+    {"SocketPathEmpty", R"({"socket_path": ""})", "socket_path: expected an absolute path"},
+    {"SocketPathTooLong",
+     R"({"socket_path": "/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.sock"})",
+     "socket_path: path is 116 bytes; at most 107"},
+    {"SocketPathWithNul", R"({"socket_path": "/a\u0000b"})", "socket_path: must not contain NUL"},
+    {"RuntimeDirRelative", R"({"runtime_dir": "agileos"})", "runtime_dir: expected an absolute path"},
+    {"RuntimeDirTooLong",
+     R"({"runtime_dir": "/rrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrr"})",
+     "runtime_dir: path is 77 bytes; at most 74"},
+    {"LogLevelUnknown", R"({"log_level": "verbose"})",
+     "log_level: expected one of trace|debug|info|warn|error, got \"verbose\""},
+    {"LogLevelWrongCase", R"({"log_level": "INFO"})", "log_level: expected one of"},
+    {"LogLevelNull", R"({"log_level": null})", "log_level: expected a string, got null"},
+    {"PlacementUnknown", R"({"placement": "shared"})",
+     "placement: expected one of dedicated, got \"shared\""},
+    {"WorkerNotObject", R"({"worker": "agileos-worker"})",
+     "worker: expected an object, got \"agileos-worker\""},
+    {"ExecutableEmpty", R"({"worker": {"executable": ""}})", "worker.executable: expected a non-empty path"},
+    {"ExecutableNotString", R"({"worker": {"executable": ["a"]}})",
+     "worker.executable: expected a string, got an array"},
+    {"DeviceString", R"({"worker": {"device": "0"}})",
+     "worker.device: expected an integer in [0, 2147483647], got \"0\" (a string)"},
+    {"DeviceFloat", R"({"worker": {"device": 1.5}})",
+     "worker.device: expected an integer in [0, 2147483647], got 1.5"},
+    {"DeviceNegative", R"({"worker": {"device": -1}})",
+     "worker.device: expected an integer in [0, 2147483647], got -1"},
+    {"DeviceTooLarge", R"({"worker": {"device": 2147483648}})", "worker.device: expected an integer"},
+    {"DeviceBoolean", R"({"worker": {"device": true}})",
+     "worker.device: expected an integer in [0, 2147483647], got true"},
+    {"PrestartTooLarge", R"({"worker": {"prestart": 1025, "max_workers": 1024}})",
+     "worker.prestart: expected an integer in [0, 1024], got 1025"},
+    {"MaxWorkersZero", R"({"worker": {"max_workers": 0}})",
+     "worker.max_workers: expected an integer in [1, 1024], got 0"},
+    {"MaxWorkersHuge", R"({"worker": {"max_workers": 18446744073709551615}})",
+     "worker.max_workers: expected an integer in [1, 1024], got 18446744073709551615"},
+    {"StartTimeoutZero", R"({"worker": {"start_timeout_ms": 0}})",
+     "worker.start_timeout_ms: expected an integer in [1, 3600000], got 0"},
+    {"StartTimeoutTooLong", R"({"worker": {"start_timeout_ms": 3600001}})",
+     "worker.start_timeout_ms: expected"},
+    {"ArgsNotArray", R"({"worker": {"args": "--x"}})",
+     "worker.args: expected an array of strings, got \"--x\""},
+    {"ArgsElementNotString", R"({"worker": {"args": ["--x", 3]}})",
+     "worker.args[1]: expected a string, got 3"},
+    {"ArgsReservedFlag", R"({"worker": {"args": ["--device=2"]}})",
+     "worker.args[0]: --device is set by the daemon and must not appear in worker.args"},
+    {"ArgsReservedFlagWithoutValue", R"({"worker": {"args": ["--control-fd"]}})",
+     "worker.args[0]: --control-fd is set"},
+    {"PrestartAboveMaxWorkers", R"({"worker": {"prestart": 5, "max_workers": 4}})",
+     "worker.prestart: 5 ready workers cannot be kept with worker.max_workers = 4"},
+};
+
+INSTANTIATE_TEST_SUITE_P(AllErrorPaths, DaemonConfigRejects, ::testing::ValuesIn(kBadConfigs),
+                         [](const ::testing::TestParamInfo<BadConfig>& info) { return info.param.name; });
+
+TEST(DaemonConfig, ArgsThatMerelyStartLikeAReservedFlagAreAccepted) {
+  const ConfigResult result =
+      parseDaemonConfig(R"({"worker": {"args": ["--devices-extra=1", "--endpointish"]}})");
+  EXPECT_TRUE(result.ok()) << joined(result.errors);
+}
+
+TEST(DaemonConfig, ReportsEveryErrorAtOnce) {
+  const ConfigResult result =
+      parseDaemonConfig(R"({"log_level": 1, "bogus": true, "worker": {"device": -2, "typo": 1}})");
+  EXPECT_FALSE(result.ok());
+  const std::string all = joined(result.errors);
+  EXPECT_EQ(result.errors.size(), 4u) << all;
+  EXPECT_THAT(all, HasSubstr("log_level: expected a string"));
+  EXPECT_THAT(all, HasSubstr("bogus: unknown key"));
+  EXPECT_THAT(all, HasSubstr("worker.device: expected an integer"));
+  EXPECT_THAT(all, HasSubstr("worker.typo: unknown key"));
+}
+
+TEST(DaemonConfig, LoadNamesAMissingFile) {
+  const ConfigResult result = loadDaemonConfig("/nonexistent/agileosd.json");
+  EXPECT_FALSE(result.ok());
+  ASSERT_EQ(result.errors.size(), 1u);
+  EXPECT_THAT(result.errors[0], HasSubstr("/nonexistent/agileosd.json: cannot open"));
+}
+
+TEST(DaemonConfig, LoadReadsAFile) {
+  testing::TempDir dir;
+  testing::writeFile(dir.file("c.json"), R"({"worker": {"prestart": 2}})");
+  const ConfigResult result = loadDaemonConfig(dir.file("c.json"));
+  ASSERT_TRUE(result.ok()) << joined(result.errors);
+  EXPECT_EQ(result.config->worker.prestart, 2u);
+}
+
+}  // namespace
+}  // namespace agileos::scheduler

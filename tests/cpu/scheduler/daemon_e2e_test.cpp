@@ -1,0 +1,486 @@
+// End to end through gRPC: a DaemonServer in this process (or agileosd as a subprocess) on a
+// temporary socket, mock workers, and real gRPC clients opening Session streams.
+#include <gmock/gmock.h>
+#include <grpcpp/generic/generic_stub.h>
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "agileos/v1/client_api.grpc.pb.h"
+#include "scheduler/daemon_service.h"
+#include "tests/cpu/scheduler/test_support.h"
+
+namespace agileos::scheduler {
+namespace {
+
+using agileos::v1::Daemon;
+using agileos::v1::Refusal;
+using agileos::v1::SessionDown;
+using agileos::v1::SessionUp;
+using ::testing::HasSubstr;
+using testing::MockEvents;
+using testing::TempDir;
+using testing::waitUntil;
+
+constexpr auto kRpcDeadline = std::chrono::seconds(60);
+
+// One client's Session stream.
+class TestClient {
+ public:
+  explicit TestClient(const std::string& socket_path)
+      : stub_(
+            Daemon::NewStub(grpc::CreateChannel("unix:" + socket_path, grpc::InsecureChannelCredentials()))) {
+    context_.set_deadline(std::chrono::system_clock::now() + kRpcDeadline);
+    stream_ = stub_->Session(&context_);
+  }
+
+  bool send(const SessionUp& up) { return stream_->Write(up); }
+
+  bool sendHello(std::uint32_t version = agileos::v1::PROTOCOL_VERSION_CURRENT) {
+    SessionUp up;
+    up.mutable_hello()->set_protocol_version(version);
+    up.mutable_hello()->set_program("e2e-test");
+    up.mutable_hello()->set_pid(static_cast<std::uint32_t>(::getpid()));
+    return send(up);
+  }
+
+  // The next message; nullopt when the stream has ended.
+  std::optional<SessionDown> read() {
+    SessionDown down;
+    if (!stream_->Read(&down)) return std::nullopt;
+    return down;
+  }
+
+  std::optional<SessionDown> hello(std::uint32_t version = agileos::v1::PROTOCOL_VERSION_CURRENT) {
+    if (!sendHello(version)) return std::nullopt;
+    return read();
+  }
+
+  // Half-closes and collects the final status.
+  grpc::Status close() {
+    stream_->WritesDone();
+    SessionDown ignored;
+    while (stream_->Read(&ignored)) {
+    }
+    return stream_->Finish();
+  }
+
+  // Simulates a client that vanishes: the stream is cancelled from the client side.
+  void vanish() { context_.TryCancel(); }
+
+  grpc::Status finishWithoutClosing() {
+    SessionDown ignored;
+    while (stream_->Read(&ignored)) {
+    }
+    return stream_->Finish();
+  }
+
+ private:
+  std::unique_ptr<Daemon::Stub> stub_;
+  grpc::ClientContext context_;
+  std::unique_ptr<grpc::ClientReaderWriter<SessionUp, SessionDown>> stream_;
+};
+
+// The worker id in "unix:<dir>/worker-<id>.sock".
+WorkerId workerIdOf(const std::string& endpoint) {
+  const std::size_t dash = endpoint.rfind("worker-");
+  return dash == std::string::npos ? 0 : std::stoull(endpoint.substr(dash + 7));
+}
+
+class DaemonE2ETest : public ::testing::Test {
+ protected:
+  DaemonServerOptions makeOptions(std::vector<std::string> mock_args = {}) {
+    DaemonServerOptions options;
+    options.socket_path = dir_.file("agileosd.sock");
+    options.runtime_dir = dir_.file("run");
+    options.pool = testing::mockPoolOptions(dir_, std::move(mock_args));
+    options.pool.runtime_dir = options.runtime_dir;
+    options.session.end_grace = std::chrono::milliseconds(20000);
+    return options;
+  }
+
+  void startServer(DaemonServerOptions options) {
+    server_ = std::make_unique<DaemonServer>(std::move(options));
+    std::string error;
+    ASSERT_TRUE(server_->start(&error)) << error;
+  }
+
+  std::string socketPath() const { return dir_.file("agileosd.sock"); }
+
+  bool onlyFreshSpares(std::size_t count) {
+    const PoolSnapshot s = server_->pool().snapshot();
+    std::size_t spares = 0;
+    for (const WorkerSnapshot& w : s.workers) {
+      if (w.phase == WorkerPhase::kReady && !w.has_served) ++spares;
+    }
+    return s.clients == 0 && s.workers.size() == count && spares == count;
+  }
+
+  TempDir dir_;
+  MockEvents events_{dir_.file("events.log")};
+  std::unique_ptr<DaemonServer> server_;
+};
+
+TEST_F(DaemonE2ETest, AssignmentCarriesTheWorkerEndpointTokenAndClientId) {
+  startServer(makeOptions());
+  TestClient client(socketPath());
+  const auto reply = client.hello();
+  ASSERT_TRUE(reply.has_value());
+  ASSERT_TRUE(reply->has_assignment()) << reply->DebugString();
+  const agileos::v1::Assignment& a = reply->assignment();
+  EXPECT_EQ(a.protocol_version(), static_cast<std::uint32_t>(agileos::v1::PROTOCOL_VERSION_CURRENT));
+  EXPECT_EQ(a.worker_endpoint(), "unix:" + dir_.file("run/worker-1.sock"));
+  EXPECT_EQ(a.session_token().size(), 32u);
+  EXPECT_GE(a.client_id(), 1u);
+  // The worker was attached with exactly this client id and token before the reply.
+  EXPECT_EQ(events_.count({"worker=1", "attach client=" + std::to_string(a.client_id()) +
+                                           " token=" + testing::hex(a.session_token())}),
+            1u);
+  EXPECT_TRUE(client.close().ok());
+}
+
+TEST_F(DaemonE2ETest, ProtocolVersionMismatchIsRefused) {
+  startServer(makeOptions());
+  for (std::uint32_t version : {0u, 2u}) {
+    TestClient client(socketPath());
+    const auto reply = client.hello(version);
+    ASSERT_TRUE(reply.has_value());
+    ASSERT_TRUE(reply->has_refusal()) << reply->DebugString();
+    EXPECT_EQ(reply->refusal().reason(), Refusal::VERSION_MISMATCH);
+    EXPECT_THAT(reply->refusal().message(), HasSubstr("protocol version " + std::to_string(version)));
+    EXPECT_FALSE(client.read().has_value()) << "exactly one answer, then the stream ends";
+    EXPECT_TRUE(client.finishWithoutClosing().ok());
+  }
+  EXPECT_TRUE(waitUntil([&] { return onlyFreshSpares(1); }));
+  EXPECT_EQ(events_.count({"attach"}), 0u);
+}
+
+TEST_F(DaemonE2ETest, FirstMessageOtherThanHelloIsRefused) {
+  startServer(makeOptions());
+  TestClient client(socketPath());
+  ASSERT_TRUE(client.send(SessionUp{}));
+  const auto reply = client.read();
+  ASSERT_TRUE(reply.has_value());
+  ASSERT_TRUE(reply->has_refusal());
+  EXPECT_EQ(reply->refusal().reason(), Refusal::BAD_REQUEST);
+  EXPECT_TRUE(client.finishWithoutClosing().ok());
+  EXPECT_TRUE(waitUntil([&] { return onlyFreshSpares(1); }));
+  EXPECT_EQ(events_.count({"attach"}), 0u);
+}
+
+TEST_F(DaemonE2ETest, StreamEndingBeforeHelloCostsNothing) {
+  startServer(makeOptions());
+  ASSERT_TRUE(waitUntil([&] { return onlyFreshSpares(1); }));
+  for (int i = 0; i < 5; ++i) {
+    TestClient client(socketPath());
+    EXPECT_TRUE(client.close().ok());
+  }
+  for (int i = 0; i < 5; ++i) {
+    TestClient client(socketPath());
+    client.vanish();
+    client.finishWithoutClosing();
+  }
+  EXPECT_TRUE(onlyFreshSpares(1));
+  EXPECT_EQ(events_.count({"attach"}), 0u);
+  // And the daemon still serves.
+  TestClient client(socketPath());
+  const auto reply = client.hello();
+  ASSERT_TRUE(reply.has_value());
+  EXPECT_TRUE(reply->has_assignment());
+  EXPECT_TRUE(client.close().ok());
+}
+
+// Raw bytes on the Session method: what an attacker speaking HTTP/2 could send.
+grpc::Status sendRawSessionBytes(const std::string& socket_path, const std::string& bytes) {
+  grpc::GenericStub stub(grpc::CreateChannel("unix:" + socket_path, grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + kRpcDeadline);
+  grpc::CompletionQueue cq;
+  void* tag = nullptr;
+  bool ok = false;
+  auto next = [&](void* expected) {
+    EXPECT_TRUE(cq.Next(&tag, &ok));
+    EXPECT_EQ(tag, expected);
+    return ok;
+  };
+  auto call = stub.PrepareCall(&context, "/agileos.v1.Daemon/Session", &cq);
+  call->StartCall(reinterpret_cast<void*>(1));
+  next(reinterpret_cast<void*>(1));
+  grpc::Slice slice(bytes);
+  grpc::ByteBuffer buffer(&slice, 1);
+  call->Write(buffer, reinterpret_cast<void*>(2));
+  next(reinterpret_cast<void*>(2));
+  call->WritesDone(reinterpret_cast<void*>(3));
+  next(reinterpret_cast<void*>(3));
+  grpc::ByteBuffer reply;
+  call->Read(&reply, reinterpret_cast<void*>(4));
+  next(reinterpret_cast<void*>(4));
+  grpc::Status status;
+  call->Finish(&status, reinterpret_cast<void*>(5));
+  next(reinterpret_cast<void*>(5));
+  return status;
+}
+
+TEST_F(DaemonE2ETest, GarbageAndOversizedMessagesLeakNothing) {
+  startServer(makeOptions());
+  ASSERT_TRUE(waitUntil([&] { return onlyFreshSpares(1); }));
+  sendRawSessionBytes(socketPath(), std::string("\xff\xff\xff\xff\x0f garbage", 13));
+  sendRawSessionBytes(socketPath(), std::string(200 * 1024, 'x'));  // above the 64 KiB message limit
+  TestClient oversized(socketPath());
+  SessionUp big;
+  big.mutable_hello()->set_protocol_version(agileos::v1::PROTOCOL_VERSION_CURRENT);
+  big.mutable_hello()->set_program(std::string(100 * 1024, 'p'));
+  oversized.send(big);
+  EXPECT_FALSE(oversized.finishWithoutClosing().ok());
+  EXPECT_TRUE(onlyFreshSpares(1));
+  EXPECT_EQ(events_.count({"attach"}), 0u);
+
+  TestClient client(socketPath());
+  const auto reply = client.hello();
+  ASSERT_TRUE(reply.has_value());
+  EXPECT_TRUE(reply->has_assignment());
+  EXPECT_TRUE(client.close().ok());
+}
+
+TEST_F(DaemonE2ETest, ClientDisconnectReleasesAndRetiresItsWorker) {
+  startServer(makeOptions());
+  for (bool graceful : {true, false}) {
+    TestClient client(socketPath());
+    const auto reply = client.hello();
+    ASSERT_TRUE(reply.has_value() && reply->has_assignment());
+    const std::string worker =
+        "worker=" + std::to_string(workerIdOf(reply->assignment().worker_endpoint())) + " ";
+    if (graceful) {
+      EXPECT_TRUE(client.close().ok());
+    } else {
+      client.vanish();  // as if the client process crashed
+    }
+    EXPECT_TRUE(
+        events_.waitFor({worker, "release client=" + std::to_string(reply->assignment().client_id())}));
+    EXPECT_TRUE(events_.waitFor({worker, "shutdown"}));
+  }
+  EXPECT_TRUE(waitUntil([&] { return onlyFreshSpares(1); }));
+}
+
+TEST_F(DaemonE2ETest, ConcurrentClientsGetDifferentWorkersAndTokens) {
+  DaemonServerOptions options = makeOptions();
+  options.pool.max_workers = 3;
+  startServer(options);
+  TestClient a(socketPath());
+  TestClient b(socketPath());
+  ASSERT_TRUE(a.sendHello());
+  ASSERT_TRUE(b.sendHello());
+  const auto ra = a.read();
+  const auto rb = b.read();
+  ASSERT_TRUE(ra.has_value() && ra->has_assignment());
+  ASSERT_TRUE(rb.has_value() && rb->has_assignment());
+  EXPECT_NE(ra->assignment().worker_endpoint(), rb->assignment().worker_endpoint());
+  EXPECT_NE(ra->assignment().session_token(), rb->assignment().session_token());
+  EXPECT_NE(ra->assignment().client_id(), rb->assignment().client_id());
+  EXPECT_TRUE(a.close().ok());
+  EXPECT_TRUE(b.close().ok());
+}
+
+TEST_F(DaemonE2ETest, ClientsBeyondMaxWorkersAreRefusedBusy) {
+  DaemonServerOptions options = makeOptions();
+  options.pool.max_workers = 1;
+  startServer(options);
+  TestClient first(socketPath());
+  const auto assigned = first.hello();
+  ASSERT_TRUE(assigned.has_value() && assigned->has_assignment());
+  TestClient second(socketPath());
+  const auto refused = second.hello();
+  ASSERT_TRUE(refused.has_value());
+  ASSERT_TRUE(refused->has_refusal());
+  EXPECT_EQ(refused->refusal().reason(), Refusal::BUSY);
+  EXPECT_THAT(refused->refusal().message(), HasSubstr("max_workers"));
+  EXPECT_TRUE(second.finishWithoutClosing().ok());
+  EXPECT_TRUE(first.close().ok());
+}
+
+TEST_F(DaemonE2ETest, WorkerDeathEndsTheSessionWithAReason) {
+  startServer(makeOptions());
+  TestClient client(socketPath());
+  const auto reply = client.hello();
+  ASSERT_TRUE(reply.has_value() && reply->has_assignment());
+  const pid_t worker_pid = events_.pidOf(workerIdOf(reply->assignment().worker_endpoint()));
+  ASSERT_NE(worker_pid, 0);
+  ::kill(worker_pid, SIGKILL);
+  const auto ended = client.read();
+  ASSERT_TRUE(ended.has_value());
+  ASSERT_TRUE(ended->has_ended()) << ended->DebugString();
+  EXPECT_THAT(ended->ended().reason(), HasSubstr("killed by signal 9"));
+  EXPECT_TRUE(client.close().ok());
+  EXPECT_TRUE(waitUntil([&] { return onlyFreshSpares(1); }));
+}
+
+TEST_F(DaemonE2ETest, ClientThatIgnoresSessionEndedIsCancelled) {
+  DaemonServerOptions options = makeOptions();
+  options.session.end_grace = std::chrono::milliseconds(100);
+  startServer(options);
+  TestClient client(socketPath());
+  const auto reply = client.hello();
+  ASSERT_TRUE(reply.has_value() && reply->has_assignment());
+  ::kill(events_.pidOf(workerIdOf(reply->assignment().worker_endpoint())), SIGKILL);
+  const auto ended = client.read();
+  ASSERT_TRUE(ended.has_value() && ended->has_ended());
+  // The client keeps its side open; the daemon cancels the stream after the grace period.
+  EXPECT_FALSE(client.read().has_value());
+  EXPECT_EQ(client.finishWithoutClosing().error_code(), grpc::StatusCode::CANCELLED);
+  EXPECT_TRUE(waitUntil([&] { return onlyFreshSpares(1); }));
+}
+
+TEST_F(DaemonE2ETest, MessageAfterHelloEndsTheSession) {
+  startServer(makeOptions());
+  TestClient client(socketPath());
+  const auto reply = client.hello();
+  ASSERT_TRUE(reply.has_value() && reply->has_assignment());
+  client.sendHello();
+  EXPECT_FALSE(client.read().has_value());
+  EXPECT_FALSE(client.finishWithoutClosing().ok());
+  EXPECT_TRUE(events_.waitFor({"release client=" + std::to_string(reply->assignment().client_id())}));
+  EXPECT_TRUE(waitUntil([&] { return onlyFreshSpares(1); }));
+}
+
+TEST_F(DaemonE2ETest, StopEndsSessionsShutsWorkersDownAndRemovesTheSocket) {
+  startServer(makeOptions());
+  TestClient client(socketPath());
+  const auto reply = client.hello();
+  ASSERT_TRUE(reply.has_value() && reply->has_assignment());
+  const pid_t worker_pid = events_.pidOf(workerIdOf(reply->assignment().worker_endpoint()));
+  std::thread stopper([&] { server_->stop(); });
+  const auto ended = client.read();
+  ASSERT_TRUE(ended.has_value() && ended->has_ended());
+  EXPECT_EQ(ended->ended().reason(), "daemon shutting down");
+  EXPECT_TRUE(client.close().ok());
+  stopper.join();
+  EXPECT_FALSE(std::filesystem::exists(socketPath()));
+  EXPECT_TRUE(testing::processGone(worker_pid));
+}
+
+TEST_F(DaemonE2ETest, SocketIsWorldConnectableAndRuntimeDirIsCreated) {
+  startServer(makeOptions());
+  struct stat info {};
+  ASSERT_EQ(::stat(socketPath().c_str(), &info), 0);
+  EXPECT_TRUE(S_ISSOCK(info.st_mode));
+  EXPECT_EQ(info.st_mode & 0777, 0666u);
+  ASSERT_EQ(::stat(dir_.file("run").c_str(), &info), 0);
+  EXPECT_TRUE(S_ISDIR(info.st_mode));
+  EXPECT_EQ(info.st_mode & 0777, 0755u);
+}
+
+TEST_F(DaemonE2ETest, StaleSocketFileIsReplaced) {
+  // A socket file nobody listens on, as a crashed daemon leaves behind.
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::strncpy(address.sun_path, socketPath().c_str(), sizeof address.sun_path - 1);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  ::close(fd);
+  startServer(makeOptions());
+  TestClient client(socketPath());
+  const auto reply = client.hello();
+  ASSERT_TRUE(reply.has_value() && reply->has_assignment());
+  EXPECT_TRUE(client.close().ok());
+}
+
+TEST_F(DaemonE2ETest, RefusesToStartOverARegularFileOrALiveDaemon) {
+  testing::writeFile(socketPath(), "precious");
+  {
+    DaemonServer server(makeOptions());
+    std::string error;
+    EXPECT_FALSE(server.start(&error));
+    EXPECT_THAT(error, HasSubstr("exists and is not a socket"));
+  }
+  EXPECT_EQ(testing::readLines(socketPath()), std::vector<std::string>{"precious"});
+  std::filesystem::remove(socketPath());
+
+  startServer(makeOptions());
+  DaemonServer second(makeOptions());
+  std::string error;
+  EXPECT_FALSE(second.start(&error));
+  EXPECT_THAT(error, HasSubstr("already serving"));
+  TestClient client(socketPath());  // the first daemon is unharmed
+  const auto reply = client.hello();
+  ASSERT_TRUE(reply.has_value() && reply->has_assignment());
+  EXPECT_TRUE(client.close().ok());
+}
+
+// ------------------------------------------------------------------ agileosd as a subprocess
+
+class AgileosdProcessTest : public ::testing::Test {
+ protected:
+  pid_t startDaemon() {
+    const std::string config = R"({
+      "socket_path": ")" + dir_.file("d.sock") +
+                               R"(",
+      "runtime_dir": ")" + dir_.file("run") +
+                               R"(",
+      "log_level": "debug",
+      "worker": {
+        "executable": ")" + testing::kMockWorker +
+                               R"(",
+        "prestart": 1,
+        "max_workers": 2,
+        "args": ["--event-log=)" +
+                               dir_.file("events.log") + R"("]
+      }
+    })";
+    testing::writeFile(dir_.file("agileosd.json"), config);
+    const pid_t pid = testing::startProcess({testing::kAgileosd, "--config", dir_.file("agileosd.json")},
+                                            dir_.file("agileosd.log"));
+    EXPECT_TRUE(events_.waitFor({"worker=1", "ready"})) << log();
+    return pid;
+  }
+
+  std::string log() const {
+    std::ifstream in(dir_.file("agileosd.log"));
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  }
+
+  TempDir dir_;
+  MockEvents events_{dir_.file("events.log")};
+};
+
+TEST_F(AgileosdProcessTest, SigtermEndsSessionsStopsWorkersAndExitsZero) {
+  const pid_t daemon = startDaemon();
+  const pid_t spare_pid = events_.pidOf(1);
+  TestClient client(dir_.file("d.sock"));
+  const auto reply = client.hello();
+  ASSERT_TRUE(reply.has_value() && reply->has_assignment()) << log();
+  ASSERT_TRUE(events_.waitFor({"worker=2", "ready"}));  // the replacement spare
+  const pid_t replacement_pid = events_.pidOf(2);
+
+  ASSERT_EQ(::kill(daemon, SIGTERM), 0);
+  const auto ended = client.read();
+  ASSERT_TRUE(ended.has_value() && ended->has_ended()) << log();
+  EXPECT_EQ(ended->ended().reason(), "daemon shutting down");
+  EXPECT_TRUE(client.close().ok());
+  EXPECT_EQ(testing::waitForExit(daemon), 0) << log();
+  EXPECT_FALSE(std::filesystem::exists(dir_.file("d.sock")));
+  EXPECT_TRUE(testing::processGone(spare_pid));
+  EXPECT_TRUE(testing::processGone(replacement_pid));
+  EXPECT_THAT(log(), HasSubstr("received SIGTERM"));
+}
+
+TEST_F(AgileosdProcessTest, WorkersDoNotOutliveAKilledDaemon) {
+  const pid_t daemon = startDaemon();
+  const pid_t worker_pid = events_.pidOf(1);
+  ASSERT_NE(worker_pid, 0);
+  ASSERT_EQ(::kill(daemon, SIGKILL), 0);
+  EXPECT_EQ(testing::waitForExit(daemon), -1);
+  EXPECT_TRUE(waitUntil([&] { return testing::processGone(worker_pid); })) << "PR_SET_PDEATHSIG";
+}
+
+}  // namespace
+}  // namespace agileos::scheduler

@@ -1,0 +1,162 @@
+// mock_worker: a stand-in for agileos-worker that speaks only the daemon <-> worker control
+// protocol (worker_control.proto over the --control-fd channel). It serves no gRPC calls.
+//
+// Daemon-owned flags (all required, as the real worker requires them):
+//   --control-fd=N --endpoint=E --device=D --worker-id=I --log-level=L
+// Test flags (from worker.args):
+//   --event-log=PATH   append one line per event: "worker=<id> pid=<pid> <event>"
+//   --mode=M           normal (default) | fail-start | never-ready | crash-after-attach |
+//                      ignore-shutdown (also ignores SIGTERM) | wrong-ack (acknowledges an
+//                      attach with the wrong client id)
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <string>
+
+#include "agileos/v1/worker_control.pb.h"
+#include "proto/framing.h"
+
+namespace {
+
+using agileos::v1::internal::DaemonToWorker;
+using agileos::v1::internal::WorkerToDaemon;
+
+int g_event_log = -1;
+std::string g_worker_id = "?";
+
+void logEvent(const std::string& event) {
+  if (g_event_log < 0) return;
+  const std::string line =
+      "worker=" + g_worker_id + " pid=" + std::to_string(::getpid()) + " " + event + "\n";
+  (void)!::write(g_event_log, line.data(), line.size());  // one O_APPEND write: lines never interleave
+}
+
+// The descriptors open in this process, e.g. "0,1,2,3" (the event log's own fd excluded).
+std::string openDescriptors() {
+  std::string out;
+  DIR* dir = ::opendir("/proc/self/fd");
+  if (dir == nullptr) return "unknown";
+  std::map<int, bool> fds;
+  while (dirent* entry = ::readdir(dir)) {
+    if (entry->d_name[0] == '.') continue;
+    const int fd = std::atoi(entry->d_name);
+    if (fd != ::dirfd(dir) && fd != g_event_log) fds[fd] = true;
+  }
+  ::closedir(dir);
+  for (const auto& [fd, unused] : fds) out += (out.empty() ? "" : ",") + std::to_string(fd);
+  return out;
+}
+
+std::string hex(const std::string& bytes) {
+  static const char* digits = "0123456789abcdef";
+  std::string out;
+  for (unsigned char byte : bytes) {
+    out += digits[byte >> 4];
+    out += digits[byte & 15];
+  }
+  return out;
+}
+
+bool send(int fd, const WorkerToDaemon& message) {
+  return agileos::wire::writeFrame(fd, message) == agileos::wire::FrameStatus::kOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::map<std::string, std::string> flags;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const std::size_t eq = arg.find('=');
+    if (arg.rfind("--", 0) != 0 || eq == std::string::npos) {
+      std::fprintf(stderr, "mock_worker: unexpected argument '%s'\n", arg.c_str());
+      return 2;
+    }
+    flags[arg.substr(2, eq - 2)] = arg.substr(eq + 1);
+  }
+  if (flags.count("event-log") != 0) {
+    g_event_log = ::open(flags["event-log"].c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  }
+  for (const char* required : {"control-fd", "endpoint", "device", "worker-id", "log-level"}) {
+    if (flags.count(required) == 0) {
+      std::fprintf(stderr, "mock_worker: missing --%s\n", required);
+      logEvent(std::string("missing-flag ") + required);
+      return 2;
+    }
+  }
+  g_worker_id = flags["worker-id"];
+  ::signal(SIGPIPE, SIG_IGN);  // a daemon that hung up shows as a failed write, not a signal
+  const int control = std::atoi(flags["control-fd"].c_str());
+  const std::string mode = flags.count("mode") != 0 ? flags["mode"] : "normal";
+  logEvent("start endpoint=" + flags["endpoint"] + " device=" + flags["device"] +
+           " log-level=" + flags["log-level"] + " fds=" + openDescriptors());
+
+  if (mode == "ignore-shutdown") ::signal(SIGTERM, SIG_IGN);
+  if (mode == "fail-start") {
+    WorkerToDaemon failed;
+    failed.mutable_failed()->set_reason("mock: configured to fail at start");
+    send(control, failed);
+    logEvent("failed");
+    return 1;
+  }
+  if (mode != "never-ready") {
+    WorkerToDaemon ready;
+    ready.mutable_ready()->set_endpoint(flags["endpoint"]);
+    ready.mutable_ready()->set_device(std::atoi(flags["device"].c_str()));
+    ready.mutable_ready()->set_device_name("mock device");
+    if (!send(control, ready)) {
+      logEvent("control-closed");
+      return 0;
+    }
+    logEvent("ready");
+  }
+
+  while (true) {
+    DaemonToWorker message;
+    const agileos::wire::FrameStatus status = agileos::wire::readFrame(control, &message);
+    if (status == agileos::wire::FrameStatus::kClosed) {
+      logEvent("control-closed");
+      return 0;
+    }
+    if (status != agileos::wire::FrameStatus::kOk) {
+      logEvent(std::string("control-error ") + agileos::wire::toString(status));
+      return 3;
+    }
+    if (mode == "never-ready") continue;
+    WorkerToDaemon reply;
+    switch (message.msg_case()) {
+      case DaemonToWorker::kAttach: {
+        const auto client = message.attach().client_id();
+        logEvent("attach client=" + std::to_string(client) +
+                 " token=" + hex(message.attach().session_token()));
+        reply.mutable_attached()->set_client_id(mode == "wrong-ack" ? client + 1000 : client);
+        send(control, reply);
+        if (mode == "crash-after-attach") {
+          logEvent("crash");
+          ::_exit(3);
+        }
+        break;
+      }
+      case DaemonToWorker::kRelease:
+        logEvent("release client=" + std::to_string(message.release().client_id()));
+        reply.mutable_released()->set_client_id(message.release().client_id());
+        send(control, reply);
+        break;
+      case DaemonToWorker::kShutdown:
+        if (mode == "ignore-shutdown") {
+          logEvent("shutdown-ignored");
+          break;
+        }
+        logEvent("shutdown");
+        return 0;
+      case DaemonToWorker::MSG_NOT_SET:
+        logEvent("empty-message");
+        break;
+    }
+  }
+}

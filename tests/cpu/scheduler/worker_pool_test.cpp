@@ -1,0 +1,357 @@
+// WorkerPool with real processes (mock_worker). Every wait is on a condition with a generous
+// timeout; no test asserts how long anything took.
+#include "scheduler/worker_pool.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "scheduler/dedicated_placement.h"
+#include "tests/cpu/scheduler/test_support.h"
+
+namespace agileos::scheduler {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::MockEvents;
+using testing::TempDir;
+using testing::waitUntil;
+
+// Records the reasons the pool ends a client's session with.
+class EndRecorder {
+ public:
+  SessionEndedCallback callback() {
+    return [this](const std::string& reason) {
+      std::lock_guard lock(mu_);
+      reasons_.push_back(reason);
+    };
+  }
+  std::vector<std::string> reasons() const {
+    std::lock_guard lock(mu_);
+    return reasons_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<std::string> reasons_;
+};
+
+class WorkerPoolTest : public ::testing::Test {
+ protected:
+  void startPool(PoolOptions options) {
+    pool_ = std::make_unique<WorkerPool>(std::move(options), std::make_unique<DedicatedPlacement>());
+    pool_->start();
+  }
+
+  std::size_t countPhase(WorkerPhase phase) const {
+    const PoolSnapshot s = pool_->snapshot();
+    return std::count_if(s.workers.begin(), s.workers.end(),
+                         [&](const WorkerSnapshot& w) { return w.phase == phase; });
+  }
+
+  // The fresh (never served) ready workers.
+  std::vector<WorkerSnapshot> readySpares() const {
+    std::vector<WorkerSnapshot> out;
+    for (const WorkerSnapshot& w : pool_->snapshot().workers) {
+      if (w.phase == WorkerPhase::kReady && !w.has_served && w.clients.empty()) out.push_back(w);
+    }
+    return out;
+  }
+
+  std::optional<WorkerSnapshot> findWorker(WorkerId id) const {
+    for (const WorkerSnapshot& w : pool_->snapshot().workers) {
+      if (w.id == id) return w;
+    }
+    return std::nullopt;
+  }
+
+  std::vector<pid_t> allPids() const {
+    std::vector<pid_t> pids;
+    for (const WorkerSnapshot& w : pool_->snapshot().workers) pids.push_back(w.pid);
+    return pids;
+  }
+
+  AcquireResult acquire(ClientId client, const std::string& token = "token") {
+    return pool_->acquire(client, token, recorder_.callback());
+  }
+
+  TempDir dir_;
+  MockEvents events_{dir_.file("events.log")};
+  EndRecorder recorder_;
+  std::unique_ptr<WorkerPool> pool_;
+};
+
+TEST_F(WorkerPoolTest, PrestartsReadyWorkersWithTheContractCommandLine) {
+  PoolOptions options = testing::mockPoolOptions(dir_);
+  options.prestart = 2;
+  options.max_workers = 4;
+  options.device = 1;
+  startPool(options);
+  ASSERT_TRUE(waitUntil([&] { return countPhase(WorkerPhase::kReady) == 2; }));
+  EXPECT_EQ(pool_->snapshot().counters.spawned, 2u);
+  EXPECT_EQ(events_.count({"worker=1", "start", "endpoint=unix:" + dir_.file("worker-1.sock"), "device=1",
+                           "log-level=debug", "fds=0,1,2,3"}),
+            1u);
+  EXPECT_EQ(events_.count({"worker=2", "start", "endpoint=unix:" + dir_.file("worker-2.sock")}), 1u);
+  // No more than prestart are kept.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(pool_->snapshot().counters.spawned, 2u);
+}
+
+TEST_F(WorkerPoolTest, AssignsAReadyWorkerAndAttachesTheClientWithItsToken) {
+  startPool(testing::mockPoolOptions(dir_));
+  ASSERT_TRUE(waitUntil([&] { return readySpares().size() == 1; }));
+  const std::string token = "\x01\x02secret-token\xff";
+  const AcquireResult placed = acquire(7, token);
+  ASSERT_TRUE(placed.assigned) << placed.message;
+  EXPECT_EQ(placed.worker, 1u);
+  EXPECT_EQ(placed.endpoint, "unix:" + dir_.file("worker-1.sock"));
+  EXPECT_EQ(events_.count({"worker=1", "attach client=7 token=" + testing::hex(token)}), 1u);
+  const auto worker = findWorker(1);
+  ASSERT_TRUE(worker.has_value());
+  EXPECT_EQ(worker->clients, std::vector<ClientId>{7});
+  EXPECT_TRUE(worker->has_served);
+  EXPECT_TRUE(recorder_.reasons().empty());
+}
+
+TEST_F(WorkerPoolTest, ReleaseRetiresTheWorkerAndReplenishesWithAFreshOne) {
+  startPool(testing::mockPoolOptions(dir_));
+  const AcquireResult first = acquire(1);
+  ASSERT_TRUE(first.assigned) << first.message;
+  pool_->release(1);
+
+  ASSERT_TRUE(events_.waitFor({"worker=" + std::to_string(first.worker), "shutdown"}));
+  const auto lines = events_.lines();
+  const auto release_at = std::find_if(lines.begin(), lines.end(), [](const std::string& l) {
+    return l.find("worker=1 ") == 0 && l.find("release client=1") != std::string::npos;
+  });
+  const auto shutdown_at = std::find_if(lines.begin(), lines.end(), [](const std::string& l) {
+    return l.find("worker=1 ") == 0 && l.find(" shutdown") != std::string::npos;
+  });
+  ASSERT_NE(release_at, lines.end());
+  EXPECT_LT(release_at - lines.begin(), shutdown_at - lines.begin()) << "release must precede shutdown";
+
+  ASSERT_TRUE(waitUntil([&] { return !findWorker(first.worker).has_value(); }));
+  ASSERT_TRUE(waitUntil([&] { return readySpares().size() == 1; }));
+  EXPECT_NE(readySpares()[0].id, first.worker);
+  EXPECT_EQ(pool_->snapshot().clients, 0u);
+  EXPECT_FALSE(std::filesystem::exists(dir_.file("worker-1.sock")));
+
+  const AcquireResult second = acquire(2);
+  ASSERT_TRUE(second.assigned) << second.message;
+  EXPECT_NE(second.worker, first.worker) << "a dedicated worker is never reused";
+  EXPECT_TRUE(recorder_.reasons().empty());
+}
+
+TEST_F(WorkerPoolTest, RefusesBusyBeyondMaxWorkers) {
+  startPool(testing::mockPoolOptions(dir_));  // prestart 1, max_workers 2
+  const AcquireResult a = acquire(1);
+  const AcquireResult b = acquire(2);
+  ASSERT_TRUE(a.assigned) << a.message;
+  ASSERT_TRUE(b.assigned) << b.message;
+  EXPECT_NE(a.worker, b.worker);
+  const AcquireResult c = acquire(3);
+  EXPECT_FALSE(c.assigned);
+  EXPECT_EQ(c.refusal, RefusalKind::kBusy);
+  EXPECT_THAT(c.message, HasSubstr("all 2 worker slots are in use"));
+  EXPECT_EQ(pool_->snapshot().workers.size(), 2u);
+  EXPECT_EQ(pool_->snapshot().clients, 2u);  // the refused entry is gone
+}
+
+TEST_F(WorkerPoolTest, ConcurrentClientsGetDifferentWorkers) {
+  PoolOptions options = testing::mockPoolOptions(dir_);
+  options.prestart = 0;
+  options.max_workers = 3;
+  startPool(options);
+  std::vector<AcquireResult> results(3);
+  std::vector<std::thread> threads;
+  for (ClientId id = 1; id <= 3; ++id) {
+    threads.emplace_back([&, id] { results[id - 1] = acquire(id, "token-" + std::to_string(id)); });
+  }
+  for (auto& t : threads) t.join();
+  std::set<WorkerId> workers;
+  for (const AcquireResult& r : results) {
+    ASSERT_TRUE(r.assigned) << r.message;
+    workers.insert(r.worker);
+  }
+  EXPECT_EQ(workers.size(), 3u);
+}
+
+TEST_F(WorkerPoolTest, WorkerCrashWhileAssignedEndsTheSessionAndIsReplaced) {
+  startPool(testing::mockPoolOptions(dir_, {"--mode=crash-after-attach"}));
+  const AcquireResult placed = acquire(4);
+  ASSERT_TRUE(placed.assigned) << placed.message;
+  ASSERT_TRUE(waitUntil([&] { return recorder_.reasons().size() == 1; }));
+  EXPECT_THAT(recorder_.reasons()[0],
+              HasSubstr("worker " + std::to_string(placed.worker) + " exited with status 3"));
+  ASSERT_TRUE(waitUntil([&] { return !findWorker(placed.worker).has_value(); }));
+  ASSERT_TRUE(waitUntil([&] { return readySpares().size() == 1; }));
+  EXPECT_NE(readySpares()[0].id, placed.worker);
+  pool_->release(4);  // the session notices later and releases: the entry goes, nothing is sent
+  EXPECT_TRUE(waitUntil([&] { return pool_->snapshot().clients == 0; }));
+  EXPECT_EQ(recorder_.reasons().size(), 1u);
+}
+
+TEST_F(WorkerPoolTest, KilledWorkerEndsItsClientsSession) {
+  startPool(testing::mockPoolOptions(dir_));
+  const AcquireResult placed = acquire(4);
+  ASSERT_TRUE(placed.assigned) << placed.message;
+  ::kill(findWorker(placed.worker)->pid, SIGKILL);
+  ASSERT_TRUE(waitUntil([&] { return recorder_.reasons().size() == 1; }));
+  EXPECT_THAT(recorder_.reasons()[0], HasSubstr("killed by signal 9"));
+  EXPECT_TRUE(waitUntil([&] { return readySpares().size() == 1; }));
+}
+
+TEST_F(WorkerPoolTest, SpareThatDiesIsReplacedAndCountsAsAFailure) {
+  startPool(testing::mockPoolOptions(dir_));
+  ASSERT_TRUE(waitUntil([&] { return readySpares().size() == 1; }));
+  const WorkerSnapshot spare = readySpares()[0];
+  ::kill(spare.pid, SIGKILL);
+  ASSERT_TRUE(waitUntil([&] { return pool_->snapshot().counters.start_failures == 1; }));
+  EXPECT_THAT(pool_->snapshot().last_start_failure, HasSubstr("killed by signal 9"));
+  ASSERT_TRUE(waitUntil([&] { return readySpares().size() == 1 && readySpares()[0].id != spare.id; }));
+  EXPECT_EQ(pool_->snapshot().consecutive_start_failures, 0u);  // reset by the replacement's ready
+}
+
+TEST_F(WorkerPoolTest, StartFailuresAreReportedAndBackedOffExponentially) {
+  PoolOptions options = testing::mockPoolOptions(dir_, {"--mode=fail-start"});
+  options.initial_backoff = std::chrono::milliseconds(10);
+  options.max_backoff = std::chrono::milliseconds(40);
+  startPool(options);
+  ASSERT_TRUE(waitUntil([&] { return pool_->snapshot().consecutive_start_failures >= 4; }));
+  const PoolSnapshot s = pool_->snapshot();
+  EXPECT_EQ(s.current_backoff, std::chrono::milliseconds(40));  // 10, 20, 40, capped at 40
+  EXPECT_THAT(s.last_start_failure, HasSubstr("failed to start: mock: configured to fail at start"));
+  EXPECT_EQ(s.counters.became_ready, 0u);
+
+  const AcquireResult refused = acquire(1);
+  EXPECT_FALSE(refused.assigned);
+  EXPECT_EQ(refused.refusal, RefusalKind::kInternal);
+  EXPECT_THAT(refused.message, HasSubstr("mock: configured to fail at start"));
+}
+
+TEST_F(WorkerPoolTest, BackoffKeepsABrokenWorkerFromSpinning) {
+  PoolOptions options = testing::mockPoolOptions(dir_, {"--mode=fail-start"});
+  options.initial_backoff = std::chrono::milliseconds(60000);
+  options.max_backoff = std::chrono::milliseconds(60000);
+  startPool(options);
+  ASSERT_TRUE(waitUntil([&] { return pool_->snapshot().counters.start_failures == 1; }));
+  EXPECT_EQ(pool_->snapshot().current_backoff, std::chrono::milliseconds(60000));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(pool_->snapshot().counters.spawned, 1u);
+  // While backing off, a client is told why at once instead of waiting.
+  const AcquireResult refused = acquire(1);
+  EXPECT_EQ(refused.refusal, RefusalKind::kInternal);
+  EXPECT_THAT(refused.message, HasSubstr("backing off"));
+  EXPECT_EQ(pool_->snapshot().counters.spawned, 1u);
+}
+
+TEST_F(WorkerPoolTest, MissingWorkerBinaryIsAStartFailureWithTheReason) {
+  PoolOptions options = testing::mockPoolOptions(dir_);
+  options.worker_executable = dir_.file("no-such-worker");
+  startPool(options);
+  ASSERT_TRUE(waitUntil([&] { return pool_->snapshot().counters.start_failures >= 1; }));
+  EXPECT_THAT(pool_->snapshot().last_start_failure,
+              HasSubstr("cannot execute " + dir_.file("no-such-worker") + ": No such file or directory"));
+  const AcquireResult refused = acquire(1);
+  EXPECT_FALSE(refused.assigned);
+  EXPECT_EQ(refused.refusal, RefusalKind::kInternal);
+}
+
+TEST_F(WorkerPoolTest, WorkerThatNeverBecomesReadyIsKilledAfterTheStartTimeout) {
+  PoolOptions options = testing::mockPoolOptions(dir_, {"--mode=never-ready"});
+  options.start_timeout = std::chrono::milliseconds(200);
+  options.initial_backoff = std::chrono::milliseconds(60000);
+  startPool(options);
+  ASSERT_TRUE(events_.waitFor({"worker=1", "start"}));
+  const pid_t pid = events_.pidOf(1);
+  ASSERT_NE(pid, 0);
+  ASSERT_TRUE(waitUntil([&] { return pool_->snapshot().counters.start_failures == 1; }));
+  EXPECT_THAT(pool_->snapshot().last_start_failure, HasSubstr("did not become ready within 200 ms"));
+  EXPECT_TRUE(waitUntil([&] { return testing::processGone(pid) && !findWorker(1).has_value(); }));
+}
+
+TEST_F(WorkerPoolTest, ClientWaitingForAStartingWorkerIsRefusedWhenItFails) {
+  PoolOptions options = testing::mockPoolOptions(dir_, {"--mode=never-ready"});
+  options.prestart = 0;
+  options.start_timeout = std::chrono::milliseconds(300);
+  startPool(options);
+  const AcquireResult refused = acquire(1);
+  EXPECT_FALSE(refused.assigned);
+  EXPECT_EQ(refused.refusal, RefusalKind::kInternal);
+  EXPECT_THAT(refused.message, HasSubstr("did not become ready within 300 ms"));
+}
+
+TEST_F(WorkerPoolTest, WorkerIgnoringShutdownIsTerminatedThenKilled) {
+  PoolOptions options = testing::mockPoolOptions(dir_, {"--mode=ignore-shutdown"});
+  options.shutdown_grace = std::chrono::milliseconds(50);
+  options.terminate_grace = std::chrono::milliseconds(50);
+  startPool(options);
+  const AcquireResult placed = acquire(1);
+  ASSERT_TRUE(placed.assigned) << placed.message;
+  const pid_t pid = findWorker(placed.worker)->pid;
+  pool_->release(1);
+  ASSERT_TRUE(events_.waitFor({"worker=1", "shutdown-ignored"}));
+  ASSERT_TRUE(waitUntil([&] { return !findWorker(placed.worker).has_value(); }));
+  EXPECT_TRUE(testing::processGone(pid));
+  const PoolCounters counters = pool_->snapshot().counters;
+  EXPECT_GE(counters.sigterm_sent, 1u);
+  EXPECT_GE(counters.sigkill_sent, 1u);
+}
+
+TEST_F(WorkerPoolTest, WrongAcknowledgementTaintsTheWorkerAndRefusesTheClient) {
+  PoolOptions options = testing::mockPoolOptions(dir_, {"--mode=wrong-ack"});
+  options.reply_timeout = std::chrono::milliseconds(300);
+  startPool(options);
+  const AcquireResult refused = acquire(1);
+  EXPECT_FALSE(refused.assigned);
+  EXPECT_EQ(refused.refusal, RefusalKind::kInternal);
+  EXPECT_THAT(refused.message, HasSubstr("did not acknowledge the attach of client 1"));
+  EXPECT_TRUE(waitUntil([&] { return !findWorker(1).has_value(); }));
+}
+
+TEST_F(WorkerPoolTest, SequentialClientsWaitForTheRetiringWorkersSlotInsteadOfBusy) {
+  PoolOptions options = testing::mockPoolOptions(dir_);
+  options.max_workers = 1;
+  startPool(options);
+  for (ClientId id = 1; id <= 3; ++id) {
+    const AcquireResult placed = acquire(id);
+    ASSERT_TRUE(placed.assigned) << "client " << id << ": " << placed.message;
+    EXPECT_EQ(placed.worker, id) << "every client gets its own fresh worker";
+    pool_->release(id);
+  }
+}
+
+TEST_F(WorkerPoolTest, StopEndsSessionsAndShutsEveryWorkerDown) {
+  PoolOptions options = testing::mockPoolOptions(dir_);
+  options.prestart = 2;
+  options.max_workers = 3;
+  startPool(options);
+  const AcquireResult placed = acquire(1);
+  ASSERT_TRUE(placed.assigned) << placed.message;
+  ASSERT_TRUE(waitUntil([&] { return readySpares().size() == 2; }));
+  const std::vector<pid_t> pids = allPids();
+  ASSERT_EQ(pids.size(), 3u);
+
+  pool_->stop();
+  ASSERT_EQ(recorder_.reasons().size(), 1u);
+  EXPECT_EQ(recorder_.reasons()[0], "daemon shutting down");
+  EXPECT_TRUE(pool_->snapshot().workers.empty());
+  for (pid_t pid : pids) EXPECT_TRUE(testing::processGone(pid)) << pid;
+  EXPECT_EQ(events_.count({"shutdown"}), 3u);
+
+  const AcquireResult late = acquire(2);
+  EXPECT_FALSE(late.assigned);
+  EXPECT_EQ(late.refusal, RefusalKind::kShuttingDown);
+  pool_->release(1);
+  EXPECT_EQ(pool_->snapshot().clients, 0u);
+}
+
+}  // namespace
+}  // namespace agileos::scheduler
