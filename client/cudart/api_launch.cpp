@@ -28,22 +28,11 @@ struct CallConfiguration {
 };
 thread_local std::vector<CallConfiguration> tConfigurations;
 
-// The checks cudart makes before a launch reaches the driver, with its errors.
+// The one check cudart 13 makes before the driver: an empty grid or block is
+// cudaErrorInvalidConfiguration. Dimensions over the device's limits are the
+// driver's to refuse (CUDA 13 then reports cudaErrorInvalidValue).
 cudaError_t checkConfiguration(dim3 grid, dim3 block) {
   if (grid.x == 0 || grid.y == 0 || grid.z == 0 || block.x == 0 || block.y == 0 || block.z == 0) {
-    return cudaErrorInvalidConfiguration;
-  }
-  cudaError_t error = cudaSuccess;
-  const agileos::v1::DeviceInfo* info = deviceInfo(&error);
-  if (info == nullptr) return error;
-  const auto limit = [&](cudaDeviceAttr attribute) {
-    return static_cast<unsigned long long>(deviceAttribute(*info, attribute));
-  };
-  const unsigned long long threads = 1ull * block.x * block.y * block.z;
-  if (threads > limit(cudaDevAttrMaxThreadsPerBlock) || block.x > limit(cudaDevAttrMaxBlockDimX) ||
-      block.y > limit(cudaDevAttrMaxBlockDimY) || block.z > limit(cudaDevAttrMaxBlockDimZ) ||
-      grid.x > limit(cudaDevAttrMaxGridDimX) || grid.y > limit(cudaDevAttrMaxGridDimY) ||
-      grid.z > limit(cudaDevAttrMaxGridDimZ)) {
     return cudaErrorInvalidConfiguration;
   }
   return cudaSuccess;

@@ -214,6 +214,8 @@ cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes* attributes, c
     attributes->type = cudaMemoryTypeHost;
     attributes->device = 0;
     attributes->hostPointer = const_cast<void*>(ptr);
+    // No devicePointer: the device cannot reach this memory (canMapHostMemory = 0),
+    // unlike natively pinned memory, which UVA maps at the same address.
     return cudaSuccess;
   }
   if (ptr != nullptr && isDeviceAddress(ptr)) {
@@ -224,6 +226,7 @@ cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes* attributes, c
   }
   attributes->type = cudaMemoryTypeUnregistered;
   attributes->device = -2;  // what cudart reports for memory it does not know
+  attributes->hostPointer = const_cast<void*>(ptr);
   return cudaSuccess;
 }
 

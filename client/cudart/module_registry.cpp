@@ -208,7 +208,8 @@ cudaError_t ModuleRegistry::kernel(const void* hostFunction, KernelLayout* out) 
   {
     std::shared_lock lock(mutex_);
     auto it = functions_.find(hostFunction);
-    if (it == functions_.end()) return cudaErrorInvalidDeviceFunction;
+    // What cudart 13 answers for a pointer that is not a registered kernel.
+    if (it == functions_.end()) return cudaErrorInvalidResourceHandle;
     symbol = it->second;
   }
   if (cudaError_t error = ensureLoaded(*symbol.fatbin); error != cudaSuccess) return error;

@@ -139,8 +139,22 @@ struct FakeLaunch {
   std::string params;  // the packed parameter buffer, read through the launch's pointers
 };
 
+namespace fake {
+class HostBuffer;  // worker/backend/fake_host_buffer.h
+}  // namespace fake
+
 class FakeGpuBackend final : public GpuBackend {
  public:
+  // Limits of the emulated device, as an H200 reports them (driver 580, CUDA 13.0).
+  static constexpr int kLeastStreamPriority = 0;
+  static constexpr int kGreatestStreamPriority = -5;
+  static constexpr int kDefaultMaxDynamicSharedBytes = 48 << 10;
+  static constexpr int kOptInMaxDynamicSharedBytes = 227 << 10;
+  static constexpr unsigned kMaxThreadsPerBlock = 1024;
+  static constexpr unsigned kMaxBlockDimZ = 64;
+  static constexpr unsigned kMaxGridDimX = 0x7fffffffu;
+  static constexpr unsigned kMaxGridDimYZ = 65535;
+
   static constexpr float kEventTickMs = 0.5f;
   // Where a reservation lands when its requested address is not granted.
   static constexpr memmgr::DevicePtr kElsewhere = 0x7000'0000'0000ull;
@@ -173,7 +187,8 @@ class FakeGpuBackend final : public GpuBackend {
 
   CUresult copyHostToDevice(CUdeviceptr dst, const void* src, std::size_t bytes, CUstream stream,
                             bool async) override;
-  CUresult copyDeviceToHost(void* dst, CUdeviceptr src, std::size_t bytes, CUstream stream, bool async) override;
+  CUresult copyDeviceToHost(void* dst, CUdeviceptr src, std::size_t bytes, CUstream stream,
+                            bool async) override;
   CUresult copyDeviceToDevice(CUdeviceptr dst, CUdeviceptr src, std::size_t bytes, CUstream stream,
                               bool async) override;
   CUresult memsetBytes(CUdeviceptr dst, std::uint8_t value, std::size_t bytes, CUstream stream,
@@ -240,15 +255,14 @@ class FakeGpuBackend final : public GpuBackend {
   std::optional<std::pair<CUdeviceptr, std::size_t>> moduleVariable(const std::string& name) const;
 
  private:
-  class HostBuffer;  // lazily committed anonymous memory
   struct Physical {
     std::size_t size = 0;
-    std::shared_ptr<HostBuffer> memory;
+    std::shared_ptr<fake::HostBuffer> memory;
   };
   // A run of emulated device memory: a VMM mapping or a module variable.
   struct Segment {
     std::size_t size = 0;
-    std::shared_ptr<HostBuffer> memory;
+    std::shared_ptr<fake::HostBuffer> memory;
     memmgr::PhysicalHandle handle = 0;  // 0 for module variables
     bool accessible = false;
   };
@@ -286,6 +300,8 @@ class FakeGpuBackend final : public GpuBackend {
                          std::size_t size);
   bool segmentOverlaps(memmgr::DevicePtr base, std::size_t size) const;
   void unloadLocked(CUmodule module);
+  static std::string hex(std::uint64_t value);
+  static std::string hex(const void* handle);
   Function* liveFunction(CUfunction function, const char* what);  // records misuse when dead
 
   const FakeGpuConfig config_;

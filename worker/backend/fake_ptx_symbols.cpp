@@ -23,7 +23,8 @@ std::string withoutComments(std::string_view text) {
     } else if (out.compare(i, 2, "/*") == 0) {
       const std::size_t close = out.find("*/", i + 2);
       const std::size_t end = close == std::string::npos ? out.size() : close + 2;
-      std::fill(out.begin() + static_cast<std::ptrdiff_t>(i), out.begin() + static_cast<std::ptrdiff_t>(end), ' ');
+      std::fill(out.begin() + static_cast<std::ptrdiff_t>(i), out.begin() + static_cast<std::ptrdiff_t>(end),
+                ' ');
       i = end - 1;
     }
   }

@@ -40,10 +40,10 @@ struct PtxVariable {
 
 struct PtxSymbols {
   bool ok = false;
-  std::string error;           // when !ok: what could not be read
-  int versionMajor = 0;        // .version 9.0 -> 9, 0
+  std::string error;     // when !ok: what could not be read
+  int versionMajor = 0;  // .version 9.0 -> 9, 0
   int versionMinor = 0;
-  int targetSm = 0;            // .target sm_75 -> 75; 0 if absent
+  int targetSm = 0;  // .target sm_75 -> 75; 0 if absent
   std::vector<PtxEntry> entries;
   std::vector<PtxVariable> variables;
 };

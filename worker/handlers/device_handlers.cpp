@@ -85,7 +85,7 @@ bool isClientLimit(int limit) {
 void deviceGetLimit(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) {
   const int limit = request.device_get_limit().limit();
   if (!isClientLimit(limit)) {
-    refuse(reply, cudaErrorUnsupportedLimit, "unknown limit");
+    refuse(reply, cudaErrorInvalidValue, "unknown limit");
     return;
   }
   std::size_t value = 0;
@@ -96,7 +96,7 @@ void deviceGetLimit(CallContext& ctx, const v1::CallRequest& request, v1::CallRe
 void deviceSetLimit(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) {
   const auto& args = request.device_set_limit();
   if (!isClientLimit(args.limit())) {
-    refuse(reply, cudaErrorUnsupportedLimit, "unknown limit");
+    refuse(reply, cudaErrorInvalidValue, "unknown limit");
     return;
   }
   succeeded(ctx, ctx.gpu.setLimit(static_cast<CUlimit>(args.limit()), args.value()), reply, "cuCtxSetLimit");

@@ -1,0 +1,619 @@
+// adversary_api: a hostile CUDA program, run through the AgileOS shim only.
+//
+// Every case below feeds the CUDA runtime API something a well-behaved program
+// never would: forged or stale stream/event handles, pointers into the
+// protected I/O aperture and module range or into unallocated user space,
+// freed pointers, ranges that overflow 64 bits or end one byte past a live
+// allocation, bad cudaFree targets, forged kernel pointers, and hand-made
+// fatbins registered through __cudaRegisterFatBinary. Each case must come back
+// with an error (a specific one where CUDA's behaviour is known), immediately
+// or at the next synchronization; and after each case a normal allocate / copy /
+// launch / copy back round trip must still work, proving the worker still
+// serves this client.
+//
+// Usage: adversary_api [--fake-gpu]
+//   --fake-gpu  for a worker with a fake GPU backend (CPU CI): kernels do not run
+//               there, so the round trip checks the copies but not the kernel's effect.
+// Output: a table "case | expected | got | PASS/FAIL" and a closing line
+// "adversary_api: N passed, M failed". Exit status 0 only if every case passed;
+// 3 if the program crashed (the case is named on stderr).
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "tests/gpu/adversary/fatbin_section.h"
+
+// The registration entry points nvcc's generated code calls; declared here (identically to
+// crt/host_runtime.h) so that the program can call them with hand-made arguments.
+extern "C" void** __cudaRegisterFatBinary(void* fatCubin);
+extern "C" void __cudaRegisterFatBinaryEnd(void** fatCubinHandle);
+extern "C" void __cudaRegisterFunction(void** fatCubinHandle, const char* hostFun, char* deviceFun,
+                                       const char* deviceName, int thread_limit, uint3* tid, uint3* bid,
+                                       dim3* bDim, dim3* gDim, int* wSize);
+
+namespace {
+
+using agileos::adversary::Bytes;
+
+constexpr const char* kKernelName = "agileos_adversary_increment";
+
+// The I/O aperture, protected module range and user range of the AgileOS layout (paper, Table I).
+constexpr std::uint64_t kIoAperture = 0xF0000000000ull;
+constexpr std::uint64_t kModuleRange = 0xF1000000000ull;
+constexpr std::uint64_t kUserRange = 0xF8000000000ull;
+
+// Sentinel meaning "any error, CUDA does not define which one".
+constexpr cudaError_t kAnyError = static_cast<cudaError_t>(-1);
+
+}  // namespace
+
+extern "C" __global__ void agileos_adversary_increment(unsigned* data, unsigned n) {
+  const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) data[i] += 1u;
+}
+
+__device__ unsigned adversaryDeviceWord[4];
+
+namespace {
+
+void* deviceAddress(std::uint64_t address) {
+  return reinterpret_cast<void*>(static_cast<std::uintptr_t>(address));
+}
+
+template <typename T>
+T forgedHandle(std::uint64_t value) {
+  return reinterpret_cast<T>(static_cast<std::uintptr_t>(value));
+}
+
+// --------------------------------------------------------------- crash reporting
+
+const char* volatile currentCase = "start-up";
+
+void onFatalSignal(int) {
+  // Only async-signal-safe calls here.
+  const char* prefix = "adversary_api: CRASH (signal) during case: ";
+  ssize_t ignored = write(STDERR_FILENO, prefix, std::strlen(prefix));
+  ignored = write(STDERR_FILENO, currentCase, std::strlen(currentCase));
+  ignored = write(STDERR_FILENO, "\n", 1);
+  (void)ignored;
+  _exit(3);
+}
+
+void installCrashHandlers() {
+  for (int fatal : {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL}) std::signal(fatal, onFatalSignal);
+}
+
+// --------------------------------------------------------------- the round trip
+
+bool fakeGpu = false;  // --fake-gpu: kernels have no effect
+
+// A complete, valid use of the device. Returns an empty string on success, or what went wrong.
+std::string roundTrip() {
+  constexpr unsigned kWords = 1u << 18;
+  std::vector<unsigned> host(kWords), back(kWords, 0);
+  for (unsigned i = 0; i < kWords; ++i) host[i] = i * 2654435761u;
+  unsigned* device = nullptr;
+  cudaStream_t stream = nullptr;
+  cudaEvent_t event = nullptr;
+  std::string failure;
+  auto step = [&](cudaError_t e, const char* what) {
+    if (e != cudaSuccess && failure.empty()) failure = std::string(what) + " -> " + cudaGetErrorName(e);
+    return failure.empty();
+  };
+  if (step(cudaMalloc(&device, kWords * sizeof(unsigned)), "cudaMalloc") &&
+      step(cudaStreamCreate(&stream), "cudaStreamCreate") &&
+      step(cudaEventCreate(&event), "cudaEventCreate") &&
+      step(cudaMemcpyAsync(device, host.data(), kWords * sizeof(unsigned), cudaMemcpyHostToDevice, stream),
+           "cudaMemcpyAsync H2D")) {
+    agileos_adversary_increment<<<kWords / 256, 256, 0, stream>>>(device, kWords);
+    if (step(cudaGetLastError(), "launch") && step(cudaEventRecord(event, stream), "cudaEventRecord") &&
+        step(cudaEventSynchronize(event), "cudaEventSynchronize") &&
+        step(cudaMemcpy(back.data(), device, kWords * sizeof(unsigned), cudaMemcpyDeviceToHost),
+             "cudaMemcpy D2H")) {
+      for (unsigned i = 0; i < kWords && failure.empty(); ++i) {
+        const bool expected = back[i] == host[i] + 1u || (fakeGpu && back[i] == host[i]);
+        if (!expected) failure = "wrong data at word " + std::to_string(i);
+      }
+    }
+  }
+  if (event != nullptr) step(cudaEventDestroy(event), "cudaEventDestroy");
+  if (stream != nullptr) step(cudaStreamDestroy(stream), "cudaStreamDestroy");
+  if (device != nullptr) step(cudaFree(device), "cudaFree");
+  return failure;
+}
+
+// --------------------------------------------------------------- the table
+
+int passed = 0;
+int failed = 0;
+
+std::string errorName(cudaError_t e) { return e == kAnyError ? "any error" : cudaGetErrorName(e); }
+
+// Runs one case. `body` returns the error of the offending call. A case that reports success
+// immediately may still report its error at the next synchronization (asynchronous calls);
+// that counts, and the row says "at sync".
+void runCase(const std::string& name, cudaError_t expected, const std::function<cudaError_t()>& body) {
+  currentCase = name.c_str();
+  cudaError_t got = body();
+  bool atSync = false;
+  if (got == cudaSuccess && expected != cudaSuccess) {
+    got = cudaDeviceSynchronize();
+    atSync = got != cudaSuccess;
+  }
+  cudaGetLastError();  // none of these errors may be sticky; clear the last-error slot
+  bool ok = expected == kAnyError ? got != cudaSuccess : got == expected;
+  std::string gotText = std::string(cudaGetErrorName(got)) + (atSync ? " (at sync)" : "");
+  const std::string afterwards = roundTrip();
+  if (!afterwards.empty()) {
+    ok = false;
+    gotText += "; round trip after it failed: " + afterwards;
+  }
+  std::printf("%-64s | %-32s | %-40s | %s\n", name.c_str(), errorName(expected).c_str(), gotText.c_str(),
+              ok ? "PASS" : "FAIL");
+  std::fflush(stdout);
+  (ok ? passed : failed) += 1;
+  currentCase = "between cases";
+}
+
+// --------------------------------------------------------------- fatbin registration attacks
+
+// What __cudaRegisterFatBinary receives (nvcc's __fatBinC_Wrapper_t).
+struct FatbinWrapper {
+  int magic;
+  int version;
+  const void* data;
+  void* filenameOrFatbins;
+};
+
+// Distinct host addresses to register device functions against; never called.
+char hostStubs[32];
+int nextStub = 0;
+
+// Registers `container` as a module with one function, then launches that function.
+cudaError_t registerAndLaunch(const void* containerData, int wrapperMagic, const char* functionName) {
+  static std::vector<FatbinWrapper*> keepAlive;  // the runtime may keep the wrapper pointer
+  auto* wrapper = new FatbinWrapper{wrapperMagic, 1, containerData, nullptr};
+  keepAlive.push_back(wrapper);
+  const char* stub = &hostStubs[nextStub++ % 32];
+  void** handle = __cudaRegisterFatBinary(wrapper);
+  __cudaRegisterFunction(handle, stub, const_cast<char*>(functionName), functionName, -1, nullptr, nullptr,
+                         nullptr, nullptr, nullptr);
+  __cudaRegisterFatBinaryEnd(handle);
+  unsigned* device = nullptr;
+  unsigned n = 1;
+  cudaError_t e = cudaMalloc(&device, sizeof(unsigned));
+  if (e != cudaSuccess) return e;
+  void* args[] = {&device, &n};
+  e = cudaLaunchKernel(stub, dim3(1), dim3(1), args, 0, nullptr);
+  if (e == cudaSuccess) e = cudaDeviceSynchronize();
+  cudaFree(device);
+  return e;
+}
+
+// A heap copy that lives as long as the process (the runtime may read it lazily).
+const unsigned char* persist(const Bytes& bytes) {
+  auto* copy = new Bytes(bytes);
+  copy->resize(copy->size() + 64, 0);  // slack so that a reader overshooting by a little stays in bounds
+  return copy->data();
+}
+
+void patch64(Bytes& bytes, std::size_t offset, std::uint64_t value) {
+  std::memcpy(bytes.data() + offset, &value, sizeof value);
+}
+
+void fatbinCases(const Bytes& real) {
+  using agileos::adversary::FatbinContainerHeader;
+  using agileos::adversary::FatbinEntryPrefix;
+  if (real.empty()) {
+    std::printf("%-64s | %-32s | %-40s | %s\n", "locate this program's own fatbin", "found", "not found",
+                "FAIL");
+    ++failed;
+    return;
+  }
+  const auto entries = agileos::adversary::fatbinEntries(real);
+
+  runCase("fatbin: wrapper magic wrong", kAnyError,
+          [&] { return registerAndLaunch(persist(real), 0x12345678, kKernelName); });
+  runCase("fatbin: wrapper with a null fatbin pointer", kAnyError, [&] {
+    return registerAndLaunch(nullptr, static_cast<int>(agileos::adversary::kFatbinWrapperMagic), kKernelName);
+  });
+  const int wrapperMagic = static_cast<int>(agileos::adversary::kFatbinWrapperMagic);
+
+  Bytes badMagic = real;
+  badMagic[0] ^= 0xFF;
+  runCase("fatbin: container magic wrong", kAnyError,
+          [&] { return registerAndLaunch(persist(badMagic), wrapperMagic, kKernelName); });
+
+  Bytes huge(4096, 0);
+  std::memcpy(huge.data(), real.data(), sizeof(FatbinContainerHeader));
+  patch64(huge, 8, 1ull << 40);
+  runCase("fatbin: container size 1 TiB (buffer 4 KiB)", kAnyError,
+          [&] { return registerAndLaunch(persist(huge), wrapperMagic, kKernelName); });
+  patch64(huge, 8, ~0ull - 15);
+  runCase("fatbin: container size 2^64-16 (header+size overflows)", kAnyError,
+          [&] { return registerAndLaunch(persist(huge), wrapperMagic, kKernelName); });
+
+  Bytes bigHeader = real;
+  bigHeader[6] = 0xFF;
+  bigHeader[7] = 0xFF;  // header size 0xFFFF
+  runCase("fatbin: container header size 65535", kAnyError,
+          [&] { return registerAndLaunch(persist(bigHeader), wrapperMagic, kKernelName); });
+
+  Bytes empty(real.begin(), real.begin() + sizeof(FatbinContainerHeader));
+  patch64(empty, 8, 0);
+  runCase("fatbin: container with no entries", kAnyError,
+          [&] { return registerAndLaunch(persist(empty), wrapperMagic, kKernelName); });
+
+  if (!entries.empty()) {
+    const std::size_t first = entries.front().offset;
+    Bytes hugeEntry = real;
+    patch64(hugeEntry, first + 8, 1ull << 40);
+    runCase("fatbin: entry payload size 1 TiB", kAnyError,
+            [&] { return registerAndLaunch(persist(hugeEntry), wrapperMagic, kKernelName); });
+    Bytes zeroEntry = real;
+    std::memset(zeroEntry.data() + first + 4, 0, 12);  // header size 0, payload 0: a naive parser spins
+    runCase("fatbin: entry header size 0 (parser loop)", kAnyError,
+            [&] { return registerAndLaunch(persist(zeroEntry), wrapperMagic, kKernelName); });
+    Bytes wrapEntry = real;
+    patch64(wrapEntry, first + 8, ~0ull - 8);
+    runCase("fatbin: entry offset+size wraps around", kAnyError,
+            [&] { return registerAndLaunch(persist(wrapEntry), wrapperMagic, kKernelName); });
+  }
+
+  Bytes garbage(4096);
+  for (std::size_t i = 0; i < garbage.size(); ++i)
+    garbage[i] = static_cast<unsigned char>((i * 131u + 7u) ^ (i >> 3));
+  std::memcpy(garbage.data(), real.data(), 8);  // valid magic, version and header size
+  patch64(garbage, 8, garbage.size() - 16);
+  runCase("fatbin: valid header, 4 KiB of garbage entries", kAnyError,
+          [&] { return registerAndLaunch(persist(garbage), wrapperMagic, kKernelName); });
+
+  Bytes truncated = real;
+  FatbinContainerHeader header;
+  std::memcpy(&header, real.data(), sizeof header);
+  patch64(truncated, 8, header.fatSize / 2);
+  truncated.resize(header.headerSize + header.fatSize / 2);
+  runCase("fatbin: real fatbin truncated to half", kAnyError,
+          [&] { return registerAndLaunch(persist(truncated), wrapperMagic, kKernelName); });
+
+  bool hasPtx = false;
+  Bytes corruptPtx = real;
+  for (const auto& entry : entries) {
+    if (entry.prefix.kind != agileos::adversary::kEntryKindPtx) continue;
+    hasPtx = true;
+    const std::size_t payload = entry.offset + entry.prefix.headerSize;
+    for (std::size_t i = 0; i < entry.prefix.payloadSize; i += 7) corruptPtx[payload + i] ^= 0x5A;
+  }
+  // This program is built for sm_75 (SASS that an sm_90 device cannot run) plus PTX, so with the
+  // PTX corrupted nothing loadable is left.
+  if (hasPtx) {
+    runCase("fatbin: real fatbin with corrupted PTX", kAnyError,
+            [&] { return registerAndLaunch(persist(corruptPtx), wrapperMagic, kKernelName); });
+  }
+
+  runCase("fatbin: real fatbin, unknown function name", kAnyError,
+          [&] { return registerAndLaunch(persist(real), wrapperMagic, "agileos_no_such_kernel"); });
+  runCase("fatbin: real fatbin registered a second time (legal)", cudaSuccess,
+          [&] { return registerAndLaunch(persist(real), wrapperMagic, kKernelName); });
+}
+
+// --------------------------------------------------------------- the cases
+
+void handleCases() {
+  const cudaError_t bad = cudaErrorInvalidResourceHandle;
+  cudaEvent_t valid;
+  cudaEventCreate(&valid);
+  unsigned* dev = nullptr;
+  cudaMalloc(&dev, 4096);
+  static unsigned host[1024];
+
+  for (std::uint64_t value : {0x5eed5eed12345678ull, 3ull, 7ull, 0x1000ull, 0xF8000000000ull, ~0ull}) {
+    char name[96];
+    std::snprintf(name, sizeof name, "cudaStreamSynchronize(forged stream 0x%llx)",
+                  static_cast<unsigned long long>(value));
+    runCase(name, bad, [&] { return cudaStreamSynchronize(forgedHandle<cudaStream_t>(value)); });
+  }
+  const auto forgedStream = forgedHandle<cudaStream_t>(0x5eed5eed12345678ull);
+  const auto forgedEvent = forgedHandle<cudaEvent_t>(0x0bad0bad0bad0badull);
+  runCase("cudaStreamSynchronize(cudaStreamLegacy) (legal)", cudaSuccess,
+          [] { return cudaStreamSynchronize(cudaStreamLegacy); });
+  runCase("cudaStreamSynchronize(cudaStreamPerThread) (legal)", cudaSuccess,
+          [] { return cudaStreamSynchronize(cudaStreamPerThread); });
+
+  cudaStream_t destroyed;
+  cudaStreamCreate(&destroyed);
+  cudaStreamDestroy(destroyed);
+  runCase("cudaStreamSynchronize(destroyed stream)", bad, [&] { return cudaStreamSynchronize(destroyed); });
+  runCase("cudaStreamDestroy(destroyed stream)", bad, [&] { return cudaStreamDestroy(destroyed); });
+  runCase("cudaStreamDestroy(forged stream)", bad, [&] { return cudaStreamDestroy(forgedStream); });
+  runCase("cudaStreamQuery(forged stream)", bad, [&] { return cudaStreamQuery(forgedStream); });
+  runCase("cudaStreamWaitEvent(forged stream, event)", bad,
+          [&] { return cudaStreamWaitEvent(forgedStream, valid, 0); });
+  runCase("cudaStreamWaitEvent(0, forged event)", bad,
+          [&] { return cudaStreamWaitEvent(0, forgedEvent, 0); });
+  runCase("cudaEventRecord(forged event)", bad, [&] { return cudaEventRecord(forgedEvent, 0); });
+  runCase("cudaEventRecord(event, forged stream)", bad, [&] { return cudaEventRecord(valid, forgedStream); });
+  runCase("cudaEventSynchronize(forged event)", bad, [&] { return cudaEventSynchronize(forgedEvent); });
+  runCase("cudaEventQuery(forged event)", bad, [&] { return cudaEventQuery(forgedEvent); });
+  runCase("cudaEventElapsedTime(event, forged event)", bad, [&] {
+    float ms = 0;
+    cudaEventRecord(valid, 0);
+    cudaEventSynchronize(valid);
+    return cudaEventElapsedTime(&ms, valid, forgedEvent);
+  });
+  runCase("cudaEventDestroy(forged event)", bad, [&] { return cudaEventDestroy(forgedEvent); });
+  cudaEvent_t destroyedEvent;
+  cudaEventCreate(&destroyedEvent);
+  cudaEventDestroy(destroyedEvent);
+  runCase("cudaEventRecord(destroyed event)", bad, [&] { return cudaEventRecord(destroyedEvent, 0); });
+  runCase("cudaMemcpyAsync(..., forged stream)", bad,
+          [&] { return cudaMemcpyAsync(dev, host, 64, cudaMemcpyHostToDevice, forgedStream); });
+  runCase("cudaMemsetAsync(..., forged stream)", bad,
+          [&] { return cudaMemsetAsync(dev, 0, 64, forgedStream); });
+  runCase("kernel launch on a forged stream", bad, [&] {
+    agileos_adversary_increment<<<1, 32, 0, forgedStream>>>(dev, 32);
+    return cudaGetLastError();
+  });
+  runCase("kernel launch on a destroyed stream", bad, [&] {
+    agileos_adversary_increment<<<1, 32, 0, destroyed>>>(dev, 32);
+    return cudaGetLastError();
+  });
+  cudaEventDestroy(valid);
+  cudaFree(dev);
+}
+
+void pointerCases(unsigned char* hugeHost) {
+  const cudaError_t bad = cudaErrorInvalidValue;
+  unsigned char host[64] = {};
+  unsigned char* valid = nullptr;
+  cudaMalloc(&valid, 1 << 20);
+  struct Target {
+    const char* name;
+    std::uint64_t address;
+  };
+  const Target targets[] = {
+      {"I/O aperture base", kIoAperture},
+      {"I/O aperture + 0x1000", kIoAperture + 0x1000},
+      {"module range base", kModuleRange},
+      {"module range + 0x12345678", kModuleRange + 0x12345678},
+      {"last bytes of the module range", kUserRange - 16},
+      {"unallocated user range (+512 GiB)", kUserRange + (512ull << 30)},
+      {"user range base - 8 (straddles)", kUserRange - 8},
+      {"address 0x10", 0x10},
+      {"2^64 - 16", ~0ull - 15},
+  };
+  for (const Target& t : targets) {
+    void* p = deviceAddress(t.address);
+    runCase(std::string("cudaMemcpy H2D to ") + t.name, bad,
+            [&] { return cudaMemcpy(p, host, 32, cudaMemcpyHostToDevice); });
+    runCase(std::string("cudaMemcpy D2H from ") + t.name, bad,
+            [&] { return cudaMemcpy(host, p, 32, cudaMemcpyDeviceToHost); });
+    runCase(std::string("cudaMemset on ") + t.name, bad, [&] { return cudaMemset(p, 0xAB, 32); });
+    runCase(std::string("cudaMemcpy D2D valid -> ") + t.name, bad,
+            [&] { return cudaMemcpy(p, valid, 32, cudaMemcpyDeviceToDevice); });
+    runCase(std::string("cudaMemcpy D2D ") + t.name + " -> valid", bad,
+            [&] { return cudaMemcpy(valid, p, 32, cudaMemcpyDeviceToDevice); });
+  }
+  runCase("cudaMemcpy2D to the module range", bad, [&] {
+    return cudaMemcpy2D(deviceAddress(kModuleRange), 64, host, 32, 32, 2, cudaMemcpyHostToDevice);
+  });
+  runCase("cudaMemset2D on the I/O aperture", bad,
+          [&] { return cudaMemset2D(deviceAddress(kIoAperture), 64, 0, 32, 2); });
+  runCase("cudaMemcpy H2D host->host pointer with kind H2D", bad,
+          [&] { return cudaMemcpy(host + 32, host, 16, cudaMemcpyHostToDevice); });
+
+  unsigned char* freed = nullptr;
+  cudaMalloc(&freed, 1 << 20);
+  cudaFree(freed);
+  runCase("cudaMemcpy H2D to a freed allocation", bad,
+          [&] { return cudaMemcpy(freed, host, 32, cudaMemcpyHostToDevice); });
+  runCase("cudaMemcpy D2H from a freed allocation", bad,
+          [&] { return cudaMemcpy(host, freed, 32, cudaMemcpyDeviceToHost); });
+  runCase("cudaMemset on a freed allocation", bad, [&] { return cudaMemset(freed, 0, 32); });
+
+  // Sizes that overflow or exceed everything.
+  runCase("cudaMemset(valid, size 2^64-1)", bad, [&] { return cudaMemset(valid, 0, ~size_t{0}); });
+  runCase("cudaMemset(2^64-4096, size 8192) wraps", bad,
+          [&] { return cudaMemset(deviceAddress(~0ull - 4095), 0, 8192); });
+  runCase("cudaMemcpy D2D(valid+16, valid, 2^64-8)", bad,
+          [&] { return cudaMemcpy(valid + 16, valid, ~size_t{0} - 7, cudaMemcpyDeviceToDevice); });
+  runCase("cudaMemcpy H2D(valid, host, 2^62)", bad,
+          [&] { return cudaMemcpy(valid, hugeHost, size_t{1} << 62, cudaMemcpyHostToDevice); });
+  runCase("cudaMemcpy D2H(host, valid, 2^62)", bad,
+          [&] { return cudaMemcpy(hugeHost, valid, size_t{1} << 62, cudaMemcpyDeviceToHost); });
+  runCase("cudaMemcpy H2D(valid, host, 256 MiB) into 1 MiB", bad,
+          [&] { return cudaMemcpy(valid, hugeHost, size_t{256} << 20, cudaMemcpyHostToDevice); });
+  runCase("cudaMemset2D pitch 2^40 x height 2^30", bad,
+          [&] { return cudaMemset2D(valid, size_t{1} << 40, 0, 16, size_t{1} << 30); });
+  runCase("cudaMemcpy2D D2H height 2^40", bad,
+          [&] { return cudaMemcpy2D(hugeHost, 64, valid, 64, 64, size_t{1} << 40, cudaMemcpyDeviceToHost); });
+  runCase("cudaMalloc(2^64-1)", cudaErrorMemoryAllocation, [] {
+    void* p = nullptr;
+    return cudaMalloc(&p, ~size_t{0});
+  });
+  runCase("cudaMalloc(2^62)", cudaErrorMemoryAllocation, [] {
+    void* p = nullptr;
+    return cudaMalloc(&p, size_t{1} << 62);
+  });
+  runCase("cudaMallocPitch(2^62 x 4)", kAnyError, [] {
+    void* p = nullptr;
+    size_t pitch = 0;
+    return cudaMallocPitch(&p, &pitch, size_t{1} << 62, 4);
+  });
+  cudaFree(valid);
+}
+
+// One byte past the end of live allocations; the neighbours must stay intact.
+void boundaryCases() {
+  const cudaError_t bad = cudaErrorInvalidValue;
+  constexpr size_t kSmall = 4096;
+  constexpr size_t kPage = 2u << 20;
+  unsigned char *a = nullptr, *b = nullptr, *page = nullptr;
+  cudaMalloc(&a, kSmall);
+  cudaMalloc(&b, kSmall * 4);
+  cudaMalloc(&page, kPage);
+  cudaMemset(a, 0x11, kSmall);
+  cudaMemset(b, 0x22, kSmall * 4);
+  cudaMemset(page, 0x33, kPage);
+  std::vector<unsigned char> host(kPage + 4096, 0xEE);
+  cudaStream_t stream;
+  cudaStreamCreate(&stream);
+
+  runCase("H2D 4097 bytes into a 4096-byte allocation", bad,
+          [&] { return cudaMemcpy(a, host.data(), kSmall + 1, cudaMemcpyHostToDevice); });
+  runCase("D2H 4097 bytes from a 4096-byte allocation", bad,
+          [&] { return cudaMemcpy(host.data(), a, kSmall + 1, cudaMemcpyDeviceToHost); });
+  runCase("D2D 4097 bytes into a 4096-byte allocation", bad,
+          [&] { return cudaMemcpy(a, b, kSmall + 1, cudaMemcpyDeviceToDevice); });
+  runCase("D2D 4097 bytes out of a 4096-byte allocation", bad,
+          [&] { return cudaMemcpy(b, a, kSmall + 1, cudaMemcpyDeviceToDevice); });
+  runCase("memset 4097 bytes of a 4096-byte allocation", bad,
+          [&] { return cudaMemset(a, 0xFF, kSmall + 1); });
+  runCase("memset 1 byte at offset 4096", bad, [&] { return cudaMemset(a + kSmall, 0xFF, 1); });
+  runCase("H2D 2 bytes at offset 4095", bad,
+          [&] { return cudaMemcpy(a + kSmall - 1, host.data(), 2, cudaMemcpyHostToDevice); });
+  runCase("memsetAsync 4097 bytes", bad, [&] { return cudaMemsetAsync(a, 0xFF, kSmall + 1, stream); });
+  runCase("memcpyAsync H2D 4097 bytes", bad,
+          [&] { return cudaMemcpyAsync(a, host.data(), kSmall + 1, cudaMemcpyHostToDevice, stream); });
+  runCase("memset2D 64 x 65 rows of pitch 64 on 4096 bytes", bad,
+          [&] { return cudaMemset2D(a, 64, 0xFF, 64, 65); });
+  runCase("memset 2 MiB + 1 of a 2 MiB allocation", bad, [&] { return cudaMemset(page, 0xFF, kPage + 1); });
+  runCase("H2D 1 byte at offset 2 MiB of a 2 MiB allocation", bad,
+          [&] { return cudaMemcpy(page + kPage, host.data(), 1, cudaMemcpyHostToDevice); });
+  runCase("cudaMemcpyToSymbol past the end of a __device__ array", bad, [&] {
+    return cudaMemcpyToSymbol(adversaryDeviceWord, host.data(), sizeof(adversaryDeviceWord) + 1);
+  });
+  runCase("cudaMemcpyToSymbol at offset 2^64-2", bad,
+          [&] { return cudaMemcpyToSymbol(adversaryDeviceWord, host.data(), 4, ~size_t{0} - 1); });
+  static int notASymbol;
+  runCase("cudaMemcpyToSymbol(host variable)", cudaErrorInvalidSymbol,
+          [&] { return cudaMemcpyToSymbol(&notASymbol, host.data(), 4); });
+  runCase("cudaGetSymbolAddress(host variable)", cudaErrorInvalidSymbol, [&] {
+    void* p = nullptr;
+    return cudaGetSymbolAddress(&p, &notASymbol);
+  });
+
+  runCase("no byte outside the refused ranges changed", cudaSuccess, [&] {
+    std::vector<unsigned char> check(kPage);
+    cudaError_t e = cudaMemcpy(check.data(), a, kSmall, cudaMemcpyDeviceToHost);
+    for (size_t i = 0; e == cudaSuccess && i < kSmall; ++i) {
+      if (check[i] != 0x11) return cudaErrorUnknown;
+    }
+    if (e == cudaSuccess) e = cudaMemcpy(check.data(), b, kSmall * 4, cudaMemcpyDeviceToHost);
+    for (size_t i = 0; e == cudaSuccess && i < kSmall * 4; ++i) {
+      if (check[i] != 0x22) return cudaErrorUnknown;
+    }
+    if (e == cudaSuccess) e = cudaMemcpy(check.data(), page, kPage, cudaMemcpyDeviceToHost);
+    for (size_t i = 0; e == cudaSuccess && i < kPage; ++i) {
+      if (check[i] != 0x33) return cudaErrorUnknown;
+    }
+    return e;
+  });
+
+  // cudaFree of everything that is not the start of a live allocation.
+  runCase("cudaFree(interior pointer)", bad, [&] { return cudaFree(a + 16); });
+  runCase("cudaFree(one past the end)", bad, [&] { return cudaFree(a + kSmall); });
+  runCase("cudaFree(module range)", bad, [] { return cudaFree(deviceAddress(kModuleRange)); });
+  runCase("cudaFree(I/O aperture)", bad, [] { return cudaFree(deviceAddress(kIoAperture)); });
+  runCase("cudaFree(unallocated user range)", bad,
+          [] { return cudaFree(deviceAddress(kUserRange + (1ull << 39))); });
+  runCase("cudaFree(host stack address)", bad, [&] { return cudaFree(host.data()); });
+  runCase("cudaFreeHost(device pointer)", bad, [&] { return cudaFreeHost(a); });
+  runCase("cudaFreeHost(unknown host pointer)", bad, [&] { return cudaFreeHost(host.data()); });
+  runCase("cudaFree(nullptr) (legal)", cudaSuccess, [] { return cudaFree(nullptr); });
+  runCase("allocation survives the refused frees", cudaSuccess, [&] {
+    unsigned char first = 0;
+    cudaError_t e = cudaMemcpy(&first, a, 1, cudaMemcpyDeviceToHost);
+    return e == cudaSuccess && first != 0x11 ? cudaErrorUnknown : e;
+  });
+  runCase("cudaFree twice", bad, [&] {
+    cudaError_t e = cudaFree(b);
+    return e != cudaSuccess ? cudaErrorUnknown : cudaFree(b);
+  });
+  cudaStreamDestroy(stream);
+  cudaFree(a);
+  cudaFree(page);
+}
+
+void launchCases() {
+  unsigned* dev = nullptr;
+  cudaMalloc(&dev, 4096);
+  unsigned n = 32;
+  void* args[] = {&dev, &n};
+  const void* forged = reinterpret_cast<const void*>(0xdeadbeefull);
+  // Natively, CUDA 13 answers a host function with cudaErrorInvalidResourceHandle (it also takes
+  // cudaKernel_t handles there) and may crash on a wild pointer, so no specific error is required.
+  runCase("cudaLaunchKernel(forged function pointer)", kAnyError,
+          [&] { return cudaLaunchKernel(forged, dim3(1), dim3(1), args, 0, nullptr); });
+  runCase("cudaLaunchKernel(host function)", kAnyError, [&] {
+    return cudaLaunchKernel(reinterpret_cast<const void*>(&roundTrip), dim3(1), dim3(1), args, 0, nullptr);
+  });
+  runCase("cudaFuncGetAttributes(forged function)", kAnyError, [&] {
+    cudaFuncAttributes attributes;
+    return cudaFuncGetAttributes(&attributes, forged);
+  });
+  runCase("cudaFuncSetAttribute(forged function)", kAnyError,
+          [&] { return cudaFuncSetAttribute(forged, cudaFuncAttributeMaxDynamicSharedMemorySize, 1024); });
+  runCase("cudaOccupancyMaxActiveBlocksPerMultiprocessor(forged)", kAnyError, [&] {
+    int blocks = 0;
+    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, forged, 128, 0);
+  });
+  // CUDA 13 reports some of these as cudaErrorInvalidValue, some as cudaErrorInvalidConfiguration.
+  runCase("launch with 1025 threads per block", kAnyError, [&] {
+    agileos_adversary_increment<<<1, 1025>>>(dev, 32);
+    return cudaGetLastError();
+  });
+  runCase("launch with grid.y = 65536", kAnyError, [&] {
+    agileos_adversary_increment<<<dim3(1, 65536), 32>>>(dev, 32);
+    return cudaGetLastError();
+  });
+  runCase("launch with 2 GiB dynamic shared memory", kAnyError, [&] {
+    agileos_adversary_increment<<<1, 32, 2u << 30>>>(dev, 32);
+    return cudaGetLastError();
+  });
+  cudaFree(dev);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--fake-gpu") == 0) {
+      fakeGpu = true;
+    } else {
+      std::fprintf(stderr, "usage: %s [--fake-gpu]\n", argv[0]);
+      return 2;
+    }
+  }
+  installCrashHandlers();
+  std::printf("%-64s | %-32s | %-40s | %s\n", "case", "expected", "got", "result");
+  const std::string before = roundTrip();
+  if (!before.empty()) {
+    std::printf("adversary_api: the round trip fails before any attack: %s\n", before.c_str());
+    return 1;
+  }
+  // Host memory for the huge-size cases: reserved, never touched unless a copy wrongly runs.
+  auto* hugeHost = static_cast<unsigned char*>(mmap(nullptr, size_t{256} << 20, PROT_READ | PROT_WRITE,
+                                                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0));
+  if (hugeHost == MAP_FAILED) {
+    std::perror("mmap");
+    return 1;
+  }
+
+  handleCases();
+  pointerCases(hugeHost);
+  boundaryCases();
+  launchCases();
+  fatbinCases(agileos::adversary::fatbinContaining("/proc/self/exe", kKernelName));
+
+  runCase("last error is clear at the end", cudaSuccess, [] { return cudaGetLastError(); });
+  std::printf("adversary_api: %d passed, %d failed\n", passed, failed);
+  return failed == 0 ? 0 : 1;
+}

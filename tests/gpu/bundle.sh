@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# bundle.sh: builds the release preset on the CPU machine and assembles .bundle/,
+# everything the GPU machine needs to run tests/gpu/run_suite.sh (it has no gRPC,
+# protobuf or spdlog of its own).
+#
+# Usage: tests/gpu/bundle.sh [--no-build]
+#        tests/gpu/bundle.sh --collect-deps DEST FILE...   (only the library collection)
+# AGILEOS_BUNDLE_BUILD_DIR takes the binaries from another build tree instead of
+# build/release (with --no-build, e.g. to bundle a debug build).
+#
+# Layout of .bundle/ (gitignored; carried to the GPU machine):
+#   bin/       agileosd, agileos-worker, agileos-sandbox, adversary_wire, sandbox_probe
+#   shim/      libagileos_cudart.so
+#   deps/      every library ldd lists for bin/ and shim/, except glibc's own, libstdc++,
+#              libgcc_s, and any CUDA/NVIDIA library (the worker uses the GPU machine's
+#              own libcuda.so.1; the client must never see a real CUDA library)
+#   programs/  the CUDA test programs and adversary_api
+# ELF files are stripped. Fails if the bundle exceeds 48 MiB (the working tree that
+# travels is limited to 64 MiB in all).
+set -euo pipefail
+
+readonly MAX_BUNDLE_BYTES=$((48 * 1024 * 1024))
+# Libraries the target system provides itself; a copy from this machine could clash with them.
+readonly SYSTEM_LIBRARY_PATTERN='^(ld-linux[^/]*|linux-vdso|linux-gate|lib(c|m|mvec|pthread|dl|rt|resolv|util|anl|nsl|BrokenLocale|thread_db|nss_[a-z]+|stdc\+\+|gcc_s))\.so'
+# CUDA/NVIDIA libraries: never bundled.
+readonly GPU_LIBRARY_PATTERN='^lib(cuda|nvidia|nvcuvid|nvoptix|nvrtc|nvJitLink|nvjpeg|nvblas|cufft|cublas|cudnn|curand|cusparse|cusolver|cupti|nccl)'
+
+die() {
+  echo "bundle.sh: $*" >&2
+  exit 1
+}
+
+is_elf() {
+  [[ "$(head -c 4 -- "$1" | od -An -c | tr -d ' ')" == '177ELF' ]]
+}
+
+# collect_deps DEST FILE...: copies into DEST every shared library the FILEs need that the
+# target system does not provide, named by soname. Fails on an unresolved library that is
+# not a CUDA/NVIDIA one.
+collect_deps() {
+  local dest="$1" file line name path listing
+  shift
+  mkdir -p "$dest"
+  for file in "$@"; do
+    is_elf "$file" || continue
+    listing="$(ldd "$file" 2>&1)" || die "ldd failed on $file: $listing"
+    while IFS= read -r line; do
+      line="${line#"${line%%[![:space:]]*}"}"  # trim leading whitespace
+      name="${line%% *}"
+      name="${name##*/}"
+      [[ -n "$name" ]] || continue
+      [[ "$name" =~ $SYSTEM_LIBRARY_PATTERN ]] && continue
+      [[ "$name" =~ $GPU_LIBRARY_PATTERN ]] && continue
+      [[ "$line" == *" => "* ]] || continue
+      path="${line#* => }"
+      path="${path%% (*}"
+      [[ "$path" != "not found" ]] || die "$(basename "$file") needs $name, which is not installed here"
+      [[ -e "$dest/$name" ]] || cp -L -- "$path" "$dest/$name"
+    done <<<"$listing"
+  done
+}
+
+# verify_deps DEPS FILE...: with LD_LIBRARY_PATH=DEPS, every bundled dependency of each FILE must
+# resolve inside DEPS (not to this machine's copy, which the GPU machine does not have).
+verify_deps() {
+  local deps="$1" file line name path problems=0
+  shift
+  for file in "$@"; do
+    is_elf "$file" || continue
+    while IFS= read -r line; do
+      line="${line#"${line%%[![:space:]]*}"}"
+      name="${line%% *}"
+      [[ "$line" == *" => "* ]] || continue
+      [[ "$name" =~ $SYSTEM_LIBRARY_PATTERN || "$name" =~ $GPU_LIBRARY_PATTERN ]] && continue
+      path="${line#* => }"
+      path="${path%% (*}"
+      if [[ "$path" != "$deps/$name" ]]; then
+        echo "bundle.sh: $(basename "$file"): $name resolves to $path, not to the bundle" >&2
+        problems=1
+      fi
+    done < <(LD_LIBRARY_PATH="$deps" ldd "$file" 2>/dev/null)
+  done
+  ((problems == 0)) || die "the bundle's libraries are incomplete"
+}
+
+strip_elf() {
+  local file
+  for file in "$@"; do
+    is_elf "$file" || continue
+    chmod u+w "$file"
+    strip --strip-unneeded -- "$file" 2>/dev/null || strip -- "$file" || die "cannot strip $file"
+  done
+}
+
+copy_required() {
+  local dest="$1" source
+  shift
+  for source in "$@"; do
+    [[ -e "$source" ]] || die "$source is missing: did the release build produce it?"
+    cp -L -- "$source" "$dest/"
+  done
+}
+
+main() {
+  if [[ "${1:-}" == --collect-deps ]]; then
+    shift
+    (($# >= 2)) || die "usage: bundle.sh --collect-deps DEST FILE..."
+    collect_deps "$@"
+    return
+  fi
+  local root
+  root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+  cd "$root"
+  if [[ "${1:-}" != --no-build ]]; then
+    cmake --preset release -DAGILEOS_BUILD_GPU_TESTS=ON
+    cmake --build --preset release -j "${AGILEOS_BUILD_JOBS:-2}"
+  fi
+  local build="${AGILEOS_BUNDLE_BUILD_DIR:-$root/build/release}" bundle="$root/.bundle"
+  build="$(cd "$build" && pwd)" || die "no build tree at $build"
+  rm -rf -- "$bundle"
+  mkdir -p "$bundle"/{bin,shim,deps,programs}
+  copy_required "$bundle/bin" "$build/bin/agileosd" "$build/bin/agileos-worker" "$build/bin/agileos-sandbox" \
+    "$build/bin/adversary_wire" "$build/bin/sandbox_probe"
+  copy_required "$bundle/shim" "$build/lib/libagileos_cudart.so"
+  local program
+  for program in "$build/tests/gpu/programs"/*; do
+    [[ -x "$program" ]] && cp -L -- "$program" "$bundle/programs/"
+  done
+  [[ -x "$bundle/programs/adversary_api" ]] || die "no CUDA test programs in $build/tests/gpu/programs"
+
+  collect_deps "$bundle/deps" "$bundle"/bin/* "$bundle"/shim/*
+  strip_elf "$bundle"/bin/* "$bundle"/shim/* "$bundle"/deps/* "$bundle"/programs/*
+  verify_deps "$bundle/deps" "$bundle"/bin/* "$bundle"/shim/*
+
+  local bytes
+  bytes="$(du -sb "$bundle" | cut -f1)"
+  du -sh "$bundle"/* | sed 's/^/  /'
+  echo "bundle: $bytes bytes ($((bytes / 1024 / 1024)) MiB) in $bundle;" \
+    "$(find "$bundle/deps" -type f | wc -l) libraries, $(find "$bundle/programs" -type f | wc -l) programs"
+  ((bytes <= MAX_BUNDLE_BYTES)) || die "the bundle is larger than 48 MiB"
+}
+
+main "$@"

@@ -1,0 +1,443 @@
+#!/usr/bin/env bash
+# run_suite.sh: the AgileOS GPU suite. Runs on the GPU machine, from the repository root.
+#
+# Usage: tests/gpu/run_suite.sh [--native-only] [FILTER]
+#   FILTER         an extended regular expression; only the steps whose name matches run
+#                  (program names, sandbox_probe, concurrent_adversary_api, adversary_wire,
+#                  service_after_attacks), e.g. 'matmul|adversary'.
+#   --native-only  run the CUDA programs natively only (validates the programs on a new
+#                  machine; no daemon, no sandbox).
+#
+# Steps:
+#   1. checks that there is a GPU (exit 77 "SKIPPED: ..." if /dev/nvidia0 is absent);
+#   2. starts agileosd (setsid, config and sockets in a fresh runtime dir under /tmp);
+#   3. runs every CUDA program natively and through AgileOS inside agileos-sandbox, and
+#      compares stdout and exit status exactly;
+#   4. sandbox proof: sandbox_probe must find every way to the GPU blocked inside the
+#      sandbox, and must open the device outside it;
+#   5. adversary_api in one sandbox while matmul_tiled runs in another: both must pass;
+#   6. adversary_wire, a raw gRPC client, against the daemon and its worker;
+#   7. the daemon is still alive and still serves a new client;
+#   and on exit stops the daemon (trap), whatever happened.
+#
+# Inputs (environment; the defaults are the bundle made by tests/gpu/bundle.sh):
+#   AGILEOS_BIN_DIR       agileosd, agileos-worker, agileos-sandbox, sandbox_probe,
+#                         adversary_wire                            (.bundle/bin)
+#   AGILEOS_SHIM_DIR      libagileos_cudart.so                      (.bundle/shim)
+#   AGILEOS_DEPS_DIR      bundled libraries, may be empty          (.bundle/deps)
+#   AGILEOS_PROGRAMS_DIR  the CUDA programs and adversary_api      (.bundle/programs)
+#   AGILEOS_SUITE_BUDGET_S  seconds after which remaining steps are not started (480)
+#   AGILEOS_LOG           the clients' log level (warn)
+#   OUT                   where summary.txt, logs.tar.gz and daemon.log.tail go
+#                         (./gpu-suite-out)
+#
+# Output: $OUT/summary.txt, written as the suite goes, ending with the line
+# "N passed, M failed". Exit status 0 only if nothing failed.
+set -uo pipefail
+
+readonly PROGRAM_TIMEOUT_S=120
+readonly START_SECONDS=$SECONDS
+
+native_only=0
+filter=""
+for argument in "$@"; do
+  case "$argument" in
+    --native-only) native_only=1 ;;
+    -h | --help) sed -n '2,/^set -uo/{/^set -uo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
+    *) filter="$argument" ;;
+  esac
+done
+
+bin_dir="${AGILEOS_BIN_DIR:-$PWD/.bundle/bin}"
+shim_dir="${AGILEOS_SHIM_DIR:-$PWD/.bundle/shim}"
+deps_dir="${AGILEOS_DEPS_DIR-$PWD/.bundle/deps}"
+programs_dir="${AGILEOS_PROGRAMS_DIR:-$PWD/.bundle/programs}"
+budget_s="${AGILEOS_SUITE_BUDGET_S:-480}"
+out_dir="${OUT:-$PWD/gpu-suite-out}"
+export AGILEOS_LOG="${AGILEOS_LOG:-warn}"
+
+mkdir -p "$out_dir"
+summary="$out_dir/summary.txt"
+: >"$summary"
+logs="$(mktemp -d /tmp/agileos-suite-logs.XXXXXX)"
+runtime_dir=""
+daemon_pid=""
+passed=0
+failed=0
+
+# ------------------------------------------------------------------ reporting
+
+say() {
+  echo "$*" | tee -a "$summary"
+}
+
+# Appends a file's content (or its first N lines) to the summary, indented.
+quote() {
+  local file="$1" lines="${2:-40}"
+  [[ -s "$file" ]] || return 0
+  head -n "$lines" -- "$file" | sed 's/^/    | /' | tee -a "$summary"
+}
+
+pass() {
+  passed=$((passed + 1))
+  say "PASS $*"
+}
+
+fail() {
+  failed=$((failed + 1))
+  say "FAIL $*"
+}
+
+wanted() {
+  [[ -z "$filter" ]] || [[ "$1" =~ $filter ]]
+}
+
+budget_left() {
+  (((SECONDS - START_SECONDS) < budget_s))
+}
+
+# shellcheck disable=SC2317  # called from the EXIT trap
+finish() {
+  local status=$?
+  trap - EXIT
+  stop_daemon
+  if [[ -n "$runtime_dir" ]]; then rm -rf -- "$runtime_dir"; fi
+  tar -C "$logs" -czf "$out_dir/logs.tar.gz" . 2>/dev/null
+  rm -rf -- "$logs"
+  if ((status == 77)); then exit 77; fi
+  say ""
+  say "$passed passed, $failed failed"
+  ((failed == 0)) && exit 0
+  exit 1
+}
+trap finish EXIT
+
+# ------------------------------------------------------------------ the machine
+
+# The directory holding the named library, from the usual places or the linker cache.
+library_dir() {
+  local name="$1" dir
+  shift
+  for dir in "$@"; do
+    [[ -e "$dir/$name" ]] && { echo "$dir"; return 0; }
+  done
+  ldconfig -p 2>/dev/null | awk -v n="$name" '$1 == n { sub(/.* => /, ""); print; exit }' | xargs -r dirname
+}
+
+check_machine() {
+  say "AgileOS GPU suite, $(date -u '+%Y-%m-%d %H:%M:%S UTC')${filter:+, filter \"$filter\"}"
+  if [[ ! -e /dev/nvidia0 ]]; then
+    say "SKIPPED: no NVIDIA GPU (/dev/nvidia0 absent)"
+    exit 77
+  fi
+  if command -v nvidia-smi >/dev/null; then
+    timeout 30 nvidia-smi -L 2>&1 | sed 's/ (UUID.*//' | tee -a "$summary"
+  fi
+  cudart_dir="$(library_dir libcudart.so.13 /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib)"
+  driver_dir="$(library_dir libcuda.so.1 /usr/local/nvidia/lib64)"
+  [[ -n "$cudart_dir" ]] || { fail "setup: libcudart.so.13 not found on this machine"; exit 1; }
+  [[ -n "$driver_dir" ]] || { fail "setup: libcuda.so.1 not found on this machine"; exit 1; }
+  native_library_path="$cudart_dir:$driver_dir"
+  say "native CUDA runtime: $cudart_dir/libcudart.so.13, driver: $driver_dir/libcuda.so.1"
+  local required=("$programs_dir")
+  if ((!native_only)); then
+    required+=("$bin_dir/agileosd" "$bin_dir/agileos-worker" "$bin_dir/agileos-sandbox" "$bin_dir/sandbox_probe"
+      "$bin_dir/adversary_wire" "$shim_dir/libagileos_cudart.so")
+  fi
+  local missing=0 path
+  for path in "${required[@]}"; do
+    [[ -e "$path" ]] || { fail "setup: $path is missing (run tests/gpu/bundle.sh first)"; missing=1; }
+  done
+  ((missing == 0)) || exit 1
+}
+
+# ------------------------------------------------------------------ the daemon
+
+start_daemon() {
+  runtime_dir="$(mktemp -d /tmp/agileos-suite-run.XXXXXX)"
+  chmod 755 "$runtime_dir"
+  local config="$runtime_dir/agileosd.json"
+  cat >"$config" <<EOF
+{
+  "socket_path": "$runtime_dir/agileosd.sock",
+  "runtime_dir": "$runtime_dir",
+  "log_level": "info",
+  "worker": {"executable": "agileos-worker", "prestart": 2, "max_workers": 6}
+}
+EOF
+  daemon_library_path="${deps_dir:+$deps_dir:}$driver_dir:$cudart_dir"
+  if ! LD_LIBRARY_PATH="$daemon_library_path" timeout 30 "$bin_dir/agileosd" --check-config --config "$config" \
+    >"$logs/check-config.log" 2>&1; then
+    fail "daemon: agileosd --check-config rejected the configuration"
+    quote "$logs/check-config.log"
+    exit 1
+  fi
+  # setsid: the daemon and its workers get their own session and process group, so that
+  # stop_daemon can end all of them; timeout bounds its life even if this script is killed.
+  LD_LIBRARY_PATH="$daemon_library_path" setsid timeout --kill-after=10 $((budget_s + 120)) \
+    "$bin_dir/agileosd" --config "$config" >"$logs/agileosd.log" 2>&1 &
+  daemon_pid=$!
+  local waited=0
+  while [[ ! -S "$runtime_dir/agileosd.sock" ]]; do
+    if ! kill -0 "$daemon_pid" 2>/dev/null || ((waited >= 300)); then
+      fail "daemon: no socket at $runtime_dir/agileosd.sock after $((waited / 10)) s"
+      quote "$logs/agileosd.log" 30
+      exit 1
+    fi
+    sleep 0.1
+    waited=$((waited + 1))
+  done
+  say "daemon: listening at $runtime_dir/agileosd.sock after $((waited / 10)).$((waited % 10)) s"
+}
+
+# shellcheck disable=SC2317  # called from the EXIT trap
+stop_daemon() {
+  [[ -n "$daemon_pid" ]] || return 0
+  # TERM goes to `timeout`, which passes it on to agileosd; then the whole group is cleaned up.
+  kill -TERM "$daemon_pid" 2>/dev/null
+  local waited=0
+  while kill -0 "$daemon_pid" 2>/dev/null && ((waited < 150)); do
+    sleep 0.1
+    waited=$((waited + 1))
+  done
+  if kill -0 "$daemon_pid" 2>/dev/null; then
+    say "NOTE daemon did not stop within 15 s of SIGTERM; killing its process group"
+  fi
+  kill -KILL -- "-$daemon_pid" 2>/dev/null
+  wait "$daemon_pid" 2>/dev/null
+  daemon_pid=""
+  if [[ -s "$logs/agileosd.log" ]]; then tail -n 400 "$logs/agileosd.log" >"$out_dir/daemon.log.tail"; fi
+}
+
+# ------------------------------------------------------------------ running programs
+
+# Seconds since `start` (an $EPOCHREALTIME value), with two decimals.
+elapsed_since() {
+  awk -v start="$1" -v now="$EPOCHREALTIME" 'BEGIN { printf "%.2f", now - start }'
+}
+
+# run_native NAME PROGRAM ARGS...: output in $logs/NAME.native.{out,err}; sets run_status, run_seconds.
+run_native() {
+  local name="$1" started=$EPOCHREALTIME
+  shift
+  LD_LIBRARY_PATH="$native_library_path" timeout "$PROGRAM_TIMEOUT_S" "$@" \
+    >"$logs/$name.native.out" 2>"$logs/$name.native.err" </dev/null
+  run_status=$?
+  run_seconds="$(elapsed_since "$started")"
+}
+
+# run_agileos NAME PROGRAM ARGS...: the same, inside agileos-sandbox, output in $logs/NAME.agileos.*.
+run_agileos() {
+  local name="$1" started=$EPOCHREALTIME
+  shift
+  local sandbox=("$bin_dir/agileos-sandbox" --socket-dir "$runtime_dir" --shim "$shim_dir"
+    --keep "$programs_dir" --keep "$bin_dir")
+  if [[ -n "$deps_dir" ]]; then sandbox+=(--lib-path "$deps_dir"); fi
+  timeout --kill-after=10 "$PROGRAM_TIMEOUT_S" "${sandbox[@]}" -- "$@" \
+    >"$logs/$name.agileos.out" 2>"$logs/$name.agileos.err" </dev/null
+  run_status=$?
+  run_seconds="$(elapsed_since "$started")"
+}
+
+describe_status() {
+  case "$1" in
+    124) echo "124 (timed out after ${PROGRAM_TIMEOUT_S} s)" ;;
+    125) echo "125 (sandbox could not be set up)" ;;
+    0) echo "0" ;;
+    *) if (($1 > 128)); then echo "$1 (signal $(($1 - 128)))"; else echo "$1"; fi ;;
+  esac
+}
+
+compare_program() {
+  local name="$1" program="$2"
+  run_native "$name" "$program"
+  local native_status=$run_status native_seconds=$run_seconds
+  if ((native_only)); then
+    if ((native_status == 0)); then
+      pass "$name (native ${native_seconds} s)"
+    else
+      fail "$name: native exit $(describe_status "$native_status")"
+      quote "$logs/$name.native.out" 20
+      quote "$logs/$name.native.err" 10
+    fi
+    return
+  fi
+  run_agileos "$name" "$program"
+  local agileos_status=$run_status agileos_seconds=$run_seconds
+  if ((native_status != 0)); then
+    fail "$name: the native run failed, exit $(describe_status "$native_status") (a test program bug?)"
+    quote "$logs/$name.native.out" 20
+    quote "$logs/$name.native.err" 10
+  elif ((agileos_status != native_status)); then
+    fail "$name: exit $(describe_status "$agileos_status") under AgileOS, $native_status natively"
+    diff -u "$logs/$name.native.out" "$logs/$name.agileos.out" >"$logs/$name.diff"
+    quote "$logs/$name.diff" 30
+    say "    stderr under AgileOS (last lines):"
+    tail -n 12 "$logs/$name.agileos.err" >"$logs/$name.agileos.err.tail"
+    quote "$logs/$name.agileos.err.tail" 12
+  elif ! diff -u "$logs/$name.native.out" "$logs/$name.agileos.out" >"$logs/$name.diff"; then
+    fail "$name: stdout differs between native and AgileOS runs (both exit 0)"
+    quote "$logs/$name.diff" 40
+  else
+    pass "$name (native ${native_seconds} s, AgileOS ${agileos_seconds} s, $(wc -l <"$logs/$name.native.out") lines)"
+  fi
+}
+
+run_programs() {
+  say ""
+  say "== CUDA programs: native vs. AgileOS"
+  local program name count=0
+  for program in "$programs_dir"/*; do
+    name="$(basename "$program")"
+    [[ -x "$program" && "$name" != adversary_api ]] || continue
+    wanted "$name" || continue
+    count=$((count + 1))
+    if ! budget_left; then
+      fail "$name: not run, the suite's time budget (${budget_s} s) is spent"
+      continue
+    fi
+    compare_program "$name" "$program"
+  done
+  ((count > 0)) || say "(no program matches)"
+}
+
+# ------------------------------------------------------------------ sandbox proof
+
+sandbox_proof() {
+  wanted sandbox_probe || return 0
+  say ""
+  say "== sandbox proof"
+  run_agileos sandbox_probe "$bin_dir/sandbox_probe"
+  if ((run_status == 0)) && grep -q '^probe: all [0-9]* attempts blocked$' "$logs/sandbox_probe.agileos.out"; then
+    pass "sandbox_probe inside agileos-sandbox: every way to the GPU is blocked"
+  else
+    fail "sandbox_probe inside agileos-sandbox: exit $(describe_status "$run_status")"
+    quote "$logs/sandbox_probe.agileos.err" 10
+  fi
+  quote "$logs/sandbox_probe.agileos.out" 30
+  timeout 60 "$bin_dir/sandbox_probe" >"$logs/sandbox_probe.outside.out" 2>&1
+  if grep -q '^open /dev/nvidia0: REACHED' "$logs/sandbox_probe.outside.out"; then
+    pass "sandbox_probe outside the sandbox opens /dev/nvidia0 (so the blocks above are the sandbox's doing)"
+  else
+    fail "sandbox_probe outside the sandbox could not open /dev/nvidia0"
+  fi
+  quote "$logs/sandbox_probe.outside.out" 30
+}
+
+# ------------------------------------------------------------------ adversaries
+
+# Quotes the FAIL rows and the closing line of an adversary's table.
+quote_table() {
+  local file="$1"
+  grep -E '\| FAIL$|CRASH|cannot|fails before' "$file" >"$file.excerpt"
+  quote "$file.excerpt" 60
+}
+
+concurrent_adversary() {
+  wanted concurrent_adversary_api || return 0
+  say ""
+  say "== adversary_api, while matmul_tiled runs in another sandbox"
+  if ! budget_left; then
+    fail "concurrent_adversary_api: not run, the suite's time budget is spent"
+    return
+  fi
+  local matmul="$programs_dir/matmul_tiled"
+  [[ -s "$logs/matmul_tiled.native.out" ]] || run_native matmul_tiled "$matmul"
+  (
+    for round in 1 2 3; do
+      run_agileos "matmul_concurrent_$round" "$matmul"
+      echo "$run_status" >"$logs/matmul_concurrent_$round.status"
+    done
+  ) &
+  local neighbour=$!
+  run_agileos adversary_api "$programs_dir/adversary_api"
+  local adversary_status=$run_status
+  wait "$neighbour"
+  if ((adversary_status == 0)); then
+    pass "adversary_api: $(grep -Eo '[0-9]+ passed, [0-9]+ failed' "$logs/adversary_api.agileos.out" | tail -1)"
+  else
+    fail "adversary_api: exit $(describe_status "$adversary_status"):" \
+      "$(grep -Eo '[0-9]+ passed, [0-9]+ failed' "$logs/adversary_api.agileos.out" | tail -1)"
+    tail -n 8 "$logs/adversary_api.agileos.err" >"$logs/adversary_api.err.tail"
+    quote "$logs/adversary_api.err.tail" 8
+  fi
+  quote_table "$logs/adversary_api.agileos.out"
+  local round bad=0
+  for round in 1 2 3; do
+    local status
+    status="$(cat "$logs/matmul_concurrent_$round.status" 2>/dev/null || echo missing)"
+    if [[ "$status" != 0 ]] || ! cmp -s "$logs/matmul_tiled.native.out" "$logs/matmul_concurrent_$round.agileos.out"; then
+      bad=1
+      say "    matmul_tiled round $round next to the adversary: exit $status"
+      diff -u "$logs/matmul_tiled.native.out" "$logs/matmul_concurrent_$round.agileos.out" >"$logs/matmul_concurrent.diff"
+      quote "$logs/matmul_concurrent.diff" 20
+      quote "$logs/matmul_concurrent_$round.agileos.err" 8
+    fi
+  done
+  if ((bad == 0)); then
+    pass "matmul_tiled x3 next to the adversary: exit 0 and output identical to the native run"
+  else
+    fail "matmul_tiled next to the adversary"
+  fi
+}
+
+wire_adversary() {
+  wanted adversary_wire || return 0
+  say ""
+  say "== adversary_wire (raw gRPC client)"
+  if ! budget_left; then
+    fail "adversary_wire: not run, the suite's time budget is spent"
+    return
+  fi
+  LD_LIBRARY_PATH="${deps_dir}" timeout --kill-after=10 180 "$bin_dir/adversary_wire" \
+    --socket "$runtime_dir/agileosd.sock" --fatbin-from "$programs_dir/adversary_api" \
+    >"$logs/adversary_wire.out" 2>"$logs/adversary_wire.err" </dev/null
+  local status=$?
+  if ((status == 0)); then
+    pass "adversary_wire: $(grep -Eo '[0-9]+ passed, [0-9]+ failed' "$logs/adversary_wire.out" | tail -1)"
+  else
+    fail "adversary_wire: exit $(describe_status "$status"):" \
+      "$(grep -Eo '[0-9]+ passed, [0-9]+ failed' "$logs/adversary_wire.out" | tail -1)"
+    tail -n 8 "$logs/adversary_wire.err" >"$logs/adversary_wire.err.tail"
+    quote "$logs/adversary_wire.err.tail" 8
+  fi
+  quote_table "$logs/adversary_wire.out"
+}
+
+service_after_attacks() {
+  say ""
+  say "== the service after all of the above"
+  if kill -0 "$daemon_pid" 2>/dev/null; then
+    pass "daemon_alive: agileosd is still running"
+  else
+    fail "daemon_alive: agileosd has exited"
+    tail -n 20 "$logs/agileosd.log" >"$logs/agileosd.log.tail"
+    quote "$logs/agileosd.log.tail" 20
+    return
+  fi
+  wanted service_after_attacks || return 0
+  [[ -x "$programs_dir/vector_add" ]] || return 0
+  [[ -s "$logs/vector_add.native.out" ]] || run_native vector_add "$programs_dir/vector_add"
+  run_agileos vector_add_after "$programs_dir/vector_add"
+  if ((run_status == 0)) && cmp -s "$logs/vector_add.native.out" "$logs/vector_add_after.agileos.out"; then
+    pass "service_after_attacks: a new client (vector_add) is served correctly"
+  else
+    fail "service_after_attacks: vector_add as a new client: exit $(describe_status "$run_status")"
+    quote "$logs/vector_add_after.agileos.err" 10
+  fi
+}
+
+# ------------------------------------------------------------------ main
+
+check_machine
+if ((native_only)); then
+  run_programs
+  exit 0
+fi
+start_daemon
+run_programs
+sandbox_proof
+concurrent_adversary
+wire_adversary
+service_after_attacks
+exit 0
