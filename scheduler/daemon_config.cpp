@@ -52,7 +52,10 @@ std::string describe(const json& value) {
 template <std::size_t N>
 std::string listOf(const std::array<std::string_view, N>& names) {
   std::string out;
-  for (std::string_view name : names) out += (out.empty() ? "" : "|") + std::string(name);
+  for (std::string_view name : names) {
+    if (!out.empty()) out += '|';
+    out.append(name);
+  }
   return out;
 }
 

@@ -41,7 +41,8 @@ bool succeeded(CallContext& ctx, CUresult result, v1::CallReply& reply, const ch
 bool refuse(v1::CallReply& reply, cudaError_t error, std::string detail);
 
 // Resolves a stream token: 0 and 1 (cudaStreamLegacy) are the legacy default stream,
-// anything else must be a live stream of this client.
+// anything else must be a live stream of this client. (The per-thread default
+// stream, 2, is translated by the client; see client_api.proto.)
 bool resolveStream(CallContext& ctx, std::uint64_t token, CUstream* stream, v1::CallReply& reply);
 bool resolveEvent(CallContext& ctx, std::uint64_t token, CUevent* event, v1::CallReply& reply);
 bool resolveFunction(CallContext& ctx, std::uint64_t token, FunctionRecord* function, v1::CallReply& reply);

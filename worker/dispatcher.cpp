@@ -6,18 +6,18 @@
 
 namespace agileos::worker {
 
-void HandlerRegistry::add(v1::CallRequest::OpCase op, Handler handler) {
+void HandlerRegistry::add(v1::CallRequest::OpCase op, Handler handler, Exclusivity exclusivity) {
   const auto slot = static_cast<std::size_t>(op);
-  if (slot == 0 || slot >= kSlots || handlers_[slot] != nullptr) {
+  if (slot == 0 || slot >= kSlots || handlers_[slot].handler != nullptr || handler == nullptr) {
     spdlog::critical("handler registration for op {} is invalid or duplicated", slot);
     std::abort();
   }
-  handlers_[slot] = handler;
+  handlers_[slot] = {handler, exclusivity};
 }
 
-Handler HandlerRegistry::find(v1::CallRequest::OpCase op) const {
+HandlerEntry HandlerRegistry::find(v1::CallRequest::OpCase op) const {
   const auto slot = static_cast<std::size_t>(op);
-  return slot < kSlots ? handlers_[slot] : nullptr;
+  return slot < kSlots ? handlers_[slot] : HandlerEntry{};
 }
 
 Dispatcher::Dispatcher() {
@@ -28,8 +28,12 @@ Dispatcher::Dispatcher() {
   registerModuleHandlers(registry_);
 }
 
+Exclusivity Dispatcher::exclusivity(const v1::CallRequest& request) const {
+  return registry_.find(request.op_case()).exclusivity;
+}
+
 void Dispatcher::dispatch(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) const {
-  Handler handler = registry_.find(request.op_case());
+  Handler handler = registry_.find(request.op_case()).handler;
   if (handler == nullptr) {
     refuse(reply, cudaErrorNotSupported, "request carries no supported operation");
     return;

@@ -13,15 +13,27 @@ namespace agileos::worker {
 
 using Handler = void (*)(CallContext&, const v1::CallRequest&, v1::CallReply&);
 
+// Whether a call can end the life of something another call of the same client
+// may have validated and be about to use (memory, a stream, an event, a module).
+// Such calls run alone within their client; all others run concurrently with
+// each other. This closes every check-then-use window: between a handler's
+// validation and its driver call, nothing it validated can be freed or destroyed.
+enum class Exclusivity { kConcurrent, kInvalidates };
+
+struct HandlerEntry {
+  Handler handler = nullptr;
+  Exclusivity exclusivity = Exclusivity::kConcurrent;
+};
+
 class HandlerRegistry {
  public:
   // Aborts on a duplicate registration: that is a programming error found at start-up.
-  void add(v1::CallRequest::OpCase op, Handler handler);
-  Handler find(v1::CallRequest::OpCase op) const;
+  void add(v1::CallRequest::OpCase op, Handler handler, Exclusivity exclusivity = Exclusivity::kConcurrent);
+  HandlerEntry find(v1::CallRequest::OpCase op) const;
 
  private:
   static constexpr std::size_t kSlots = 128;  // > the largest field number in CallRequest.op
-  std::array<Handler, kSlots> handlers_{};
+  std::array<HandlerEntry, kSlots> handlers_{};
 };
 
 void registerDeviceHandlers(HandlerRegistry& registry);
@@ -33,6 +45,8 @@ void registerModuleHandlers(HandlerRegistry& registry);
 class Dispatcher {
  public:
   Dispatcher();
+  // How the caller must hold the client's gate while dispatching `request`.
+  Exclusivity exclusivity(const v1::CallRequest& request) const;
   void dispatch(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) const;
 
  private:

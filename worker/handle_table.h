@@ -2,10 +2,10 @@
 // the worker minted for that client.
 //
 // Invariants:
-// - A token is a 64-bit value from a CSPRNG-seeded generator, never 0, 1 or 2
-//   (CUDA's default-stream spellings), and unique within the table for the
-//   table's lifetime (a destroyed token is never minted again: stale tokens
-//   stay invalid).
+// - A token is a 64-bit value from a keyed permutation (TokenSource), never 0,
+//   1 or 2 (CUDA's default-stream spellings), and unique within the table for
+//   the table's lifetime (a destroyed token is never minted again: stale tokens
+//   stay invalid), in constant memory.
 // - Each client has its own tables, so a token minted for another client is
 //   simply unknown here; a forged token is unknown with overwhelming probability.
 //
@@ -17,7 +17,6 @@
 #include <optional>
 #include <random>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -25,26 +24,45 @@ namespace agileos::worker {
 
 using Token = std::uint64_t;
 
+// Tokens are a keyed permutation of a counter: a 4-round Feistel network over
+// the counter's two 32-bit halves, with round keys from the system's CSPRNG.
+// A permutation is a bijection, so tokens never repeat (stale tokens stay
+// invalid) without remembering the ones already issued, and they are not
+// guessable from each other.
 class TokenSource {
  public:
-  TokenSource() : engine_(seed()) {}
+  TokenSource() {
+    std::random_device device;  // getrandom(2) on Linux
+    for (auto& key : keys_) key = (static_cast<std::uint64_t>(device()) << 32) ^ device();
+  }
   Token next() {
     for (;;) {
-      Token t = engine_();
-      if (t > 2 && !issued_.contains(t)) {
-        issued_.insert(t);
-        return t;
-      }
+      const Token t = permute(counter_++);
+      if (t > 2) return t;  // 0, 1 and 2 are CUDA's default-stream spellings
     }
   }
 
  private:
-  static std::uint64_t seed() {
-    std::random_device device;  // getrandom(2) on Linux
-    return (static_cast<std::uint64_t>(device()) << 32) ^ device();
+  static std::uint32_t round(std::uint32_t half, std::uint64_t key) {
+    std::uint64_t z = (half ^ key) * 0x9E3779B97F4A7C15ull;
+    z ^= z >> 29;
+    z *= 0xBF58476D1CE4E5B9ull;
+    z ^= z >> 32;
+    return static_cast<std::uint32_t>(z);
   }
-  std::mt19937_64 engine_;
-  std::unordered_set<Token> issued_;
+  std::uint64_t permute(std::uint64_t value) const {
+    auto left = static_cast<std::uint32_t>(value >> 32);
+    auto right = static_cast<std::uint32_t>(value);
+    for (std::uint64_t key : keys_) {
+      const std::uint32_t next = left ^ round(right, key);
+      left = right;
+      right = next;
+    }
+    return static_cast<std::uint64_t>(left) << 32 | right;
+  }
+
+  std::uint64_t keys_[4] = {};
+  std::uint64_t counter_ = 0;
 };
 
 template <typename T>

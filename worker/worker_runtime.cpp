@@ -58,10 +58,16 @@ WorkerRuntime::CallStatus WorkerRuntime::call(const std::string& sessionToken, c
                                               v1::CallReply& reply) {
   auto attached = findByToken(sessionToken);
   if (!attached) return CallStatus::kUnauthenticated;
-  std::shared_lock gate(*attached->gate);
-  if (attached->session->closing) return CallStatus::kUnauthenticated;
   CallContext ctx{gpu_, memory_, *attached->session, taint_};
-  dispatcher_.dispatch(ctx, request, reply);
+  if (dispatcher_.exclusivity(request) == Exclusivity::kInvalidates) {
+    std::unique_lock gate(*attached->gate);
+    if (attached->session->closing) return CallStatus::kUnauthenticated;
+    dispatcher_.dispatch(ctx, request, reply);
+  } else {
+    std::shared_lock gate(*attached->gate);
+    if (attached->session->closing) return CallStatus::kUnauthenticated;
+    dispatcher_.dispatch(ctx, request, reply);
+  }
   if (output_ != nullptr) {
     std::string printed = output_->take();
     if (!printed.empty()) reply.set_device_output(std::move(printed));

@@ -5,9 +5,10 @@
 // authenticates each call by its session token, dispatches it, and attaches
 // captured device output to the reply.
 //
-// Thread-safety: all methods are safe to call concurrently. A call and the
-// release of its session never overlap: calls hold the session's gate shared,
-// release holds it exclusively.
+// Thread-safety: all methods are safe to call concurrently. Each client has a
+// gate: calls that can free or destroy something (Exclusivity::kInvalidates)
+// and the release of the session hold it exclusively, every other call holds it
+// shared, so no call's validated pointers or handles can die before it uses them.
 #pragma once
 
 #include <map>

@@ -44,6 +44,9 @@
 // fake's lock, so a test can interleave other calls deterministically.
 //
 // Thread-safety: every method is safe to call concurrently (one internal mutex).
+//
+// Implementation: fake_gpu_backend.cpp (bookkeeping, context, observations),
+// fake_gpu_memory.cpp (VMM, transfers), fake_gpu_streams.cpp, fake_gpu_modules.cpp.
 #pragma once
 
 #include <cstdint>

@@ -108,7 +108,7 @@ void registerDeviceHandlers(HandlerRegistry& registry) {
   using Op = v1::CallRequest::OpCase;
   registry.add(Op::kGetDeviceInfo, getDeviceInfo);
   registry.add(Op::kDeviceSynchronize, deviceSynchronize);
-  registry.add(Op::kDeviceReset, deviceReset);
+  registry.add(Op::kDeviceReset, deviceReset, Exclusivity::kInvalidates);
   registry.add(Op::kDeviceGetLimit, deviceGetLimit);
   registry.add(Op::kDeviceSetLimit, deviceSetLimit);
 }

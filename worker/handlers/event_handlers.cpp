@@ -77,7 +77,7 @@ void eventElapsedTime(CallContext& ctx, const v1::CallRequest& request, v1::Call
 void registerEventHandlers(HandlerRegistry& registry) {
   using Op = v1::CallRequest::OpCase;
   registry.add(Op::kEventCreate, eventCreate);
-  registry.add(Op::kEventDestroy, eventDestroy);
+  registry.add(Op::kEventDestroy, eventDestroy, Exclusivity::kInvalidates);
   registry.add(Op::kEventRecord, eventRecord);
   registry.add(Op::kEventSynchronize, eventSynchronize);
   registry.add(Op::kEventQuery, eventQuery);

@@ -115,7 +115,7 @@ void memset(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& rep
 void registerMemoryHandlers(HandlerRegistry& registry) {
   using Op = v1::CallRequest::OpCase;
   registry.add(Op::kMemAlloc, memAlloc);
-  registry.add(Op::kMemFree, memFree);
+  registry.add(Op::kMemFree, memFree, Exclusivity::kInvalidates);
   registry.add(Op::kMemGetInfo, memGetInfo);
   registry.add(Op::kMemcpyHtod, memcpyHtoD);
   registry.add(Op::kMemcpyDtoh, memcpyDtoH);

@@ -135,13 +135,16 @@ void moduleLoad(CallContext& ctx, const v1::CallRequest& request, v1::CallReply&
 }
 
 void moduleUnload(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) {
-  auto module = ctx.session.modules.erase(request.module_unload().module());
-  if (!module) {
+  const Token token = request.module_unload().module();
+  if (!ctx.session.modules.find(token)) {
     refuse(reply, cudaErrorInvalidResourceHandle, "unknown module handle");
     return;
   }
+  // Synchronize first: if that fails the module stays in the table, and the
+  // session's release unloads it later.
   if (!succeeded(ctx, ctx.gpu.synchronizeContext(), reply, "cuCtxSynchronize")) return;
-  unloadModule(ctx.gpu, ctx.memory, ctx.session, *module);
+  auto module = ctx.session.modules.erase(token);
+  if (module) unloadModule(ctx.gpu, ctx.memory, ctx.session, *module);
 }
 
 void launchKernel(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) {
@@ -264,7 +267,7 @@ void occupancyMaxActiveBlocks(CallContext& ctx, const v1::CallRequest& request, 
 void registerModuleHandlers(HandlerRegistry& registry) {
   using Op = v1::CallRequest::OpCase;
   registry.add(Op::kModuleLoad, moduleLoad);
-  registry.add(Op::kModuleUnload, moduleUnload);
+  registry.add(Op::kModuleUnload, moduleUnload, Exclusivity::kInvalidates);
   registry.add(Op::kLaunchKernel, launchKernel);
   registry.add(Op::kFuncGetAttributes, funcGetAttributes);
   registry.add(Op::kFuncSetAttribute, funcSetAttribute);

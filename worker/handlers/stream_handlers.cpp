@@ -62,7 +62,7 @@ void streamWaitEvent(CallContext& ctx, const v1::CallRequest& request, v1::CallR
 void registerStreamHandlers(HandlerRegistry& registry) {
   using Op = v1::CallRequest::OpCase;
   registry.add(Op::kStreamCreate, streamCreate);
-  registry.add(Op::kStreamDestroy, streamDestroy);
+  registry.add(Op::kStreamDestroy, streamDestroy, Exclusivity::kInvalidates);
   registry.add(Op::kStreamSynchronize, streamSynchronize);
   registry.add(Op::kStreamQuery, streamQuery);
   registry.add(Op::kStreamWaitEvent, streamWaitEvent);

@@ -1,0 +1,27 @@
+#include "tests/cpu/worker/support/test_fatbins.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+
+#ifndef AGILEOS_WORKER_TEST_FATBIN_DIR
+#error "AGILEOS_WORKER_TEST_FATBIN_DIR must name the directory of the built test fatbins"
+#endif
+
+namespace agileos::worker::testing {
+
+std::string readTestFatbin(TestFatbin which) {
+  const char* name = which == TestFatbin::kDefaultArch ? "default_arch.fatbin"
+                     : which == TestFatbin::kSm90      ? "sm90.fatbin"
+                                                       : "compute100_ptx.fatbin";
+  const std::string path = std::string(AGILEOS_WORKER_TEST_FATBIN_DIR) + "/" + name;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    std::fprintf(stderr, "missing test fatbin %s (built by the worker_test_fatbins target)\n", path.c_str());
+    std::abort();
+  }
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+}  // namespace agileos::worker::testing
