@@ -1,5 +1,9 @@
 // Kernel launches and kernel queries (cudart exports).
 //
+// Launch dimensions and shared-memory sizes are not checked here: the driver
+// refuses bad ones, and CUDA 13 reports that as cudaErrorInvalidValue (an empty
+// grid included), which is what the worker returns.
+//
 // The <<<>>> syntax compiles to __cudaPushCallConfiguration followed by the
 // kernel's host stub, which pops the configuration and calls
 // cudaLaunchKernel. Parameters are packed at the offsets the worker learned
@@ -28,16 +32,6 @@ struct CallConfiguration {
 };
 thread_local std::vector<CallConfiguration> tConfigurations;
 
-// The one check cudart 13 makes before the driver: an empty grid or block is
-// cudaErrorInvalidConfiguration. Dimensions over the device's limits are the
-// driver's to refuse (CUDA 13 then reports cudaErrorInvalidValue).
-cudaError_t checkConfiguration(dim3 grid, dim3 block) {
-  if (grid.x == 0 || grid.y == 0 || grid.z == 0 || block.x == 0 || block.y == 0 || block.z == 0) {
-    return cudaErrorInvalidConfiguration;
-  }
-  return cudaSuccess;
-}
-
 cudaError_t launch(const void* func, dim3 grid, dim3 block, void** args, size_t sharedMem, cudaStream_t stream,
                    DefaultStream spelling) {
   if (cudaError_t sticky = stickyError(); sticky != cudaSuccess) return sticky;
@@ -45,7 +39,6 @@ cudaError_t launch(const void* func, dim3 grid, dim3 block, void** args, size_t 
   if (cudaError_t error = ModuleRegistry::instance().kernel(func, &layout); error != cudaSuccess) {
     return recordError(error);
   }
-  if (cudaError_t error = checkConfiguration(grid, block); error != cudaSuccess) return recordError(error);
   if (sharedMem > UINT32_MAX) return recordError(cudaErrorInvalidValue);
   if (!layout.params.empty() && args == nullptr) return recordError(cudaErrorInvalidValue);
   std::uint64_t streamToken = 0;
