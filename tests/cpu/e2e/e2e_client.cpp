@@ -107,7 +107,8 @@ int main() {
              cudaErrorInvalidValue, "read from the module range refused");
   checkError(cudaMemset(static_cast<char*>(a) + kBytes - 10, 0, 11), cudaErrorInvalidValue,
              "memset one byte past the end refused");
-  checkError(cudaMemcpy(reinterpret_cast<void*>(~0ull - 4), &byte, 64, cudaMemcpyHostToDevice),
+  char source[64] = {};
+  checkError(cudaMemcpy(reinterpret_cast<void*>(~0ull - 4), source, sizeof source, cudaMemcpyHostToDevice),
              cudaErrorInvalidValue, "wrapping range refused");
   checkError(cudaStreamSynchronize(reinterpret_cast<cudaStream_t>(0x1234567890ull)),
              cudaErrorInvalidResourceHandle, "forged stream refused");
