@@ -12,7 +12,8 @@
 
 namespace agileos::client {
 
-// Must match the worker's limit: one 64 MiB copy chunk plus envelope.
+// The worker accepts messages up to one 64 MiB chunk plus envelope; the copy
+// engine sends at most kCopyChunkBytes (32 MiB) of data per message.
 inline constexpr int kMaxCallMessageBytes = (64 << 20) + (1 << 20);
 
 class GrpcCallTransport final : public CallTransport {

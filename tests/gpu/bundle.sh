@@ -15,6 +15,8 @@
 #              libgcc_s, and any CUDA/NVIDIA library (the worker uses the GPU machine's
 #              own libcuda.so.1; the client must never see a real CUDA library)
 #   programs/  the CUDA test programs and adversary_api
+#   bench/     agileos_bench, for tests/bench/run_bench.sh (not in programs/: run_suite.sh runs
+#              every program there and compares its output, which a benchmark's timings fail)
 # ELF files are stripped. Fails if the bundle exceeds 48 MiB (the working tree that
 # travels is limited to 64 MiB in all).
 set -euo pipefail
@@ -118,10 +120,11 @@ main() {
   local build="${AGILEOS_BUNDLE_BUILD_DIR:-$root/build/release}" bundle="$root/.bundle"
   build="$(cd "$build" && pwd)" || die "no build tree at $build"
   rm -rf -- "$bundle"
-  mkdir -p "$bundle"/{bin,shim,deps,programs}
+  mkdir -p "$bundle"/{bin,shim,deps,programs,bench}
   copy_required "$bundle/bin" "$build/bin/agileosd" "$build/bin/agileos-worker" "$build/bin/agileos-sandbox" \
     "$build/bin/adversary_wire" "$build/bin/sandbox_probe"
   copy_required "$bundle/shim" "$build/lib/libagileos_cudart.so"
+  copy_required "$bundle/bench" "$build/tests/bench/agileos_bench"
   local program
   for program in "$build/tests/gpu/programs"/*; do
     [[ -x "$program" ]] && cp -L -- "$program" "$bundle/programs/"
@@ -129,7 +132,7 @@ main() {
   [[ -x "$bundle/programs/adversary_api" ]] || die "no CUDA test programs in $build/tests/gpu/programs"
 
   collect_deps "$bundle/deps" "$bundle"/bin/* "$bundle"/shim/*
-  strip_elf "$bundle"/bin/* "$bundle"/shim/* "$bundle"/deps/* "$bundle"/programs/*
+  strip_elf "$bundle"/bin/* "$bundle"/shim/* "$bundle"/deps/* "$bundle"/programs/* "$bundle"/bench/*
   verify_deps "$bundle/deps" "$bundle"/bin/* "$bundle"/shim/*
 
   local bytes

@@ -1,0 +1,110 @@
+// agileos_bench: the workloads of issue 3's benchmark, one JSON line each.
+//
+// Usage: agileos_bench [--quick] [WORKLOAD...]   runs the named workloads (all if none), in order
+//        agileos_bench --list                    prints the workload names, one per line (no CUDA call)
+//
+// The same binary runs natively and, unmodified, through AgileOS (the shim replaces
+// libcudart.so.13); tests/bench/run_bench.sh runs both and format_table.py compares
+// them. The output contract and exit statuses are in bench_support.cuh; what each
+// workload measures is in micro_workloads.cuh and app_workloads.cuh. --quick runs
+// fewer samples (and smaller application sizes) so that a slow transport fits a short
+// time budget; both sides of a comparison must use the same setting.
+//
+// Only the runtime calls of tests/gpu/supported_api.txt are used (checked by the
+// ctest bench_uses_supported_api).
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "app_workloads.cuh"
+#include "bench_support.cuh"
+#include "micro_workloads.cuh"
+
+namespace bench {
+namespace {
+
+struct Workload {
+  const char* name;
+  void (*run)(const Scale&);
+};
+
+// The order of a full run: cheap calls first, bulk copies, then the applications.
+const Workload kWorkloads[] = {
+    {"memcpy_d2h_4b", memcpyD2h4Bytes},
+    {"stream_query_idle", streamQueryIdle},
+    {"launch_empty_10k", launchEmpty10k},
+    {"memcpy_h2d_pinned_256m",
+     [](const Scale& s) { bulkCopy(s, "memcpy_h2d_pinned_256m", cudaMemcpyHostToDevice, true); }},
+    {"memcpy_d2h_pinned_256m",
+     [](const Scale& s) { bulkCopy(s, "memcpy_d2h_pinned_256m", cudaMemcpyDeviceToHost, true); }},
+    {"memcpy_h2d_pageable_256m",
+     [](const Scale& s) { bulkCopy(s, "memcpy_h2d_pageable_256m", cudaMemcpyHostToDevice, false); }},
+    {"memcpy_d2h_pageable_256m",
+     [](const Scale& s) { bulkCopy(s, "memcpy_d2h_pageable_256m", cudaMemcpyDeviceToHost, false); }},
+    {"malloc_free_4k", [](const Scale& s) { mallocFree(s, "malloc_free_4k", 4096, 1000, 300); }},
+    {"malloc_free_64m", [](const Scale& s) { mallocFree(s, "malloc_free_64m", 64ull << 20, 300, 100); }},
+    {"app_triad", appTriad},
+    {"app_stencil", appStencil},
+    {"app_sgemm", appSgemm},
+};
+
+const Workload* findWorkload(const std::string& name) {
+  for (const Workload& workload : kWorkloads) {
+    if (name == workload.name) return &workload;
+  }
+  return nullptr;
+}
+
+int usage(const char* problem) {
+  if (problem != nullptr) std::fprintf(stderr, "agileos_bench: %s\n", problem);
+  std::fprintf(stderr, "usage: agileos_bench [--quick] [WORKLOAD...] | --list\nworkloads:");
+  for (const Workload& workload : kWorkloads) std::fprintf(stderr, " %s", workload.name);
+  std::fprintf(stderr, "\n");
+  return kExitUsage;
+}
+
+}  // namespace
+}  // namespace bench
+
+int main(int argc, char** argv) {
+  using namespace bench;
+  Scale scale;
+  std::vector<const Workload*> selected;
+  for (int i = 1; i < argc; ++i) {
+    const std::string argument = argv[i];
+    if (argument == "--quick") {
+      scale.quick = true;
+    } else if (argument == "--list") {
+      for (const Workload& workload : kWorkloads) std::printf("%s\n", workload.name);
+      return 0;
+    } else if (argument == "-h" || argument == "--help") {
+      usage(nullptr);
+      return 0;
+    } else if (const Workload* workload = findWorkload(argument)) {
+      selected.push_back(workload);
+    } else {
+      return usage(("unknown workload or option: " + argument).c_str());
+    }
+  }
+  if (selected.empty()) {
+    for (const Workload& workload : kWorkloads) selected.push_back(&workload);
+  }
+
+  // Context creation is process start-up, not part of any workload.
+  BENCH_CUDA(cudaFree(nullptr));
+  cudaDeviceProp properties;
+  BENCH_CUDA(cudaGetDeviceProperties(&properties, 0));
+  int runtimeVersion = 0, driverVersion = 0;
+  BENCH_CUDA(cudaRuntimeGetVersion(&runtimeVersion));
+  BENCH_CUDA(cudaDriverGetVersion(&driverVersion));
+  std::fprintf(stderr, "agileos_bench: %s (sm_%d%d), runtime %d, driver %d%s\n", properties.name,
+               properties.major, properties.minor, runtimeVersion, driverVersion,
+               scale.quick ? ", --quick" : "");
+
+  for (const Workload* workload : selected) {
+    const auto start = Clock::now();
+    workload->run(scale);
+    std::fprintf(stderr, "agileos_bench: %s took %.2f s\n", workload->name, secondsSince(start));
+  }
+  return 0;
+}

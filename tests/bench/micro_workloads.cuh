@@ -1,0 +1,208 @@
+// The microbenchmarks of issue 3: the cost of single CUDA runtime calls.
+//
+// Each function measures one call pattern after a warm-up, verifies what the
+// calls produced (so a call that silently did nothing cannot look fast), and
+// prints one JSON line (bench_support.cuh). Latencies are host wall-clock times
+// around the call (std::chrono::steady_clock), since that is what a program waits.
+#pragma once
+
+#include <cstring>
+
+#include "bench_support.cuh"
+
+namespace bench {
+
+__global__ void emptyKernel() {}
+
+__global__ void writePattern(std::uint32_t* words, std::size_t n) {
+  for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    words[i] = mix32(static_cast<std::uint32_t>(i));
+  }
+}
+
+__global__ void countPatternMismatches(const std::uint32_t* words, std::size_t n,
+                                       unsigned long long* mismatches) {
+  unsigned long long local = 0;
+  for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    local += words[i] != mix32(static_cast<std::uint32_t>(i)) ? 1 : 0;
+  }
+  if (local != 0) atomicAdd(mismatches, local);
+}
+
+// cudaMemcpy of 4 bytes, device to host: the smallest synchronous round trip.
+inline void memcpyD2h4Bytes(const Scale& scale) {
+  const int warmup = 200, samples = scale.pick(2000, 500);
+  std::uint32_t* device = nullptr;
+  BENCH_CUDA(cudaMalloc(&device, sizeof(std::uint32_t)));
+  BENCH_CUDA(cudaMemset(device, 0x5A, sizeof(std::uint32_t)));
+  Result result{"memcpy_d2h_4b", "us"};
+  for (int i = 0; i < warmup + samples; ++i) {
+    std::uint32_t host = 0;
+    const auto start = Clock::now();
+    BENCH_CUDA(cudaMemcpy(&host, device, sizeof(host), cudaMemcpyDeviceToHost));
+    const double us = secondsSince(start) * 1e6;
+    BENCH_VERIFY(host == 0x5A5A5A5Au, "copied 0x%08x, expected 0x5a5a5a5a", host);
+    if (i >= warmup) result.samples.push_back(us);
+  }
+  BENCH_CUDA(cudaFree(device));
+  result.throughput = 1e6 / median(result.samples);
+  result.throughputUnit = "calls/s";
+  result.parameters = {{"bytes", 4}};
+  printResult(result);
+}
+
+// cudaStreamQuery on a stream with no work: a call that only asks a question.
+inline void streamQueryIdle(const Scale& scale) {
+  const int warmup = 200, samples = scale.pick(2000, 500);
+  cudaStream_t stream = nullptr;
+  BENCH_CUDA(cudaStreamCreate(&stream));
+  BENCH_CUDA(cudaStreamSynchronize(stream));
+  Result result{"stream_query_idle", "us"};
+  for (int i = 0; i < warmup + samples; ++i) {
+    const auto start = Clock::now();
+    const cudaError_t status = cudaStreamQuery(stream);
+    const double us = secondsSince(start) * 1e6;
+    BENCH_VERIFY(status == cudaSuccess, "cudaStreamQuery on an idle stream returned %s",
+                 cudaGetErrorName(status));
+    if (i >= warmup) result.samples.push_back(us);
+  }
+  BENCH_CUDA(cudaStreamDestroy(stream));
+  result.throughput = 1e6 / median(result.samples);
+  result.throughputUnit = "calls/s";
+  printResult(result);
+}
+
+// 10,000 empty-kernel launches, then one cudaDeviceSynchronize; a sample is the
+// average time per launch of one such batch (enqueue rate including the drain).
+inline void launchEmpty10k(const Scale& scale) {
+  constexpr int kLaunches = 10000;
+  const int repetitions = scale.pick(10, 5);
+  Result result{"launch_empty_10k", "us"};
+  for (int rep = -1; rep < repetitions; ++rep) {  // rep -1: warm-up (loads the kernel)
+    const auto start = Clock::now();
+    for (int i = 0; i < kLaunches; ++i) emptyKernel<<<1, 1>>>();
+    BENCH_CUDA(cudaDeviceSynchronize());
+    const double usPerLaunch = secondsSince(start) * 1e6 / kLaunches;
+    BENCH_LAUNCHED();
+    if (rep >= 0) result.samples.push_back(usPerLaunch);
+  }
+  result.throughput = 1e6 / median(result.samples);
+  result.throughputUnit = "launches/s";
+  result.parameters = {{"launches_per_sample", kLaunches}};
+  printResult(result);
+}
+
+// Host memory for the bulk copies: pinned (cudaMallocHost) or pageable (malloc).
+// Pageable memory is touched before any timing, so page faults are not measured.
+class HostBuffer {
+ public:
+  HostBuffer(std::size_t bytes, bool pinned) : bytes_(bytes), pinned_(pinned) {
+    if (pinned_) {
+      BENCH_CUDA(cudaMallocHost(&data_, bytes_));
+    } else {
+      data_ = std::malloc(bytes_);
+      BENCH_VERIFY(data_ != nullptr, "malloc(%zu) failed", bytes_);
+    }
+    std::memset(data_, 0, bytes_);
+  }
+  ~HostBuffer() {
+    if (pinned_) {
+      cudaFreeHost(data_);  // best effort at exit; the process ends right after
+    } else {
+      std::free(data_);
+    }
+  }
+  HostBuffer(const HostBuffer&) = delete;
+  HostBuffer& operator=(const HostBuffer&) = delete;
+  std::uint32_t* words() const { return static_cast<std::uint32_t*>(data_); }
+
+ private:
+  std::size_t bytes_;
+  bool pinned_;
+  void* data_ = nullptr;
+};
+
+// 256 MiB cudaMemcpy in one direction, from/to pinned or pageable host memory.
+// The bytes are checked after the timed copies: on the device by a kernel (H2D),
+// on the host word by word (D2H).
+inline void bulkCopy(const Scale& scale, const char* name, cudaMemcpyKind kind, bool pinned) {
+  constexpr std::size_t kBytes = 256ull << 20;
+  constexpr std::size_t kWords = kBytes / sizeof(std::uint32_t);
+  const int repetitions = scale.pick(10, 3);
+  HostBuffer host(kBytes, pinned);
+  std::uint32_t* device = nullptr;
+  unsigned long long* mismatches = nullptr;
+  BENCH_CUDA(cudaMalloc(&device, kBytes));
+  BENCH_CUDA(cudaMalloc(&mismatches, sizeof(*mismatches)));
+  BENCH_CUDA(cudaMemset(mismatches, 0, sizeof(*mismatches)));
+  const bool toDevice = kind == cudaMemcpyHostToDevice;
+  if (toDevice) {
+    for (std::size_t i = 0; i < kWords; ++i) host.words()[i] = mix32(static_cast<std::uint32_t>(i));
+    BENCH_CUDA(cudaMemset(device, 0, kBytes));
+  } else {
+    writePattern<<<gridFor(kWords), 256>>>(device, kWords);
+    BENCH_LAUNCHED();
+  }
+  BENCH_CUDA(cudaDeviceSynchronize());
+  void* destination = toDevice ? static_cast<void*>(device) : static_cast<void*>(host.words());
+  const void* source = toDevice ? static_cast<const void*>(host.words()) : static_cast<const void*>(device);
+
+  Result result{name, "ms"};
+  for (int rep = -1; rep < repetitions; ++rep) {  // rep -1: warm-up
+    const auto start = Clock::now();
+    BENCH_CUDA(cudaMemcpy(destination, source, kBytes, kind));
+    const double ms = secondsSince(start) * 1e3;
+    if (rep >= 0) result.samples.push_back(ms);
+  }
+
+  if (toDevice) {
+    countPatternMismatches<<<gridFor(kWords), 256>>>(device, kWords, mismatches);
+    BENCH_LAUNCHED();
+    unsigned long long wrong = 0;
+    BENCH_CUDA(cudaMemcpy(&wrong, mismatches, sizeof(wrong), cudaMemcpyDeviceToHost));
+    BENCH_VERIFY(wrong == 0, "%s: %llu of %zu words differ on the device", name, wrong, kWords);
+  } else {
+    for (std::size_t i = 0; i < kWords; ++i) {
+      BENCH_VERIFY(host.words()[i] == mix32(static_cast<std::uint32_t>(i)), "%s: host word %zu = 0x%08x",
+                   name, i, host.words()[i]);
+    }
+  }
+  BENCH_CUDA(cudaFree(device));
+  BENCH_CUDA(cudaFree(mismatches));
+  result.throughput = static_cast<double>(kBytes) / (median(result.samples) * 1e-3) / 1e9;
+  result.throughputUnit = "GB/s";
+  result.parameters = {{"bytes", static_cast<double>(kBytes)}};
+  printResult(result);
+}
+
+// cudaMalloc immediately followed by cudaFree of the same size; a sample is the pair.
+// The median of each call alone is recorded too.
+inline void mallocFree(const Scale& scale, const char* name, std::size_t bytes, int fullSamples,
+                       int quickSamples) {
+  const int warmup = 20, samples = scale.pick(fullSamples, quickSamples);
+  Result result{name, "us"};
+  std::vector<double> mallocUs, freeUs;
+  for (int i = 0; i < warmup + samples; ++i) {
+    void* device = nullptr;
+    const auto start = Clock::now();
+    BENCH_CUDA(cudaMalloc(&device, bytes));
+    const auto allocated = Clock::now();
+    BENCH_CUDA(cudaFree(device));
+    const auto end = Clock::now();
+    BENCH_VERIFY(device != nullptr && reinterpret_cast<std::uintptr_t>(device) % 256 == 0,
+                 "cudaMalloc(%zu) returned %p", bytes, device);
+    if (i < warmup) continue;
+    mallocUs.push_back(std::chrono::duration<double, std::micro>(allocated - start).count());
+    freeUs.push_back(std::chrono::duration<double, std::micro>(end - allocated).count());
+    result.samples.push_back(std::chrono::duration<double, std::micro>(end - start).count());
+  }
+  result.throughput = 1e6 / median(result.samples);
+  result.throughputUnit = "pairs/s";
+  result.parameters = {
+      {"bytes", static_cast<double>(bytes)}, {"malloc_p50", median(mallocUs)}, {"free_p50", median(freeUs)}};
+  printResult(result);
+}
+
+}  // namespace bench
