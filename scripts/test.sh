@@ -30,7 +30,7 @@ for stage in "${stages[@]}"; do
   case $stage in
     release) run_stage release "cpu|gpu" ;;
     asan) run_stage asan cpu ;;
-    tsan) run_stage tsan cpu "scheduler|worker" ;;
+    tsan) run_stage tsan cpu "^(scheduler|worker)\\." ;;
     fuzz) run_stage fuzz fuzz ;;
     *) echo "unknown stage: $stage" >&2; exit 2 ;;
   esac
