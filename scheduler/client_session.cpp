@@ -132,6 +132,7 @@ void SessionRunner::run(SessionStream& stream) {
   assignment->set_worker_endpoint(placed.endpoint);
   assignment->set_session_token(*token);
   assignment->set_client_id(client);
+  assignment->set_shm_endpoint(placed.shm_endpoint);
   if (!stream.write(down)) {
     spdlog::info("client {}: gone before its assignment could be sent", client);
     pool_.release(client);

@@ -71,6 +71,7 @@ struct AcquireResult {
   std::string endpoint;                          // gRPC target of the worker's call service
   RefusalKind refusal = RefusalKind::kInternal;  // when !assigned
   std::string message;                           // when !assigned
+  std::string shm_endpoint;                      // the worker's shared-memory socket; empty if none
 };
 
 struct WorkerSnapshot {
@@ -158,6 +159,7 @@ class WorkerPool {
     WorkerPhase phase = WorkerPhase::kStarting;
     std::string endpoint;
     std::string socket_path;  // file the worker binds; removed when it is reaped
+    std::string shm_endpoint;  // shared-memory socket it reported ready (a file; removed when reaped)
     std::set<ClientId> clients;
     bool has_served = false;
     bool tainted = false;

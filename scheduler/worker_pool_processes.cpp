@@ -59,6 +59,7 @@ void WorkerPool::reapExited() {
     Worker& worker = workers_.at(id);
     worker.process->closeControl();
     ::unlink(worker.socket_path.c_str());
+    if (!worker.shm_endpoint.empty()) ::unlink(worker.shm_endpoint.c_str());
     workers_.erase(id);
   }
 }
@@ -100,6 +101,7 @@ void WorkerPool::handleMessage(Worker& worker, const WorkerToDaemon& message) {
                      worker.process->pid(), printable(reported), worker.endpoint);
         worker.endpoint = reported;
       }
+      worker.shm_endpoint = message.ready().shm_endpoint();
       setPhase(worker, WorkerPhase::kReady);
       spdlog::info("worker {} (pid {}): device {} ({}) at {}", worker.id, worker.process->pid(),
                    message.ready().device(), printable(message.ready().device_name()), worker.endpoint);
@@ -124,7 +126,8 @@ void WorkerPool::handleMessage(Worker& worker, const WorkerToDaemon& message) {
                                  std::to_string(message.attached().client_id()) + " it was not asked for");
       }
       setClientState(*client, ClientState::kAttached);
-      client->outcome = AcquireResult{true, worker.id, worker.endpoint, RefusalKind::kInternal, ""};
+      client->outcome =
+          AcquireResult{true, worker.id, worker.endpoint, RefusalKind::kInternal, "", worker.shm_endpoint};
       outcome_cv_.notify_all();
       spdlog::info("client {}: attached to worker {} (pid {})", client->id, worker.id, worker.process->pid());
       return;

@@ -16,12 +16,14 @@ bool ControlChannel::send(const v1::internal::WorkerToDaemon& message) {
   return true;
 }
 
-bool ControlChannel::sendReady(const std::string& endpoint, int device, const std::string& deviceName) {
+bool ControlChannel::sendReady(const std::string& endpoint, int device, const std::string& deviceName,
+                               const std::string& shmEndpoint) {
   v1::internal::WorkerToDaemon message;
   auto* ready = message.mutable_ready();
   ready->set_endpoint(endpoint);
   ready->set_device(device);
   ready->set_device_name(deviceName);
+  ready->set_shm_endpoint(shmEndpoint);
   return send(message);
 }
 

@@ -18,7 +18,8 @@ class ControlChannel final : public TaintListener {
  public:
   explicit ControlChannel(int fd) : fd_(fd) {}
 
-  bool sendReady(const std::string& endpoint, int device, const std::string& deviceName);
+  bool sendReady(const std::string& endpoint, int device, const std::string& deviceName,
+                 const std::string& shmEndpoint = "");
   bool sendFailed(const std::string& reason);
 
   // Returns when the daemon asks for shutdown or goes away.

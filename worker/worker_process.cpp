@@ -12,8 +12,10 @@
 #include <string>
 #include <string_view>
 
+#include "proto/shm/handshake.h"
 #include "worker/control_channel.h"
 #include "worker/transport/grpc_call_server.h"
+#include "worker/transport/shm_call_server.h"
 
 namespace agileos::worker {
 namespace {
@@ -101,11 +103,20 @@ int runWorkerProcess(int argc, char** argv, std::unique_ptr<GpuBackend> backend)
   WorkerRuntime runtime(*backend, *memory, &output, &control);
   GrpcCallServer server(runtime);
   if (!server.start(options.endpoint, &error)) return fail(error);
+  // The shared-memory transport listens next to the gRPC socket (clients choose it with
+  // AGILEOS_TRANSPORT=shm). Without it the worker still serves gRPC, so failing here is not fatal.
+  ShmCallServer shmServer(runtime);
+  std::string shmEndpoint = shm::shmSocketPathFor(options.endpoint).value_or("");
+  if (!shmEndpoint.empty() && !shmServer.start(shmEndpoint, &error)) {
+    spdlog::warn("shared-memory transport unavailable: {}", error);
+    shmEndpoint.clear();
+  }
   spdlog::info("ready on {} (device {}: {})", options.endpoint, options.device, backend->device().name);
-  if (!control.sendReady(options.endpoint, options.device, backend->device().name)) return 1;
+  if (!control.sendReady(options.endpoint, options.device, backend->device().name, shmEndpoint)) return 1;
 
   control.serve(runtime);
 
+  shmServer.shutdown();
   server.shutdown();
   runtime.releaseAll();
   spdlog::info("exiting");

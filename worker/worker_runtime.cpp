@@ -75,6 +75,10 @@ WorkerRuntime::CallStatus WorkerRuntime::call(const std::string& sessionToken, c
   return CallStatus::kOk;
 }
 
+bool WorkerRuntime::isAttachedToken(const std::string& sessionToken) const {
+  return findByToken(sessionToken).has_value();
+}
+
 std::size_t WorkerRuntime::clientCount() const {
   std::lock_guard lock(mutex_);
   return clients_.size();

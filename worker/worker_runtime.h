@@ -43,6 +43,10 @@ class WorkerRuntime {
 
   std::size_t clientCount() const;
 
+  // True if `sessionToken` belongs to an attached client (the shared-memory transport's
+  // handshake). Each call is still authenticated again by call().
+  bool isAttachedToken(const std::string& sessionToken) const;
+
  private:
   struct Attached {
     std::shared_ptr<ClientSession> session;

@@ -2,9 +2,11 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <string_view>
 
 #include "client/common/grpc_call_transport.h"
 #include "client/common/log.h"
+#include "client/common/shm_call_transport.h"
 
 namespace agileos::client {
 namespace {
@@ -14,6 +16,25 @@ std::atomic<bool> gExiting{false};
 const char* socketPath() {
   const char* path = std::getenv("AGILEOS_SOCKET");
   return path != nullptr && *path != '\0' ? path : "/run/agileos/agileosd.sock";
+}
+
+// gRPC unless AGILEOS_TRANSPORT=shm asks for shared memory and the worker offers it; a
+// shared-memory transport that cannot be set up falls back to gRPC (both reach the worker).
+std::unique_ptr<CallTransport> makeCallTransport(const v1::Assignment& assignment) {
+  const char* choice = std::getenv("AGILEOS_TRANSPORT");
+  if (choice != nullptr && std::string_view(choice) == "shm") {
+    std::string error = "the worker offers no shared-memory endpoint";
+    if (!assignment.shm_endpoint().empty()) {
+      auto transport = ShmCallTransport::connect(assignment.shm_endpoint(), assignment.session_token(),
+                                                 ShmCallTransport::waitPolicyFromEnvironment(), &error);
+      if (transport) {
+        AGILEOS_LOG_INFO("calls go over shared memory (%s)", assignment.shm_endpoint().c_str());
+        return transport;
+      }
+    }
+    AGILEOS_LOG_WARN("shared-memory transport unavailable (%s); using gRPC", error.c_str());
+  }
+  return std::make_unique<GrpcCallTransport>(assignment.worker_endpoint(), assignment.session_token());
 }
 
 }  // namespace
@@ -38,8 +59,7 @@ ConnectionState Connection::ensure() {
     state_ = result.busy ? ConnectionState::kBusy : ConnectionState::kNoDaemon;
     return state_;
   }
-  transport_ = std::make_unique<GrpcCallTransport>(result.assignment.worker_endpoint(),
-                                                   result.assignment.session_token());
+  transport_ = makeCallTransport(result.assignment);
   std::atexit([] { gExiting = true; });
   AGILEOS_LOG_INFO("connected: client %llu on %s",
                    static_cast<unsigned long long>(result.assignment.client_id()),

@@ -6,6 +6,10 @@
 #include "cudart_extra_prototypes.gen.h"  // checks the _ptsz/_ptds and __cuda* definitions
 
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
 
 #include "client/cudart/device_properties.h"
 #include "client/cudart/error_state.h"
@@ -30,6 +34,56 @@ cudaError_t requireDevice(int device, const agileos::v1::DeviceInfo** info) {
 cudaError_t simpleCall(agileos::v1::CallRequest& request) {
   agileos::v1::CallReply reply;
   return recordError(invoke(request, &reply));
+}
+
+// The PCI location of the device, from the attributes the worker reported.
+struct PciLocation {
+  unsigned domain = 0;
+  unsigned bus = 0;
+  unsigned device = 0;
+};
+
+PciLocation pciLocation(const agileos::v1::DeviceInfo& info) {
+  return {static_cast<unsigned>(deviceAttribute(info, cudaDevAttrPciDomainId)),
+          static_cast<unsigned>(deviceAttribute(info, cudaDevAttrPciBusId)),
+          static_cast<unsigned>(deviceAttribute(info, cudaDevAttrPciDeviceId))};
+}
+
+// One hexadecimal field of a PCI bus id: at least one digit, nothing else.
+bool parseHexField(const std::string& text, unsigned* value) {
+  if (text.empty() || text.size() > 8 ||
+      text.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos) {
+    return false;
+  }
+  *value = static_cast<unsigned>(std::strtoul(text.c_str(), nullptr, 16));
+  return true;
+}
+
+// Parses "[domain]:[bus]:[device].[function]", "[domain]:[bus]:[device]" or
+// "[bus]:[device].[function]" (the forms cudaDeviceGetByPCIBusId accepts; a missing
+// domain or function is 0).
+bool parsePciBusId(const char* text, PciLocation* location, unsigned* function) {
+  std::string rest(text);
+  std::string fields[3];
+  int count = 0;
+  for (std::size_t colon; count < 2 && (colon = rest.find(':')) != std::string::npos; ++count) {
+    fields[count] = rest.substr(0, colon);
+    rest.erase(0, colon + 1);
+  }
+  fields[count++] = rest;
+  if (count < 2) return false;
+  std::string& last = fields[count - 1];
+  const std::size_t dot = last.find('.');
+  const bool hasFunction = dot != std::string::npos;
+  if (count == 2 && !hasFunction) return false;  // "[bus]:[device]" is not one of the forms
+  *function = 0;
+  if (hasFunction) {
+    if (!parseHexField(last.substr(dot + 1), function)) return false;
+    last.erase(dot);
+  }
+  location->domain = 0;
+  if (count == 3 && !parseHexField(fields[0], &location->domain)) return false;
+  return parseHexField(fields[count - 2], &location->bus) && parseHexField(last, &location->device);
 }
 
 }  // namespace
@@ -83,6 +137,33 @@ cudaError_t cudaDeviceGetAttribute(int* value, enum cudaDeviceAttr attr, int dev
   std::optional<int> found = findAttribute(*info, attr);
   if (!found) return recordError(cudaErrorInvalidValue);
   *value = *found;
+  return cudaSuccess;
+}
+
+// Formatted as libcudart does: "%04X:%02X:%02X.0" (domain, bus, device; upper case),
+// cut to len - 1 characters and always NUL-terminated.
+cudaError_t cudaDeviceGetPCIBusId(char* pciBusId, int len, int device) {
+  if (pciBusId == nullptr || len <= 0) return recordError(cudaErrorInvalidValue);
+  const agileos::v1::DeviceInfo* info = nullptr;
+  if (cudaError_t error = requireDevice(device, &info); error != cudaSuccess) return recordError(error);
+  const PciLocation location = pciLocation(*info);
+  std::snprintf(pciBusId, static_cast<std::size_t>(len), "%04X:%02X:%02X.0", location.domain, location.bus,
+                location.device);
+  return cudaSuccess;
+}
+
+cudaError_t cudaDeviceGetByPCIBusId(int* device, const char* pciBusId) {
+  if (device == nullptr || pciBusId == nullptr) return recordError(cudaErrorInvalidValue);
+  PciLocation wanted;
+  unsigned function = 0;
+  if (!parsePciBusId(pciBusId, &wanted, &function)) return recordError(cudaErrorInvalidValue);
+  const agileos::v1::DeviceInfo* info = nullptr;
+  if (cudaError_t error = requireDevice(0, &info); error != cudaSuccess) return recordError(error);
+  const PciLocation own = pciLocation(*info);
+  if (wanted.domain != own.domain || wanted.bus != own.bus || wanted.device != own.device || function != 0) {
+    return recordError(cudaErrorInvalidDevice);  // no device of this client sits there
+  }
+  *device = 0;
   return cudaSuccess;
 }
 
@@ -154,6 +235,23 @@ cudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size_t value) {
   agileos::v1::CallRequest request;
   request.mutable_device_set_limit()->set_limit(limit);
   request.mutable_device_set_limit()->set_value(value);
+  return simpleCall(request);
+}
+
+// The context's preferred L1/shared-memory split, kept by the worker's context.
+cudaError_t cudaDeviceGetCacheConfig(enum cudaFuncCache* pCacheConfig) {
+  if (pCacheConfig == nullptr) return recordError(cudaErrorInvalidValue);
+  agileos::v1::CallRequest request;
+  request.mutable_device_get_cache_config();
+  agileos::v1::CallReply reply;
+  cudaError_t error = invoke(request, &reply);
+  if (error == cudaSuccess) *pCacheConfig = static_cast<cudaFuncCache>(reply.cache_config().config());
+  return recordError(error);
+}
+
+cudaError_t cudaDeviceSetCacheConfig(enum cudaFuncCache cacheConfig) {
+  agileos::v1::CallRequest request;
+  request.mutable_device_set_cache_config()->set_config(cacheConfig);  // the worker checks the value
   return simpleCall(request);
 }
 

@@ -32,8 +32,10 @@ struct CallConfiguration {
 };
 thread_local std::vector<CallConfiguration> tConfigurations;
 
-cudaError_t launch(const void* func, dim3 grid, dim3 block, void** args, size_t sharedMem, cudaStream_t stream,
-                   DefaultStream spelling) {
+enum class LaunchKind { kOrdinary, kCooperative };
+
+cudaError_t launch(const void* func, dim3 grid, dim3 block, void** args, size_t sharedMem,
+                   cudaStream_t stream, DefaultStream spelling, LaunchKind kind = LaunchKind::kOrdinary) {
   if (cudaError_t sticky = stickyError(); sticky != cudaSuccess) return sticky;
   KernelLayout layout;
   if (cudaError_t error = ModuleRegistry::instance().kernel(func, &layout); error != cudaSuccess) {
@@ -57,6 +59,7 @@ cudaError_t launch(const void* func, dim3 grid, dim3 block, void** args, size_t 
   launch->mutable_block()->set_z(block.z);
   launch->set_shared_mem_bytes(static_cast<std::uint32_t>(sharedMem));
   launch->set_stream(streamToken);
+  launch->set_cooperative(kind == LaunchKind::kCooperative);
   std::string* params = launch->mutable_params();
   params->assign(layout.bufferSize, '\0');
   for (std::size_t i = 0; i < layout.params.size(); ++i) {
@@ -100,6 +103,21 @@ cudaError_t cudaLaunchKernel(const void* func, dim3 gridDim, dim3 blockDim, void
 cudaError_t cudaLaunchKernel_ptsz(const void* func, dim3 gridDim, dim3 blockDim, void** args, size_t sharedMem,
                                   cudaStream_t stream) {
   return launch(func, gridDim, blockDim, args, sharedMem, stream, DefaultStream::kPerThread);
+}
+
+// Every block resident at once (the worker launches with cuLaunchCooperativeKernel),
+// so the kernel may synchronize its whole grid; a grid too large for that is
+// cudaErrorCooperativeLaunchTooLarge, from the driver.
+cudaError_t cudaLaunchCooperativeKernel(const void* func, dim3 gridDim, dim3 blockDim, void** args,
+                                        size_t sharedMem, cudaStream_t stream) {
+  return launch(func, gridDim, blockDim, args, sharedMem, stream, DefaultStream::kLegacy,
+                LaunchKind::kCooperative);
+}
+
+cudaError_t cudaLaunchCooperativeKernel_ptsz(const void* func, dim3 gridDim, dim3 blockDim, void** args,
+                                             size_t sharedMem, cudaStream_t stream) {
+  return launch(func, gridDim, blockDim, args, sharedMem, stream, DefaultStream::kPerThread,
+                LaunchKind::kCooperative);
 }
 
 // nvcc 13 compiles <<<>>> into __cudaGetKernel (once per kernel, cached by the
@@ -150,6 +168,18 @@ cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes* attr, const void* f
   attr->requiredClusterDepth = in.required_cluster_depth();
   attr->clusterSchedulingPolicyPreference = in.cluster_scheduling_policy_preference();
   attr->nonPortableClusterSizeAllowed = in.non_portable_cluster_size_allowed();
+  return cudaSuccess;
+}
+
+// The device (mangled) name the kernel was registered with; the client knows it
+// from __cudaRegisterFunction, so nothing is loaded or asked of the worker.
+cudaError_t cudaFuncGetName(const char** name, const void* func) {
+  if (name == nullptr) return recordError(cudaErrorInvalidValue);
+  if (func == nullptr) return recordError(cudaErrorInvalidDeviceFunction);
+  const char* registered = ModuleRegistry::instance().kernelName(func);
+  // What cudart 13 answers for a pointer that is not a registered kernel (as in launches).
+  if (registered == nullptr) return recordError(cudaErrorInvalidResourceHandle);
+  *name = registered;
   return cudaSuccess;
 }
 

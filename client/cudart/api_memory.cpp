@@ -52,51 +52,30 @@ cudaError_t memsetCommon(void* devPtr, int value, size_t count, cudaStream_t str
   return recordError(fillDevice(reinterpret_cast<std::uint64_t>(devPtr), value, count, target));
 }
 
-// 2D copies and fills go row by row unless the rows are contiguous.
+// 2D copies and fills: copy_engine's pitched rows (row by row unless contiguous).
 cudaError_t memcpy2DCommon(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
                            cudaMemcpyKind kind, cudaStream_t stream, DefaultStream spelling, bool async) {
   if (!validKind(kind)) return recordError(cudaErrorInvalidMemcpyDirection);
   if (width > dpitch || width > spitch) return recordError(cudaErrorInvalidPitchValue);
   if (width == 0 || height == 0) return cudaSuccess;
-  if (dpitch == width && spitch == width) {
-    if (height > SIZE_MAX / width) return recordError(cudaErrorInvalidValue);
-    return memcpyCommon(dst, src, width * height, kind, stream, spelling, async);
-  }
   CopyTarget target;
   target.async = async || spelling == DefaultStream::kPerThread;
   if (cudaError_t error = resolveStream(stream, spelling, &target.stream); error != cudaSuccess) {
     return recordError(error);
   }
-  for (size_t row = 0; row < height; ++row) {
-    void* dstRow = static_cast<char*>(dst) + row * dpitch;
-    const void* srcRow = static_cast<const char*>(src) + row * spitch;
-    if (cudaError_t error = copyByKind(dstRow, srcRow, width, kind, target); error != cudaSuccess) {
-      return recordError(error);
-    }
-  }
-  return cudaSuccess;
+  return recordError(copyRows(dst, dpitch, src, spitch, width, height, kind, target));
 }
 
 cudaError_t memset2DCommon(void* devPtr, size_t pitch, int value, size_t width, size_t height,
                            cudaStream_t stream, DefaultStream spelling, bool async) {
   if (width > pitch) return recordError(cudaErrorInvalidValue);
   if (width == 0 || height == 0) return cudaSuccess;
-  if (pitch == width) {
-    if (height > SIZE_MAX / width) return recordError(cudaErrorInvalidValue);
-    return memsetCommon(devPtr, value, width * height, stream, spelling, async);
-  }
   CopyTarget target;
   target.async = async || spelling == DefaultStream::kPerThread;
   if (cudaError_t error = resolveStream(stream, spelling, &target.stream); error != cudaSuccess) {
     return recordError(error);
   }
-  for (size_t row = 0; row < height; ++row) {
-    const auto address = reinterpret_cast<std::uint64_t>(devPtr) + row * pitch;
-    if (cudaError_t error = fillDevice(address, value, width, target); error != cudaSuccess) {
-      return recordError(error);
-    }
-  }
-  return cudaSuccess;
+  return recordError(fillRows(reinterpret_cast<std::uint64_t>(devPtr), pitch, value, width, height, target));
 }
 
 cudaError_t symbolAddress(const void* symbol, DeviceVariable* variable) {

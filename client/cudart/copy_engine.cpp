@@ -110,4 +110,34 @@ cudaError_t copyByKind(void* dst, const void* src, std::uint64_t bytes, cudaMemc
   }
 }
 
+cudaError_t copyRows(void* dst, std::uint64_t dpitch, const void* src, std::uint64_t spitch,
+                     std::uint64_t width, std::uint64_t height, cudaMemcpyKind kind, CopyTarget target) {
+  if (width == 0 || height == 0) return cudaSuccess;
+  if (dpitch == width && spitch == width) {
+    if (height > UINT64_MAX / width) return cudaErrorInvalidValue;
+    return copyByKind(dst, src, width * height, kind, target);
+  }
+  for (std::uint64_t row = 0; row < height; ++row) {
+    void* dstRow = static_cast<char*>(dst) + row * dpitch;
+    const void* srcRow = static_cast<const char*>(src) + row * spitch;
+    if (cudaError_t error = copyByKind(dstRow, srcRow, width, kind, target); error != cudaSuccess)
+      return error;
+  }
+  return cudaSuccess;
+}
+
+cudaError_t fillRows(std::uint64_t dst, std::uint64_t pitch, int value, std::uint64_t width,
+                     std::uint64_t height, CopyTarget target) {
+  if (width == 0 || height == 0) return cudaSuccess;
+  if (pitch == width) {
+    if (height > UINT64_MAX / width) return cudaErrorInvalidValue;
+    return fillDevice(dst, value, width * height, target);
+  }
+  for (std::uint64_t row = 0; row < height; ++row) {
+    if (cudaError_t error = fillDevice(dst + row * pitch, value, width, target); error != cudaSuccess)
+      return error;
+  }
+  return cudaSuccess;
+}
+
 }  // namespace agileos::client

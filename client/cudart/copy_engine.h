@@ -30,4 +30,14 @@ bool isDeviceAddress(const void* p);
 // cudaMemcpy's dispatch on kind (with cudaMemcpyDefault inferred from the addresses).
 cudaError_t copyByKind(void* dst, const void* src, std::uint64_t bytes, cudaMemcpyKind kind, CopyTarget target);
 
+// Pitched rectangles (the 2D and 3D copies and fills): `height` rows of `width`
+// bytes, each row `pitch` bytes after the previous one. Rows that are contiguous
+// (pitch == width) move in one transfer, others row by row. The caller has checked
+// width <= pitch and that `kind` is valid; a rectangle whose total size overflows is
+// cudaErrorInvalidValue. Stops at the first failing row.
+cudaError_t copyRows(void* dst, std::uint64_t dpitch, const void* src, std::uint64_t spitch,
+                     std::uint64_t width, std::uint64_t height, cudaMemcpyKind kind, CopyTarget target);
+cudaError_t fillRows(std::uint64_t dst, std::uint64_t pitch, int value, std::uint64_t width,
+                     std::uint64_t height, CopyTarget target);
+
 }  // namespace agileos::client

@@ -203,6 +203,12 @@ bool ModuleRegistry::isRegisteredKernel(const void* hostFunction) const {
   return functions_.contains(hostFunction);
 }
 
+const char* ModuleRegistry::kernelName(const void* hostFunction) const {
+  std::shared_lock lock(mutex_);
+  auto it = functions_.find(hostFunction);
+  return it != functions_.end() ? it->second.name.c_str() : nullptr;
+}
+
 cudaError_t ModuleRegistry::kernel(const void* hostFunction, KernelLayout* out) {
   HostSymbol symbol;
   {

@@ -48,6 +48,9 @@ class ModuleRegistry {
 
   // True when hostFunction was registered with __cudaRegisterFunction.
   bool isRegisteredKernel(const void* hostFunction) const;
+  // The device name hostFunction was registered with (cudaFuncGetName), or null.
+  // The string lives until the kernel's fatbin is unregistered.
+  const char* kernelName(const void* hostFunction) const;
   // Resolves a kernel by its host stub address, loading its module if needed.
   cudaError_t kernel(const void* hostFunction, KernelLayout* out);
   // Resolves a __device__/__constant__ variable by its host shadow address.

@@ -139,6 +139,16 @@ CUresult CudaGpuBackend::setLimit(CUlimit limit, std::size_t value) {
   return cuCtxSetLimit(limit, value);
 }
 
+CUresult CudaGpuBackend::getCacheConfig(CUfunc_cache* config) {
+  AGILEOS_BIND();
+  return cuCtxGetCacheConfig(config);
+}
+
+CUresult CudaGpuBackend::setCacheConfig(CUfunc_cache config) {
+  AGILEOS_BIND();
+  return cuCtxSetCacheConfig(config);
+}
+
 CUresult CudaGpuBackend::memGetInfo(std::size_t* free, std::size_t* total) {
   AGILEOS_BIND();
   return cuMemGetInfo(free, total);
@@ -190,6 +200,11 @@ CUresult CudaGpuBackend::streamSynchronize(CUstream stream) {
 CUresult CudaGpuBackend::streamQuery(CUstream stream) {
   AGILEOS_BIND();
   return cuStreamQuery(stream);
+}
+
+CUresult CudaGpuBackend::streamGetId(CUstream stream, unsigned long long* id) {
+  AGILEOS_BIND();
+  return cuStreamGetId(stream, id);
 }
 
 CUresult CudaGpuBackend::streamWaitEvent(CUstream stream, CUevent event, unsigned flags) {
@@ -290,6 +305,13 @@ CUresult CudaGpuBackend::launchKernel(CUfunction function, const LaunchConfig& c
   AGILEOS_BIND();
   return cuLaunchKernel(function, config.gridX, config.gridY, config.gridZ, config.blockX, config.blockY,
                         config.blockZ, config.sharedMemBytes, stream, params, nullptr);
+}
+
+CUresult CudaGpuBackend::launchCooperativeKernel(CUfunction function, const LaunchConfig& config,
+                                                 CUstream stream, void** params) {
+  AGILEOS_BIND();
+  return cuLaunchCooperativeKernel(function, config.gridX, config.gridY, config.gridZ, config.blockX,
+                                   config.blockY, config.blockZ, config.sharedMemBytes, stream, params);
 }
 
 #undef AGILEOS_BIND

@@ -27,6 +27,8 @@ class CudaGpuBackend final : public GpuBackend {
   CUresult synchronizeContext() override;
   CUresult getLimit(CUlimit limit, std::size_t* value) override;
   CUresult setLimit(CUlimit limit, std::size_t value) override;
+  CUresult getCacheConfig(CUfunc_cache* config) override;
+  CUresult setCacheConfig(CUfunc_cache config) override;
   CUresult memGetInfo(std::size_t* free, std::size_t* total) override;
 
   CUresult copyHostToDevice(CUdeviceptr dst, const void* src, std::size_t bytes, CUstream stream,
@@ -41,6 +43,7 @@ class CudaGpuBackend final : public GpuBackend {
   CUresult streamDestroy(CUstream stream) override;
   CUresult streamSynchronize(CUstream stream) override;
   CUresult streamQuery(CUstream stream) override;
+  CUresult streamGetId(CUstream stream, unsigned long long* id) override;
   CUresult streamWaitEvent(CUstream stream, CUevent event, unsigned flags) override;
   CUresult streamPriorityRange(int* least, int* greatest) override;
   CUresult eventCreate(unsigned flags, CUevent* event) override;
@@ -63,6 +66,8 @@ class CudaGpuBackend final : public GpuBackend {
                                     unsigned flags) override;
   CUresult launchKernel(CUfunction function, const LaunchConfig& config, CUstream stream,
                         void** params) override;
+  CUresult launchCooperativeKernel(CUfunction function, const LaunchConfig& config, CUstream stream,
+                                   void** params) override;
 
  private:
   // Makes the worker's context current on the calling thread (once per thread).

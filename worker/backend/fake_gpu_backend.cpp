@@ -27,7 +27,11 @@ DeviceDescription describe(const FakeGpuConfig& config) {
       {CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, FakeGpuBackend::kOptInMaxDynamicSharedBytes},
       {CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY, 64 << 10},
       {CU_DEVICE_ATTRIBUTE_WARP_SIZE, 32},
-      {CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 132},
+      {CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, FakeGpuBackend::kMultiprocessors},
+      {CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH, 1},
+      {CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, 0},
+      {CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, 0x1b},
+      {CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, 0},
       {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, config.computeMajor},
       {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, config.computeMinor},
       {CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING, 1},
@@ -53,6 +57,8 @@ const char* toString(FakeGpuCall call) {
                                            "synchronizeContext",
                                            "getLimit",
                                            "setLimit",
+                                           "getCacheConfig",
+                                           "setCacheConfig",
                                            "memGetInfo",
                                            "copyHostToDevice",
                                            "copyDeviceToHost",
@@ -62,6 +68,7 @@ const char* toString(FakeGpuCall call) {
                                            "streamDestroy",
                                            "streamSynchronize",
                                            "streamQuery",
+                                           "streamGetId",
                                            "streamWaitEvent",
                                            "streamPriorityRange",
                                            "eventCreate",
@@ -79,7 +86,8 @@ const char* toString(FakeGpuCall call) {
                                            "functionSetAttribute",
                                            "functionSetCacheConfig",
                                            "occupancyMaxActiveBlocks",
-                                           "launchKernel"};
+                                           "launchKernel",
+                                           "launchCooperativeKernel"};
   static_assert(std::size(kNames) == static_cast<std::size_t>(FakeGpuCall::kCount));
   const auto index = static_cast<std::size_t>(call);
   return index < std::size(kNames) ? kNames[index] : "invalid";
@@ -159,6 +167,23 @@ CUresult FakeGpuBackend::setLimit(CUlimit limit, std::size_t value) {
   auto it = limits_.find(limit);
   if (it == limits_.end()) return CUDA_ERROR_INVALID_VALUE;
   it->second = value;
+  return CUDA_SUCCESS;
+}
+
+CUresult FakeGpuBackend::getCacheConfig(CUfunc_cache* config) {
+  std::lock_guard lock(mutex_);
+  if (auto injected = enter(FakeGpuCall::kGetCacheConfig)) return *injected;
+  if (config == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  *config = cacheConfig_;
+  return CUDA_SUCCESS;
+}
+
+CUresult FakeGpuBackend::setCacheConfig(CUfunc_cache config) {
+  std::lock_guard lock(mutex_);
+  if (auto injected = enter(FakeGpuCall::kSetCacheConfig)) return *injected;
+  if (config < CU_FUNC_CACHE_PREFER_NONE || config > CU_FUNC_CACHE_PREFER_EQUAL)
+    return CUDA_ERROR_INVALID_VALUE;
+  cacheConfig_ = config;
   return CUDA_SUCCESS;
 }
 

@@ -26,6 +26,11 @@
 //   get zeroed emulated memory outside AgileOS's reserved ranges, at addresses
 //   never reused. launchKernel validates the configuration as the driver does,
 //   records the launch (with a copy of the packed parameter bytes) and runs nothing.
+//   A cooperative launch is also refused with CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE
+//   when its grid exceeds kMultiprocessors times the occupancy occupancyMaxActiveBlocks
+//   reports for its block size.
+// - Stream ids (streamGetId) are unique, stable and never reused; the legacy stream
+//   has its own. The context's cache configuration starts as CU_FUNC_CACHE_PREFER_NONE.
 //
 // Misuse that the real driver answers with a crash or with undefined behaviour
 // (measured: cuEventDestroy twice segfaults, cuStreamDestroy twice reports
@@ -80,6 +85,8 @@ enum class FakeGpuCall {
   kSynchronizeContext,
   kGetLimit,
   kSetLimit,
+  kGetCacheConfig,
+  kSetCacheConfig,
   kMemGetInfo,
   kCopyHostToDevice,
   kCopyDeviceToHost,
@@ -89,6 +96,7 @@ enum class FakeGpuCall {
   kStreamDestroy,
   kStreamSynchronize,
   kStreamQuery,
+  kStreamGetId,
   kStreamWaitEvent,
   kStreamPriorityRange,
   kEventCreate,
@@ -107,6 +115,7 @@ enum class FakeGpuCall {
   kFunctionSetCacheConfig,
   kOccupancyMaxActiveBlocks,
   kLaunchKernel,
+  kLaunchCooperativeKernel,
   kCount,  // not a method
 };
 
@@ -140,6 +149,7 @@ struct FakeLaunch {
   LaunchConfig config;
   CUstream stream = nullptr;
   std::string params;  // the packed parameter buffer, read through the launch's pointers
+  bool cooperative = false;  // launched with launchCooperativeKernel
 };
 
 namespace fake {
@@ -157,6 +167,9 @@ class FakeGpuBackend final : public GpuBackend {
   static constexpr unsigned kMaxBlockDimZ = 64;
   static constexpr unsigned kMaxGridDimX = 0x7fffffffu;
   static constexpr unsigned kMaxGridDimYZ = 65535;
+  static constexpr int kMultiprocessors = 132;
+  static constexpr unsigned long long kLegacyStreamId = 1;     // nullptr and CU_STREAM_LEGACY
+  static constexpr unsigned long long kPerThreadStreamId = 2;  // CU_STREAM_PER_THREAD (one fake thread)
 
   static constexpr float kEventTickMs = 0.5f;
   // Where a reservation lands when its requested address is not granted.
@@ -186,6 +199,8 @@ class FakeGpuBackend final : public GpuBackend {
   CUresult synchronizeContext() override;
   CUresult getLimit(CUlimit limit, std::size_t* value) override;
   CUresult setLimit(CUlimit limit, std::size_t value) override;
+  CUresult getCacheConfig(CUfunc_cache* config) override;
+  CUresult setCacheConfig(CUfunc_cache config) override;
   CUresult memGetInfo(std::size_t* free, std::size_t* total) override;
 
   CUresult copyHostToDevice(CUdeviceptr dst, const void* src, std::size_t bytes, CUstream stream,
@@ -201,6 +216,7 @@ class FakeGpuBackend final : public GpuBackend {
   CUresult streamDestroy(CUstream stream) override;
   CUresult streamSynchronize(CUstream stream) override;
   CUresult streamQuery(CUstream stream) override;
+  CUresult streamGetId(CUstream stream, unsigned long long* id) override;
   CUresult streamWaitEvent(CUstream stream, CUevent event, unsigned flags) override;
   CUresult streamPriorityRange(int* least, int* greatest) override;
   CUresult eventCreate(unsigned flags, CUevent* event) override;
@@ -223,6 +239,8 @@ class FakeGpuBackend final : public GpuBackend {
                                     unsigned flags) override;
   CUresult launchKernel(CUfunction function, const LaunchConfig& config, CUstream stream,
                         void** params) override;
+  CUresult launchCooperativeKernel(CUfunction function, const LaunchConfig& config, CUstream stream,
+                                   void** params) override;
 
   // Configuration --------------------------------------------------------------------
   // reserve() at `fixed` will land elsewhere, as when another mapping occupies it.
@@ -306,6 +324,11 @@ class FakeGpuBackend final : public GpuBackend {
   static std::string hex(std::uint64_t value);
   static std::string hex(const void* handle);
   Function* liveFunction(CUfunction function, const char* what);  // records misuse when dead
+  // Blocks per multiprocessor for a block size (the model occupancyMaxActiveBlocks reports).
+  static int blocksPerMultiprocessor(int blockSize, std::size_t dynamicSmem);
+  // Validates and records a launch; caller holds mutex_ and has counted the call.
+  CUresult recordLaunch(CUfunction function, const LaunchConfig& config, CUstream stream, void** params,
+                        bool cooperative);
 
   const FakeGpuConfig config_;
   DeviceDescription description_;
@@ -326,7 +349,9 @@ class FakeGpuBackend final : public GpuBackend {
   std::map<memmgr::DevicePtr, Segment> segments_;  // by base; never overlap
 
   std::uintptr_t nextObject_ = 0x1000;  // opaque handle values; never reused
-  std::set<CUstream> streams_;
+  std::map<CUstream, unsigned long long> streams_;  // live streams and their ids (never reused)
+  unsigned long long nextStreamId_ = kPerThreadStreamId + 1;
+  CUfunc_cache cacheConfig_ = CU_FUNC_CACHE_PREFER_NONE;
   std::unordered_map<CUevent, Event> events_;
   std::uint64_t clock_ = 0;
   std::unordered_map<CUmodule, Module> modules_;

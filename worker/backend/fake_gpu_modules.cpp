@@ -229,17 +229,33 @@ CUresult FakeGpuBackend::occupancyMaxActiveBlocks(int* blocks, CUfunction functi
   if (blocks == nullptr || (flags & ~static_cast<unsigned>(CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE)) != 0) {
     return CUDA_ERROR_INVALID_VALUE;
   }
+  *blocks = blocksPerMultiprocessor(blockSize, dynamicSmem);
+  return CUDA_SUCCESS;
+}
+
+int FakeGpuBackend::blocksPerMultiprocessor(int blockSize, std::size_t dynamicSmem) {
   // Measured: a block size the function cannot run gives 0 blocks, not an error.
   const bool runnable = blockSize > 0 && static_cast<unsigned>(blockSize) <= kMaxThreadsPerBlock &&
                         dynamicSmem <= static_cast<std::size_t>(kOptInMaxDynamicSharedBytes);
-  *blocks = runnable ? std::min(2048 / blockSize, 32) : 0;
-  return CUDA_SUCCESS;
+  return runnable ? std::min(2048 / blockSize, 32) : 0;
 }
 
 CUresult FakeGpuBackend::launchKernel(CUfunction function, const LaunchConfig& config, CUstream stream,
                                       void** params) {
   std::lock_guard lock(mutex_);
   if (auto injected = enter(FakeGpuCall::kLaunchKernel)) return *injected;
+  return recordLaunch(function, config, stream, params, false);
+}
+
+CUresult FakeGpuBackend::launchCooperativeKernel(CUfunction function, const LaunchConfig& config,
+                                                 CUstream stream, void** params) {
+  std::lock_guard lock(mutex_);
+  if (auto injected = enter(FakeGpuCall::kLaunchCooperativeKernel)) return *injected;
+  return recordLaunch(function, config, stream, params, true);
+}
+
+CUresult FakeGpuBackend::recordLaunch(CUfunction function, const LaunchConfig& config, CUstream stream,
+                                      void** params, bool cooperative) {
   const Function* live = liveFunction(function, "launchKernel");
   if (live == nullptr) return CUDA_ERROR_INVALID_HANDLE;
   if (!streamUsable(stream)) return CUDA_ERROR_INVALID_HANDLE;
@@ -255,8 +271,16 @@ CUresult FakeGpuBackend::launchKernel(CUfunction function, const LaunchConfig& c
     maxDynamicShared = set->second;
   }
   if (config.sharedMemBytes > static_cast<unsigned>(maxDynamicShared)) return CUDA_ERROR_INVALID_VALUE;
+  if (cooperative) {
+    const std::uint64_t resident =
+        std::uint64_t{kMultiprocessors} *
+        static_cast<std::uint64_t>(blocksPerMultiprocessor(static_cast<int>(threads), config.sharedMemBytes));
+    if (std::uint64_t{config.gridX} * config.gridY * config.gridZ > resident) {
+      return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
+    }
+  }
 
-  FakeLaunch launch{function, live->module, live->name, config, stream, {}};
+  FakeLaunch launch{function, live->module, live->name, config, stream, {}, cooperative};
   std::size_t bufferSize = 0;
   for (const fake::PtxParam& param : live->params)
     bufferSize = std::max<std::size_t>(bufferSize, param.offset + param.size);

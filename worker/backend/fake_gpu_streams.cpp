@@ -26,7 +26,7 @@ CUresult FakeGpuBackend::streamCreate(unsigned flags, int priority, CUstream* st
   }
   (void)priority;  // the driver clamps priorities into the range; nothing here depends on it
   *stream = reinterpret_cast<CUstream>(nextObject_ += 0x10);
-  streams_.insert(*stream);
+  streams_.emplace(*stream, nextStreamId_++);
   return CUDA_SUCCESS;
 }
 
@@ -49,6 +49,19 @@ CUresult FakeGpuBackend::streamQuery(CUstream stream) {
   std::lock_guard lock(mutex_);
   if (auto injected = enter(FakeGpuCall::kStreamQuery)) return *injected;
   return streamUsable(stream) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+CUresult FakeGpuBackend::streamGetId(CUstream stream, unsigned long long* id) {
+  std::lock_guard lock(mutex_);
+  if (auto injected = enter(FakeGpuCall::kStreamGetId)) return *injected;
+  if (!streamUsable(stream)) return CUDA_ERROR_INVALID_HANDLE;
+  if (id == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (stream == CU_STREAM_PER_THREAD) {
+    *id = kPerThreadStreamId;
+  } else {
+    *id = isSpecialStream(stream) ? kLegacyStreamId : streams_.at(stream);
+  }
+  return CUDA_SUCCESS;
 }
 
 CUresult FakeGpuBackend::streamWaitEvent(CUstream stream, CUevent event, unsigned flags) {

@@ -53,6 +53,9 @@ class GpuBackend : public memmgr::VmmBackend {
   virtual CUresult synchronizeContext() = 0;
   virtual CUresult getLimit(CUlimit limit, std::size_t* value) = 0;
   virtual CUresult setLimit(CUlimit limit, std::size_t value) = 0;
+  // cuCtxGetCacheConfig / cuCtxSetCacheConfig: the context's preferred L1/shared split.
+  virtual CUresult getCacheConfig(CUfunc_cache* config) = 0;
+  virtual CUresult setCacheConfig(CUfunc_cache config) = 0;
   virtual CUresult memGetInfo(std::size_t* free, std::size_t* total) = 0;
 
   // Copies; `stream` may be nullptr (legacy default stream). An async copy from or
@@ -71,6 +74,9 @@ class GpuBackend : public memmgr::VmmBackend {
   virtual CUresult streamDestroy(CUstream stream) = 0;
   virtual CUresult streamSynchronize(CUstream stream) = 0;
   virtual CUresult streamQuery(CUstream stream) = 0;
+  // cuStreamGetId: an id unique to the stream for the context's lifetime (the
+  // legacy stream, nullptr, has one too).
+  virtual CUresult streamGetId(CUstream stream, unsigned long long* id) = 0;
   virtual CUresult streamWaitEvent(CUstream stream, CUevent event, unsigned flags) = 0;
   virtual CUresult streamPriorityRange(int* least, int* greatest) = 0;
   virtual CUresult eventCreate(unsigned flags, CUevent* event) = 0;
@@ -98,6 +104,10 @@ class GpuBackend : public memmgr::VmmBackend {
                                             std::size_t dynamicSmem, unsigned flags) = 0;
   virtual CUresult launchKernel(CUfunction function, const LaunchConfig& config, CUstream stream,
                                 void** params) = 0;
+  // cuLaunchCooperativeKernel: every block is resident at once, so the kernel may
+  // synchronize its whole grid; CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE otherwise.
+  virtual CUresult launchCooperativeKernel(CUfunction function, const LaunchConfig& config, CUstream stream,
+                                           void** params) = 0;
 };
 
 }  // namespace agileos::worker

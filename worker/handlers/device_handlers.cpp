@@ -1,4 +1,4 @@
-// Device-wide calls: device description, synchronization, reset, limits.
+// Device-wide calls: device description, synchronization, reset, limits, cache configuration.
 #include <spdlog/spdlog.h>
 
 #include "worker/dispatcher.h"
@@ -102,6 +102,26 @@ void deviceSetLimit(CallContext& ctx, const v1::CallRequest& request, v1::CallRe
   succeeded(ctx, ctx.gpu.setLimit(static_cast<CUlimit>(args.limit()), args.value()), reply, "cuCtxSetLimit");
 }
 
+// cudaFuncCache and CUfunc_cache share numbering: PREFER_NONE (0) to PREFER_EQUAL (3).
+bool isCacheConfig(int config) {
+  return config >= CU_FUNC_CACHE_PREFER_NONE && config <= CU_FUNC_CACHE_PREFER_EQUAL;
+}
+
+void deviceGetCacheConfig(CallContext& ctx, const v1::CallRequest&, v1::CallReply& reply) {
+  CUfunc_cache config = CU_FUNC_CACHE_PREFER_NONE;
+  if (!succeeded(ctx, ctx.gpu.getCacheConfig(&config), reply, "cuCtxGetCacheConfig")) return;
+  reply.mutable_cache_config()->set_config(config);
+}
+
+void deviceSetCacheConfig(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) {
+  const int config = request.device_set_cache_config().config();
+  if (!isCacheConfig(config)) {
+    refuse(reply, cudaErrorInvalidValue, "unknown cache configuration");
+    return;
+  }
+  succeeded(ctx, ctx.gpu.setCacheConfig(static_cast<CUfunc_cache>(config)), reply, "cuCtxSetCacheConfig");
+}
+
 }  // namespace
 
 void registerDeviceHandlers(HandlerRegistry& registry) {
@@ -111,6 +131,8 @@ void registerDeviceHandlers(HandlerRegistry& registry) {
   registry.add(Op::kDeviceReset, deviceReset, Exclusivity::kInvalidates);
   registry.add(Op::kDeviceGetLimit, deviceGetLimit);
   registry.add(Op::kDeviceSetLimit, deviceSetLimit);
+  registry.add(Op::kDeviceGetCacheConfig, deviceGetCacheConfig);
+  registry.add(Op::kDeviceSetCacheConfig, deviceSetCacheConfig);
 }
 
 }  // namespace agileos::worker

@@ -171,6 +171,11 @@ void launchKernel(CallContext& ctx, const v1::CallRequest& request, v1::CallRepl
   config.blockY = args.block().y();
   config.blockZ = args.block().z();
   config.sharedMemBytes = args.shared_mem_bytes();
+  if (args.cooperative()) {
+    succeeded(ctx, ctx.gpu.launchCooperativeKernel(function.function, config, stream, pointers.data()), reply,
+              "cuLaunchCooperativeKernel");
+    return;
+  }
   succeeded(ctx, ctx.gpu.launchKernel(function.function, config, stream, pointers.data()), reply,
             "cuLaunchKernel");
 }

@@ -44,6 +44,17 @@ void streamQuery(CallContext& ctx, const v1::CallRequest& request, v1::CallReply
   succeeded(ctx, result, reply, "cuStreamQuery");
 }
 
+// Validates the stream (a forged token is refused as for every stream argument) and
+// returns the driver's id for it. The client builds cudaStreamGetId, cudaStreamGetDevice
+// and the capture-status queries on it: none of them may succeed for a forged stream.
+void streamGetId(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) {
+  CUstream stream = nullptr;
+  if (!resolveStream(ctx, request.stream_get_id().stream(), &stream, reply)) return;
+  unsigned long long id = 0;
+  if (!succeeded(ctx, ctx.gpu.streamGetId(stream, &id), reply, "cuStreamGetId")) return;
+  reply.mutable_stream_id()->set_id(id);
+}
+
 void streamWaitEvent(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) {
   const auto& args = request.stream_wait_event();
   if ((args.flags() & ~static_cast<unsigned>(CU_EVENT_WAIT_EXTERNAL)) != 0) {
@@ -66,6 +77,7 @@ void registerStreamHandlers(HandlerRegistry& registry) {
   registry.add(Op::kStreamSynchronize, streamSynchronize);
   registry.add(Op::kStreamQuery, streamQuery);
   registry.add(Op::kStreamWaitEvent, streamWaitEvent);
+  registry.add(Op::kStreamGetId, streamGetId);
 }
 
 }  // namespace agileos::worker

@@ -1,6 +1,7 @@
 // An unmodified-style CUDA runtime program (host code only) run through the
 // whole AgileOS stack on a CPU machine: shim -> agileosd -> agileos-worker-fake.
 // Each check prints one line; the program exits 1 if any check fails.
+#include <cuda_profiler_api.h>
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -23,6 +24,235 @@ void checkError(cudaError_t got, cudaError_t want, const char* what) {
               cudaGetErrorName(want));
   if (!ok) ++gFailures;
   cudaGetLastError();  // clear it for the next check
+}
+
+// Peer queries and PCI identity on the one-device virtual GPU. The fake worker
+// reports PCI domain 0, bus 0x1B, device 0.
+void checkPeerAndPciIdentity(void* deviceBuffer, size_t bytes) {
+  int can = 7;
+  checkError(cudaDeviceCanAccessPeer(&can, 0, 0), cudaSuccess, "cudaDeviceCanAccessPeer(0, 0)");
+  check(can == 0, "a device is not its own peer");
+  checkError(cudaDeviceCanAccessPeer(&can, 0, 1), cudaErrorInvalidDevice, "cudaDeviceCanAccessPeer(0, 1)");
+  checkError(cudaDeviceCanAccessPeer(&can, -1, 0), cudaErrorInvalidDevice, "cudaDeviceCanAccessPeer(-1, 0)");
+  checkError(cudaDeviceCanAccessPeer(nullptr, 0, 0), cudaErrorInvalidValue, "cudaDeviceCanAccessPeer(null)");
+  checkError(cudaDeviceEnablePeerAccess(1, 0), cudaErrorInvalidDevice, "cudaDeviceEnablePeerAccess(1)");
+  checkError(cudaDeviceEnablePeerAccess(0, 0), cudaErrorInvalidDevice, "cudaDeviceEnablePeerAccess(self)");
+  checkError(cudaDeviceDisablePeerAccess(1), cudaErrorInvalidDevice, "cudaDeviceDisablePeerAccess(1)");
+  int value = 0;
+  checkError(cudaDeviceGetP2PAttribute(&value, cudaDevP2PAttrAccessSupported, 0, 0), cudaErrorInvalidDevice,
+             "cudaDeviceGetP2PAttribute(0, 0)");
+
+  std::vector<unsigned char> in(bytes / 2), out(bytes / 2, 0);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<unsigned char>(i * 13 + 1);
+  char* base = static_cast<char*>(deviceBuffer);
+  checkError(cudaMemcpy(base, in.data(), in.size(), cudaMemcpyHostToDevice), cudaSuccess,
+             "H2D for peer copy");
+  checkError(cudaMemcpyPeer(base + bytes / 2, 0, base, 0, bytes / 2), cudaSuccess, "cudaMemcpyPeer(0 <- 0)");
+  checkError(cudaMemcpy(out.data(), base + bytes / 2, out.size(), cudaMemcpyDeviceToHost), cudaSuccess,
+             "D2H after peer copy");
+  check(in == out, "cudaMemcpyPeer copied device to device");
+  checkError(cudaMemcpyPeerAsync(base, 0, base + bytes / 2, 1, 16, nullptr), cudaErrorInvalidDevice,
+             "cudaMemcpyPeerAsync from device 1");
+  checkError(cudaMemcpyPeer(base, 0, reinterpret_cast<void*>(0xF0000000000ull), 0, 16), cudaErrorInvalidValue,
+             "cudaMemcpyPeer from the I/O aperture refused");
+
+  char busId[32] = {};
+  checkError(cudaDeviceGetPCIBusId(busId, sizeof busId, 0), cudaSuccess, "cudaDeviceGetPCIBusId");
+  check(std::strcmp(busId, "0000:1B:00.0") == 0, "PCI bus id formatted as libcudart does");
+  char shortId[5] = {};
+  checkError(cudaDeviceGetPCIBusId(shortId, sizeof shortId, 0), cudaSuccess, "cudaDeviceGetPCIBusId(len 5)");
+  check(std::strcmp(shortId, "0000") == 0, "PCI bus id cut to len - 1 characters");
+  checkError(cudaDeviceGetPCIBusId(busId, sizeof busId, 1), cudaErrorInvalidDevice,
+             "cudaDeviceGetPCIBusId(1)");
+  int device = -1;
+  for (const char* form : {"0000:1B:00.0", "0000:1b:00", "1b:00.0", "00000000:1B:00.0"}) {
+    device = -1;
+    const cudaError_t error = cudaDeviceGetByPCIBusId(&device, form);
+    check(error == cudaSuccess && device == 0, form);
+  }
+  checkError(cudaDeviceGetByPCIBusId(&device, "0000:1C:00.0"), cudaErrorInvalidDevice,
+             "cudaDeviceGetByPCIBusId(another bus)");
+  checkError(cudaDeviceGetByPCIBusId(&device, "not a bus id"), cudaErrorInvalidValue,
+             "cudaDeviceGetByPCIBusId(malformed)");
+}
+
+// Stream identity and capture status: no stream is ever capturing, and forged or
+// destroyed streams are refused by the worker.
+void checkStreamQueries(cudaStream_t stream) {
+  unsigned long long id = 0, again = 0, legacy = 0;
+  checkError(cudaStreamGetId(stream, &id), cudaSuccess, "cudaStreamGetId");
+  checkError(cudaStreamGetId(stream, &again), cudaSuccess, "cudaStreamGetId again");
+  checkError(cudaStreamGetId(nullptr, &legacy), cudaSuccess, "cudaStreamGetId(legacy)");
+  check(id == again && id != legacy, "stream ids are stable and distinct from the legacy stream's");
+  int device = -1;
+  checkError(cudaStreamGetDevice(stream, &device), cudaSuccess, "cudaStreamGetDevice");
+  check(device == 0, "stream is on device 0");
+  const auto forged = reinterpret_cast<cudaStream_t>(0x1234567890ull);
+  checkError(cudaStreamGetId(forged, &id), cudaErrorInvalidResourceHandle, "cudaStreamGetId(forged)");
+  checkError(cudaStreamGetDevice(forged, &device), cudaErrorInvalidResourceHandle,
+             "cudaStreamGetDevice(forged)");
+
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusActive;
+  checkError(cudaStreamIsCapturing(stream, &status), cudaSuccess, "cudaStreamIsCapturing");
+  check(status == cudaStreamCaptureStatusNone, "stream is not capturing");
+  status = cudaStreamCaptureStatusActive;
+  checkError(cudaStreamIsCapturing(cudaStreamPerThread, &status), cudaSuccess,
+             "cudaStreamIsCapturing(per-thread)");
+  check(status == cudaStreamCaptureStatusNone, "per-thread stream is not capturing");
+  checkError(cudaStreamIsCapturing(forged, &status), cudaErrorInvalidResourceHandle,
+             "cudaStreamIsCapturing(forged)");
+  checkError(cudaStreamIsCapturing(stream, nullptr), cudaErrorInvalidValue, "cudaStreamIsCapturing(null)");
+  unsigned long long captureId = 99;
+  cudaGraph_t graph = reinterpret_cast<cudaGraph_t>(1);
+  const cudaGraphNode_t* dependencies = reinterpret_cast<const cudaGraphNode_t*>(1);
+  size_t count = 5;
+  status = cudaStreamCaptureStatusActive;
+  checkError(cudaStreamGetCaptureInfo(stream, &status, &captureId, &graph, &dependencies, nullptr, &count),
+             cudaSuccess, "cudaStreamGetCaptureInfo");
+  check(status == cudaStreamCaptureStatusNone && graph == nullptr && dependencies == nullptr && count == 0,
+        "capture info says not capturing");
+  checkError(cudaStreamGetCaptureInfo(forged, &status), cudaErrorInvalidResourceHandle,
+             "cudaStreamGetCaptureInfo(forged)");
+
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  checkError(cudaThreadExchangeStreamCaptureMode(&mode), cudaSuccess, "cudaThreadExchangeStreamCaptureMode");
+  check(mode == cudaStreamCaptureModeGlobal, "the thread's mode starts global");
+  checkError(cudaThreadExchangeStreamCaptureMode(&mode), cudaSuccess,
+             "cudaThreadExchangeStreamCaptureMode back");
+  check(mode == cudaStreamCaptureModeRelaxed, "the mode set before is returned");
+  mode = static_cast<cudaStreamCaptureMode>(7);
+  checkError(cudaThreadExchangeStreamCaptureMode(&mode), cudaErrorInvalidValue,
+             "cudaThreadExchangeStreamCaptureMode(bad mode)");
+}
+
+struct CallbackRecord {
+  const unsigned char* watched = nullptr;  // pinned memory an earlier copy on the stream fills
+  unsigned char seen = 0;
+  int calls = 0;
+  cudaError_t status = cudaErrorUnknown;
+};
+
+void hostFunction(void* userData) {
+  auto* record = static_cast<CallbackRecord*>(userData);
+  record->seen = record->watched[0];
+  ++record->calls;
+}
+
+void streamCallback(cudaStream_t, cudaError_t status, void* userData) {
+  auto* record = static_cast<CallbackRecord*>(userData);
+  record->status = status;
+  hostFunction(userData);
+}
+
+// Host callbacks run after the earlier work of their stream (the worker drains it first).
+void checkHostCallbacks(cudaStream_t stream, void* deviceBuffer, void* pinned) {
+  auto* host = static_cast<unsigned char*>(pinned);
+  CallbackRecord record;
+  record.watched = host;
+  checkError(cudaMemset(deviceBuffer, 0x42, 64), cudaSuccess, "memset for callbacks");
+  host[0] = 0;
+  checkError(cudaMemcpyAsync(host, deviceBuffer, 64, cudaMemcpyDeviceToHost, stream), cudaSuccess,
+             "async D2H before cudaLaunchHostFunc");
+  checkError(cudaLaunchHostFunc(stream, hostFunction, &record), cudaSuccess, "cudaLaunchHostFunc");
+  check(record.calls == 1 && record.seen == 0x42, "host function ran once, after the earlier copy");
+  checkError(cudaMemset(deviceBuffer, 0x24, 64), cudaSuccess, "memset before cudaStreamAddCallback");
+  checkError(cudaMemcpyAsync(host, deviceBuffer, 64, cudaMemcpyDeviceToHost, stream), cudaSuccess,
+             "async D2H before cudaStreamAddCallback");
+  checkError(cudaStreamAddCallback(stream, streamCallback, &record, 0), cudaSuccess, "cudaStreamAddCallback");
+  check(record.calls == 2 && record.seen == 0x24 && record.status == cudaSuccess,
+        "stream callback ran after the earlier copy with cudaSuccess");
+  checkError(cudaStreamAddCallback(stream, streamCallback, &record, 1), cudaErrorInvalidValue,
+             "cudaStreamAddCallback(flags 1)");
+  const auto forged = reinterpret_cast<cudaStream_t>(0x1234567890ull);
+  checkError(cudaLaunchHostFunc(forged, hostFunction, &record), cudaErrorInvalidResourceHandle,
+             "cudaLaunchHostFunc(forged stream)");
+  checkError(cudaStreamAddCallback(forged, streamCallback, &record, 0), cudaErrorInvalidResourceHandle,
+             "cudaStreamAddCallback(forged stream)");
+  checkError(cudaLaunchHostFunc(stream, nullptr, nullptr), cudaErrorInvalidValue, "cudaLaunchHostFunc(null)");
+  check(record.calls == 2, "refused callbacks never ran");
+}
+
+// 3D copies and fills of pitched memory: a 40 x 6 x 5 box inside a 64 x 8 x 5 allocation.
+void check3D() {
+  constexpr size_t kWidth = 64, kHeight = 8, kDepth = 5;
+  cudaPitchedPtr device{};
+  checkError(cudaMalloc3D(&device, cudaExtent{kWidth, kHeight, kDepth}), cudaSuccess, "cudaMalloc3D");
+  check(
+      device.pitch >= kWidth && device.pitch % 256 == 0 && device.xsize == kWidth && device.ysize == kHeight,
+      "cudaMalloc3D pitches like cudaMallocPitch");
+  std::vector<unsigned char> host(kWidth * kHeight * kDepth), back(host.size(), 0xEE);
+  for (size_t i = 0; i < host.size(); ++i) host[i] = static_cast<unsigned char>(i * 31 + 7);
+  cudaMemcpy3DParms up{};
+  up.srcPtr = cudaPitchedPtr{host.data(), kWidth, kWidth, kHeight};
+  up.dstPtr = device;
+  up.extent = cudaExtent{kWidth, kHeight, kDepth};
+  up.kind = cudaMemcpyHostToDevice;
+  checkError(cudaMemcpy3D(&up), cudaSuccess, "cudaMemcpy3D H2D");
+  // Clear the box x in [8, 48), y in [1, 7), z in [1, 4).
+  cudaPitchedPtr box = device;
+  box.ptr = static_cast<char*>(device.ptr) + 1 * device.pitch * kHeight + 1 * device.pitch + 8;
+  checkError(cudaMemset3D(box, 0, cudaExtent{40, 6, 3}), cudaSuccess, "cudaMemset3D");
+  cudaMemcpy3DParms down{};
+  down.srcPtr = device;
+  down.dstPtr = cudaPitchedPtr{back.data(), kWidth, kWidth, kHeight};
+  down.extent = cudaExtent{kWidth, kHeight, kDepth};
+  down.kind = cudaMemcpyDeviceToHost;
+  checkError(cudaMemcpy3D(&down), cudaSuccess, "cudaMemcpy3D D2H");
+  bool boxOk = true;
+  for (size_t z = 0; z < kDepth; ++z) {
+    for (size_t y = 0; y < kHeight; ++y) {
+      for (size_t x = 0; x < kWidth; ++x) {
+        const size_t i = (z * kHeight + y) * kWidth + x;
+        const bool inBox = x >= 8 && x < 48 && y >= 1 && y < 7 && z >= 1 && z < 4;
+        boxOk &= back[i] == (inBox ? 0 : host[i]);
+      }
+    }
+  }
+  check(boxOk, "3D round trip with a cleared box");
+  // A sub-box copy with positions: (x=4, y=2, z=3) of the device into (0, 0, 0) of the host.
+  std::vector<unsigned char> part(16 * 3 * 2, 0);
+  cudaMemcpy3DParms sub{};
+  sub.srcPtr = device;
+  sub.srcPos = cudaPos{4, 2, 3};
+  sub.dstPtr = cudaPitchedPtr{part.data(), 16, 16, 3};
+  sub.extent = cudaExtent{16, 3, 2};
+  sub.kind = cudaMemcpyDefault;
+  checkError(cudaMemcpy3D(&sub), cudaSuccess, "cudaMemcpy3D sub-box with positions");
+  bool subOk = true;
+  for (size_t z = 0; z < 2; ++z)
+    for (size_t y = 0; y < 3; ++y)
+      for (size_t x = 0; x < 16; ++x)
+        subOk &= part[(z * 3 + y) * 16 + x] == back[((z + 3) * kHeight + y + 2) * kWidth + x + 4];
+  check(subOk, "3D sub-box copy honours the positions");
+
+  cudaMemcpy3DParms withArray = up;
+  withArray.dstArray = reinterpret_cast<cudaArray_t>(0x1000);
+  withArray.dstPtr = cudaPitchedPtr{};
+  checkError(cudaMemcpy3D(&withArray), cudaErrorNotSupported, "cudaMemcpy3D with a cudaArray");
+  checkError(cudaMemcpy3D(nullptr), cudaErrorInvalidValue, "cudaMemcpy3D(null)");
+  cudaMemcpy3DParms outside = down;
+  outside.srcPtr.ptr = reinterpret_cast<void*>(0xF0000000000ull);
+  checkError(cudaMemcpy3D(&outside), cudaErrorInvalidValue, "cudaMemcpy3D from the I/O aperture refused");
+  checkError(cudaFree(device.ptr), cudaSuccess, "cudaFree 3D");
+}
+
+void checkDeviceSettings() {
+  cudaFuncCache config = cudaFuncCachePreferL1;
+  checkError(cudaDeviceGetCacheConfig(&config), cudaSuccess, "cudaDeviceGetCacheConfig");
+  check(config == cudaFuncCachePreferNone, "cache configuration starts as PreferNone");
+  checkError(cudaDeviceSetCacheConfig(cudaFuncCachePreferShared), cudaSuccess, "cudaDeviceSetCacheConfig");
+  checkError(cudaDeviceGetCacheConfig(&config), cudaSuccess, "cudaDeviceGetCacheConfig after set");
+  check(config == cudaFuncCachePreferShared, "cache configuration read back");
+  checkError(cudaDeviceSetCacheConfig(static_cast<cudaFuncCache>(9)), cudaErrorInvalidValue,
+             "cudaDeviceSetCacheConfig(bad value)");
+  checkError(cudaDeviceSetCacheConfig(cudaFuncCachePreferNone), cudaSuccess, "cudaDeviceSetCacheConfig back");
+  checkError(cudaProfilerStart(), cudaSuccess, "cudaProfilerStart");
+  checkError(cudaProfilerStop(), cudaSuccess, "cudaProfilerStop");
+  const char* name = nullptr;
+  checkError(cudaFuncGetName(&name, reinterpret_cast<const void*>(&hostFunction)),
+             cudaErrorInvalidResourceHandle, "cudaFuncGetName of a host function");
+  checkError(cudaFuncGetName(nullptr, reinterpret_cast<const void*>(&hostFunction)), cudaErrorInvalidValue,
+             "cudaFuncGetName(null)");
 }
 
 }  // namespace
@@ -112,9 +342,10 @@ int main() {
              cudaErrorInvalidValue, "wrapping range refused");
   checkError(cudaStreamSynchronize(reinterpret_cast<cudaStream_t>(0x1234567890ull)),
              cudaErrorInvalidResourceHandle, "forged stream refused");
-  checkError(cudaEventSynchronize(reinterpret_cast<cudaEvent_t>(0xdeadbeefull)), cudaErrorInvalidResourceHandle,
-             "forged event refused");
-  checkError(cudaFree(static_cast<char*>(a) + 256), cudaErrorInvalidValue, "free of an interior pointer refused");
+  checkError(cudaEventSynchronize(reinterpret_cast<cudaEvent_t>(0xdeadbeefull)),
+             cudaErrorInvalidResourceHandle, "forged event refused");
+  checkError(cudaFree(static_cast<char*>(a) + 256), cudaErrorInvalidValue,
+             "free of an interior pointer refused");
   checkError(cudaMemcpy(out.data(), a, 16, cudaMemcpyDeviceToHost), cudaSuccess, "allocation still usable");
   checkError(cudaFree(a), cudaSuccess, "cudaFree");
   checkError(cudaMemcpy(out.data(), a, 16, cudaMemcpyDeviceToHost), cudaErrorInvalidValue,
@@ -127,8 +358,17 @@ int main() {
   check(cudaGetLastError() == cudaErrorInvalidValue, "get returns the last error");
   check(cudaGetLastError() == cudaSuccess, "get cleared it");
 
+  checkPeerAndPciIdentity(b, kBytes);
+  checkStreamQueries(stream);
+  checkHostCallbacks(stream, b, pinned);
+  check3D();
+  checkDeviceSettings();
+
   checkError(cudaStreamDestroy(stream), cudaSuccess, "cudaStreamDestroy");
   checkError(cudaStreamSynchronize(stream), cudaErrorInvalidResourceHandle, "destroyed stream is stale");
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  checkError(cudaStreamIsCapturing(stream, &status), cudaErrorInvalidResourceHandle,
+             "cudaStreamIsCapturing(destroyed stream)");
   checkError(cudaFreeHost(pinned), cudaSuccess, "cudaFreeHost");
   checkError(cudaDeviceSynchronize(), cudaSuccess, "cudaDeviceSynchronize");
   checkError(cudaMallocManaged(&a, 64), cudaErrorNotSupported, "unsupported call fails closed");

@@ -318,5 +318,48 @@ TEST(Modules, FunctionAttributesOccupancyAndCacheConfig) {
   EXPECT_EQ(worker.gpu().callCount(), callsBefore) << "refused attribute calls reached the driver";
 }
 
+// cudaLaunchCooperativeKernel: the flag selects cuLaunchCooperativeKernel; the
+// same validation as an ordinary launch comes first.
+TEST(Modules, CooperativeLaunchesReachTheDriverAsCooperative) {
+  WorkerHarness worker;
+  TestClient client = worker.attach(1);
+  const auto module = client.loadModule(readTestFatbin(TestFatbin::kDefaultArch));
+  const DevicePtr out = client.malloc(1024), in = client.malloc(1024);
+  const std::uint64_t stream = client.createStream();
+  const std::string blob = addKernelParams(out, in, 3, 256);
+
+  v1::CallReply reply = client.call(
+      requests::cooperativeLaunch(module.function(kAddKernel), blob, {4, 1, 1}, {64, 1, 1}, stream));
+  ASSERT_EQ(reply.error(), 0) << describe(reply);
+  ASSERT_EQ(client.call(requests::launchKernel(module.function(kAddKernel), blob)).error(), 0);
+  EXPECT_EQ(worker.gpu().callCount(FakeGpuCall::kLaunchCooperativeKernel), 1u);
+  EXPECT_EQ(worker.gpu().callCount(FakeGpuCall::kLaunchKernel), 1u);
+  const auto launches = worker.gpu().launches();
+  ASSERT_EQ(launches.size(), 2u);
+  EXPECT_TRUE(launches[0].cooperative);
+  EXPECT_EQ(launches[0].params, blob);
+  EXPECT_EQ(launches[0].config.gridX, 4u);
+  EXPECT_NE(launches[0].stream, nullptr);
+  EXPECT_FALSE(launches[1].cooperative);
+
+  // A grid that cannot be resident at once is the driver's refusal.
+  const unsigned tooMany = FakeGpuBackend::kMultiprocessors * 32 + 1;
+  EXPECT_EQ(
+      client.call(requests::cooperativeLaunch(module.function(kEmptyKernel), "", {tooMany, 1, 1}, {32, 1, 1}))
+          .error(),
+      cudaErrorCooperativeLaunchTooLarge);
+  // Refused before the driver: a forged stream, a forged function, a wrong parameter block.
+  const std::uint64_t callsBefore = worker.gpu().callCount(FakeGpuCall::kLaunchCooperativeKernel);
+  EXPECT_EQ(
+      client.call(requests::cooperativeLaunch(module.function(kAddKernel), blob, {}, {}, 0x1234567)).error(),
+      cudaErrorInvalidResourceHandle);
+  EXPECT_EQ(client.call(requests::cooperativeLaunch(0xfeedface, blob)).error(),
+            cudaErrorInvalidDeviceFunction);
+  EXPECT_EQ(client.call(requests::cooperativeLaunch(module.function(kAddKernel), blob + "x")).error(),
+            cudaErrorInvalidValue);
+  EXPECT_EQ(worker.gpu().callCount(FakeGpuCall::kLaunchCooperativeKernel), callsBefore);
+  EXPECT_TRUE(worker.gpu().misuse().empty());
+}
+
 }  // namespace
 }  // namespace agileos::worker::testing

@@ -111,5 +111,81 @@ TEST(DeviceCalls, LimitsAreReadAndSetForKnownLimitsOnly) {
   EXPECT_EQ(client.call(requests::deviceSynchronize()).error(), 0);
 }
 
+// StreamGetId validates the stream (the capture-status queries of the shim rely on
+// it) and returns the driver's id: unique per stream, stable, and the legacy stream
+// has its own.
+TEST(StreamsAndEvents, StreamIdsAreStableUniqueAndOnlyForLiveStreams) {
+  WorkerHarness worker;
+  TestClient client = worker.attach(1);
+  const std::uint64_t first = client.createStream();
+  const std::uint64_t second = client.createStream(CU_STREAM_NON_BLOCKING);
+  auto idOf = [&](std::uint64_t stream) {
+    const v1::CallReply reply = client.call(requests::streamGetId(stream));
+    EXPECT_EQ(reply.error(), 0) << describe(reply);
+    return reply.stream_id().id();
+  };
+  const std::uint64_t legacy = idOf(0);
+  EXPECT_EQ(idOf(1), legacy) << "cudaStreamLegacy is the legacy stream";
+  EXPECT_EQ(legacy, FakeGpuBackend::kLegacyStreamId);
+  const std::uint64_t firstId = idOf(first);
+  EXPECT_EQ(idOf(first), firstId);
+  EXPECT_NE(firstId, legacy);
+  EXPECT_NE(idOf(second), firstId);
+  EXPECT_NE(idOf(second), legacy);
+
+  const std::uint64_t callsBefore = worker.gpu().callCount(FakeGpuCall::kStreamGetId);
+  for (std::uint64_t forged : {std::uint64_t{2}, std::uint64_t{0x1234567890}, first ^ 0x10}) {
+    EXPECT_EQ(client.call(requests::streamGetId(forged)).error(), cudaErrorInvalidResourceHandle) << forged;
+  }
+  EXPECT_EQ(client.call(requests::streamDestroy(first)).error(), 0);
+  EXPECT_EQ(client.call(requests::streamGetId(first)).error(), cudaErrorInvalidResourceHandle);
+  EXPECT_EQ(worker.gpu().callCount(FakeGpuCall::kStreamGetId), callsBefore) << "refused before the driver";
+
+  TestClient other = worker.attach(2);
+  EXPECT_EQ(other.call(requests::streamGetId(second)).error(), cudaErrorInvalidResourceHandle)
+      << "another client's stream is not this client's";
+  EXPECT_TRUE(worker.gpu().misuse().empty());
+}
+
+TEST(StreamsAndEvents, DriverFailureOfStreamGetIdIsReported) {
+  WorkerHarness worker;
+  TestClient client = worker.attach(1);
+  worker.gpu().failNext(FakeGpuCall::kStreamGetId, CUDA_ERROR_INVALID_VALUE);
+  const v1::CallReply reply = client.call(requests::streamGetId(0));
+  EXPECT_EQ(reply.error(), cudaErrorInvalidValue);
+  EXPECT_FALSE(reply.has_stream_id());
+}
+
+// cudaDeviceGetCacheConfig / cudaDeviceSetCacheConfig: the context's preference,
+// set only to the four cudaFuncCache values.
+TEST(DeviceCacheConfig, SetValuesAreReadBackAndUnknownValuesNeverReachTheDriver) {
+  WorkerHarness worker;
+  TestClient client = worker.attach(1);
+  v1::CallReply reply = client.call(requests::deviceGetCacheConfig());
+  ASSERT_EQ(reply.error(), 0) << describe(reply);
+  EXPECT_EQ(reply.cache_config().config(), CU_FUNC_CACHE_PREFER_NONE);
+  for (int config : {CU_FUNC_CACHE_PREFER_SHARED, CU_FUNC_CACHE_PREFER_L1, CU_FUNC_CACHE_PREFER_EQUAL,
+                     CU_FUNC_CACHE_PREFER_NONE}) {
+    ASSERT_EQ(client.call(requests::deviceSetCacheConfig(config)).error(), 0) << config;
+    EXPECT_EQ(client.call(requests::deviceGetCacheConfig()).cache_config().config(), config);
+  }
+  const std::uint64_t setsBefore = worker.gpu().callCount(FakeGpuCall::kSetCacheConfig);
+  for (int bad : {-1, 4, 0x7fffffff}) {
+    EXPECT_EQ(client.call(requests::deviceSetCacheConfig(bad)).error(), cudaErrorInvalidValue) << bad;
+  }
+  EXPECT_EQ(worker.gpu().callCount(FakeGpuCall::kSetCacheConfig), setsBefore);
+  EXPECT_EQ(client.call(requests::deviceGetCacheConfig()).cache_config().config(), CU_FUNC_CACHE_PREFER_NONE);
+}
+
+TEST(DeviceCacheConfig, DriverFailuresAreReported) {
+  WorkerHarness worker;
+  TestClient client = worker.attach(1);
+  worker.gpu().failNext(FakeGpuCall::kGetCacheConfig, CUDA_ERROR_NOT_SUPPORTED);
+  EXPECT_EQ(client.call(requests::deviceGetCacheConfig()).error(), cudaErrorNotSupported);
+  worker.gpu().failNext(FakeGpuCall::kSetCacheConfig, CUDA_ERROR_NOT_SUPPORTED);
+  EXPECT_EQ(client.call(requests::deviceSetCacheConfig(CU_FUNC_CACHE_PREFER_L1)).error(),
+            cudaErrorNotSupported);
+}
+
 }  // namespace
 }  // namespace agileos::worker::testing

@@ -38,6 +38,16 @@ inline v1::CallRequest deviceSetLimit(int limit, std::uint64_t value) {
   r.mutable_device_set_limit()->set_value(value);
   return r;
 }
+inline v1::CallRequest deviceGetCacheConfig() {
+  v1::CallRequest r;
+  r.mutable_device_get_cache_config();
+  return r;
+}
+inline v1::CallRequest deviceSetCacheConfig(int config) {
+  v1::CallRequest r;
+  r.mutable_device_set_cache_config()->set_config(config);
+  return r;
+}
 
 inline v1::CallRequest memAlloc(std::uint64_t size) {
   v1::CallRequest r;
@@ -132,6 +142,11 @@ inline v1::CallRequest streamQuery(std::uint64_t stream) {
   r.mutable_stream_query()->set_stream(stream);
   return r;
 }
+inline v1::CallRequest streamGetId(std::uint64_t stream) {
+  v1::CallRequest r;
+  r.mutable_stream_get_id()->set_stream(stream);
+  return r;
+}
 inline v1::CallRequest streamWaitEvent(std::uint64_t stream, std::uint64_t event, std::uint32_t flags = 0) {
   v1::CallRequest r;
   r.mutable_stream_wait_event()->set_stream(stream);
@@ -205,6 +220,12 @@ inline v1::CallRequest launchKernel(std::uint64_t function, std::string params, 
   m->mutable_block()->set_z(block.z);
   m->set_stream(stream);
   m->set_shared_mem_bytes(sharedMemBytes);
+  return r;
+}
+inline v1::CallRequest cooperativeLaunch(std::uint64_t function, std::string params, Dim grid = {},
+                                         Dim block = {}, std::uint64_t stream = 0) {
+  v1::CallRequest r = launchKernel(function, std::move(params), grid, block, stream);
+  r.mutable_launch_kernel()->set_cooperative(true);
   return r;
 }
 inline v1::CallRequest funcGetAttributes(std::uint64_t function) {

@@ -1,5 +1,6 @@
 #include "tests/cpu/worker/support/structured_requests.h"
 
+#include <algorithm>
 #include <iterator>
 
 #include "memmgr/address_layout.h"
@@ -278,6 +279,17 @@ void encodeTemplate(const Descriptor* descriptor, std::uint8_t rangeIndex, std::
   }
 }
 
+// The operation byte b names operation b >> 3, except that 31 (kExtendedOperations)
+// takes the next byte n and names operation 31 + n, so more than 32 operations fit.
+// Either is reduced modulo the number of operations.
+constexpr int kExtendedOperations = 31;
+
+int operationIndex(ByteReader& in) {
+  int index = in.byte() >> 3;
+  if (index == kExtendedOperations) index += in.byte();
+  return index % operations()->field_count();
+}
+
 }  // namespace
 
 std::vector<ScenarioAllocation> structuredPointerTargets(const FuzzScenario& scenario) {
@@ -329,7 +341,7 @@ std::vector<v1::CallRequest> decodeStructuredRequests(std::span<const std::uint8
   const std::vector<ScenarioAllocation> ranges = structuredPointerTargets(scenario);
   std::vector<v1::CallRequest> requests;
   while (!in.empty() && requests.size() < maxRequests) {
-    const FieldDescriptor* op = operations()->field((in.byte() >> 3) % operations()->field_count());
+    const FieldDescriptor* op = operations()->field(operationIndex(in));
     Context context{ranges, &fatbin};
     v1::CallRequest& request = requests.emplace_back();
     decodeFields(request.GetReflection()->MutableMessage(&request, op), in, context, 0);
@@ -347,7 +359,8 @@ int structuredOperationIndex(const std::string& name) {
 }
 
 std::string structuredTemplate(int op, std::uint8_t rangeIndex) {
-  std::string out(1, static_cast<char>((op << 3) | 7));
+  std::string out(1, static_cast<char>((std::min(op, kExtendedOperations) << 3) | 7));
+  if (op >= kExtendedOperations) out.push_back(static_cast<char>(op - kExtendedOperations));
   encodeTemplate(operations()->field(op % structuredOperationCount())->message_type(), rangeIndex, &out, 0);
   return out;
 }

@@ -2,7 +2,8 @@
 //
 // A structured input is a sequence of requests. Each starts with an operation
 // byte b (operation (b >> 3) % count, in the declaration order of CallRequest's
-// `op` oneof; the first byte of an input whose low three bits are 6 or 7 is
+// `op` oneof, except that b >> 3 == 31 takes one more byte n for operation
+// (31 + n) % count; the first byte of an input whose low three bits are 6 or 7 is
 // never a protobuf tag). The operation's fields follow in declaration order,
 // nested messages depth first, each read with a selector byte that favours what
 // finds bugs: pointers near the start or end of the scenario's ranges (its

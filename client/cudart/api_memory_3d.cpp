@@ -1,0 +1,137 @@
+// 3D allocations, copies and fills of linear (pitched) memory (cudart exports).
+//
+// A cudaPitchedPtr describes slices of `ysize` rows, each row `pitch` bytes; a
+// position (x, y, z) is byte x of row y of slice z. Each slice of a copy or fill is
+// a pitched rectangle moved by copy_engine's row logic, so every byte still goes
+// through the worker's range checks. CUDA arrays are not supported by AgileOS
+// (cudaMalloc3DArray fails closed), so parameters naming one are refused with
+// cudaErrorNotSupported.
+#include <cuda_runtime_api.h>
+
+#include "client/cudart/copy_engine.h"
+#include "client/cudart/error_state.h"
+#include "client/cudart/streams.h"
+#include "cudart_extra_prototypes.gen.h"  // checks the _ptsz/_ptds and __cuda* definitions
+
+using namespace agileos::client;
+
+namespace {
+
+// Where (x, y, z) of a pitched allocation lies.
+char* elementAddress(const cudaPitchedPtr& p, const cudaPos& pos) {
+  return static_cast<char*>(p.ptr) + pos.z * p.pitch * p.ysize + pos.y * p.pitch + pos.x;
+}
+
+cudaError_t resolveTarget(cudaStream_t stream, DefaultStream spelling, bool async, CopyTarget* target) {
+  target->async = async || spelling == DefaultStream::kPerThread;
+  return resolveStream(stream, spelling, &target->stream);
+}
+
+cudaError_t memcpy3DCommon(const cudaMemcpy3DParms* p, cudaStream_t stream, DefaultStream spelling,
+                           bool async) {
+  if (p == nullptr) return recordError(cudaErrorInvalidValue);
+  if (p->srcArray != nullptr || p->dstArray != nullptr) {
+    return reportUnsupported("cudaMemcpy3D with a cudaArray");
+  }
+  if (p->kind < cudaMemcpyHostToHost || p->kind > cudaMemcpyDefault) {
+    return recordError(cudaErrorInvalidMemcpyDirection);
+  }
+  const cudaExtent& extent = p->extent;  // width in bytes: both ends are linear memory
+  // Each row, from its x position on, must fit in its pitch (as a 2D copy's width must).
+  if (p->srcPos.x > p->srcPtr.pitch || extent.width > p->srcPtr.pitch - p->srcPos.x ||
+      p->dstPos.x > p->dstPtr.pitch || extent.width > p->dstPtr.pitch - p->dstPos.x) {
+    return recordError(cudaErrorInvalidPitchValue);
+  }
+  if (extent.width == 0 || extent.height == 0 || extent.depth == 0) return cudaSuccess;
+  CopyTarget target;
+  if (cudaError_t error = resolveTarget(stream, spelling, async, &target); error != cudaSuccess) {
+    return recordError(error);
+  }
+  char* dst = elementAddress(p->dstPtr, p->dstPos);
+  const char* src = elementAddress(p->srcPtr, p->srcPos);
+  // Slices that follow each other without a gap form one rectangle of height * depth rows.
+  if (p->dstPtr.ysize == extent.height && p->srcPtr.ysize == extent.height &&
+      extent.depth <= UINT64_MAX / extent.height) {
+    return recordError(copyRows(dst, p->dstPtr.pitch, src, p->srcPtr.pitch, extent.width,
+                                extent.height * extent.depth, p->kind, target));
+  }
+  const std::uint64_t dstSlice = p->dstPtr.pitch * p->dstPtr.ysize;
+  const std::uint64_t srcSlice = p->srcPtr.pitch * p->srcPtr.ysize;
+  for (std::uint64_t z = 0; z < extent.depth; ++z) {
+    cudaError_t error = copyRows(dst + z * dstSlice, p->dstPtr.pitch, src + z * srcSlice, p->srcPtr.pitch,
+                                 extent.width, extent.height, p->kind, target);
+    if (error != cudaSuccess) return recordError(error);
+  }
+  return cudaSuccess;
+}
+
+cudaError_t memset3DCommon(cudaPitchedPtr p, int value, cudaExtent extent, cudaStream_t stream,
+                           DefaultStream spelling, bool async) {
+  if (extent.width > p.pitch) return recordError(cudaErrorInvalidValue);  // as cudaMemset2D
+  if (extent.width == 0 || extent.height == 0 || extent.depth == 0) return cudaSuccess;
+  CopyTarget target;
+  if (cudaError_t error = resolveTarget(stream, spelling, async, &target); error != cudaSuccess) {
+    return recordError(error);
+  }
+  const auto base = reinterpret_cast<std::uint64_t>(p.ptr);
+  if (p.ysize == extent.height && extent.depth <= UINT64_MAX / extent.height) {
+    return recordError(fillRows(base, p.pitch, value, extent.width, extent.height * extent.depth, target));
+  }
+  const std::uint64_t slice = p.pitch * p.ysize;
+  for (std::uint64_t z = 0; z < extent.depth; ++z) {
+    if (cudaError_t error = fillRows(base + z * slice, p.pitch, value, extent.width, extent.height, target);
+        error != cudaSuccess) {
+      return recordError(error);
+    }
+  }
+  return cudaSuccess;
+}
+
+}  // namespace
+
+extern "C" {
+
+// Pitched like cudaMallocPitch: depth slices of `height` rows each.
+cudaError_t cudaMalloc3D(struct cudaPitchedPtr* pitchedDevPtr, struct cudaExtent extent) {
+  if (pitchedDevPtr == nullptr) return recordError(cudaErrorInvalidValue);
+  if (extent.depth != 0 && extent.height > SIZE_MAX / extent.depth)
+    return recordError(cudaErrorMemoryAllocation);
+  void* ptr = nullptr;
+  size_t pitch = 0;
+  if (cudaError_t error = cudaMallocPitch(&ptr, &pitch, extent.width, extent.height * extent.depth);
+      error != cudaSuccess) {
+    return error;  // recorded by cudaMallocPitch
+  }
+  *pitchedDevPtr = cudaPitchedPtr{ptr, pitch, extent.width, extent.height};
+  return cudaSuccess;
+}
+
+cudaError_t cudaMemcpy3D(const struct cudaMemcpy3DParms* p) {
+  return memcpy3DCommon(p, nullptr, DefaultStream::kLegacy, false);
+}
+cudaError_t cudaMemcpy3D_ptds(const struct cudaMemcpy3DParms* p) {
+  return memcpy3DCommon(p, nullptr, DefaultStream::kPerThread, false);
+}
+cudaError_t cudaMemcpy3DAsync(const struct cudaMemcpy3DParms* p, cudaStream_t stream) {
+  return memcpy3DCommon(p, stream, DefaultStream::kLegacy, true);
+}
+cudaError_t cudaMemcpy3DAsync_ptsz(const struct cudaMemcpy3DParms* p, cudaStream_t stream) {
+  return memcpy3DCommon(p, stream, DefaultStream::kPerThread, true);
+}
+
+cudaError_t cudaMemset3D(struct cudaPitchedPtr pitchedDevPtr, int value, struct cudaExtent extent) {
+  return memset3DCommon(pitchedDevPtr, value, extent, nullptr, DefaultStream::kLegacy, false);
+}
+cudaError_t cudaMemset3D_ptds(struct cudaPitchedPtr pitchedDevPtr, int value, struct cudaExtent extent) {
+  return memset3DCommon(pitchedDevPtr, value, extent, nullptr, DefaultStream::kPerThread, false);
+}
+cudaError_t cudaMemset3DAsync(struct cudaPitchedPtr pitchedDevPtr, int value, struct cudaExtent extent,
+                              cudaStream_t stream) {
+  return memset3DCommon(pitchedDevPtr, value, extent, stream, DefaultStream::kLegacy, true);
+}
+cudaError_t cudaMemset3DAsync_ptsz(struct cudaPitchedPtr pitchedDevPtr, int value, struct cudaExtent extent,
+                                   cudaStream_t stream) {
+  return memset3DCommon(pitchedDevPtr, value, extent, stream, DefaultStream::kPerThread, true);
+}
+
+}  // extern "C"

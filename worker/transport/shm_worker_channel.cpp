@@ -1,0 +1,108 @@
+#include "worker/transport/shm_worker_channel.h"
+
+#include <cstring>
+
+#include "proto/shm/doorbell.h"
+#include "proto/shm/ring_index.h"
+
+namespace agileos::worker {
+
+using shm::CompletionStatus;
+using shm::SlotHeader;
+using shm::SlotKind;
+
+ShmWorkerChannel::ShmWorkerChannel(const shm::MappedRegion& region)
+    : region_(region),
+      geometry_(region.geometry()),
+      control_(region.control()),
+      slotCopy_(geometry_.slotBytes) {}
+
+bool ShmWorkerChannel::requestIndexMoved() const {
+  return control_.requestProduced.value.load(std::memory_order_seq_cst) != requestConsumed_;
+}
+
+ShmWorkerChannel::Take ShmWorkerChannel::takeRequest(std::uint64_t* callId, std::string* message) {
+  const std::uint64_t produced = control_.requestProduced.value.load(std::memory_order_acquire);
+  const shm::IndexCheck check =
+      shm::entriesToConsume(produced, lastRequestProduced_, requestConsumed_, geometry_.slotCount);
+  if (check.verdict != shm::IndexVerdict::kOk) {
+    return fail(Take::kViolation, std::string("request ring: ") + shm::toString(check.verdict) + " (published " +
+                                      std::to_string(produced) + ", consumed " +
+                                      std::to_string(requestConsumed_) + ")");
+  }
+  lastRequestProduced_ = produced;
+  if (check.count == 0) return Take::kEmpty;
+
+  // Copy the whole slot first: the client may rewrite it while we look at it.
+  const std::uint8_t* base = region_.base();
+  std::memcpy(slotCopy_.data(), base + shm::slotOffset(geometry_.requestRingOffset, requestConsumed_, geometry_),
+              geometry_.slotBytes);
+  SlotHeader header;
+  std::memcpy(&header, slotCopy_.data(), sizeof header);
+  switch (static_cast<SlotKind>(header.kind)) {
+    case SlotKind::kInline:
+      if (header.inlineBytes > shm::slotPayloadBytes(geometry_)) {
+        return fail(Take::kViolation, "request slot: inline length " + std::to_string(header.inlineBytes) +
+                                          " exceeds the slot");
+      }
+      message->assign(reinterpret_cast<const char*>(slotCopy_.data()) + sizeof header, header.inlineBytes);
+      break;
+    case SlotKind::kArena:
+      if (!shm::rangeWithin(header.arenaOffset, header.arenaBytes, geometry_.requestArenaBytes)) {
+        return fail(Take::kViolation, "request slot: arena range [" + std::to_string(header.arenaOffset) + ", +" +
+                                          std::to_string(header.arenaBytes) + ") outside the arena");
+      }
+      message->resize(header.arenaBytes);
+      std::memcpy(message->data(), base + geometry_.requestArenaOffset + header.arenaOffset, header.arenaBytes);
+      break;
+    default:
+      return fail(Take::kViolation, "request slot: unknown kind " + std::to_string(header.kind));
+  }
+  *callId = header.callId;
+  ++requestConsumed_;
+  control_.requestConsumed.value.store(requestConsumed_, std::memory_order_release);
+  return Take::kRequest;
+}
+
+ShmWorkerChannel::Put ShmWorkerChannel::putCompletion(std::uint64_t callId, CompletionStatus status,
+                                                      const google::protobuf::MessageLite* reply) {
+  const std::uint64_t consumed = control_.completionConsumed.value.load(std::memory_order_acquire);
+  const shm::IndexCheck check =
+      shm::slotsFreeToProduce(consumed, lastCompletionConsumed_, completionProduced_, geometry_.slotCount);
+  if (check.verdict != shm::IndexVerdict::kOk) {
+    return fail(Put::kViolation, std::string("completion ring: ") + shm::toString(check.verdict) +
+                                     " (consumed " + std::to_string(consumed) + ", produced " +
+                                     std::to_string(completionProduced_) + ")");
+  }
+  lastCompletionConsumed_ = consumed;
+  if (check.count == 0) return Put::kFull;
+
+  std::uint8_t* slot =
+      region_.base() + shm::slotOffset(geometry_.completionRingOffset, completionProduced_, geometry_);
+  SlotHeader header{};
+  header.kind = static_cast<std::uint32_t>(SlotKind::kInline);
+  header.callId = callId;
+  header.status = static_cast<std::uint32_t>(status);
+  if (reply != nullptr) {
+    // Serialized straight into shared memory: the serializer only writes its output.
+    const std::size_t size = reply->ByteSizeLong();
+    if (size <= shm::slotPayloadBytes(geometry_)) {
+      header.inlineBytes = static_cast<std::uint32_t>(size);
+      reply->SerializeWithCachedSizesToArray(slot + sizeof header);
+    } else if (size <= geometry_.replyArenaBytes) {
+      header.kind = static_cast<std::uint32_t>(SlotKind::kArena);
+      header.arenaOffset = 0;  // one reply in flight: the client issues one call at a time
+      header.arenaBytes = size;
+      reply->SerializeWithCachedSizesToArray(region_.base() + geometry_.replyArenaOffset);
+    } else {
+      header.status = static_cast<std::uint32_t>(CompletionStatus::kReplyTooLarge);
+    }
+  }
+  std::memcpy(slot, &header, sizeof header);
+  ++completionProduced_;
+  control_.completionProduced.value.store(completionProduced_, std::memory_order_seq_cst);
+  shm::ring(control_.completionBell);
+  return Put::kDone;
+}
+
+}  // namespace agileos::worker

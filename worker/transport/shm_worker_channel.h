@@ -1,0 +1,67 @@
+// ShmWorkerChannel: the worker's end of one shared-memory call region
+// (proto/shm/ring_layout.h): it takes requests off the request ring and puts replies
+// on the completion ring.
+//
+// Everything in the region is untrusted. The channel keeps the geometry and its own
+// indices in private memory and never reads them back from the region; it checks
+// every index the client publishes (proto/shm/ring_index.h); it copies a request slot
+// (and an arena payload) to private memory before reading a single field of it, and
+// bounds every length and offset against the private geometry. Whatever the client
+// writes, the outcome is a request, "nothing yet", or a violation: the caller then
+// ends the connection. Never undefined behaviour.
+//
+// Thread-safety: none; one serving thread per channel.
+#pragma once
+
+#include <google/protobuf/message_lite.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "proto/shm/mapped_region.h"
+
+namespace agileos::worker {
+
+class ShmWorkerChannel {
+ public:
+  // `region` must outlive the channel.
+  explicit ShmWorkerChannel(const shm::MappedRegion& region);
+
+  // True if the client's request index differs from what this side has consumed
+  // (a new request, or garbage that takeRequest() will diagnose). For waiting.
+  bool requestIndexMoved() const;
+
+  enum class Take { kEmpty, kRequest, kViolation };
+  // Non-blocking. kRequest: *message holds a private copy of the serialized request.
+  Take takeRequest(std::uint64_t* callId, std::string* message);
+
+  enum class Put { kDone, kFull, kViolation };
+  // Writes a completion (serializing `reply`, when given, straight into the slot or the
+  // reply arena), publishes it and wakes the client. A reply larger than the reply arena
+  // is sent as kReplyTooLarge without a message.
+  Put putCompletion(std::uint64_t callId, shm::CompletionStatus status,
+                    const google::protobuf::MessageLite* reply);
+
+  // Why the last kViolation was returned.
+  const std::string& violation() const { return violation_; }
+
+ private:
+  template <class T>
+  T fail(T result, std::string reason) {
+    violation_ = std::move(reason);
+    return result;
+  }
+
+  const shm::MappedRegion& region_;
+  const shm::RegionGeometry geometry_;  // private copy: never re-read from the region
+  shm::ControlBlock& control_;
+  std::uint64_t requestConsumed_ = 0;
+  std::uint64_t lastRequestProduced_ = 0;
+  std::uint64_t completionProduced_ = 0;
+  std::uint64_t lastCompletionConsumed_ = 0;
+  std::vector<std::uint8_t> slotCopy_;
+  std::string violation_;
+};
+
+}  // namespace agileos::worker
