@@ -103,8 +103,9 @@ int runWorkerProcess(int argc, char** argv, std::unique_ptr<GpuBackend> backend)
   WorkerRuntime runtime(*backend, *memory, &output, &control);
   GrpcCallServer server(runtime);
   if (!server.start(options.endpoint, &error)) return fail(error);
-  // The shared-memory transport listens next to the gRPC socket (clients choose it with
-  // AGILEOS_TRANSPORT=shm). Without it the worker still serves gRPC, so failing here is not fatal.
+  // The shared-memory transport listens next to the gRPC socket (local clients use it
+  // unless AGILEOS_TRANSPORT=grpc). Without it the worker still serves gRPC, so failing
+  // here is not fatal.
   ShmCallServer shmServer(runtime);
   std::string shmEndpoint = shm::shmSocketPathFor(options.endpoint).value_or("");
   if (!shmEndpoint.empty() && !shmServer.start(shmEndpoint, &error)) {

@@ -18,11 +18,15 @@ const char* socketPath() {
   return path != nullptr && *path != '\0' ? path : "/run/agileos/agileosd.sock";
 }
 
-// gRPC unless AGILEOS_TRANSPORT=shm asks for shared memory and the worker offers it; a
-// shared-memory transport that cannot be set up falls back to gRPC (both reach the worker).
+// Shared memory (the worker's region, shm_call_transport.h) unless
+// AGILEOS_TRANSPORT=grpc asks for gRPC. If the shared-memory transport cannot be
+// set up, calls go over gRPC instead: both reach the same worker, with the same
+// checks, so nothing is bypassed; only speed differs.
 std::unique_ptr<CallTransport> makeCallTransport(const v1::Assignment& assignment) {
   const char* choice = std::getenv("AGILEOS_TRANSPORT");
-  if (choice != nullptr && std::string_view(choice) == "shm") {
+  const std::string_view requested = choice != nullptr ? choice : "shm";
+  if (requested != "grpc") {
+    if (requested != "shm") AGILEOS_LOG_WARN("AGILEOS_TRANSPORT=%s is not shm or grpc; using shm", choice);
     std::string error = "the worker offers no shared-memory endpoint";
     if (!assignment.shm_endpoint().empty()) {
       auto transport = ShmCallTransport::connect(assignment.shm_endpoint(), assignment.session_token(),
@@ -34,6 +38,7 @@ std::unique_ptr<CallTransport> makeCallTransport(const v1::Assignment& assignmen
     }
     AGILEOS_LOG_WARN("shared-memory transport unavailable (%s); using gRPC", error.c_str());
   }
+  AGILEOS_LOG_INFO("calls go over gRPC (%s)", assignment.worker_endpoint().c_str());
   return std::make_unique<GrpcCallTransport>(assignment.worker_endpoint(), assignment.session_token());
 }
 

@@ -1,6 +1,7 @@
 // ShmCallTransport: CallTransport over a shared-memory region shared with the worker
 // (proto/shm/ring_layout.h), for a client on the worker's host. Chosen by
-// AGILEOS_TRANSPORT=shm (client/common/connection.cpp); gRPC stays the default.
+// default for clients on the worker's host (client/common/connection.cpp); AGILEOS_TRANSPORT=grpc
+// forces gRPC.
 //
 // connect() performs the handshake (proto/shm/handshake.h) with the session token and
 // maps the region the worker passes back. Each call serializes the CallRequest straight

@@ -25,6 +25,8 @@ int main() {
   std::printf("cudaDeviceCanAccessPeer(0, 0) = %d\n", can);
   EXPECT_ERROR("cudaDeviceCanAccessPeer(0, count)", cudaDeviceCanAccessPeer(&can, 0, count), cudaErrorInvalidDevice);
   EXPECT_ERROR("cudaDeviceEnablePeerAccess(count)", cudaDeviceEnablePeerAccess(count, 0), cudaErrorInvalidDevice);
+  // The refused calls above left their error as the last error (native CUDA does that too).
+  std::printf("last error after the refusals: %s\n", cudaGetErrorName(cudaGetLastError()));
 
   // cudaMemcpyPeer between device 0 and itself is a device-to-device copy.
   constexpr int kCount = 1 << 16;
