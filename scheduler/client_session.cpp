@@ -84,11 +84,33 @@ class SessionEndSignal {
   std::optional<std::string> worker_end_reason_;
 };
 
+// Reads the first message, cancelling the stream if none arrives within `timeout`.
+bool readHello(SessionStream& stream, SessionUp* up, std::chrono::milliseconds timeout) {
+  std::mutex mutex;
+  std::condition_variable arrived;
+  bool done = false;
+  std::thread watchdog([&] {
+    std::unique_lock lock(mutex);
+    if (!arrived.wait_for(lock, timeout, [&] { return done; })) {
+      spdlog::info("session from {}: no Hello within {} ms; cancelled", stream.peer(), timeout.count());
+      stream.cancel();
+    }
+  });
+  const bool ok = stream.read(up);
+  {
+    std::lock_guard lock(mutex);
+    done = true;
+  }
+  arrived.notify_all();
+  watchdog.join();
+  return ok;
+}
+
 }  // namespace
 
 void SessionRunner::run(SessionStream& stream) {
   SessionUp up;
-  if (!stream.read(&up)) {
+  if (!readHello(stream, &up, options_.hello_timeout)) {
     spdlog::debug("session from {}: ended before Hello", stream.peer());
     return;
   }

@@ -1,8 +1,8 @@
 // SessionRunner: the daemon's side of one client's Session stream, from Hello to release.
 //
 //   1. The first message must be Hello with protocol_version == PROTOCOL_VERSION_CURRENT
-//      (else Refusal BAD_REQUEST / VERSION_MISMATCH). A stream that ends before Hello costs
-//      nothing: no id, no token, no worker.
+//      (else Refusal BAD_REQUEST / VERSION_MISMATCH), within `hello_timeout` (else the stream
+//      is cancelled). A stream that ends before Hello costs nothing: no id, no token, no worker.
 //   2. A client id (monotonic) and a 32-byte session token are minted and the pool places and
 //      attaches the client; the answer is exactly one Assignment or Refusal.
 //   3. The stream then stays open. When the client ends it (exit, crash, half-close), the
@@ -27,6 +27,9 @@ namespace agileos::scheduler {
 struct SessionOptions {
   // After SessionEnded is sent, how long the client has to close its side of the stream.
   std::chrono::milliseconds end_grace{2000};
+  // How long a new stream may stay silent before its Hello; then it is cancelled, so that
+  // silent streams cannot hold the daemon's handler threads.
+  std::chrono::milliseconds hello_timeout{5000};
 };
 
 class SessionRunner {

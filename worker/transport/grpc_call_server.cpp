@@ -16,6 +16,12 @@ bool GrpcCallServer::start(const std::string& endpoint, std::string* error) {
   builder.AddListeningPort(endpoint, grpc::InsecureServerCredentials());
   builder.SetMaxReceiveMessageSize(kMaxCallMessageBytes);
   builder.SetMaxSendMessageSize(kMaxCallMessageBytes);
+  // Bound what one client can make its worker hold: threads (each call in flight
+  // occupies one, possibly blocked in a synchronize) and concurrent calls per connection.
+  grpc::ResourceQuota quota("agileos-worker-calls");
+  quota.SetMaxThreads(kMaxCallThreads);
+  builder.SetResourceQuota(quota);
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, kMaxConcurrentCalls);
   builder.RegisterService(this);
   server_ = builder.BuildAndStart();
   if (!server_) {

@@ -20,6 +20,9 @@ namespace agileos::worker {
 inline constexpr char kSessionMetadataKey[] = "x-agileos-session-bin";
 // Largest message either side accepts: a 64 MiB copy chunk plus envelope.
 inline constexpr int kMaxCallMessageBytes = (64 << 20) + (1 << 20);
+// Calls a worker serves at once over gRPC; more wait (or are refused by gRPC).
+inline constexpr int kMaxCallThreads = 64;
+inline constexpr int kMaxConcurrentCalls = 32;
 
 class GrpcCallServer final : public v1::Worker::Service {
  public:

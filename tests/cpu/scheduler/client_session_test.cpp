@@ -125,6 +125,19 @@ TEST_F(ClientSessionTest, StreamThatEndsBeforeHelloGetsNothingAndCostsNothing) {
   EXPECT_EQ(events_.count({"attach"}), 0u);
 }
 
+// A stream that never says Hello must not hold a daemon thread: it is cancelled
+// after hello_timeout (run() returning at all is what this test waits for).
+TEST_F(ClientSessionTest, SilentStreamIsCancelledAfterTheHelloTimeout) {
+  session_options_.hello_timeout = std::chrono::milliseconds(200);
+  startPool();
+  FakeSessionStream stream;
+  serve(stream).join();
+  EXPECT_TRUE(stream.cancelled());
+  EXPECT_EQ(stream.writeCount(), 0u);
+  EXPECT_EQ(pool_->snapshot().clients, 0u);
+  EXPECT_EQ(events_.count({"attach"}), 0u);
+}
+
 TEST_F(ClientSessionTest, FirstMessageMustBeHello) {
   startPool();
   FakeSessionStream stream;
