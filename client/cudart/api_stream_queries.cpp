@@ -7,6 +7,8 @@
 // stream is cudaErrorInvalidResourceHandle, as natively, not "not capturing".
 #include <cuda_runtime_api.h>
 
+#include <cstring>
+
 #include "client/cudart/error_state.h"
 #include "client/cudart/runtime.h"
 #include "client/cudart/streams.h"
@@ -114,7 +116,12 @@ cudaError_t cudaStreamGetCaptureInfo_ptsz(cudaStream_t stream,
 
 cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode* mode) {
   if (mode == nullptr) return recordError(cudaErrorInvalidValue);
-  switch (*mode) {
+  // The program may pass any bit pattern: read it as an integer (loading an enum
+  // object that holds no enumerator is undefined behaviour).
+  int requested = 0;
+  static_assert(sizeof requested == sizeof *mode);
+  std::memcpy(&requested, mode, sizeof requested);
+  switch (requested) {
     case cudaStreamCaptureModeGlobal:
     case cudaStreamCaptureModeThreadLocal:
     case cudaStreamCaptureModeRelaxed:
@@ -123,7 +130,7 @@ cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode* mode
       return recordError(cudaErrorInvalidValue);
   }
   const cudaStreamCaptureMode previous = tCaptureMode;
-  tCaptureMode = *mode;
+  tCaptureMode = static_cast<cudaStreamCaptureMode>(requested);
   *mode = previous;
   return cudaSuccess;
 }
