@@ -8,3 +8,12 @@ if(AGILEOS_SANITIZE)
     add_compile_options(-fno-sanitize-recover=undefined)
   endif()
 endif()
+
+# agileos_require_resolved_symbols(<target>): every symbol a shared library needs must
+# resolve when it is linked (-Wl,--no-undefined). Not under clang's sanitizers: clang
+# leaves the sanitizer runtime to the executable that loads the library.
+function(agileos_require_resolved_symbols target)
+  if(NOT (AGILEOS_SANITIZE AND CMAKE_CXX_COMPILER_ID STREQUAL "Clang"))
+    target_link_options(${target} PRIVATE "LINKER:--no-undefined")
+  endif()
+endfunction()
