@@ -44,9 +44,10 @@ struct PciLocation {
 };
 
 PciLocation pciLocation(const agileos::v1::DeviceInfo& info) {
-  return {static_cast<unsigned>(deviceAttribute(info, cudaDevAttrPciDomainId)),
-          static_cast<unsigned>(deviceAttribute(info, cudaDevAttrPciBusId)),
-          static_cast<unsigned>(deviceAttribute(info, cudaDevAttrPciDeviceId))};
+  const auto field = [&](cudaDeviceAttr attribute) {
+    return static_cast<unsigned>(findAttribute(info, attribute).value_or(0));
+  };
+  return {field(cudaDevAttrPciDomainId), field(cudaDevAttrPciBusId), field(cudaDevAttrPciDeviceId)};
 }
 
 // One hexadecimal field of a PCI bus id: at least one digit, nothing else.

@@ -33,14 +33,6 @@ cudaError_t invoke(const v1::CallRequest& request, v1::CallReply* reply) {
   return static_cast<cudaError_t>(reply->error());
 }
 
-namespace {
-
-// Attribute values indexed by attribute number, for launch-time checks.
-constexpr int kAttributeSlots = 512;
-int gAttributes[kAttributeSlots] = {};
-
-}  // namespace
-
 const v1::DeviceInfo* deviceInfo(cudaError_t* error) {
   static std::once_flag once;
   static v1::DeviceInfo* info = nullptr;
@@ -52,16 +44,10 @@ const v1::DeviceInfo* deviceInfo(cudaError_t* error) {
     failure = invoke(request, &reply);
     if (failure != cudaSuccess) return;
     info = new v1::DeviceInfo(reply.device_info());
-    for (const auto& entry : info->attributes()) {
-      if (entry.attribute() > 0 && entry.attribute() < kAttributeSlots) gAttributes[entry.attribute()] = entry.value();
-    }
   });
   *error = failure;
   return info;
 }
 
-int deviceAttribute(const v1::DeviceInfo&, int attribute) {
-  return attribute > 0 && attribute < kAttributeSlots ? gAttributes[attribute] : 0;
-}
 
 }  // namespace agileos::client

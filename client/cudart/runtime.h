@@ -23,7 +23,4 @@ cudaError_t invoke(const v1::CallRequest& request, v1::CallReply* reply);
 // The worker's device description, fetched once. Null with *error set if unavailable.
 const v1::DeviceInfo* deviceInfo(cudaError_t* error);
 
-// Value of one device attribute from deviceInfo(), or 0.
-int deviceAttribute(const v1::DeviceInfo& info, int attribute);
-
 }  // namespace agileos::client
