@@ -10,7 +10,8 @@ bool succeeded(CallContext& ctx, CUresult result, v1::CallReply& reply, const ch
   if (result == CUDA_SUCCESS) return true;
   reply.set_error(toCudaError(result));
   if (isContextFatal(result) && ctx.taint != nullptr) {
-    ctx.taint->contextTainted(ctx.session.id(), std::string(what) + " reported CUresult " + std::to_string(result));
+    ctx.taint->contextTainted(ctx.session.id(),
+                              std::string(what) + " reported CUresult " + std::to_string(result));
   }
   return false;
 }
@@ -43,6 +44,30 @@ bool resolveFunction(CallContext& ctx, std::uint64_t token, FunctionRecord* func
   auto record = ctx.session.functions.find(token);
   if (!record) return refuse(reply, cudaErrorInvalidDeviceFunction, "unknown function handle");
   *function = std::move(*record);
+  return true;
+}
+
+bool resolveHostBuffer(CallContext& ctx, const v1::HostBuffer& buffer, std::uint8_t** host,
+                       std::shared_ptr<SharedHostSegment>* segment, v1::CallReply& reply) {
+  if (ctx.shared == nullptr) {
+    return refuse(reply, cudaErrorNotSupported, "shared host memory needs the shared-memory transport");
+  }
+  std::uint8_t* base = nullptr;
+  std::uint64_t limit = 0;
+  if (buffer.segment() == 0) {
+    base = ctx.shared->staging;
+    limit = ctx.shared->stagingBytes;
+  } else {
+    auto found = ctx.session.hostSegments.find(buffer.segment());
+    if (!found) return refuse(reply, cudaErrorInvalidValue, "unknown shared host segment");
+    *segment = std::move(*found);
+    base = (*segment)->base();
+    limit = (*segment)->size();
+  }
+  if (base == nullptr || buffer.offset() > limit || buffer.size() > limit - buffer.offset()) {
+    return refuse(reply, cudaErrorInvalidValue, "shared host range outside its segment");
+  }
+  *host = base + buffer.offset();
   return true;
 }
 

@@ -8,7 +8,9 @@
 #include <cuda.h>
 #include <driver_types.h>
 
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "agileos/v1/client_api.pb.h"
 #include "memmgr/memory_manager.h"
@@ -27,11 +29,24 @@ class TaintListener {
   virtual void contextTainted(ClientId client, const std::string& reason) = 0;
 };
 
+// What the shared-memory transport lends a call besides its message: the
+// connection's staging area (HostBuffer segment 0, registered with the GPU) and a
+// way to hand the client file descriptors (sent over the connection's socket right
+// before the reply). Calls that arrive over gRPC have none (CallContext::shared is
+// null), and a request that needs it is refused.
+struct SharedMemoryChannel {
+  std::uint8_t* staging = nullptr;
+  std::uint64_t stagingBytes = 0;
+  std::vector<int> fdsToSend;  // owned; the transport sends then closes them, in order
+  bool replyAwaited = true;    // false for a kNoReply call: nothing needed only by a reply is done
+};
+
 struct CallContext {
   GpuBackend& gpu;
   memmgr::MemoryManager& memory;
   ClientSession& session;
   TaintListener* taint = nullptr;
+  SharedMemoryChannel* shared = nullptr;
 };
 
 // Sets the reply's error from a driver result (and reports a context-fatal one). Returns true on success.
@@ -46,6 +61,12 @@ bool refuse(v1::CallReply& reply, cudaError_t error, std::string detail);
 bool resolveStream(CallContext& ctx, std::uint64_t token, CUstream* stream, v1::CallReply& reply);
 bool resolveEvent(CallContext& ctx, std::uint64_t token, CUevent* event, v1::CallReply& reply);
 bool resolveFunction(CallContext& ctx, std::uint64_t token, FunctionRecord* function, v1::CallReply& reply);
+
+// Resolves shared host memory named by a request to a worker pointer: [offset,
+// offset+size) of the staging area (segment 0) or of one of the client's host
+// segments, bounded by it. *segment keeps a host segment alive for the call.
+bool resolveHostBuffer(CallContext& ctx, const v1::HostBuffer& buffer, std::uint8_t** host,
+                       std::shared_ptr<SharedHostSegment>* segment, v1::CallReply& reply);
 
 // Checks that [p, p+n) lies inside one live allocation of the client.
 bool checkRange(CallContext& ctx, std::uint64_t p, std::uint64_t n, v1::CallReply& reply, const char* what);

@@ -13,12 +13,14 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include "memmgr/address_layout.h"
 #include "worker/handle_table.h"
+#include "worker/host_memory/shared_host_segment.h"
 
 namespace agileos::worker {
 
@@ -43,7 +45,9 @@ struct ParamLayout {
 struct FunctionRecord {
   CUfunction function = nullptr;
   Token module = 0;
-  std::vector<ParamLayout> params;
+  // Shared and immutable once learned: every launch copies the record, which must not
+  // cost an allocation.
+  std::shared_ptr<const std::vector<ParamLayout>> params;
   std::uint32_t paramBufferSize = 0;  // end of the last parameter
 };
 
@@ -69,6 +73,10 @@ class ClientSession {
   HandleTable<EventRecord> events;
   HandleTable<ModuleRecord> modules;
   HandleTable<FunctionRecord> functions;
+  // Page-locked host memory shared with the client (HostAlloc); only over the
+  // shared-memory transport. `hostSegmentBytes` is their total size, for the quota.
+  HandleTable<std::shared_ptr<SharedHostSegment>> hostSegments;
+  std::atomic<std::uint64_t> hostSegmentBytes{0};
 
   // Set once the session is being torn down; calls racing with teardown are refused.
   std::atomic<bool> closing{false};

@@ -26,6 +26,7 @@ Dispatcher::Dispatcher() {
   registerStreamHandlers(registry_);
   registerEventHandlers(registry_);
   registerModuleHandlers(registry_);
+  registerHostMemoryHandlers(registry_);
 }
 
 Exclusivity Dispatcher::exclusivity(const v1::CallRequest& request) const {

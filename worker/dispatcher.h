@@ -41,6 +41,7 @@ void registerMemoryHandlers(HandlerRegistry& registry);
 void registerStreamHandlers(HandlerRegistry& registry);
 void registerEventHandlers(HandlerRegistry& registry);
 void registerModuleHandlers(HandlerRegistry& registry);
+void registerHostMemoryHandlers(HandlerRegistry& registry);
 
 class Dispatcher {
  public:

@@ -25,7 +25,8 @@ void unloadModule(GpuBackend& gpu, memmgr::MemoryManager& memory, ClientSession&
   for (Token function : module.functions) session.functions.erase(function);
   for (const GlobalRange& global : module.globals) memory.forgetModuleGlobal(session.id(), global.base);
   const CUresult result = gpu.moduleUnload(module.module);
-  if (result != CUDA_SUCCESS) spdlog::warn("client {}: cuModuleUnload failed ({})", session.id(), int(result));
+  if (result != CUDA_SUCCESS)
+    spdlog::warn("client {}: cuModuleUnload failed ({})", session.id(), int(result));
 }
 
 void releaseSession(GpuBackend& gpu, memmgr::MemoryManager& memory, ClientSession& session) {
@@ -35,6 +36,8 @@ void releaseSession(GpuBackend& gpu, memmgr::MemoryManager& memory, ClientSessio
                  int(sync));
   }
   releaseStreamsAndEvents(gpu, session);
+  session.hostSegments.drain();  // after the synchronize: no copy still targets them
+  session.hostSegmentBytes = 0;
   for (auto& [token, module] : session.modules.drain()) unloadModule(gpu, memory, session, module);
   session.functions.drain();
   memory.releaseClient(session.id());

@@ -106,7 +106,9 @@ int runWorkerProcess(int argc, char** argv, std::unique_ptr<GpuBackend> backend)
   // The shared-memory transport listens next to the gRPC socket (local clients use it
   // unless AGILEOS_TRANSPORT=grpc). Without it the worker still serves gRPC, so failing
   // here is not fatal.
-  ShmCallServer shmServer(runtime);
+  shm::WaitPolicy shmPolicy;
+  shmPolicy.spin = shm::WaitPolicy::kWorkerSpin;
+  ShmCallServer shmServer(runtime, shm::RegionSizes{}, shmPolicy);
   std::string shmEndpoint = shm::shmSocketPathFor(options.endpoint).value_or("");
   if (!shmEndpoint.empty() && !shmServer.start(shmEndpoint, &error)) {
     spdlog::warn("shared-memory transport unavailable: {}", error);

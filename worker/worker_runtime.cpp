@@ -55,20 +55,31 @@ std::optional<WorkerRuntime::Attached> WorkerRuntime::findByToken(const std::str
 }
 
 WorkerRuntime::CallStatus WorkerRuntime::call(const std::string& sessionToken, const v1::CallRequest& request,
-                                              v1::CallReply& reply) {
+                                              v1::CallReply& reply, SharedMemoryChannel* shared) {
   auto attached = findByToken(sessionToken);
   if (!attached) return CallStatus::kUnauthenticated;
-  CallContext ctx{gpu_, memory_, *attached->session, taint_};
+  return call(*attached, request, reply, shared);
+}
+
+std::optional<WorkerRuntime::Binding> WorkerRuntime::bind(const std::string& sessionToken) const {
+  return findByToken(sessionToken);
+}
+
+WorkerRuntime::CallStatus WorkerRuntime::call(const Binding& attached, const v1::CallRequest& request,
+                                              v1::CallReply& reply, SharedMemoryChannel* shared) {
+  CallContext ctx{gpu_, memory_, *attached.session, taint_, shared};
   if (dispatcher_.exclusivity(request) == Exclusivity::kInvalidates) {
-    std::unique_lock gate(*attached->gate);
-    if (attached->session->closing) return CallStatus::kUnauthenticated;
+    std::unique_lock gate(*attached.gate);
+    if (attached.session->closing) return CallStatus::kUnauthenticated;
     dispatcher_.dispatch(ctx, request, reply);
   } else {
-    std::shared_lock gate(*attached->gate);
-    if (attached->session->closing) return CallStatus::kUnauthenticated;
+    std::shared_lock gate(*attached.gate);
+    if (attached.session->closing) return CallStatus::kUnauthenticated;
     dispatcher_.dispatch(ctx, request, reply);
   }
-  if (output_ != nullptr) {
+  // Output is collected for replies only; a call nobody awaits leaves it in the capture,
+  // where the next reply's collection finds it.
+  if (output_ != nullptr && (shared == nullptr || shared->replyAwaited)) {
     std::string printed = output_->take();
     if (!printed.empty()) reply.set_device_output(std::move(printed));
   }

@@ -39,19 +39,32 @@ class WorkerRuntime {
   enum class CallStatus { kOk, kUnauthenticated };
   // Authenticates `sessionToken`, then runs the request. The reply is complete
   // (including a refusal) whenever kOk is returned.
-  CallStatus call(const std::string& sessionToken, const v1::CallRequest& request, v1::CallReply& reply);
+  // `shared` is the shared-memory connection the call came over (null for gRPC).
+  CallStatus call(const std::string& sessionToken, const v1::CallRequest& request, v1::CallReply& reply,
+                  SharedMemoryChannel* shared = nullptr);
+
+  // A session as a connection holds it for all its calls, so the token is looked up
+  // once (the shared-memory transport). The binding keeps nothing alive that release()
+  // needs: a released session's calls are refused (kUnauthenticated) like an unknown token's.
+  struct Binding {
+    std::shared_ptr<ClientSession> session;
+    std::shared_ptr<std::shared_mutex> gate;
+  };
+  std::optional<Binding> bind(const std::string& sessionToken) const;
+  CallStatus call(const Binding& binding, const v1::CallRequest& request, v1::CallReply& reply,
+                  SharedMemoryChannel* shared = nullptr);
 
   std::size_t clientCount() const;
+
+  // The GPU the calls run on (the shared-memory transport registers its staging areas).
+  GpuBackend& gpu() const { return gpu_; }
 
   // True if `sessionToken` belongs to an attached client (the shared-memory transport's
   // handshake). Each call is still authenticated again by call().
   bool isAttachedToken(const std::string& sessionToken) const;
 
  private:
-  struct Attached {
-    std::shared_ptr<ClientSession> session;
-    std::shared_ptr<std::shared_mutex> gate;
-  };
+  using Attached = Binding;
   std::optional<Attached> findByToken(const std::string& token) const;
 
   GpuBackend& gpu_;

@@ -29,8 +29,12 @@ std::unique_ptr<CallTransport> makeCallTransport(const v1::Assignment& assignmen
     if (requested != "shm") AGILEOS_LOG_WARN("AGILEOS_TRANSPORT=%s is not shm or grpc; using shm", choice);
     std::string error = "the worker offers no shared-memory endpoint";
     if (!assignment.shm_endpoint().empty()) {
+      // Requests too large for the region's arena (huge module images) go over gRPC.
+      auto oversized =
+          std::make_unique<GrpcCallTransport>(assignment.worker_endpoint(), assignment.session_token());
       auto transport = ShmCallTransport::connect(assignment.shm_endpoint(), assignment.session_token(),
-                                                 ShmCallTransport::waitPolicyFromEnvironment(), &error);
+                                                 ShmCallTransport::waitPolicyFromEnvironment(),
+                                                 std::move(oversized), &error);
       if (transport) {
         AGILEOS_LOG_INFO("calls go over shared memory (%s)", assignment.shm_endpoint().c_str());
         return transport;
@@ -73,13 +77,45 @@ ConnectionState Connection::ensure() {
   return state_;
 }
 
+ConnectionState Connection::lost() {
+  std::lock_guard lock(mutex_);
+  state_ = ConnectionState::kLost;
+  return state_;
+}
+
 ConnectionState Connection::call(const v1::CallRequest& request, v1::CallReply* reply) {
   const ConnectionState state = ensure();
   if (state != ConnectionState::kConnected) return state;
   if (transport_->call(request, reply) == TransportStatus::kOk) return ConnectionState::kConnected;
-  std::lock_guard lock(mutex_);
-  state_ = ConnectionState::kLost;
-  return state_;
+  return lost();
+}
+
+ConnectionState Connection::send(const v1::CallRequest& request, v1::CallReply* reply, bool* replied) {
+  *replied = false;
+  const ConnectionState state = ensure();
+  if (state != ConnectionState::kConnected) return state;
+  if (transport_->send(request, reply, replied) == TransportStatus::kOk) return ConnectionState::kConnected;
+  return lost();
+}
+
+std::unique_ptr<StagedCalls> Connection::stage() {
+  if (ensure() != ConnectionState::kConnected) return nullptr;
+  return transport_->stage();
+}
+
+bool Connection::sharesHostMemory() {
+  return ensure() == ConnectionState::kConnected && transport_->sharesHostMemory();
+}
+
+ConnectionState Connection::allocateShared(const v1::CallRequest& request, v1::CallReply* reply,
+                                           void** mapping) {
+  *mapping = nullptr;
+  const ConnectionState state = ensure();
+  if (state != ConnectionState::kConnected) return state;
+  if (transport_->allocateShared(request, reply, mapping) == TransportStatus::kOk) {
+    return ConnectionState::kConnected;
+  }
+  return lost();
 }
 
 }  // namespace agileos::client

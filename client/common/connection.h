@@ -30,6 +30,15 @@ class Connection {
 
   // Sends one call. Returns kLost (and stays lost) if the worker is gone.
   ConnectionState call(const v1::CallRequest& request, v1::CallReply* reply);
+  // CallTransport::send: without waiting for the reply where the transport can
+  // (*replied = false), else as call() (*replied = true).
+  ConnectionState send(const v1::CallRequest& request, v1::CallReply* reply, bool* replied);
+  // CallTransport::stage; null if not connected or the transport has no staging area.
+  // A transport failure during staged calls shows as kUnavailable from them; the next
+  // call() then reports the connection lost.
+  std::unique_ptr<StagedCalls> stage();
+  bool sharesHostMemory();
+  ConnectionState allocateShared(const v1::CallRequest& request, v1::CallReply* reply, void** mapping);
 
   // True once the process has begun exiting: late calls (unregistration at exit)
   // must not start a connection.
@@ -37,6 +46,7 @@ class Connection {
 
  private:
   Connection() = default;
+  ConnectionState lost();
 
   std::mutex mutex_;
   bool tried_ = false;

@@ -3,18 +3,18 @@
 // the worker.
 #include <cuda_runtime_api.h>
 
-#include "cudart_extra_prototypes.gen.h"  // checks the _ptsz/_ptds and __cuda* definitions
-
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 
+#include "client/cudart/device_allocations.h"
 #include "client/cudart/device_properties.h"
 #include "client/cudart/error_state.h"
 #include "client/cudart/runtime.h"
 #include "client/cudart/streams.h"
+#include "cudart_extra_prototypes.gen.h"  // checks the _ptsz/_ptds and __cuda* definitions
 
 using namespace agileos::client;
 
@@ -195,8 +195,8 @@ cudaError_t cudaRuntimeGetVersion(int* runtimeVersion) {
 // the waiting happens in the worker, so the flags are kept for cudaGetDeviceFlags
 // and otherwise have no effect.
 cudaError_t cudaSetDeviceFlags(unsigned int flags) {
-  constexpr unsigned kKnown = cudaDeviceScheduleMask | cudaDeviceMapHost | cudaDeviceLmemResizeToMax |
-                              cudaDeviceSyncMemops;
+  constexpr unsigned kKnown =
+      cudaDeviceScheduleMask | cudaDeviceMapHost | cudaDeviceLmemResizeToMax | cudaDeviceSyncMemops;
   if ((flags & ~kKnown) != 0) return recordError(cudaErrorInvalidValue);
   gDeviceFlags = flags;
   return cudaSuccess;
@@ -211,14 +211,20 @@ cudaError_t cudaGetDeviceFlags(unsigned int* flags) {
 cudaError_t cudaDeviceSynchronize(void) {
   agileos::v1::CallRequest request;
   request.mutable_device_synchronize();
-  return simpleCall(request);
+  const std::uint64_t mark = workMark();
+  const cudaError_t error = simpleCall(request);
+  if (error == cudaSuccess) noteDeviceIdle(mark);
+  return error;
 }
 
 cudaError_t cudaDeviceReset(void) {
   agileos::v1::CallRequest request;
   request.mutable_device_reset();
   cudaError_t error = simpleCall(request);
-  if (error == cudaSuccess) forgetAllStreams();
+  if (error == cudaSuccess) {
+    forgetAllStreams();
+    forgetAllDeviceAllocations();
+  }
   return error;
 }
 

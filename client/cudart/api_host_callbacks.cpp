@@ -24,7 +24,10 @@ cudaError_t drainStream(std::uint64_t token) {
   agileos::v1::CallRequest request;
   request.mutable_stream_synchronize()->set_stream(token);
   agileos::v1::CallReply reply;
-  return invoke(request, &reply);
+  const std::uint64_t mark = workMark();
+  const cudaError_t error = invoke(request, &reply);
+  if (error == cudaSuccess) noteStreamIdle(token, mark);
+  return error;
 }
 
 // True for the errors that mean the callback could not be enqueued at all (the

@@ -1,17 +1,23 @@
 // Kernel launches and kernel queries (cudart exports).
 //
-// Launch dimensions and shared-memory sizes are not checked here: the driver
+// Launch dimensions and shared-memory sizes are not judged here: the driver
 // refuses bad ones, and CUDA 13 reports that as cudaErrorInvalidValue (an empty
-// grid included), which is what the worker returns.
+// grid included), which is what the worker returns. What the client does decide
+// is whether it must wait for that answer: a launch the driver will surely accept
+// (dimensions within the device's and the kernel's limits, default shared memory,
+// a stream it created) goes out without waiting for its reply, like a native
+// launch, and any error it still causes is reported at the next synchronizing
+// call. Every other launch waits, so its error is returned by the launch itself.
 //
 // The <<<>>> syntax compiles to __cudaPushCallConfiguration followed by the
 // kernel's host stub, which pops the configuration and calls
 // cudaLaunchKernel. Parameters are packed at the offsets the worker learned
 // from the driver; the client never guesses a layout.
 #include <cuda_runtime_api.h>
+#include <google/protobuf/arena.h>
 
-#include "cudart_extra_prototypes.gen.h"  // checks the _ptsz/_ptds and __cuda* definitions
-
+#include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <vector>
 
@@ -19,6 +25,7 @@
 #include "client/cudart/module_registry.h"
 #include "client/cudart/runtime.h"
 #include "client/cudart/streams.h"
+#include "cudart_extra_prototypes.gen.h"  // checks the _ptsz/_ptds and __cuda* definitions
 
 using namespace agileos::client;
 
@@ -34,6 +41,88 @@ thread_local std::vector<CallConfiguration> tConfigurations;
 
 enum class LaunchKind { kOrdinary, kCooperative };
 
+// The device's launch limits, from the cached device description.
+struct DeviceLimits {
+  bool known = false;
+  unsigned maxThreadsPerBlock = 0;
+  unsigned maxBlock[3] = {};
+  unsigned maxGrid[3] = {};
+  unsigned sharedPerBlock = 0;  // without opting in to more
+};
+
+const DeviceLimits& deviceLimits() {
+  static const DeviceLimits limits = [] {
+    DeviceLimits out;
+    cudaError_t error = cudaSuccess;
+    const agileos::v1::DeviceInfo* info = deviceInfo(&error);
+    if (info == nullptr) return out;
+    int found = 0;
+    for (const agileos::v1::DeviceAttribute& attribute : info->attributes()) {
+      const auto value = static_cast<unsigned>(std::max(attribute.value(), 0));
+      switch (attribute.attribute()) {
+        case cudaDevAttrMaxThreadsPerBlock:
+          out.maxThreadsPerBlock = value;
+          ++found;
+          break;
+        case cudaDevAttrMaxBlockDimX:
+          out.maxBlock[0] = value;
+          ++found;
+          break;
+        case cudaDevAttrMaxBlockDimY:
+          out.maxBlock[1] = value;
+          ++found;
+          break;
+        case cudaDevAttrMaxBlockDimZ:
+          out.maxBlock[2] = value;
+          ++found;
+          break;
+        case cudaDevAttrMaxGridDimX:
+          out.maxGrid[0] = value;
+          ++found;
+          break;
+        case cudaDevAttrMaxGridDimY:
+          out.maxGrid[1] = value;
+          ++found;
+          break;
+        case cudaDevAttrMaxGridDimZ:
+          out.maxGrid[2] = value;
+          ++found;
+          break;
+        case cudaDevAttrMaxSharedMemoryPerBlock:
+          out.sharedPerBlock = value;
+          ++found;
+          break;
+        default:
+          break;
+      }
+    }
+    out.known = found == 8;
+    return out;
+  }();
+  return limits;
+}
+
+bool within(const dim3& d, const unsigned (&limit)[3]) {
+  return d.x >= 1 && d.y >= 1 && d.z >= 1 && d.x <= limit[0] && d.y <= limit[1] && d.z <= limit[2];
+}
+
+// True if the driver will surely accept this launch, so it need not wait for the reply.
+bool surelyAccepted(const KernelLayout& layout, dim3 grid, dim3 block, size_t sharedMem,
+                    std::uint64_t stream) {
+  const DeviceLimits& limits = deviceLimits();
+  if (!limits.known || layout.maxThreadsPerBlock <= 0) return false;
+  if (!within(grid, limits.maxGrid) || !within(block, limits.maxBlock)) return false;
+  const std::uint64_t threads = std::uint64_t{block.x} * block.y * block.z;
+  if (threads > limits.maxThreadsPerBlock ||
+      threads > static_cast<std::uint64_t>(layout.maxThreadsPerBlock)) {
+    return false;
+  }
+  if (sharedMem + layout.staticSharedBytes > limits.sharedPerBlock) return false;
+  unsigned flags = 0;
+  int priority = 0;
+  return streamProperties(stream, &flags, &priority);  // the legacy stream or one this process created
+}
+
 cudaError_t launch(const void* func, dim3 grid, dim3 block, void** args, size_t sharedMem,
                    cudaStream_t stream, DefaultStream spelling, LaunchKind kind = LaunchKind::kOrdinary) {
   if (cudaError_t sticky = stickyError(); sticky != cudaSuccess) return sticky;
@@ -48,7 +137,15 @@ cudaError_t launch(const void* func, dim3 grid, dim3 block, void** args, size_t 
     return recordError(error);
   }
 
-  agileos::v1::CallRequest request;
+  // The request lives in an arena on the stack: a launch, the hottest call, allocates
+  // nothing for its message (larger parameter blocks spill to the heap as usual).
+  alignas(std::max_align_t) char arenaBlock[2048];
+  google::protobuf::ArenaOptions arenaOptions;
+  arenaOptions.initial_block = arenaBlock;
+  arenaOptions.initial_block_size = sizeof arenaBlock;
+  google::protobuf::Arena arena(arenaOptions);
+  agileos::v1::CallRequest& request =
+      *google::protobuf::Arena::CreateMessage<agileos::v1::CallRequest>(&arena);
   agileos::v1::LaunchKernel* launch = request.mutable_launch_kernel();
   launch->set_function(layout.token);
   launch->mutable_grid()->set_x(grid.x);
@@ -66,6 +163,10 @@ cudaError_t launch(const void* func, dim3 grid, dim3 block, void** args, size_t 
     const auto [offset, size] = layout.params[i];
     std::memcpy(params->data() + offset, args[i], size);
   }
+  noteWorkPosted(streamToken);
+  if (kind == LaunchKind::kOrdinary && surelyAccepted(layout, grid, block, sharedMem, streamToken)) {
+    return recordError(invokeAsync(request));
+  }
   agileos::v1::CallReply reply;
   return recordError(invoke(request, &reply));
 }
@@ -79,7 +180,8 @@ cudaError_t resolveKernel(const void* func, KernelLayout* layout) {
 
 extern "C" {
 
-unsigned __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem, struct CUstream_st* stream) {
+unsigned __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem,
+                                     struct CUstream_st* stream) {
   tConfigurations.push_back({gridDim, blockDim, sharedMem, stream});
   return 0;
 }
@@ -100,8 +202,8 @@ cudaError_t cudaLaunchKernel(const void* func, dim3 gridDim, dim3 blockDim, void
   return launch(func, gridDim, blockDim, args, sharedMem, stream, DefaultStream::kLegacy);
 }
 
-cudaError_t cudaLaunchKernel_ptsz(const void* func, dim3 gridDim, dim3 blockDim, void** args, size_t sharedMem,
-                                  cudaStream_t stream) {
+cudaError_t cudaLaunchKernel_ptsz(const void* func, dim3 gridDim, dim3 blockDim, void** args,
+                                  size_t sharedMem, cudaStream_t stream) {
   return launch(func, gridDim, blockDim, args, sharedMem, stream, DefaultStream::kPerThread);
 }
 
@@ -132,8 +234,8 @@ cudaError_t __cudaGetKernel(cudaKernel_t* kernel, const void* hostFunction) {
   return cudaSuccess;
 }
 
-cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void** args, size_t sharedMem,
-                               cudaStream_t stream) {
+cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void** args,
+                               size_t sharedMem, cudaStream_t stream) {
   return launch(kernel, gridDim, blockDim, args, sharedMem, stream, DefaultStream::kLegacy);
 }
 

@@ -3,17 +3,17 @@
 // itself gives before reaching the device.
 #include <cuda_runtime_api.h>
 
-#include "cudart_extra_prototypes.gen.h"  // checks the _ptsz/_ptds and __cuda* definitions
-
 #include <cstring>
 
 #include "client/common/log.h"
 #include "client/cudart/copy_engine.h"
+#include "client/cudart/device_allocations.h"
 #include "client/cudart/error_state.h"
 #include "client/cudart/host_allocations.h"
 #include "client/cudart/module_registry.h"
 #include "client/cudart/runtime.h"
 #include "client/cudart/streams.h"
+#include "cudart_extra_prototypes.gen.h"  // checks the _ptsz/_ptds and __cuda* definitions
 
 using namespace agileos::client;
 
@@ -35,6 +35,7 @@ cudaError_t memcpyCommon(void* dst, const void* src, size_t count, cudaMemcpyKin
   if (!validKind(kind)) return recordError(cudaErrorInvalidMemcpyDirection);
   CopyTarget target;
   target.async = async || spelling == DefaultStream::kPerThread;
+  target.returnsEarly = async;
   if (cudaError_t error = resolveStream(stream, spelling, &target.stream); error != cudaSuccess) {
     return recordError(error);
   }
@@ -45,6 +46,7 @@ cudaError_t memsetCommon(void* devPtr, int value, size_t count, cudaStream_t str
                          bool async) {
   CopyTarget target;
   target.async = async || spelling == DefaultStream::kPerThread;
+  target.returnsEarly = async;
   if (cudaError_t error = resolveStream(stream, spelling, &target.stream); error != cudaSuccess) {
     return recordError(error);
   }
@@ -53,13 +55,15 @@ cudaError_t memsetCommon(void* devPtr, int value, size_t count, cudaStream_t str
 }
 
 // 2D copies and fills: copy_engine's pitched rows (row by row unless contiguous).
-cudaError_t memcpy2DCommon(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
-                           cudaMemcpyKind kind, cudaStream_t stream, DefaultStream spelling, bool async) {
+cudaError_t memcpy2DCommon(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
+                           size_t height, cudaMemcpyKind kind, cudaStream_t stream, DefaultStream spelling,
+                           bool async) {
   if (!validKind(kind)) return recordError(cudaErrorInvalidMemcpyDirection);
   if (width > dpitch || width > spitch) return recordError(cudaErrorInvalidPitchValue);
   if (width == 0 || height == 0) return cudaSuccess;
   CopyTarget target;
   target.async = async || spelling == DefaultStream::kPerThread;
+  target.returnsEarly = async;
   if (cudaError_t error = resolveStream(stream, spelling, &target.stream); error != cudaSuccess) {
     return recordError(error);
   }
@@ -72,6 +76,7 @@ cudaError_t memset2DCommon(void* devPtr, size_t pitch, int value, size_t width, 
   if (width == 0 || height == 0) return cudaSuccess;
   CopyTarget target;
   target.async = async || spelling == DefaultStream::kPerThread;
+  target.returnsEarly = async;
   if (cudaError_t error = resolveStream(stream, spelling, &target.stream); error != cudaSuccess) {
     return recordError(error);
   }
@@ -84,7 +89,8 @@ cudaError_t symbolAddress(const void* symbol, DeviceVariable* variable) {
 }
 
 cudaError_t memcpyToSymbolCommon(const void* symbol, const void* src, size_t count, size_t offset,
-                                 cudaMemcpyKind kind, cudaStream_t stream, DefaultStream spelling, bool async) {
+                                 cudaMemcpyKind kind, cudaStream_t stream, DefaultStream spelling,
+                                 bool async) {
   if (kind != cudaMemcpyHostToDevice && kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyDefault) {
     return recordError(cudaErrorInvalidMemcpyDirection);
   }
@@ -119,6 +125,7 @@ cudaError_t cudaMalloc(void** devPtr, size_t size) {
   agileos::v1::CallReply reply;
   cudaError_t error = invoke(request, &reply);
   *devPtr = error == cudaSuccess ? reinterpret_cast<void*>(reply.device_pointer().dptr()) : nullptr;
+  if (error == cudaSuccess) rememberDeviceAllocation(reply.device_pointer().dptr(), size);
   return recordError(error);
 }
 
@@ -127,7 +134,12 @@ cudaError_t cudaFree(void* devPtr) {
   agileos::v1::CallRequest request;
   request.mutable_mem_free()->set_dptr(reinterpret_cast<std::uint64_t>(devPtr));
   agileos::v1::CallReply reply;
-  return recordError(invoke(request, &reply));
+  // Forgotten first: a racing async call on this memory then waits for the worker's verdict.
+  forgetDeviceAllocation(reinterpret_cast<std::uint64_t>(devPtr));
+  const std::uint64_t mark = workMark();
+  const cudaError_t error = invoke(request, &reply);
+  if (error == cudaSuccess) noteDeviceIdle(mark);  // cudaFree synchronized the device
+  return recordError(error);
 }
 
 cudaError_t cudaMallocPitch(void** devPtr, size_t* pitch, size_t width, size_t height) {
@@ -157,8 +169,9 @@ cudaError_t cudaHostAlloc(void** pHost, size_t size, unsigned int flags) {
   constexpr unsigned kKnown = cudaHostAllocPortable | cudaHostAllocMapped | cudaHostAllocWriteCombined;
   if ((flags & ~kKnown) != 0) return recordError(cudaErrorInvalidValue);
   if ((flags & cudaHostAllocMapped) != 0) {
-    AGILEOS_LOG_WARN("cudaHostAlloc(cudaHostAllocMapped): device-mapped host memory is not offered by AgileOS "
-                     "(the device reports canMapHostMemory = 0)");
+    AGILEOS_LOG_WARN(
+        "cudaHostAlloc(cudaHostAllocMapped): device-mapped host memory is not offered by AgileOS "
+        "(the device reports canMapHostMemory = 0)");
     *pHost = nullptr;
     return recordError(cudaErrorNotSupported);
   }
@@ -167,15 +180,15 @@ cudaError_t cudaHostAlloc(void** pHost, size_t size, unsigned int flags) {
     *pHost = nullptr;
     return cudaSuccess;
   }
-  *pHost = HostAllocations::instance().allocate(size, flags);
-  return *pHost != nullptr ? cudaSuccess : recordError(cudaErrorMemoryAllocation);
+  *pHost = nullptr;
+  return recordError(HostAllocations::instance().allocate(size, flags, pHost));
 }
 
 cudaError_t cudaMallocHost(void** ptr, size_t size) { return cudaHostAlloc(ptr, size, cudaHostAllocDefault); }
 
 cudaError_t cudaFreeHost(void* ptr) {
   if (ptr == nullptr) return cudaSuccess;
-  return HostAllocations::instance().free(ptr) ? cudaSuccess : recordError(cudaErrorInvalidValue);
+  return recordError(HostAllocations::instance().free(ptr));
 }
 
 cudaError_t cudaHostGetFlags(unsigned int* pFlags, void* pHost) {
@@ -237,13 +250,15 @@ cudaError_t cudaMemsetAsync_ptsz(void* devPtr, int value, size_t count, cudaStre
   return memsetCommon(devPtr, value, count, stream, DefaultStream::kPerThread, true);
 }
 
-cudaError_t cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
-                         enum cudaMemcpyKind kind) {
-  return memcpy2DCommon(dst, dpitch, src, spitch, width, height, kind, nullptr, DefaultStream::kLegacy, false);
+cudaError_t cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
+                         size_t height, enum cudaMemcpyKind kind) {
+  return memcpy2DCommon(dst, dpitch, src, spitch, width, height, kind, nullptr, DefaultStream::kLegacy,
+                        false);
 }
 cudaError_t cudaMemcpy2D_ptds(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
                               size_t height, enum cudaMemcpyKind kind) {
-  return memcpy2DCommon(dst, dpitch, src, spitch, width, height, kind, nullptr, DefaultStream::kPerThread, false);
+  return memcpy2DCommon(dst, dpitch, src, spitch, width, height, kind, nullptr, DefaultStream::kPerThread,
+                        false);
 }
 cudaError_t cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
                               size_t height, enum cudaMemcpyKind kind, cudaStream_t stream) {
@@ -251,7 +266,8 @@ cudaError_t cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t 
 }
 cudaError_t cudaMemcpy2DAsync_ptsz(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
                                    size_t height, enum cudaMemcpyKind kind, cudaStream_t stream) {
-  return memcpy2DCommon(dst, dpitch, src, spitch, width, height, kind, stream, DefaultStream::kPerThread, true);
+  return memcpy2DCommon(dst, dpitch, src, spitch, width, height, kind, stream, DefaultStream::kPerThread,
+                        true);
 }
 
 cudaError_t cudaMemset2D(void* devPtr, size_t pitch, int value, size_t width, size_t height) {

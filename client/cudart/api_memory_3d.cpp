@@ -24,6 +24,7 @@ char* elementAddress(const cudaPitchedPtr& p, const cudaPos& pos) {
 
 cudaError_t resolveTarget(cudaStream_t stream, DefaultStream spelling, bool async, CopyTarget* target) {
   target->async = async || spelling == DefaultStream::kPerThread;
+  target->returnsEarly = async;
   return resolveStream(stream, spelling, &target->stream);
 }
 

@@ -31,6 +31,7 @@ cudaError_t memcpyPeer(void* dst, int dstDevice, const void* src, int srcDevice,
   if (count == 0) return cudaSuccess;
   CopyTarget target;
   target.async = async;
+  target.returnsEarly = async;
   if (cudaError_t error = resolveStream(stream, DefaultStream::kLegacy, &target.stream);
       error != cudaSuccess) {
     return recordError(error);

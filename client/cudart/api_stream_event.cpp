@@ -2,17 +2,37 @@
 // stale one is refused by the worker with cudaErrorInvalidResourceHandle.
 #include <cuda_runtime_api.h>
 
-#include "cudart_extra_prototypes.gen.h"  // checks the _ptsz/_ptds and __cuda* definitions
+#include <mutex>
+#include <unordered_set>
 
 #include "client/cudart/error_state.h"
 #include "client/cudart/runtime.h"
 #include "client/cudart/streams.h"
+#include "cudart_extra_prototypes.gen.h"  // checks the _ptsz/_ptds and __cuda* definitions
 
 using namespace agileos::client;
 
 namespace {
 
 std::uint64_t tokenOf(cudaEvent_t event) { return reinterpret_cast<std::uint64_t>(event); }
+
+// Events this process created and has not destroyed. A record or wait that names one
+// of them on a known stream goes out without waiting for its reply; anything else is
+// asked synchronously, so a bad handle gets the worker's answer at once.
+std::mutex gEventMutex;
+std::unordered_set<std::uint64_t>& liveEvents() {
+  static auto* events = new std::unordered_set<std::uint64_t>();
+  return *events;
+}
+bool isLiveEvent(std::uint64_t token) {
+  std::lock_guard lock(gEventMutex);
+  return liveEvents().contains(token);
+}
+bool isKnownStream(std::uint64_t token) {
+  unsigned flags = 0;
+  int priority = 0;
+  return agileos::client::streamProperties(token, &flags, &priority);
+}
 
 cudaError_t createStream(cudaStream_t* pStream, unsigned flags, int priority) {
   if (pStream == nullptr) return recordError(cudaErrorInvalidValue);
@@ -29,38 +49,51 @@ cudaError_t createStream(cudaStream_t* pStream, unsigned flags, int priority) {
 
 cudaError_t streamSynchronize(cudaStream_t stream, DefaultStream spelling) {
   std::uint64_t token = 0;
-  if (cudaError_t error = resolveStream(stream, spelling, &token); error != cudaSuccess) return recordError(error);
+  if (cudaError_t error = resolveStream(stream, spelling, &token); error != cudaSuccess)
+    return recordError(error);
   agileos::v1::CallRequest request;
   request.mutable_stream_synchronize()->set_stream(token);
   agileos::v1::CallReply reply;
-  return recordError(invoke(request, &reply));
+  const std::uint64_t mark = workMark();
+  const cudaError_t error = invoke(request, &reply);
+  if (error == cudaSuccess) noteStreamIdle(token, mark);
+  return recordError(error);
 }
 
 cudaError_t streamQuery(cudaStream_t stream, DefaultStream spelling) {
   std::uint64_t token = 0;
-  if (cudaError_t error = resolveStream(stream, spelling, &token); error != cudaSuccess) return recordError(error);
+  if (cudaError_t error = resolveStream(stream, spelling, &token); error != cudaSuccess)
+    return recordError(error);
+  if (cudaError_t sticky = stickyError(); sticky != cudaSuccess) return sticky;
+  if (streamSurelyIdle(token)) return cudaSuccess;  // nothing posted since it was seen idle
   agileos::v1::CallRequest request;
   request.mutable_stream_query()->set_stream(token);
   agileos::v1::CallReply reply;
+  const std::uint64_t mark = workMark();
   cudaError_t error = invoke(request, &reply);
+  if (error == cudaSuccess) noteStreamIdle(token, mark);
   return error == cudaErrorNotReady ? error : recordError(error);  // "not ready" is a status, not an error
 }
 
 cudaError_t streamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned flags, DefaultStream spelling) {
   std::uint64_t token = 0;
-  if (cudaError_t error = resolveStream(stream, spelling, &token); error != cudaSuccess) return recordError(error);
+  if (cudaError_t error = resolveStream(stream, spelling, &token); error != cudaSuccess)
+    return recordError(error);
   agileos::v1::CallRequest request;
   auto* wait = request.mutable_stream_wait_event();
   wait->set_stream(token);
   wait->set_event(tokenOf(event));
   wait->set_flags(flags);
+  noteWorkPosted(token);
+  if (isLiveEvent(tokenOf(event)) && isKnownStream(token)) return recordError(invokeAsync(request));
   agileos::v1::CallReply reply;
   return recordError(invoke(request, &reply));
 }
 
 cudaError_t streamProperties(cudaStream_t stream, DefaultStream spelling, unsigned* flags, int* priority) {
   std::uint64_t token = 0;
-  if (cudaError_t error = resolveStream(stream, spelling, &token); error != cudaSuccess) return recordError(error);
+  if (cudaError_t error = resolveStream(stream, spelling, &token); error != cudaSuccess)
+    return recordError(error);
   if (!agileos::client::streamProperties(token, flags, priority)) {
     return recordError(cudaErrorInvalidResourceHandle);
   }
@@ -69,12 +102,15 @@ cudaError_t streamProperties(cudaStream_t stream, DefaultStream spelling, unsign
 
 cudaError_t eventRecord(cudaEvent_t event, cudaStream_t stream, unsigned flags, DefaultStream spelling) {
   std::uint64_t token = 0;
-  if (cudaError_t error = resolveStream(stream, spelling, &token); error != cudaSuccess) return recordError(error);
+  if (cudaError_t error = resolveStream(stream, spelling, &token); error != cudaSuccess)
+    return recordError(error);
   agileos::v1::CallRequest request;
   auto* record = request.mutable_event_record();
   record->set_event(tokenOf(event));
   record->set_stream(token);
   record->set_flags(flags);
+  noteWorkPosted(token);
+  if (isLiveEvent(tokenOf(event)) && isKnownStream(token)) return recordError(invokeAsync(request));
   agileos::v1::CallReply reply;
   return recordError(invoke(request, &reply));
 }
@@ -104,12 +140,16 @@ cudaError_t cudaStreamDestroy(cudaStream_t stream) {
   return recordError(error);
 }
 
-cudaError_t cudaStreamSynchronize(cudaStream_t stream) { return streamSynchronize(stream, DefaultStream::kLegacy); }
+cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
+  return streamSynchronize(stream, DefaultStream::kLegacy);
+}
 cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t stream) {
   return streamSynchronize(stream, DefaultStream::kPerThread);
 }
 cudaError_t cudaStreamQuery(cudaStream_t stream) { return streamQuery(stream, DefaultStream::kLegacy); }
-cudaError_t cudaStreamQuery_ptsz(cudaStream_t stream) { return streamQuery(stream, DefaultStream::kPerThread); }
+cudaError_t cudaStreamQuery_ptsz(cudaStream_t stream) {
+  return streamQuery(stream, DefaultStream::kPerThread);
+}
 cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags) {
   return streamWaitEvent(stream, event, flags, DefaultStream::kLegacy);
 }
@@ -145,6 +185,8 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int flags) {
   cudaError_t error = invoke(request, &reply);
   if (error != cudaSuccess) return recordError(error);
   *event = reinterpret_cast<cudaEvent_t>(reply.token().token());
+  std::lock_guard lock(gEventMutex);
+  liveEvents().insert(reply.token().token());
   return cudaSuccess;
 }
 cudaError_t cudaEventCreate(cudaEvent_t* event) { return cudaEventCreateWithFlags(event, cudaEventDefault); }
@@ -153,7 +195,12 @@ cudaError_t cudaEventDestroy(cudaEvent_t event) {
   agileos::v1::CallRequest request;
   request.mutable_event_destroy()->set_event(tokenOf(event));
   agileos::v1::CallReply reply;
-  return recordError(invoke(request, &reply));
+  const cudaError_t error = invoke(request, &reply);
+  if (error == cudaSuccess) {
+    std::lock_guard lock(gEventMutex);
+    liveEvents().erase(tokenOf(event));
+  }
+  return recordError(error);
 }
 
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {

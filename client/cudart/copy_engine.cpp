@@ -3,13 +3,141 @@
 #include <algorithm>
 #include <cstring>
 
+#include "client/common/connection.h"
+#include "client/cudart/device_allocations.h"
+#include "client/cudart/error_state.h"
+#include "client/cudart/host_allocations.h"
 #include "client/cudart/module_registry.h"
+#include "client/cudart/parallel_copy.h"
 #include "client/cudart/runtime.h"
+#include "client/cudart/streams.h"
 
 namespace agileos::client {
 
+namespace {
+
+// A copy (or a fill) on `target.stream` leaves work there unless the call waits for it.
+void noteStreamWork(const CopyTarget& target) {
+  if (target.async) noteWorkPosted(target.stream);
+}
+
+// Sends a copy whose bytes are already in memory shared with the worker (or that moves
+// no host bytes). An *Async call on a range the client knows to be its own goes out
+// without waiting; a synchronous one that was stream-ordered (the per-thread default
+// stream's spelling) then waits for its stream, since the worker may have left the copy
+// enqueued.
+cudaError_t sendCopy(const v1::CallRequest& request, const CopyTarget& target, bool surelyValid) {
+  if (target.returnsEarly && surelyValid) return invokeAsync(request);
+  v1::CallReply reply;
+  cudaError_t error = invoke(request, &reply);
+  if (error != cudaSuccess || target.returnsEarly || !target.async) return error;
+  v1::CallRequest wait;
+  wait.mutable_stream_synchronize()->set_stream(target.stream);
+  v1::CallReply waited;
+  return invoke(wait, &waited);
+}
+
+cudaError_t transportLost() { return cudaErrorDevicesUnavailable; }
+
+cudaError_t stagedHostToDevice(StagedCalls& staged, std::uint64_t dst, const char* src, std::uint64_t bytes,
+                               const CopyTarget& target) {
+  const std::uint32_t chunks = staged.chunkCount();
+  const std::uint64_t chunkBytes = staged.chunkBytes();
+  v1::CallRequest request;
+  v1::MemcpyHtoD* copy = request.mutable_memcpy_htod();
+  copy->set_dst(dst);
+  copy->set_total_size(bytes);
+  copy->set_stream(target.stream);
+  copy->set_async(target.async);
+  std::uint64_t offset = 0;
+  std::uint64_t index = 0;
+  std::uint32_t inFlight = 0;
+  cudaError_t first = cudaSuccess;
+  for (;;) {
+    if (first == cudaSuccess && offset < bytes && inFlight < chunks) {
+      // Chunk `index` reuses the slot of chunk index - chunks, whose reply has arrived.
+      const std::uint64_t size = std::min(chunkBytes, bytes - offset);
+      const auto slot = static_cast<std::uint32_t>(index % chunks);
+      parallelCopy(staged.chunk(slot), src + offset, size);
+      copy->set_offset(offset);
+      staged.describeChunk(slot, size, copy->mutable_source());
+      if (staged.submit(request) != TransportStatus::kOk) return transportLost();
+      ++inFlight;
+      ++index;
+      offset += size;
+      continue;
+    }
+    if (inFlight == 0) return first;
+    v1::CallReply reply;
+    if (staged.next(&reply) != TransportStatus::kOk) return transportLost();
+    --inFlight;
+    if (cudaError_t error = absorbReply(request, reply); error != cudaSuccess && first == cudaSuccess) {
+      first = error;
+    }
+  }
+}
+
+cudaError_t stagedDeviceToHost(StagedCalls& staged, char* dst, std::uint64_t src, std::uint64_t bytes,
+                               const CopyTarget& target) {
+  const std::uint32_t chunks = staged.chunkCount();
+  const std::uint64_t chunkBytes = staged.chunkBytes();
+  const std::uint64_t chunkTotal = (bytes + chunkBytes - 1) / chunkBytes;
+  v1::CallRequest request;
+  v1::MemcpyDtoH* copy = request.mutable_memcpy_dtoh();
+  copy->set_src(src);
+  copy->set_total_size(bytes);
+  copy->set_stream(target.stream);
+  copy->set_async(target.async);
+  auto sizeOf = [&](std::uint64_t index) { return std::min(chunkBytes, bytes - index * chunkBytes); };
+  std::uint64_t submitted = 0;
+  std::uint64_t received = 0;
+  cudaError_t first = cudaSuccess;
+  while (received < submitted || (first == cudaSuccess && submitted < chunkTotal)) {
+    if (first == cudaSuccess && submitted < chunkTotal && submitted - received < chunks) {
+      const auto slot = static_cast<std::uint32_t>(submitted % chunks);
+      copy->set_offset(submitted * chunkBytes);
+      copy->set_size(sizeOf(submitted));
+      staged.describeChunk(slot, sizeOf(submitted), copy->mutable_destination());
+      if (staged.submit(request) != TransportStatus::kOk) return transportLost();
+      ++submitted;
+      continue;
+    }
+    v1::CallReply reply;
+    if (staged.next(&reply) != TransportStatus::kOk) return transportLost();
+    const cudaError_t error = absorbReply(request, reply);
+    if (error != cudaSuccess && first == cudaSuccess) first = error;
+    if (first == cudaSuccess) {
+      // The worker has filled chunk `received`; it refills the other slots meanwhile.
+      const auto slot = static_cast<std::uint32_t>(received % chunks);
+      parallelCopy(dst + received * chunkBytes, staged.chunk(slot), sizeOf(received));
+    }
+    ++received;
+  }
+  return first;
+}
+
+}  // namespace
+
 cudaError_t copyHostToDevice(std::uint64_t dst, const void* src, std::uint64_t bytes, CopyTarget target) {
+  if (cudaError_t sticky = stickyError(); sticky != cudaSuccess) return sticky;
+  noteStreamWork(target);
+  if (auto shared = HostAllocations::instance().sharedRange(src, bytes)) {
+    v1::CallRequest request;
+    v1::MemcpyHtoD* copy = request.mutable_memcpy_htod();
+    copy->set_dst(dst);
+    copy->set_total_size(bytes);
+    copy->set_stream(target.stream);
+    copy->set_async(target.async);
+    copy->mutable_source()->set_segment(shared->segment);
+    copy->mutable_source()->set_offset(shared->offset);
+    copy->mutable_source()->set_size(bytes);
+    return sendCopy(request, target, surelyDeviceRange(dst, bytes));
+  }
   const auto* bytesIn = static_cast<const char*>(src);
+  if (std::unique_ptr<StagedCalls> staged = Connection::instance().stage();
+      staged != nullptr && staged->chunkCount() > 0) {
+    return stagedHostToDevice(*staged, dst, bytesIn, bytes, target);
+  }
   std::uint64_t offset = 0;
   do {
     const std::uint64_t chunk = std::min(kCopyChunkBytes, bytes - offset);
@@ -29,7 +157,26 @@ cudaError_t copyHostToDevice(std::uint64_t dst, const void* src, std::uint64_t b
 }
 
 cudaError_t copyDeviceToHost(void* dst, std::uint64_t src, std::uint64_t bytes, CopyTarget target) {
+  if (cudaError_t sticky = stickyError(); sticky != cudaSuccess) return sticky;
+  noteStreamWork(target);
+  if (auto shared = HostAllocations::instance().sharedRange(dst, bytes)) {
+    v1::CallRequest request;
+    v1::MemcpyDtoH* copy = request.mutable_memcpy_dtoh();
+    copy->set_src(src);
+    copy->set_total_size(bytes);
+    copy->set_size(bytes);
+    copy->set_stream(target.stream);
+    copy->set_async(target.async);
+    copy->mutable_destination()->set_segment(shared->segment);
+    copy->mutable_destination()->set_offset(shared->offset);
+    copy->mutable_destination()->set_size(bytes);
+    return sendCopy(request, target, surelyDeviceRange(src, bytes));
+  }
   auto* bytesOut = static_cast<char*>(dst);
+  if (std::unique_ptr<StagedCalls> staged = Connection::instance().stage();
+      staged != nullptr && staged->chunkCount() > 0) {
+    return stagedDeviceToHost(*staged, bytesOut, src, bytes, target);
+  }
   std::uint64_t offset = 0;
   do {
     const std::uint64_t chunk = std::min(kCopyChunkBytes, bytes - offset);
@@ -51,6 +198,7 @@ cudaError_t copyDeviceToHost(void* dst, std::uint64_t src, std::uint64_t bytes, 
 }
 
 cudaError_t copyDeviceToDevice(std::uint64_t dst, std::uint64_t src, std::uint64_t bytes, CopyTarget target) {
+  noteStreamWork(target);
   v1::CallRequest request;
   v1::MemcpyDtoD* copy = request.mutable_memcpy_dtod();
   copy->set_dst(dst);
@@ -58,11 +206,17 @@ cudaError_t copyDeviceToDevice(std::uint64_t dst, std::uint64_t src, std::uint64
   copy->set_size(bytes);
   copy->set_stream(target.stream);
   copy->set_async(target.async);
+  if (target.returnsEarly && surelyDeviceRange(dst, bytes) && surelyDeviceRange(src, bytes)) {
+    return invokeAsync(request);
+  }
   v1::CallReply reply;
   return invoke(request, &reply);
 }
 
 cudaError_t fillDevice(std::uint64_t dst, int value, std::uint64_t bytes, CopyTarget target) {
+  // A memset of device memory, even cudaMemset, is asynchronous with respect to the host in
+  // CUDA, so one on a range the client knows to be its own goes out without waiting.
+  noteWorkPosted(target.stream);
   v1::CallRequest request;
   v1::Memset* memset = request.mutable_memset();
   memset->set_dst(dst);
@@ -70,6 +224,7 @@ cudaError_t fillDevice(std::uint64_t dst, int value, std::uint64_t bytes, CopyTa
   memset->set_size(bytes);
   memset->set_stream(target.stream);
   memset->set_async(target.async);
+  if (surelyDeviceRange(dst, bytes)) return invokeAsync(request);
   v1::CallReply reply;
   return invoke(request, &reply);
 }
@@ -82,7 +237,8 @@ bool isDeviceAddress(const void* p) {
   return ModuleRegistry::instance().isDeviceVariableAddress(address);
 }
 
-cudaError_t copyByKind(void* dst, const void* src, std::uint64_t bytes, cudaMemcpyKind kind, CopyTarget target) {
+cudaError_t copyByKind(void* dst, const void* src, std::uint64_t bytes, cudaMemcpyKind kind,
+                       CopyTarget target) {
   if (kind == cudaMemcpyDefault) {
     const bool dstDevice = isDeviceAddress(dst);
     const bool srcDevice = isDeviceAddress(src);

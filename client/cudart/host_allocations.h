@@ -1,12 +1,18 @@
 // HostAllocations: page-locked host memory handed out by cudaMallocHost and
 // cudaHostAlloc (untrusted side).
 //
-// Until the shared-memory transport lands, such memory is ordinary anonymous
-// memory of the client, locked with mlock where the limit allows; copies from it
-// travel like any host copy. Mapped (device-visible) host memory is not offered.
+// Over the shared-memory transport such memory is a segment the worker shares
+// with this process (HostAlloc: a sealed memfd the worker has registered with the
+// GPU), so a copy from or to it is one DMA by the worker with no staging; copies
+// name it by segment and offset (sharedRange()). Over gRPC it is ordinary
+// anonymous memory of the client, locked with mlock where the limit allows, and
+// copies from it travel like any host copy. Mapped (device-visible) host memory is
+// not offered.
 //
 // Thread-safety: all methods are safe to call concurrently.
 #pragma once
+
+#include <cuda_runtime_api.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -16,21 +22,32 @@
 
 namespace agileos::client {
 
+// Where a host range lies in memory shared with the worker.
+struct SharedHostRange {
+  std::uint64_t segment = 0;
+  std::uint64_t offset = 0;
+};
+
 class HostAllocations {
  public:
   static HostAllocations& instance();
 
-  void* allocate(std::size_t size, unsigned flags);
-  // Frees the allocation whose base is exactly p; false if p is not one.
-  bool free(void* p);
+  // size > 0. Returns cudaSuccess with *p set, or the error.
+  cudaError_t allocate(std::size_t size, unsigned flags, void** p);
+  // Frees the allocation whose base is exactly p (waiting for the device first when it
+  // is shared with the worker, as cudaFreeHost does). cudaErrorInvalidValue if p is not one.
+  cudaError_t free(void* p);
   // The flags of the allocation containing p.
   std::optional<unsigned> flagsOf(const void* p) const;
+  // The shared segment holding all of [p, p+bytes), if one does.
+  std::optional<SharedHostRange> sharedRange(const void* p, std::uint64_t bytes) const;
 
  private:
   struct Entry {
     std::size_t size;
     std::size_t mappedSize;
     unsigned flags;
+    std::uint64_t segment;  // 0: private to this process
   };
   mutable std::mutex mutex_;
   std::map<std::uintptr_t, Entry> entries_;

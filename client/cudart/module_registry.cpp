@@ -186,7 +186,10 @@ cudaError_t ModuleRegistry::ensureLoaded(Fatbin& fatbin) {
     KernelLayout layout;
     layout.token = info.token();
     layout.bufferSize = info.param_buffer_size();
-    for (const v1::KernelParam& param : info.params()) layout.params.emplace_back(param.offset(), param.size());
+    layout.maxThreadsPerBlock = info.max_threads_per_block();
+    layout.staticSharedBytes = info.static_shared_bytes();
+    for (const v1::KernelParam& param : info.params())
+      layout.params.emplace_back(param.offset(), param.size());
     fatbin.kernels[info.name()] = std::move(layout);
   }
   std::unique_lock registryLock(mutex_);
@@ -243,6 +246,15 @@ cudaError_t ModuleRegistry::variable(const void* hostVariable, DeviceVariable* o
   if (it == symbol.fatbin->variables.end()) return cudaErrorInvalidSymbol;
   *out = it->second;
   return cudaSuccess;
+}
+
+bool ModuleRegistry::isDeviceVariableRange(std::uint64_t p, std::uint64_t bytes) const {
+  std::shared_lock lock(mutex_);
+  auto it = variableRanges_.upper_bound(p);
+  if (it == variableRanges_.begin()) return false;
+  --it;
+  const std::uint64_t offset = p - it->first;
+  return offset < it->second && bytes <= it->second - offset;
 }
 
 bool ModuleRegistry::isDeviceVariableAddress(std::uint64_t p) const {

@@ -28,6 +28,8 @@ struct KernelLayout {
   std::uint64_t token = 0;
   std::vector<std::pair<std::uint32_t, std::uint32_t>> params;  // (offset, size)
   std::uint32_t bufferSize = 0;
+  std::int32_t maxThreadsPerBlock = 0;  // 0: unknown
+  std::uint32_t staticSharedBytes = 0;
 };
 
 struct DeviceVariable {
@@ -55,6 +57,8 @@ class ModuleRegistry {
   cudaError_t kernel(const void* hostFunction, KernelLayout* out);
   // Resolves a __device__/__constant__ variable by its host shadow address.
   cudaError_t variable(const void* hostVariable, DeviceVariable* out);
+  // True if [p, p+bytes) lies inside one loaded module variable.
+  bool isDeviceVariableRange(std::uint64_t p, std::uint64_t bytes) const;
   // True when p lies inside a loaded module variable (for cudaMemcpyDefault).
   bool isDeviceVariableAddress(std::uint64_t p) const;
 

@@ -10,27 +10,73 @@ namespace agileos::client {
 
 cudaError_t toCudaError(ConnectionState state) {
   switch (state) {
-    case ConnectionState::kConnected: return cudaSuccess;
-    case ConnectionState::kNoDaemon: return cudaErrorNoDevice;
+    case ConnectionState::kConnected:
+      return cudaSuccess;
+    case ConnectionState::kNoDaemon:
+      return cudaErrorNoDevice;
     case ConnectionState::kBusy:
-    case ConnectionState::kLost: return cudaErrorDevicesUnavailable;
+    case ConnectionState::kLost:
+      return cudaErrorDevicesUnavailable;
   }
   return cudaErrorUnknown;
+}
+
+namespace {
+
+bool isSynchronizing(const v1::CallRequest& request) {
+  using Op = v1::CallRequest::OpCase;
+  switch (request.op_case()) {
+    case Op::kDeviceSynchronize:
+    case Op::kStreamSynchronize:
+    case Op::kEventSynchronize:
+    case Op::kStreamQuery:
+    case Op::kEventQuery:
+      return true;
+    case Op::kMemcpyHtod:
+      return !request.memcpy_htod().async();
+    case Op::kMemcpyDtoh:
+      return !request.memcpy_dtoh().async();
+    case Op::kMemcpyDtod:
+      return !request.memcpy_dtod().async();
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+cudaError_t absorbReply(const v1::CallRequest& request, const v1::CallReply& reply) {
+  if (!reply.device_output().empty()) {
+    std::fwrite(reply.device_output().data(), 1, reply.device_output().size(), stdout);
+    std::fflush(stdout);
+  }
+  if (reply.error() != cudaSuccess && !reply.error_detail().empty()) {
+    AGILEOS_LOG_INFO("worker refused call %d: %s", static_cast<int>(request.op_case()),
+                     reply.error_detail().c_str());
+  }
+  const auto own = static_cast<cudaError_t>(reply.error());
+  if (reply.deferred_error() == 0) return own;
+  const auto deferred = static_cast<cudaError_t>(reply.deferred_error());
+  AGILEOS_LOG_INFO("an asynchronous call failed with %d: %s", reply.deferred_error(),
+                   reply.deferred_error_detail().c_str());
+  recordError(deferred);
+  return own == cudaSuccess && isSynchronizing(request) ? deferred : own;
 }
 
 cudaError_t invoke(const v1::CallRequest& request, v1::CallReply* reply) {
   if (cudaError_t sticky = stickyError(); sticky != cudaSuccess) return sticky;
   const ConnectionState state = Connection::instance().call(request, reply);
   if (state != ConnectionState::kConnected) return toCudaError(state);
-  if (!reply->device_output().empty()) {
-    std::fwrite(reply->device_output().data(), 1, reply->device_output().size(), stdout);
-    std::fflush(stdout);
-  }
-  if (reply->error() != cudaSuccess && !reply->error_detail().empty()) {
-    AGILEOS_LOG_INFO("worker refused call %d: %s", static_cast<int>(request.op_case()),
-                     reply->error_detail().c_str());
-  }
-  return static_cast<cudaError_t>(reply->error());
+  return absorbReply(request, *reply);
+}
+
+cudaError_t invokeAsync(const v1::CallRequest& request) {
+  if (cudaError_t sticky = stickyError(); sticky != cudaSuccess) return sticky;
+  v1::CallReply reply;
+  bool replied = false;
+  const ConnectionState state = Connection::instance().send(request, &reply, &replied);
+  if (state != ConnectionState::kConnected) return toCudaError(state);
+  return replied ? absorbReply(request, reply) : cudaSuccess;
 }
 
 const v1::DeviceInfo* deviceInfo(cudaError_t* error) {
@@ -48,6 +94,5 @@ const v1::DeviceInfo* deviceInfo(cudaError_t* error) {
   *error = failure;
   return info;
 }
-
 
 }  // namespace agileos::client

@@ -1,5 +1,6 @@
 #include "client/cudart/streams.h"
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <unordered_map>
@@ -12,7 +13,14 @@ namespace {
 struct StreamProperties {
   unsigned flags;
   int priority;
+  std::uint64_t lastPosted = 0;  // work mark of the latest work posted to the stream
+  std::uint64_t idleAt = 0;      // a mark at which the stream was seen idle
 };
+
+// Marks count posted work; the legacy stream's record lives outside the map.
+std::atomic<std::uint64_t> gWorkMark{0};
+StreamProperties gLegacy{0, 0};
+std::uint64_t gDeviceIdleAt = 0;  // guarded by gMutex
 
 std::mutex gMutex;
 std::unordered_map<std::uint64_t, StreamProperties>& properties() {
@@ -75,6 +83,50 @@ bool streamProperties(std::uint64_t token, unsigned* flags, int* priority) {
   if (it == properties().end()) return false;
   *flags = it->second.flags;
   *priority = it->second.priority;
+  return true;
+}
+
+namespace {
+
+// Caller holds gMutex. Null for an unknown token.
+StreamProperties* recordOf(std::uint64_t token) {
+  if (token == 0 || token == 1) return &gLegacy;
+  auto it = properties().find(token);
+  return it == properties().end() ? nullptr : &it->second;
+}
+
+bool idle(const StreamProperties& stream) {
+  return stream.lastPosted <= std::max(stream.idleAt, gDeviceIdleAt);
+}
+
+}  // namespace
+
+void noteWorkPosted(std::uint64_t token) {
+  std::lock_guard lock(gMutex);
+  const std::uint64_t mark = gWorkMark.fetch_add(1) + 1;
+  if (StreamProperties* stream = recordOf(token)) stream->lastPosted = mark;
+}
+
+std::uint64_t workMark() { return gWorkMark.load(); }
+
+void noteStreamIdle(std::uint64_t token, std::uint64_t mark) {
+  std::lock_guard lock(gMutex);
+  if (StreamProperties* stream = recordOf(token)) stream->idleAt = std::max(stream->idleAt, mark);
+}
+
+void noteDeviceIdle(std::uint64_t mark) {
+  std::lock_guard lock(gMutex);
+  gDeviceIdleAt = std::max(gDeviceIdleAt, mark);
+}
+
+bool streamSurelyIdle(std::uint64_t token) {
+  std::lock_guard lock(gMutex);
+  const StreamProperties* stream = recordOf(token);
+  if (stream == nullptr || !idle(gLegacy)) return false;
+  if (stream != &gLegacy) return idle(*stream);
+  for (const auto& [other, properties] : properties()) {
+    if (!idle(properties)) return false;
+  }
   return true;
 }
 

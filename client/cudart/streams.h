@@ -28,4 +28,20 @@ bool streamProperties(std::uint64_t token, unsigned* flags, int* priority);
 // After cudaDeviceReset: every stream is gone, including per-thread default streams.
 void forgetAllStreams();
 
+// What the client knows about work pending on its streams, so that cudaStreamQuery
+// on a stream that surely has nothing pending is answered without a round trip.
+// Every call that leaves work on a stream (a launch, an async copy or memset, a
+// memset, an event record, a stream wait) notes it BEFORE it is sent; a
+// synchronize or a query that found a stream idle notes that, with the mark taken
+// BEFORE it was sent, so work posted meanwhile by another thread keeps the stream
+// pending. A stream is surely idle when nothing was posted to it since a mark that
+// found it (or the whole device) idle. Blocking streams and the legacy stream wait
+// for each other, so the legacy stream counts as idle only when every stream is,
+// and another stream only when the legacy stream is too.
+void noteWorkPosted(std::uint64_t token);
+std::uint64_t workMark();
+void noteStreamIdle(std::uint64_t token, std::uint64_t mark);
+void noteDeviceIdle(std::uint64_t mark);
+bool streamSurelyIdle(std::uint64_t token);
+
 }  // namespace agileos::client

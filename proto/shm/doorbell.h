@@ -20,9 +20,16 @@
 
 namespace agileos::shm {
 
+// How long to spin is a latency/CPU trade: a wait that outlasts the spin pays a futex
+// wake-up (several microseconds, more under load) on top. Native CUDA spins while it
+// waits for the GPU, so the client spins as long as a typical short GPU wait
+// (kClientSpin); the worker spins long enough to catch the next call of a program that
+// issues them back to back (kWorkerSpin).
 struct WaitPolicy {
-  std::chrono::microseconds spin{30};         // busy-wait this long before sleeping
-  std::chrono::milliseconds sleepSlice{50};   // longest single sleep between keepWaiting() checks
+  static constexpr std::chrono::microseconds kClientSpin{500};
+  static constexpr std::chrono::microseconds kWorkerSpin{200};
+  std::chrono::microseconds spin{30};        // busy-wait this long before sleeping
+  std::chrono::milliseconds sleepSlice{50};  // longest single sleep between keepWaiting() checks
 };
 
 // FUTEX_WAIT (shared, not private: the word is in a MAP_SHARED mapping) with a timeout.

@@ -6,9 +6,12 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+
+#include "proto/shm/fd_passing.h"
 
 namespace agileos::shm {
 namespace {
@@ -71,8 +74,8 @@ std::optional<std::string> shmSocketPathFor(const std::string& grpcEndpoint) {
   return path + ".shm.sock";
 }
 
-bool clientHandshake(const std::string& socketPath, const std::string& token, std::chrono::milliseconds timeout,
-                     int* socketFd, int* regionFd, std::string* error) {
+bool clientHandshake(const std::string& socketPath, const std::string& token,
+                     std::chrono::milliseconds timeout, int* socketFd, int* regionFd, std::string* error) {
   const Clock::time_point deadline = Clock::now() + timeout;
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
@@ -96,69 +99,40 @@ bool clientHandshake(const std::string& socketPath, const std::string& token, st
   std::string message;
   if (!writeAll(fd, frame.data(), frame.size(), &message)) return fail(message);
 
-  if (!waitReady(fd, POLLIN, deadline)) return fail("the worker did not answer the handshake");
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
   char answer = 0;
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  iovec io{&answer, 1};
-  msghdr header{};
-  header.msg_iov = &io;
-  header.msg_iovlen = 1;
-  header.msg_control = control;
-  header.msg_controllen = sizeof control;
-  ssize_t n;
-  do {
-    n = ::recvmsg(fd, &header, MSG_CMSG_CLOEXEC);
-  } while (n < 0 && errno == EINTR);
   int received = -1;
-  for (cmsghdr* c = CMSG_FIRSTHDR(&header); c != nullptr; c = CMSG_NXTHDR(&header, c)) {
-    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof(int))) {
-      std::memcpy(&received, CMSG_DATA(c), sizeof(int));
-    }
+  bool closed = false;
+  if (!receiveFd(fd, std::max(left, std::chrono::milliseconds(1)), &answer, &received, &message, &closed)) {
+    return fail(closed ? "the worker refused the session token" : "handshake: " + message);
   }
-  if (n == 1 && answer == kHandshakeAccepted && received >= 0 && (header.msg_flags & MSG_CTRUNC) == 0) {
-    *socketFd = fd;
-    *regionFd = received;
-    return true;
+  if (answer != kHandshakeAccepted) {
+    ::close(received);
+    return fail("malformed handshake answer");
   }
-  if (received >= 0) ::close(received);
-  return fail(n == 0 ? "the worker refused the session token" : "malformed handshake answer");
+  *socketFd = fd;
+  *regionFd = received;
+  return true;
 }
 
 bool readTokenFrame(int socketFd, std::chrono::milliseconds timeout, std::string* token, std::string* error) {
   const Clock::time_point deadline = Clock::now() + timeout;
   std::uint8_t prefix[4];
   if (!readExactly(socketFd, prefix, sizeof prefix, deadline, error)) return false;
-  const std::uint32_t length = prefix[0] | (prefix[1] << 8) | (prefix[2] << 16) | (std::uint32_t{prefix[3]} << 24);
+  const std::uint32_t length =
+      prefix[0] | (prefix[1] << 8) | (prefix[2] << 16) | (std::uint32_t{prefix[3]} << 24);
   if (length == 0 || length > kMaxTokenBytes) return (*error = "token frame of bad length", false);
   token->assign(length, '\0');
   return readExactly(socketFd, token->data(), length, deadline, error);
 }
 
 bool sendRegionFd(int socketFd, int regionFd, std::string* error) {
-  char answer = kHandshakeAccepted;
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  iovec io{&answer, 1};
-  msghdr header{};
-  header.msg_iov = &io;
-  header.msg_iovlen = 1;
-  header.msg_control = control;
-  header.msg_controllen = sizeof control;
-  cmsghdr* c = CMSG_FIRSTHDR(&header);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int));
-  std::memcpy(CMSG_DATA(c), &regionFd, sizeof(int));
-  ssize_t n;
-  do {
-    n = ::sendmsg(socketFd, &header, MSG_NOSIGNAL);
-  } while (n < 0 && errno == EINTR);
-  if (n != 1) return (*error = errnoText("sendmsg"), false);
-  return true;
+  return sendFd(socketFd, kHandshakeAccepted, regionFd, error);
 }
 
 bool peerGone(int socketFd, std::chrono::milliseconds timeout) {
-  // Only hang-up events are asked for: bytes a peer writes after the handshake are ignored,
-  // so they cannot make this return early in a loop.
+  // Only hang-up events are asked for: bytes (or file descriptors) a peer sends after the
+  // handshake are ignored, so they cannot make this return early in a loop.
   pollfd p{socketFd, POLLRDHUP, 0};
   int rc;
   do {

@@ -9,6 +9,8 @@
 #include <cstring>
 #include <new>
 
+#include "proto/shm/sealed_memfd.h"
+
 namespace agileos::shm {
 namespace {
 
@@ -22,22 +24,8 @@ std::unique_ptr<MappedRegion> MappedRegion::create(const RegionSizes& sizes, std
     *error = "unusable shared-memory region sizes";
     return nullptr;
   }
-  const int fd = ::memfd_create("agileos-call-region", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-  if (fd < 0) {
-    *error = errnoText("memfd_create");
-    return nullptr;
-  }
-  const auto size = static_cast<off_t>(geometry.regionBytes);
-  // fallocate reserves every page now: a page fault on a hole could otherwise SIGBUS the
-  // worker when memory runs short. The seals stop the client from resizing the file.
-  int rc = ::ftruncate(fd, size);
-  if (rc == 0) rc = ::posix_fallocate(fd, 0, size) == 0 ? 0 : -1;
-  if (rc == 0) rc = ::fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
-  if (rc != 0) {
-    *error = errnoText("sizing or sealing the region");
-    ::close(fd);
-    return nullptr;
-  }
+  const int fd = createSealedMemfd("agileos-call-region", geometry.regionBytes, error);
+  if (fd < 0) return nullptr;
   void* base = ::mmap(nullptr, geometry.regionBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (base == MAP_FAILED) {
     *error = errnoText("mmap");
@@ -67,7 +55,8 @@ std::unique_ptr<MappedRegion> MappedRegion::attach(int fd, std::string* error) {
   }
   RegionGeometry geometry;
   std::memcpy(&geometry, base, sizeof geometry);  // one copy, then checked and kept
-  std::unique_ptr<MappedRegion> region(new MappedRegion(fd, static_cast<std::uint8_t*>(base), size, geometry));
+  std::unique_ptr<MappedRegion> region(
+      new MappedRegion(fd, static_cast<std::uint8_t*>(base), size, geometry));
   if (!validGeometry(geometry, size)) {
     *error = "the region's geometry is invalid or of another version";
     return nullptr;

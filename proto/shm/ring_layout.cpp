@@ -13,10 +13,10 @@ constexpr std::uint64_t kMaxArenaBytes = 1ull << 32;
 bool isPowerOfTwo(std::uint64_t value) { return value != 0 && (value & (value - 1)) == 0; }
 
 bool sizesUsable(std::uint32_t slotCount, std::uint32_t slotBytes, std::uint64_t requestArenaBytes,
-                 std::uint64_t replyArenaBytes) {
+                 std::uint64_t replyArenaBytes, std::uint64_t stagingBytes) {
   return isPowerOfTwo(slotCount) && slotCount <= kMaxSlotCount && slotBytes > sizeof(SlotHeader) &&
          slotBytes <= kMaxSlotBytes && slotBytes % kCacheLine == 0 && requestArenaBytes <= kMaxArenaBytes &&
-         replyArenaBytes <= kMaxArenaBytes;
+         replyArenaBytes <= kMaxArenaBytes && stagingBytes <= kMaxArenaBytes;
 }
 
 }  // namespace
@@ -34,7 +34,10 @@ const char* toString(IndexVerdict verdict) {
 }
 
 bool computeGeometry(const RegionSizes& sizes, RegionGeometry* geometry) {
-  if (!sizesUsable(sizes.slotCount, sizes.slotBytes, sizes.requestArenaBytes, sizes.replyArenaBytes)) return false;
+  if (!sizesUsable(sizes.slotCount, sizes.slotBytes, sizes.requestArenaBytes, sizes.replyArenaBytes,
+                   sizes.stagingBytes)) {
+    return false;
+  }
   constexpr std::uint64_t kPage = 4096;
   const std::uint64_t ringBytes = std::uint64_t{sizes.slotCount} * sizes.slotBytes;
   RegionGeometry g{};
@@ -48,14 +51,17 @@ bool computeGeometry(const RegionSizes& sizes, RegionGeometry* geometry) {
   g.requestArenaBytes = sizes.requestArenaBytes;
   g.replyArenaOffset = roundUp(g.requestArenaOffset + g.requestArenaBytes, kPage);
   g.replyArenaBytes = sizes.replyArenaBytes;
-  g.regionBytes = roundUp(g.replyArenaOffset + g.replyArenaBytes, kPage);
+  g.stagingOffset = roundUp(g.replyArenaOffset + g.replyArenaBytes, kPage);
+  g.stagingBytes = sizes.stagingBytes;
+  g.regionBytes = roundUp(g.stagingOffset + g.stagingBytes, kPage);
   *geometry = g;
   return true;
 }
 
 bool validGeometry(const RegionGeometry& g, std::uint64_t mappedBytes) {
   if (g.magic != kRegionMagic || g.version != kRegionVersion) return false;
-  if (!sizesUsable(g.slotCount, g.slotBytes, g.requestArenaBytes, g.replyArenaBytes)) return false;
+  if (!sizesUsable(g.slotCount, g.slotBytes, g.requestArenaBytes, g.replyArenaBytes, g.stagingBytes))
+    return false;
   if (g.regionBytes > mappedBytes) return false;
   const std::uint64_t ringBytes = std::uint64_t{g.slotCount} * g.slotBytes;
   const std::uint64_t start = sizeof(ControlBlock);
@@ -67,7 +73,9 @@ bool validGeometry(const RegionGeometry& g, std::uint64_t mappedBytes) {
          g.requestArenaOffset >= g.completionRingOffset + ringBytes &&
          rangeWithin(g.requestArenaOffset, g.requestArenaBytes, g.regionBytes) &&
          g.replyArenaOffset >= g.requestArenaOffset + g.requestArenaBytes &&
-         rangeWithin(g.replyArenaOffset, g.replyArenaBytes, g.regionBytes);
+         rangeWithin(g.replyArenaOffset, g.replyArenaBytes, g.regionBytes) &&
+         g.stagingOffset >= g.replyArenaOffset + g.replyArenaBytes &&
+         rangeWithin(g.stagingOffset, g.stagingBytes, g.regionBytes);
 }
 
 }  // namespace agileos::shm

@@ -11,15 +11,28 @@
 //   [completion ring] slotCount x slotBytes    worker -> client
 //   [request arena]   requestArenaBytes        a request too large for a slot
 //   [reply arena]     replyArenaBytes          a reply too large for a slot
+//   [staging]         stagingBytes             bulk bytes of copies (HostBuffer segment 0),
+//                                              registered with the GPU by the worker
 //
 // Each ring is single-producer single-consumer with free-running 64-bit indices
 // (slot = index % slotCount): the producer writes the slot, then publishes
 // `produced` with release; the consumer reads `produced` with acquire, copies the
 // slot, then publishes `consumed`. A message larger than a slot's payload goes to
-// its direction's arena at offset 0 (the slot then names offset and length): the
-// client issues one call at a time, so at most one arena message per direction is
-// live. That restriction is the client's, not the layout's; the asynchronous step
-// will carve the arenas into extents instead.
+// its direction's arena at offset 0 (the slot then names offset and length). At
+// most one arena message per direction is live: the client writes the request arena
+// only when the worker has taken every earlier request (the worker copies a message
+// out as it takes it), and the worker writes the reply arena only when the client has
+// consumed every earlier completion.
+//
+// A request slot's `status` carries RequestFlags: kNoReply marks a call the client
+// does not wait for (launches, async copies, ...). The worker runs it in ring order
+// and writes no completion; the first error of such calls rides on the next reply
+// (CallReply.deferred_error). Every other request gets exactly one completion, in
+// request order, so several calls may be in flight at once.
+//
+// The staging area is the client's to carve: it names parts of it in copy requests
+// (HostBuffer{segment 0, offset, size}) and reuses a part only after the call that
+// used it has completed. The worker bounds every such range by the staging area.
 //
 // Trust: the worker trusts NOTHING in the region (the client can rewrite any byte
 // at any time). It keeps the geometry in private memory, copies a slot or arena
@@ -36,7 +49,7 @@
 namespace agileos::shm {
 
 inline constexpr std::uint64_t kRegionMagic = 0x314d4853534f4741ull;  // "AGOSSHM1", little endian
-inline constexpr std::uint32_t kRegionVersion = 1;
+inline constexpr std::uint32_t kRegionVersion = 2;
 inline constexpr std::size_t kCacheLine = 64;
 
 // The counters are shared between processes, so they must be genuinely lock-free
@@ -59,6 +72,8 @@ struct RegionGeometry {
   std::uint64_t requestArenaBytes;
   std::uint64_t replyArenaOffset;
   std::uint64_t replyArenaBytes;
+  std::uint64_t stagingOffset;  // page aligned
+  std::uint64_t stagingBytes;
   std::uint64_t regionBytes;
 };
 static_assert(std::is_trivially_copyable_v<RegionGeometry>);
@@ -98,7 +113,12 @@ enum class CompletionStatus : std::uint32_t {
   kReplyTooLarge = 3,  // the reply did not fit the reply arena; no message
 };
 
-// Start of every slot. In a request slot `status` is unused; in a completion slot it
+// Bits of a request slot's `status`.
+enum RequestFlags : std::uint32_t {
+  kNoReply = 1u << 0,  // run in order, write no completion, defer the error
+};
+
+// Start of every slot. In a request slot `status` holds RequestFlags; in a completion slot it
 // is a CompletionStatus. `callId` is chosen by the client and echoed in the completion.
 struct SlotHeader {
   std::uint32_t kind;  // SlotKind
@@ -116,12 +136,17 @@ inline constexpr std::uint64_t roundUp(std::uint64_t value, std::uint64_t alignm
   return (value + alignment - 1) / alignment * alignment;
 }
 
-// The worker's choice of sizes; slot payloads of ~4 KiB hold every small call inline.
+// The worker's choice of sizes. Slot payloads of ~4 KiB hold every small call inline;
+// 256 slots let a client run that many asynchronous calls ahead of the worker. Bulk
+// bytes travel through staging, so the arenas only hold large messages (module images;
+// the client sends a request larger than its arena over gRPC instead). About 57 MiB in
+// all, every page reserved up front.
 struct RegionSizes {
-  std::uint32_t slotCount = 64;
+  std::uint32_t slotCount = 256;
   std::uint32_t slotBytes = 4096;
-  std::uint64_t requestArenaBytes = (64ull << 20) + (1ull << 20);  // a 64 MiB copy chunk + envelope
-  std::uint64_t replyArenaBytes = (64ull << 20) + (1ull << 20);
+  std::uint64_t requestArenaBytes = 16ull << 20;
+  std::uint64_t replyArenaBytes = 8ull << 20;
+  std::uint64_t stagingBytes = 32ull << 20;
 };
 
 // Lays out a region for `sizes`. Returns false if the sizes are unusable (slot count
@@ -138,7 +163,8 @@ inline std::uint32_t slotPayloadBytes(const RegionGeometry& geometry) {
 }
 
 // Offset of slot `index` (free-running) of the ring that starts at `ringOffset`.
-inline std::uint64_t slotOffset(std::uint64_t ringOffset, std::uint64_t index, const RegionGeometry& geometry) {
+inline std::uint64_t slotOffset(std::uint64_t ringOffset, std::uint64_t index,
+                                const RegionGeometry& geometry) {
   return ringOffset + (index & (geometry.slotCount - 1)) * geometry.slotBytes;
 }
 

@@ -39,7 +39,8 @@ constexpr char kToken[] = "bench-session-token-0123456789ab";
   using namespace agileos::worker;
   FakeGpuBackend gpu{FakeGpuConfig{}};
   std::string error;
-  if (gpu.init(0, &error) != CUDA_SUCCESS) std::exit((std::fprintf(stderr, "fake init: %s\n", error.c_str()), 1));
+  if (gpu.init(0, &error) != CUDA_SUCCESS)
+    std::exit((std::fprintf(stderr, "fake init: %s\n", error.c_str()), 1));
   auto memory = agileos::memmgr::MemoryManager::create(gpu, &error);
   if (!memory) std::exit((std::fprintf(stderr, "memory manager: %s\n", error.c_str()), 1));
   WorkerRuntime runtime(gpu, *memory, nullptr, nullptr);
@@ -61,7 +62,9 @@ Stats summarize(std::vector<double> samples) {
   std::sort(samples.begin(), samples.end());
   double sum = 0;
   for (double s : samples) sum += s;
-  auto rank = [&](double q) { return samples[std::min(samples.size() - 1, static_cast<std::size_t>(q * samples.size()))]; };
+  auto rank = [&](double q) {
+    return samples[std::min(samples.size() - 1, static_cast<std::size_t>(q * samples.size()))];
+  };
   return {rank(0.50), rank(0.99), sum / samples.size()};
 }
 
@@ -75,12 +78,13 @@ void bench(const char* name, agileos::client::CallTransport& transport, int call
   samples.reserve(calls);
   for (int i = 0; i < calls; ++i) {
     const auto start = Clock::now();
-    if (transport.call(info, &reply) != client::TransportStatus::kOk) std::exit((std::fprintf(stderr, "%s: call failed\n", name), 1));
+    if (transport.call(info, &reply) != client::TransportStatus::kOk)
+      std::exit((std::fprintf(stderr, "%s: call failed\n", name), 1));
     samples.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
   }
   const Stats small = summarize(samples);
-  std::printf("%-5s get_device_info      p50 %8.2f us   p99 %8.2f us   mean %8.2f us   (%d calls)\n", name, small.p50,
-              small.p99, small.mean, calls);
+  std::printf("%-5s get_device_info      p50 %8.2f us   p99 %8.2f us   mean %8.2f us   (%d calls)\n", name,
+              small.p50, small.p99, small.mean, calls);
 
   v1::CallRequest alloc;
   constexpr std::uint64_t kBytes = 4 << 20;
@@ -96,12 +100,37 @@ void bench(const char* name, agileos::client::CallTransport& transport, int call
   for (int i = 0; i < 40; ++i) {
     const auto start = Clock::now();
     transport.call(copy, &reply);
-    if (reply.error() != 0) std::exit((std::fprintf(stderr, "%s: copy failed: %s\n", name, reply.error_detail().c_str()), 1));
+    if (reply.error() != 0)
+      std::exit((std::fprintf(stderr, "%s: copy failed: %s\n", name, reply.error_detail().c_str()), 1));
     copies.push_back(std::chrono::duration<double>(Clock::now() - start).count());
   }
   const Stats big = summarize(copies);
   std::printf("%-5s memcpy_htod 4 MiB    p50 %8.1f us   throughput at p50 %6.2f GB/s\n", name, big.p50 * 1e6,
               kBytes / big.p50 / 1e9);
+
+  // Calls sent without waiting (CallTransport::send; a plain call over gRPC): 4-byte async
+  // memsets, then one call that waits; the cost per call is what the worker's loop adds to
+  // each launch-like call.
+  v1::CallRequest memset;
+  auto* m = memset.mutable_memset();
+  m->set_dst(h->dst());
+  m->set_size(4);
+  m->set_async(true);
+  constexpr int kBatch = 10000;
+  std::vector<double> perCall;
+  for (int round = 0; round < 6; ++round) {
+    const auto start = Clock::now();
+    for (int i = 0; i < kBatch; ++i) {
+      bool replied = false;
+      if (transport.send(memset, &reply, &replied) != client::TransportStatus::kOk) std::exit(1);
+    }
+    transport.call(info, &reply);
+    if (round > 0)
+      perCall.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count() / kBatch);
+  }
+  const Stats sent = summarize(perCall);
+  std::printf("%-5s memset sent, no wait p50 %8.2f us per call (%d calls, then one that waits)\n", name,
+              sent.p50, kBatch);
 }
 
 }  // namespace
@@ -121,13 +150,14 @@ int main(int argc, char** argv) {
   const pid_t worker = ::fork();
   if (worker == 0) runWorker(grpcEndpoint, shmPath);
   struct stat st {};
-  for (int i = 0; i < 200 && ::stat(shmPath.c_str(), &st) != 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  for (int i = 0; i < 200 && ::stat(shmPath.c_str(), &st) != 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
 
   agileos::client::GrpcCallTransport grpc(grpcEndpoint, kToken);
   agileos::shm::WaitPolicy policy;
   policy.spin = std::chrono::microseconds(spinUs);
   std::string error;
-  auto shmTransport = agileos::client::ShmCallTransport::connect(shmPath, kToken, policy, &error);
+  auto shmTransport = agileos::client::ShmCallTransport::connect(shmPath, kToken, policy, nullptr, &error);
   if (!shmTransport) {
     std::fprintf(stderr, "shm connect: %s\n", error.c_str());
     ::kill(worker, SIGKILL);

@@ -4,8 +4,8 @@
 
 namespace agileos::worker {
 
-#define AGILEOS_BIND()                          \
-  do {                                          \
+#define AGILEOS_BIND()                                                \
+  do {                                                                \
     if (CUresult bound = bind(); bound != CUDA_SUCCESS) return bound; \
   } while (0)
 
@@ -154,8 +154,8 @@ CUresult CudaGpuBackend::memGetInfo(std::size_t* free, std::size_t* total) {
   return cuMemGetInfo(free, total);
 }
 
-CUresult CudaGpuBackend::copyHostToDevice(CUdeviceptr dst, const void* src, std::size_t bytes, CUstream stream,
-                                          bool async) {
+CUresult CudaGpuBackend::copyHostToDevice(CUdeviceptr dst, const void* src, std::size_t bytes,
+                                          CUstream stream, bool async) {
   AGILEOS_BIND();
   return async ? cuMemcpyHtoDAsync(dst, src, bytes, stream) : cuMemcpyHtoD(dst, src, bytes);
 }
@@ -180,6 +180,22 @@ CUresult CudaGpuBackend::memsetBytes(CUdeviceptr dst, std::uint8_t value, std::s
                                      bool async) {
   AGILEOS_BIND();
   return async ? cuMemsetD8Async(dst, value, bytes, stream) : cuMemsetD8(dst, value, bytes);
+}
+
+CUresult CudaGpuBackend::enqueueCopyDeviceToHost(void* dst, CUdeviceptr src, std::size_t bytes,
+                                                 CUstream stream) {
+  AGILEOS_BIND();
+  return cuMemcpyDtoHAsync(dst, src, bytes, stream);
+}
+
+CUresult CudaGpuBackend::hostRegister(void* p, std::size_t bytes) {
+  AGILEOS_BIND();
+  return cuMemHostRegister(p, bytes, CU_MEMHOSTREGISTER_PORTABLE);
+}
+
+CUresult CudaGpuBackend::hostUnregister(void* p) {
+  AGILEOS_BIND();
+  return cuMemHostUnregister(p);
 }
 
 CUresult CudaGpuBackend::streamCreate(unsigned flags, int priority, CUstream* stream) {
@@ -279,12 +295,14 @@ CUresult CudaGpuBackend::functionParamInfo(CUfunction function, std::size_t inde
   return cuFuncGetParamInfo(function, index, offset, size);
 }
 
-CUresult CudaGpuBackend::functionGetAttribute(CUfunction_attribute attribute, CUfunction function, int* value) {
+CUresult CudaGpuBackend::functionGetAttribute(CUfunction_attribute attribute, CUfunction function,
+                                              int* value) {
   AGILEOS_BIND();
   return cuFuncGetAttribute(value, attribute, function);
 }
 
-CUresult CudaGpuBackend::functionSetAttribute(CUfunction function, CUfunction_attribute attribute, int value) {
+CUresult CudaGpuBackend::functionSetAttribute(CUfunction function, CUfunction_attribute attribute,
+                                              int value) {
   AGILEOS_BIND();
   return cuFuncSetAttribute(function, attribute, value);
 }
@@ -297,7 +315,8 @@ CUresult CudaGpuBackend::functionSetCacheConfig(CUfunction function, CUfunc_cach
 CUresult CudaGpuBackend::occupancyMaxActiveBlocks(int* blocks, CUfunction function, int blockSize,
                                                   std::size_t dynamicSmem, unsigned flags) {
   AGILEOS_BIND();
-  return cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(blocks, function, blockSize, dynamicSmem, flags);
+  return cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(blocks, function, blockSize, dynamicSmem,
+                                                              flags);
 }
 
 CUresult CudaGpuBackend::launchKernel(CUfunction function, const LaunchConfig& config, CUstream stream,

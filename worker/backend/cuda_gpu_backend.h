@@ -33,11 +33,15 @@ class CudaGpuBackend final : public GpuBackend {
 
   CUresult copyHostToDevice(CUdeviceptr dst, const void* src, std::size_t bytes, CUstream stream,
                             bool async) override;
-  CUresult copyDeviceToHost(void* dst, CUdeviceptr src, std::size_t bytes, CUstream stream, bool async) override;
+  CUresult copyDeviceToHost(void* dst, CUdeviceptr src, std::size_t bytes, CUstream stream,
+                            bool async) override;
   CUresult copyDeviceToDevice(CUdeviceptr dst, CUdeviceptr src, std::size_t bytes, CUstream stream,
                               bool async) override;
   CUresult memsetBytes(CUdeviceptr dst, std::uint8_t value, std::size_t bytes, CUstream stream,
                        bool async) override;
+  CUresult enqueueCopyDeviceToHost(void* dst, CUdeviceptr src, std::size_t bytes, CUstream stream) override;
+  CUresult hostRegister(void* p, std::size_t bytes) override;
+  CUresult hostUnregister(void* p) override;
 
   CUresult streamCreate(unsigned flags, int priority, CUstream* stream) override;
   CUresult streamDestroy(CUstream stream) override;

@@ -87,7 +87,10 @@ const char* toString(FakeGpuCall call) {
                                            "functionSetCacheConfig",
                                            "occupancyMaxActiveBlocks",
                                            "launchKernel",
-                                           "launchCooperativeKernel"};
+                                           "launchCooperativeKernel",
+                                           "enqueueCopyDeviceToHost",
+                                           "hostRegister",
+                                           "hostUnregister"};
   static_assert(std::size(kNames) == static_cast<std::size_t>(FakeGpuCall::kCount));
   const auto index = static_cast<std::size_t>(call);
   return index < std::size(kNames) ? kNames[index] : "invalid";

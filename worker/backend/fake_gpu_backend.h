@@ -116,6 +116,9 @@ enum class FakeGpuCall {
   kOccupancyMaxActiveBlocks,
   kLaunchKernel,
   kLaunchCooperativeKernel,
+  kEnqueueCopyDeviceToHost,
+  kHostRegister,
+  kHostUnregister,
   kCount,  // not a method
 };
 
@@ -148,7 +151,7 @@ struct FakeLaunch {
   std::string kernel;
   LaunchConfig config;
   CUstream stream = nullptr;
-  std::string params;  // the packed parameter buffer, read through the launch's pointers
+  std::string params;        // the packed parameter buffer, read through the launch's pointers
   bool cooperative = false;  // launched with launchCooperativeKernel
 };
 
@@ -211,6 +214,9 @@ class FakeGpuBackend final : public GpuBackend {
                               bool async) override;
   CUresult memsetBytes(CUdeviceptr dst, std::uint8_t value, std::size_t bytes, CUstream stream,
                        bool async) override;
+  CUresult enqueueCopyDeviceToHost(void* dst, CUdeviceptr src, std::size_t bytes, CUstream stream) override;
+  CUresult hostRegister(void* p, std::size_t bytes) override;
+  CUresult hostUnregister(void* p) override;
 
   CUresult streamCreate(unsigned flags, int priority, CUstream* stream) override;
   CUresult streamDestroy(CUstream stream) override;
@@ -263,6 +269,8 @@ class FakeGpuBackend final : public GpuBackend {
   std::uint64_t callCount(FakeGpuCall call) const;
   std::uint64_t callCount() const;  // all methods
   std::vector<FakeTransfer> transfers() const;
+  // Host ranges currently registered with hostRegister().
+  std::size_t registeredHostRanges() const;
   std::vector<FakeLaunch> launches() const;
   std::vector<std::string> misuse() const;
   std::size_t liveReservations() const;
@@ -340,6 +348,7 @@ class FakeGpuBackend final : public GpuBackend {
   std::map<FakeGpuCall, CUresult> failNext_;
   std::function<void(const FakeTransfer&)> beforeTransfer_;
 
+  std::map<std::uintptr_t, std::size_t> registeredHost_;  // hostRegister()ed ranges
   std::set<memmgr::DevicePtr> grantElsewhere_;
   memmgr::DevicePtr nextElsewhere_ = kElsewhere;
   std::map<memmgr::DevicePtr, std::size_t> reservations_;
@@ -348,7 +357,7 @@ class FakeGpuBackend final : public GpuBackend {
   std::uint64_t physicalBytes_ = 0;
   std::map<memmgr::DevicePtr, Segment> segments_;  // by base; never overlap
 
-  std::uintptr_t nextObject_ = 0x1000;  // opaque handle values; never reused
+  std::uintptr_t nextObject_ = 0x1000;              // opaque handle values; never reused
   std::map<CUstream, unsigned long long> streams_;  // live streams and their ids (never reused)
   unsigned long long nextStreamId_ = kPerThreadStreamId + 1;
   CUfunc_cache cacheConfig_ = CU_FUNC_CACHE_PREFER_NONE;

@@ -249,6 +249,34 @@ CUresult FakeGpuBackend::copyDeviceToHost(void* dst, CUdeviceptr src, std::size_
   return transfer({FakeTransfer::Kind::kDeviceToHost, 0, src, bytes, stream, async}, nullptr, dst, 0);
 }
 
+CUresult FakeGpuBackend::enqueueCopyDeviceToHost(void* dst, CUdeviceptr src, std::size_t bytes,
+                                                 CUstream stream) {
+  // Nothing is ever pending on the fake GPU, so "enqueued" is "done".
+  return transfer({FakeTransfer::Kind::kDeviceToHost, 0, src, bytes, stream, true}, nullptr, dst, 0);
+}
+
+CUresult FakeGpuBackend::hostRegister(void* p, std::size_t bytes) {
+  std::lock_guard lock(mutex_);
+  if (auto injected = enter(FakeGpuCall::kHostRegister)) return *injected;
+  const auto base = reinterpret_cast<std::uintptr_t>(p);
+  if (p == nullptr || bytes == 0 || base % 4096 != 0) return CUDA_ERROR_INVALID_VALUE;
+  if (!registeredHost_.emplace(base, bytes).second) return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+  return CUDA_SUCCESS;
+}
+
+CUresult FakeGpuBackend::hostUnregister(void* p) {
+  std::lock_guard lock(mutex_);
+  if (auto injected = enter(FakeGpuCall::kHostUnregister)) return *injected;
+  if (registeredHost_.erase(reinterpret_cast<std::uintptr_t>(p)) == 0)
+    return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+  return CUDA_SUCCESS;
+}
+
+std::size_t FakeGpuBackend::registeredHostRanges() const {
+  std::lock_guard lock(mutex_);
+  return registeredHost_.size();
+}
+
 CUresult FakeGpuBackend::copyDeviceToDevice(CUdeviceptr dst, CUdeviceptr src, std::size_t bytes,
                                             CUstream stream, bool async) {
   return transfer({FakeTransfer::Kind::kDeviceToDevice, dst, src, bytes, stream, async}, nullptr, nullptr, 0);

@@ -68,6 +68,16 @@ class GpuBackend : public memmgr::VmmBackend {
                                       bool async) = 0;
   virtual CUresult memsetBytes(CUdeviceptr dst, std::uint8_t value, std::size_t bytes, CUstream stream,
                                bool async) = 0;
+  // Enqueues a device-to-host copy into REGISTERED host memory and returns without
+  // waiting (cuMemcpyDtoHAsync). The caller guarantees that `dst` stays registered and
+  // mapped until the stream has passed the copy.
+  virtual CUresult enqueueCopyDeviceToHost(void* dst, CUdeviceptr src, std::size_t bytes,
+                                           CUstream stream) = 0;
+
+  // Host memory the GPU may DMA to and from directly (cuMemHostRegister, portable).
+  // [p, p+bytes) must be page aligned and stay mapped until hostUnregister(p).
+  virtual CUresult hostRegister(void* p, std::size_t bytes) = 0;
+  virtual CUresult hostUnregister(void* p) = 0;
 
   // Streams and events ------------------------------------------------------------
   virtual CUresult streamCreate(unsigned flags, int priority, CUstream* stream) = 0;

@@ -46,9 +46,18 @@ void memGetInfo(CallContext& ctx, const v1::CallRequest&, v1::CallReply& reply) 
   reply.mutable_mem_info()->set_total(total);
 }
 
+// The bytes of a host-to-device copy: inline in the message, or in shared host memory.
+// A copy from the staging area must have finished with the staging bytes before the
+// reply (the client reuses them then); a copy from a host segment may stay enqueued,
+// like a copy from pinned memory in CUDA.
 void memcpyHtoD(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) {
   const auto& args = request.memcpy_htod();
-  const std::uint64_t size = args.data().size();
+  const bool shared = args.has_source();
+  if (shared && !args.data().empty()) {
+    refuse(reply, cudaErrorInvalidValue, "a copy with both inline and shared bytes");
+    return;
+  }
+  const std::uint64_t size = shared ? args.source().size() : args.data().size();
   if (!chunkInside(args.offset(), size, args.total_size())) {
     refuse(reply, cudaErrorInvalidValue, "chunk lies outside the declared copy");
     return;
@@ -57,31 +66,60 @@ void memcpyHtoD(CallContext& ctx, const v1::CallRequest& request, v1::CallReply&
   if (!checkRange(ctx, args.dst(), args.total_size(), reply, "destination")) return;
   CUstream stream = nullptr;
   if (!resolveStream(ctx, args.stream(), &stream, reply)) return;
+  const std::uint8_t* host = reinterpret_cast<const std::uint8_t*>(args.data().data());
+  std::shared_ptr<SharedHostSegment> segment;
+  if (shared) {
+    std::uint8_t* mapped = nullptr;
+    if (!resolveHostBuffer(ctx, args.source(), &mapped, &segment, reply)) return;
+    host = mapped;
+  }
   if (size == 0) return;
-  succeeded(ctx, ctx.gpu.copyHostToDevice(args.dst() + args.offset(), args.data().data(), size, stream,
-                                          args.async()),
-            reply, "cuMemcpyHtoD");
+  if (!succeeded(ctx, ctx.gpu.copyHostToDevice(args.dst() + args.offset(), host, size, stream, args.async()),
+                 reply, "cuMemcpyHtoD")) {
+    return;
+  }
+  if (shared && args.source().segment() == 0 && args.async()) {
+    succeeded(ctx, ctx.gpu.streamSynchronize(stream), reply, "cuStreamSynchronize");
+  }
 }
 
 void memcpyDtoH(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) {
   const auto& args = request.memcpy_dtoh();
+  const bool shared = args.has_destination();
   if (!chunkInside(args.offset(), args.size(), args.total_size())) {
     refuse(reply, cudaErrorInvalidValue, "chunk lies outside the declared copy");
     return;
   }
-  if (args.size() > kMaxChunkBytes) {
-    refuse(reply, cudaErrorInvalidValue, "chunk larger than the transport's limit");
+  if (shared ? args.destination().size() != args.size() : args.size() > kMaxChunkBytes) {
+    refuse(reply, cudaErrorInvalidValue,
+           shared ? "shared destination of another size than the chunk"
+                  : "chunk larger than the transport's limit");
     return;
   }
   if (args.total_size() == 0) return;
   if (!checkRange(ctx, args.src(), args.total_size(), reply, "source")) return;
   CUstream stream = nullptr;
   if (!resolveStream(ctx, args.stream(), &stream, reply)) return;
+  if (shared) {
+    std::uint8_t* host = nullptr;
+    std::shared_ptr<SharedHostSegment> segment;
+    if (!resolveHostBuffer(ctx, args.destination(), &host, &segment, reply)) return;
+    if (args.size() == 0) return;
+    const CUdeviceptr src = args.src() + args.offset();
+    // Into a host segment, an async copy stays enqueued (the client waits on the stream,
+    // as with pinned memory); into staging, the bytes must be there before the reply.
+    const CUresult result = segment && args.async()
+                                ? ctx.gpu.enqueueCopyDeviceToHost(host, src, args.size(), stream)
+                                : ctx.gpu.copyDeviceToHost(host, src, args.size(), stream, args.async());
+    succeeded(ctx, result, reply, "cuMemcpyDtoH");
+    return;
+  }
   std::string* data = reply.mutable_host_data()->mutable_data();
   data->resize(args.size());
   if (args.size() == 0) return;
-  if (!succeeded(ctx, ctx.gpu.copyDeviceToHost(data->data(), args.src() + args.offset(), args.size(), stream,
-                                               args.async()),
+  if (!succeeded(ctx,
+                 ctx.gpu.copyDeviceToHost(data->data(), args.src() + args.offset(), args.size(), stream,
+                                          args.async()),
                  reply, "cuMemcpyDtoH")) {
     reply.clear_host_data();
   }

@@ -8,6 +8,7 @@
 // blob must match the layout exactly.
 #include <spdlog/spdlog.h>
 
+#include <array>
 #include <span>
 
 #include "worker/dispatcher.h"
@@ -19,7 +20,7 @@ namespace {
 
 constexpr int kMaxNamesPerModule = 1 << 16;
 constexpr std::size_t kMaxNameLength = 4096;
-constexpr std::size_t kMaxKernelParams = 4096;       // 32 KiB of parameters at 8 bytes each
+constexpr std::size_t kMaxKernelParams = 4096;         // 32 KiB of parameters at 8 bytes each
 constexpr std::uint32_t kMaxParamBufferBytes = 32764;  // CUDA's kernel parameter limit
 
 bool namesAreSane(const google::protobuf::RepeatedPtrField<std::string>& names) {
@@ -32,13 +33,15 @@ bool namesAreSane(const google::protobuf::RepeatedPtrField<std::string>& names) 
 
 // Reads the parameter layout of `function` from the driver.
 bool learnParameters(CallContext& ctx, CUfunction function, FunctionRecord* record) {
+  auto params = std::make_shared<std::vector<ParamLayout>>();
+  record->params = params;
   for (std::size_t index = 0; index < kMaxKernelParams; ++index) {
     std::size_t offset = 0, size = 0;
     const CUresult result = ctx.gpu.functionParamInfo(function, index, &offset, &size);
     if (result == CUDA_ERROR_INVALID_VALUE) return true;  // past the last parameter
     if (result != CUDA_SUCCESS) return false;
     if (offset > kMaxParamBufferBytes || size > kMaxParamBufferBytes - offset) return false;
-    record->params.push_back({static_cast<std::uint32_t>(offset), static_cast<std::uint32_t>(size)});
+    params->push_back({static_cast<std::uint32_t>(offset), static_cast<std::uint32_t>(size)});
     record->paramBufferSize = std::max(record->paramBufferSize, static_cast<std::uint32_t>(offset + size));
   }
   return false;
@@ -59,12 +62,21 @@ void resolveFunctions(CallContext& ctx, Token moduleToken, ModuleRecord& module,
       info->set_error(cudaErrorInvalidDeviceFunction);
       continue;
     }
-    for (const ParamLayout& param : record.params) {
+    for (const ParamLayout& param : *record.params) {
       v1::KernelParam* out = info->add_params();
       out->set_offset(param.offset);
       out->set_size(param.size);
     }
     info->set_param_buffer_size(record.paramBufferSize);
+    int maxThreads = 0, staticShared = 0;
+    if (ctx.gpu.functionGetAttribute(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, record.function, &maxThreads) ==
+            CUDA_SUCCESS &&
+        ctx.gpu.functionGetAttribute(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, record.function, &staticShared) ==
+            CUDA_SUCCESS &&
+        maxThreads > 0 && staticShared >= 0) {
+      info->set_max_threads_per_block(maxThreads);
+      info->set_static_shared_bytes(static_cast<std::uint32_t>(staticShared));
+    }
     const Token token = ctx.session.functions.insert(std::move(record));
     info->set_token(token);
     module.functions.push_back(token);
@@ -106,7 +118,8 @@ void moduleLoad(CallContext& ctx, const v1::CallRequest& request, v1::CallReply&
   }
   const DeviceDescription& device = ctx.gpu.device();
   const auto sm = static_cast<std::uint32_t>(device.computeMajor * 10 + device.computeMinor);
-  const fatbin::Entry* entry = fatbin::selectForDevice(parsed.entries, sm, fatbin::SelectionPolicy::kPreferSass);
+  const fatbin::Entry* entry =
+      fatbin::selectForDevice(parsed.entries, sm, fatbin::SelectionPolicy::kPreferSass);
   if (entry == nullptr) {
     refuse(reply, cudaErrorNoKernelImageForDevice,
            "fatbin has neither SASS for sm_" + std::to_string(sm) + " nor PTX for an architecture <= it");
@@ -159,10 +172,18 @@ void launchKernel(CallContext& ctx, const v1::CallRequest& request, v1::CallRepl
   if (!resolveStream(ctx, args.stream(), &stream, reply)) return;
   // The driver copies each parameter from these pointers at launch; they point into
   // the request, which outlives the call.
-  std::vector<void*> pointers;
-  pointers.reserve(function.params.size());
+  // Kernels with few parameters (nearly all) need no allocation here.
+  constexpr std::size_t kInlinePointers = 64;
+  std::array<void*, kInlinePointers> inlinePointers;
+  std::vector<void*> manyPointers;
+  void** pointers = inlinePointers.data();
+  if (function.params->size() > kInlinePointers) {
+    manyPointers.resize(function.params->size());
+    pointers = manyPointers.data();
+  }
   auto* base = const_cast<char*>(args.params().data());
-  for (const ParamLayout& param : function.params) pointers.push_back(base + param.offset);
+  std::size_t count = 0;
+  for (const ParamLayout& param : *function.params) pointers[count++] = base + param.offset;
   LaunchConfig config;
   config.gridX = args.grid().x();
   config.gridY = args.grid().y();
@@ -172,12 +193,11 @@ void launchKernel(CallContext& ctx, const v1::CallRequest& request, v1::CallRepl
   config.blockZ = args.block().z();
   config.sharedMemBytes = args.shared_mem_bytes();
   if (args.cooperative()) {
-    succeeded(ctx, ctx.gpu.launchCooperativeKernel(function.function, config, stream, pointers.data()), reply,
+    succeeded(ctx, ctx.gpu.launchCooperativeKernel(function.function, config, stream, pointers), reply,
               "cuLaunchCooperativeKernel");
     return;
   }
-  succeeded(ctx, ctx.gpu.launchKernel(function.function, config, stream, pointers.data()), reply,
-            "cuLaunchKernel");
+  succeeded(ctx, ctx.gpu.launchKernel(function.function, config, stream, pointers), reply, "cuLaunchKernel");
 }
 
 void funcGetAttributes(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) {
@@ -232,8 +252,8 @@ void funcSetAttribute(CallContext& ctx, const v1::CallRequest& request, v1::Call
     return;
   }
   succeeded(ctx,
-            ctx.gpu.functionSetAttribute(function.function, static_cast<CUfunction_attribute>(args.attribute()),
-                                         args.value()),
+            ctx.gpu.functionSetAttribute(function.function,
+                                         static_cast<CUfunction_attribute>(args.attribute()), args.value()),
             reply, "cuFuncSetAttribute");
 }
 

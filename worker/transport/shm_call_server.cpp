@@ -121,6 +121,23 @@ void ShmCallServer::serve(int socketFd) {
     spdlog::warn("shm transport: refused a connection with an unknown session token");
     return;
   }
+  {
+    std::lock_guard lock(mutex_);
+    if (perSession_[token] >= kMaxConnectionsPerSession) {
+      spdlog::warn("shm transport: refused a connection: the session already has {}",
+                   kMaxConnectionsPerSession);
+      return;
+    }
+    ++perSession_[token];
+  }
+  struct Release {
+    ShmCallServer* server;
+    const std::string& token;
+    ~Release() {
+      std::lock_guard lock(server->mutex_);
+      if (--server->perSession_[token] == 0) server->perSession_.erase(token);
+    }
+  } release{this, token};
   std::unique_ptr<shm::MappedRegion> region = shm::MappedRegion::create(sizes_, &error);
   if (!region) {
     spdlog::error("shm transport: cannot create a region: {}", error);
@@ -133,7 +150,8 @@ void ShmCallServer::serve(int socketFd) {
   spdlog::info("shm transport: connection opened ({} bytes shared)", region->size());
   const std::string reason = serveShmConnection(runtime_, *region, socketFd, token, policy_, stopping_);
   const bool violated = reason.starts_with("protocol violation");
-  spdlog::log(violated ? spdlog::level::warn : spdlog::level::info, "shm transport: connection ended: {}", reason);
+  spdlog::log(violated ? spdlog::level::warn : spdlog::level::info, "shm transport: connection ended: {}",
+              reason);
 }
 
 }  // namespace agileos::worker

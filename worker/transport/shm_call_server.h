@@ -9,15 +9,17 @@
 // is released, the client breaks the protocol, or shutdown(). The region is unmapped
 // and closed when its thread ends.
 //
-// Limits: at most kMaxConnections connections at once (handshaking ones included);
-// more are closed at once. Each connection holds one thread and one region
-// (RegionSizes: ~130 MiB reserved, most of it the two arenas).
+// Limits: at most kMaxConnections connections at once (handshaking ones included), and
+// at most kMaxConnectionsPerSession for one session token; more are closed at once.
+// Each connection holds one thread and one region (RegionSizes: ~57 MiB reserved, most
+// of it the staging area and the arenas).
 //
 // Thread-safety: start() and shutdown() from one thread; connectionCount() from any.
 #pragma once
 
 #include <atomic>
 #include <list>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -32,6 +34,7 @@ namespace agileos::worker {
 class ShmCallServer {
  public:
   static constexpr std::size_t kMaxConnections = 64;
+  static constexpr std::size_t kMaxConnectionsPerSession = 4;
   static constexpr std::chrono::milliseconds kHandshakeTimeout{2000};
 
   explicit ShmCallServer(WorkerRuntime& runtime, shm::RegionSizes sizes = {}, shm::WaitPolicy policy = {})
@@ -69,6 +72,7 @@ class ShmCallServer {
   std::thread acceptThread_;
   mutable std::mutex mutex_;
   std::list<ConnectionThread> connections_;
+  std::map<std::string, std::size_t> perSession_;  // open connections by session token
 };
 
 }  // namespace agileos::worker

@@ -12,48 +12,51 @@ using shm::SlotHeader;
 using shm::SlotKind;
 
 ShmWorkerChannel::ShmWorkerChannel(const shm::MappedRegion& region)
-    : region_(region),
-      geometry_(region.geometry()),
-      control_(region.control()),
-      slotCopy_(geometry_.slotBytes) {}
+    : region_(region), geometry_(region.geometry()), control_(region.control()) {}
 
 bool ShmWorkerChannel::requestIndexMoved() const {
   return control_.requestProduced.value.load(std::memory_order_seq_cst) != requestConsumed_;
 }
 
-ShmWorkerChannel::Take ShmWorkerChannel::takeRequest(std::uint64_t* callId, std::string* message) {
+ShmWorkerChannel::Take ShmWorkerChannel::takeRequest(std::uint64_t* callId, std::string* message,
+                                                     bool* noReply) {
   const std::uint64_t produced = control_.requestProduced.value.load(std::memory_order_acquire);
   const shm::IndexCheck check =
       shm::entriesToConsume(produced, lastRequestProduced_, requestConsumed_, geometry_.slotCount);
   if (check.verdict != shm::IndexVerdict::kOk) {
-    return fail(Take::kViolation, std::string("request ring: ") + shm::toString(check.verdict) + " (published " +
-                                      std::to_string(produced) + ", consumed " +
+    return fail(Take::kViolation, std::string("request ring: ") + shm::toString(check.verdict) +
+                                      " (published " + std::to_string(produced) + ", consumed " +
                                       std::to_string(requestConsumed_) + ")");
   }
   lastRequestProduced_ = produced;
   if (check.count == 0) return Take::kEmpty;
 
-  // Copy the whole slot first: the client may rewrite it while we look at it.
+  // Copy the header first, then exactly the bytes it names: the client may rewrite the slot
+  // while we look at it, so nothing is read from it twice.
   const std::uint8_t* base = region_.base();
-  std::memcpy(slotCopy_.data(), base + shm::slotOffset(geometry_.requestRingOffset, requestConsumed_, geometry_),
-              geometry_.slotBytes);
+  const std::uint8_t* slot = base + shm::slotOffset(geometry_.requestRingOffset, requestConsumed_, geometry_);
   SlotHeader header;
-  std::memcpy(&header, slotCopy_.data(), sizeof header);
+  std::memcpy(&header, slot, sizeof header);
+  if ((header.status & ~std::uint32_t{shm::kNoReply}) != 0) {
+    return fail(Take::kViolation, "request slot: unknown flags " + std::to_string(header.status));
+  }
+  *noReply = (header.status & shm::kNoReply) != 0;
   switch (static_cast<SlotKind>(header.kind)) {
     case SlotKind::kInline:
       if (header.inlineBytes > shm::slotPayloadBytes(geometry_)) {
         return fail(Take::kViolation, "request slot: inline length " + std::to_string(header.inlineBytes) +
                                           " exceeds the slot");
       }
-      message->assign(reinterpret_cast<const char*>(slotCopy_.data()) + sizeof header, header.inlineBytes);
+      message->assign(reinterpret_cast<const char*>(slot) + sizeof header, header.inlineBytes);
       break;
     case SlotKind::kArena:
       if (!shm::rangeWithin(header.arenaOffset, header.arenaBytes, geometry_.requestArenaBytes)) {
-        return fail(Take::kViolation, "request slot: arena range [" + std::to_string(header.arenaOffset) + ", +" +
-                                          std::to_string(header.arenaBytes) + ") outside the arena");
+        return fail(Take::kViolation, "request slot: arena range [" + std::to_string(header.arenaOffset) +
+                                          ", +" + std::to_string(header.arenaBytes) + ") outside the arena");
       }
       message->resize(header.arenaBytes);
-      std::memcpy(message->data(), base + geometry_.requestArenaOffset + header.arenaOffset, header.arenaBytes);
+      std::memcpy(message->data(), base + geometry_.requestArenaOffset + header.arenaOffset,
+                  header.arenaBytes);
       break;
     default:
       return fail(Take::kViolation, "request slot: unknown kind " + std::to_string(header.kind));
@@ -90,8 +93,10 @@ ShmWorkerChannel::Put ShmWorkerChannel::putCompletion(std::uint64_t callId, Comp
       header.inlineBytes = static_cast<std::uint32_t>(size);
       reply->SerializeWithCachedSizesToArray(slot + sizeof header);
     } else if (size <= geometry_.replyArenaBytes) {
+      // The arena holds one reply: wait until the client has read every earlier one.
+      if (consumed != completionProduced_) return Put::kFull;
       header.kind = static_cast<std::uint32_t>(SlotKind::kArena);
-      header.arenaOffset = 0;  // one reply in flight: the client issues one call at a time
+      header.arenaOffset = 0;
       header.arenaBytes = size;
       reply->SerializeWithCachedSizesToArray(region_.base() + geometry_.replyArenaOffset);
     } else {

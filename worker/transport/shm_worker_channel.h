@@ -4,8 +4,8 @@
 //
 // Everything in the region is untrusted. The channel keeps the geometry and its own
 // indices in private memory and never reads them back from the region; it checks
-// every index the client publishes (proto/shm/ring_index.h); it copies a request slot
-// (and an arena payload) to private memory before reading a single field of it, and
+// every index the client publishes (proto/shm/ring_index.h); it copies a slot's header,
+// then exactly the payload the header names, to private memory before reading them, and
 // bounds every length and offset against the private geometry. Whatever the client
 // writes, the outcome is a request, "nothing yet", or a violation: the caller then
 // ends the connection. Never undefined behaviour.
@@ -33,13 +33,15 @@ class ShmWorkerChannel {
   bool requestIndexMoved() const;
 
   enum class Take { kEmpty, kRequest, kViolation };
-  // Non-blocking. kRequest: *message holds a private copy of the serialized request.
-  Take takeRequest(std::uint64_t* callId, std::string* message);
+  // Non-blocking. kRequest: *message holds a private copy of the serialized request and
+  // *noReply whether the client asked for no completion (shm::kNoReply).
+  Take takeRequest(std::uint64_t* callId, std::string* message, bool* noReply);
 
   enum class Put { kDone, kFull, kViolation };
   // Writes a completion (serializing `reply`, when given, straight into the slot or the
   // reply arena), publishes it and wakes the client. A reply larger than the reply arena
-  // is sent as kReplyTooLarge without a message.
+  // is sent as kReplyTooLarge without a message. kFull: no free slot, or the reply needs
+  // the arena while the client has not consumed every earlier completion yet.
   Put putCompletion(std::uint64_t callId, shm::CompletionStatus status,
                     const google::protobuf::MessageLite* reply);
 
@@ -60,7 +62,6 @@ class ShmWorkerChannel {
   std::uint64_t lastRequestProduced_ = 0;
   std::uint64_t completionProduced_ = 0;
   std::uint64_t lastCompletionConsumed_ = 0;
-  std::vector<std::uint8_t> slotCopy_;
   std::string violation_;
 };
 

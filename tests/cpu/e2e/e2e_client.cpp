@@ -305,6 +305,8 @@ int main() {
   checkError(cudaEventRecord(start, stream), cudaSuccess, "cudaEventRecord start");
   std::memcpy(pinned, in.data(), kBytes);
   checkError(cudaMemcpyAsync(b, pinned, kBytes, cudaMemcpyHostToDevice, stream), cudaSuccess, "async H2D");
+  // A copy from pinned memory may still be reading it when cudaMemcpyAsync returns.
+  checkError(cudaStreamSynchronize(stream), cudaSuccess, "cudaStreamSynchronize after H2D");
   std::memset(pinned, 0, kBytes);
   checkError(cudaMemcpyAsync(pinned, b, kBytes, cudaMemcpyDeviceToHost, stream), cudaSuccess, "async D2H");
   checkError(cudaEventRecord(stop, stream), cudaSuccess, "cudaEventRecord stop");

@@ -10,6 +10,7 @@ RegionSizes smallRegionSizes() {
   sizes.slotBytes = 256;
   sizes.requestArenaBytes = 64 << 10;
   sizes.replyArenaBytes = 64 << 10;
+  sizes.stagingBytes = 64 << 10;
   return sizes;
 }
 

@@ -1,5 +1,7 @@
 // The layout and index checks of proto/shm: geometry, and the verdicts on indices a
 // hostile peer could publish.
+#include "proto/shm/ring_layout.h"
+
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -7,7 +9,6 @@
 #include "proto/shm/handshake.h"
 #include "proto/shm/mapped_region.h"
 #include "proto/shm/ring_index.h"
-#include "proto/shm/ring_layout.h"
 
 namespace agileos::shm {
 namespace {
@@ -16,9 +17,11 @@ TEST(RingLayout, GeometryPlacesPartsInOrderInsideTheRegion) {
   RegionGeometry g;
   ASSERT_TRUE(computeGeometry(RegionSizes{}, &g));
   EXPECT_GE(g.requestRingOffset, sizeof(ControlBlock));
-  EXPECT_EQ(g.completionRingOffset, g.requestRingOffset + 64 * 4096);
+  EXPECT_EQ(g.completionRingOffset, g.requestRingOffset + std::uint64_t{RegionSizes{}.slotCount} * 4096);
   EXPECT_GE(g.replyArenaOffset, g.requestArenaOffset + g.requestArenaBytes);
-  EXPECT_GE(g.regionBytes, g.replyArenaOffset + g.replyArenaBytes);
+  EXPECT_GE(g.stagingOffset, g.replyArenaOffset + g.replyArenaBytes);
+  EXPECT_EQ(g.stagingOffset % 4096, 0u) << "staging is registered with the GPU page by page";
+  EXPECT_GE(g.regionBytes, g.stagingOffset + g.stagingBytes);
   EXPECT_TRUE(validGeometry(g, g.regionBytes));
   EXPECT_FALSE(validGeometry(g, g.regionBytes - 1));  // a mapping smaller than the geometry claims
 }

@@ -22,7 +22,7 @@ class ShmTransport : public ShmServerFixture {
  protected:
   std::unique_ptr<ShmCallTransport> connect(const TestClient& client) {
     std::string error;
-    auto transport = ShmCallTransport::connect(path_, client.token(), shm::WaitPolicy{}, &error);
+    auto transport = ShmCallTransport::connect(path_, client.token(), shm::WaitPolicy{}, nullptr, &error);
     EXPECT_NE(transport, nullptr) << error;
     return transport;
   }
@@ -94,7 +94,8 @@ TEST_F(ShmTransport, CallsFromManyThreadsAreSerialized) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < 50; ++i) {
         v1::CallReply reply;
-        if (transport->call(requests::memAlloc(256 + t), &reply) != TransportStatus::kOk || reply.error() != 0) {
+        if (transport->call(requests::memAlloc(256 + t), &reply) != TransportStatus::kOk ||
+            reply.error() != 0) {
           ++failures;
           continue;
         }
@@ -179,7 +180,7 @@ TEST_F(ShmTransport, ClientSurvivesAGarbageCompletion) {
     ::recv(fd, &byte, 1, 0);  // until the client closes
     ::close(fd);
   });
-  auto transport = ShmCallTransport::connect(path, "token", shm::WaitPolicy{}, &error);
+  auto transport = ShmCallTransport::connect(path, "token", shm::WaitPolicy{}, nullptr, &error);
   ASSERT_NE(transport, nullptr) << error;
   v1::CallReply reply;
   EXPECT_EQ(transport->call(requests::getDeviceInfo(), &reply), TransportStatus::kUnavailable);

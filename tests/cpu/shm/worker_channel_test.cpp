@@ -29,11 +29,12 @@ class WorkerChannelTest : public ::testing::Test {
   std::unique_ptr<RawRegionClient> client_;
   std::uint64_t callId_ = 0;
   std::string message_;
+  bool noReply_ = false;
 };
 
 TEST_F(WorkerChannelTest, EmptyRingHasNothing) {
   EXPECT_FALSE(channel_->requestIndexMoved());
-  EXPECT_EQ(channel_->takeRequest(&callId_, &message_), Take::kEmpty);
+  EXPECT_EQ(channel_->takeRequest(&callId_, &message_, &noReply_), Take::kEmpty);
 }
 
 TEST_F(WorkerChannelTest, RequestsWrapAroundTheRingInOrder) {
@@ -41,27 +42,27 @@ TEST_F(WorkerChannelTest, RequestsWrapAroundTheRingInOrder) {
     const std::string payload = "request " + std::to_string(i);
     client_->pushRequest(100 + i, payload);
     ASSERT_TRUE(channel_->requestIndexMoved());
-    ASSERT_EQ(channel_->takeRequest(&callId_, &message_), Take::kRequest) << channel_->violation();
+    ASSERT_EQ(channel_->takeRequest(&callId_, &message_, &noReply_), Take::kRequest) << channel_->violation();
     EXPECT_EQ(callId_, 100 + i);
     EXPECT_EQ(message_, payload);
   }
   EXPECT_EQ(region_->control().requestConsumed.value.load(), 11u);
-  EXPECT_EQ(channel_->takeRequest(&callId_, &message_), Take::kEmpty);
+  EXPECT_EQ(channel_->takeRequest(&callId_, &message_, &noReply_), Take::kEmpty);
 }
 
 TEST_F(WorkerChannelTest, AFullRingIsTakenWhole) {
   for (std::uint64_t i = 0; i < 4; ++i) client_->pushRequest(i, std::string(i + 1, 'x'));
   for (std::uint64_t i = 0; i < 4; ++i) {
-    ASSERT_EQ(channel_->takeRequest(&callId_, &message_), Take::kRequest);
+    ASSERT_EQ(channel_->takeRequest(&callId_, &message_, &noReply_), Take::kRequest);
     EXPECT_EQ(callId_, i);
     EXPECT_EQ(message_.size(), i + 1);
   }
-  EXPECT_EQ(channel_->takeRequest(&callId_, &message_), Take::kEmpty);
+  EXPECT_EQ(channel_->takeRequest(&callId_, &message_, &noReply_), Take::kEmpty);
 }
 
 TEST_F(WorkerChannelTest, ZeroLengthRequest) {
   client_->pushRequest(7, "");
-  ASSERT_EQ(channel_->takeRequest(&callId_, &message_), Take::kRequest);
+  ASSERT_EQ(channel_->takeRequest(&callId_, &message_, &noReply_), Take::kRequest);
   EXPECT_EQ(callId_, 7u);
   EXPECT_TRUE(message_.empty());
 }
@@ -70,22 +71,22 @@ TEST_F(WorkerChannelTest, LargeRequestGoesThroughTheArena) {
   std::string payload(40000, '\0');
   for (std::size_t i = 0; i < payload.size(); ++i) payload[i] = static_cast<char>(i * 31);
   client_->pushRequest(1, payload);
-  ASSERT_EQ(channel_->takeRequest(&callId_, &message_), Take::kRequest) << channel_->violation();
+  ASSERT_EQ(channel_->takeRequest(&callId_, &message_, &noReply_), Take::kRequest) << channel_->violation();
   EXPECT_EQ(message_, payload);
 }
 
 TEST_F(WorkerChannelTest, IndexTooFarAheadIsAViolation) {
   client_->publishRequests(5);  // 5 entries in a 4-slot ring
-  EXPECT_EQ(channel_->takeRequest(&callId_, &message_), Take::kViolation);
+  EXPECT_EQ(channel_->takeRequest(&callId_, &message_, &noReply_), Take::kViolation);
   EXPECT_NE(channel_->violation().find("ahead"), std::string::npos) << channel_->violation();
 }
 
 TEST_F(WorkerChannelTest, PublishedIndexMayNotShrinkBelowWhatWasSeen) {
   client_->pushRequest(1, "a");
   client_->pushRequest(2, "b");
-  ASSERT_EQ(channel_->takeRequest(&callId_, &message_), Take::kRequest);  // sees produced = 2
+  ASSERT_EQ(channel_->takeRequest(&callId_, &message_, &noReply_), Take::kRequest);  // sees produced = 2
   client_->publishRequests(1);  // below what it published before, but not below consumed
-  EXPECT_EQ(channel_->takeRequest(&callId_, &message_), Take::kViolation);
+  EXPECT_EQ(channel_->takeRequest(&callId_, &message_, &noReply_), Take::kViolation);
   EXPECT_NE(channel_->violation().find("backwards"), std::string::npos) << channel_->violation();
 }
 
@@ -94,7 +95,7 @@ TEST_F(WorkerChannelTest, InlineLengthBeyondTheSlotIsAViolation) {
   header.kind = static_cast<std::uint32_t>(shm::SlotKind::kInline);
   header.inlineBytes = 256;  // the slot is 256 bytes including the header
   client_->pushHeader(header);
-  EXPECT_EQ(channel_->takeRequest(&callId_, &message_), Take::kViolation);
+  EXPECT_EQ(channel_->takeRequest(&callId_, &message_, &noReply_), Take::kViolation);
 }
 
 TEST_F(WorkerChannelTest, ArenaRangeOutsideTheArenaIsAViolation) {
@@ -103,7 +104,7 @@ TEST_F(WorkerChannelTest, ArenaRangeOutsideTheArenaIsAViolation) {
   header.arenaOffset = 1;
   header.arenaBytes = ~0ull;  // offset + length wraps around
   client_->pushHeader(header);
-  EXPECT_EQ(channel_->takeRequest(&callId_, &message_), Take::kViolation);
+  EXPECT_EQ(channel_->takeRequest(&callId_, &message_, &noReply_), Take::kViolation);
   EXPECT_NE(channel_->violation().find("arena"), std::string::npos);
 }
 
@@ -111,7 +112,7 @@ TEST_F(WorkerChannelTest, UnknownSlotKindIsAViolation) {
   shm::SlotHeader header{};
   header.kind = 99;
   client_->pushHeader(header);
-  EXPECT_EQ(channel_->takeRequest(&callId_, &message_), Take::kViolation);
+  EXPECT_EQ(channel_->takeRequest(&callId_, &message_, &noReply_), Take::kViolation);
 }
 
 v1::CallReply replyWithData(std::size_t bytes) {
@@ -152,7 +153,8 @@ TEST_F(WorkerChannelTest, LargeReplyGoesThroughTheArena) {
 TEST_F(WorkerChannelTest, ReplyBeyondTheArenaIsReportedNotWritten) {
   const v1::CallReply reply = replyWithData(70000);  // arena is 64 KiB
   ASSERT_EQ(channel_->putCompletion(9, CompletionStatus::kOk, &reply), Put::kDone);
-  EXPECT_EQ(client_->peekCompletion(0).header.status, static_cast<std::uint32_t>(CompletionStatus::kReplyTooLarge));
+  EXPECT_EQ(client_->peekCompletion(0).header.status,
+            static_cast<std::uint32_t>(CompletionStatus::kReplyTooLarge));
 }
 
 TEST_F(WorkerChannelTest, ClientConsumingTheFutureOrGoingBackIsAViolation) {

@@ -206,7 +206,9 @@ void decodeFields(Message* message, ByteReader& in, Context& context, int depth)
         }
         break;
       case FieldDescriptor::CPPTYPE_MESSAGE:
-        if (!field->is_repeated() && depth < kMaxNestingDepth) {
+        // A presence byte: odd means the nested message is there (an absent HostBuffer is
+        // a copy with inline bytes, a present one a copy through shared memory).
+        if (!field->is_repeated() && depth < kMaxNestingDepth && (in.byte() & 1) != 0) {
           decodeFields(reflection->MutableMessage(message, field), in, context, depth + 1);
         }
         break;
@@ -270,7 +272,10 @@ void encodeTemplate(const Descriptor* descriptor, std::uint8_t rangeIndex, std::
         break;
       case FieldDescriptor::CPPTYPE_MESSAGE:
         if (!field->is_repeated() && depth < kMaxNestingDepth) {
-          encodeTemplate(field->message_type(), rangeIndex, out, depth + 1);
+          // Templates are the gRPC shape: copies carry their bytes inline (no HostBuffer).
+          const bool present = field->message_type()->name() != "HostBuffer";
+          bytes({present ? 1 : 0});
+          if (present) encodeTemplate(field->message_type(), rangeIndex, out, depth + 1);
         }
         break;
       default:

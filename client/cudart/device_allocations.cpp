@@ -1,0 +1,47 @@
+#include "client/cudart/device_allocations.h"
+
+#include <map>
+#include <mutex>
+
+#include "client/cudart/module_registry.h"
+
+namespace agileos::client {
+namespace {
+
+std::mutex gMutex;
+std::map<std::uint64_t, std::uint64_t>& allocations() {
+  static auto* map = new std::map<std::uint64_t, std::uint64_t>();  // never destroyed: used at exit
+  return *map;
+}
+
+}  // namespace
+
+void rememberDeviceAllocation(std::uint64_t base, std::uint64_t size) {
+  std::lock_guard lock(gMutex);
+  allocations()[base] = size;
+}
+
+void forgetDeviceAllocation(std::uint64_t base) {
+  std::lock_guard lock(gMutex);
+  allocations().erase(base);
+}
+
+void forgetAllDeviceAllocations() {
+  std::lock_guard lock(gMutex);
+  allocations().clear();
+}
+
+bool surelyDeviceRange(std::uint64_t p, std::uint64_t bytes) {
+  {
+    std::lock_guard lock(gMutex);
+    auto it = allocations().upper_bound(p);
+    if (it != allocations().begin()) {
+      --it;
+      const std::uint64_t offset = p - it->first;
+      if (offset < it->second && bytes <= it->second - offset) return true;
+    }
+  }
+  return ModuleRegistry::instance().isDeviceVariableRange(p, bytes);
+}
+
+}  // namespace agileos::client

@@ -1,0 +1,24 @@
+// DeviceAllocations: the client's own record of the device memory the worker gave it
+// (untrusted side, and trusted by nobody).
+//
+// The worker checks every pointer; this record only lets the client tell an
+// asynchronous call that will surely pass those checks (a memset or copy inside one
+// live allocation, or one module variable) from one that may not. The former is sent
+// without waiting for its reply; the latter waits, so that a bad pointer gets its
+// error from the call itself, as natively.
+//
+// Thread-safety: all functions are safe to call concurrently.
+#pragma once
+
+#include <cstdint>
+
+namespace agileos::client {
+
+void rememberDeviceAllocation(std::uint64_t base, std::uint64_t size);
+void forgetDeviceAllocation(std::uint64_t base);
+void forgetAllDeviceAllocations();  // cudaDeviceReset
+
+// True if [p, p+bytes) lies inside one live allocation or one module variable.
+bool surelyDeviceRange(std::uint64_t p, std::uint64_t bytes);
+
+}  // namespace agileos::client

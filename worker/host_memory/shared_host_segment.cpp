@@ -1,0 +1,59 @@
+#include "worker/host_memory/shared_host_segment.h"
+
+#include <spdlog/spdlog.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "proto/shm/sealed_memfd.h"
+
+namespace agileos::worker {
+
+std::shared_ptr<SharedHostSegment> SharedHostSegment::create(GpuBackend& gpu, std::uint64_t bytes,
+                                                             CUresult* result, std::string* error) {
+  const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+  *result = CUDA_ERROR_OUT_OF_MEMORY;
+  if (bytes == 0 || bytes > (1ull << 46)) {
+    *result = CUDA_ERROR_INVALID_VALUE;
+    *error = "bad size " + std::to_string(bytes);
+    return nullptr;
+  }
+  const std::uint64_t size = (bytes + page - 1) / page * page;
+  const int fd = shm::createSealedMemfd("agileos-pinned", size, error);
+  if (fd < 0) return nullptr;
+  void* base = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+  if (base == MAP_FAILED) {
+    *error = std::string("mmap: ") + std::strerror(errno);
+    ::close(fd);
+    return nullptr;
+  }
+  // Unregistered memory still works (the driver then stages copies itself), only slower:
+  // a refused registration (a locked-memory limit, say) costs speed, not the allocation.
+  const CUresult registered = gpu.hostRegister(base, size);
+  if (registered != CUDA_SUCCESS) {
+    spdlog::warn("cuMemHostRegister of {} bytes failed ({}); the segment stays pageable", size,
+                 static_cast<int>(registered));
+  }
+  *result = CUDA_SUCCESS;
+  return std::shared_ptr<SharedHostSegment>(
+      new SharedHostSegment(gpu, fd, static_cast<std::uint8_t*>(base), size, registered == CUDA_SUCCESS));
+}
+
+int SharedHostSegment::takeFd() {
+  const int fd = fd_;
+  fd_ = -1;
+  return fd;
+}
+
+SharedHostSegment::~SharedHostSegment() {
+  if (const CUresult result = registered_ ? gpu_.hostUnregister(base_) : CUDA_SUCCESS;
+      result != CUDA_SUCCESS) {
+    spdlog::warn("cuMemHostUnregister of a shared host segment failed ({})", static_cast<int>(result));
+  }
+  ::munmap(base_, size_);
+  if (fd_ >= 0) ::close(fd_);
+}
+
+}  // namespace agileos::worker
