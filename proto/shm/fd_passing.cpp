@@ -9,7 +9,7 @@
 
 namespace agileos::shm {
 
-bool sendFd(int socketFd, char tag, int fd, std::string* error) {
+bool sendFd(int socketFd, char tag, int fd, std::string* error, std::chrono::milliseconds timeout) {
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
   iovec io{&tag, 1};
   msghdr header{};
@@ -22,10 +22,21 @@ bool sendFd(int socketFd, char tag, int fd, std::string* error) {
   c->cmsg_type = SCM_RIGHTS;
   c->cmsg_len = CMSG_LEN(sizeof(int));
   std::memcpy(CMSG_DATA(c), &fd, sizeof(int));
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point deadline = Clock::now() + timeout;
   ssize_t n;
-  do {
-    n = ::sendmsg(socketFd, &header, MSG_NOSIGNAL);
-  } while (n < 0 && errno == EINTR);
+  for (;;) {
+    n = ::sendmsg(socketFd, &header, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n >= 0 || (errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK)) break;
+    if (errno == EINTR) continue;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) {
+      *error = "the peer does not read its socket";
+      return false;
+    }
+    pollfd p{socketFd, POLLOUT, 0};
+    ::poll(&p, 1, static_cast<int>(left));
+  }
   if (n != 1) {
     *error = std::string("sendmsg: ") + std::strerror(errno);
     return false;

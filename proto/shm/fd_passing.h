@@ -14,7 +14,10 @@ namespace agileos::shm {
 
 inline constexpr char kSegmentFdTag = 'S';
 
-bool sendFd(int socketFd, char tag, int fd, std::string* error);
+// Gives up after `timeout` if the peer does not drain its socket (a client that never
+// reads must not hold the sender's thread forever).
+bool sendFd(int socketFd, char tag, int fd, std::string* error,
+            std::chrono::milliseconds timeout = std::chrono::milliseconds(2000));
 
 // Waits up to `timeout` for one tagged fd. Returns true with *tag and *fd (owned by the
 // caller, close-on-exec) or false with *error set; *closed tells whether the peer closed

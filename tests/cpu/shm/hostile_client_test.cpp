@@ -51,6 +51,7 @@ class Scribbler {
       case 4: {  // a slot header with hostile lengths and offsets
         shm::SlotHeader header{};
         header.kind = static_cast<std::uint32_t>(rng_() % 3 == 0 ? rng_() : 1 + rng_() % 2);
+        header.status = static_cast<std::uint32_t>(rng_() % 3 == 0 ? rng_() : rng_() % 2);  // request flags
         header.inlineBytes = static_cast<std::uint32_t>(rng_() % 2 == 0 ? rng_() % (g_.slotBytes + 64) : rng_());
         header.arenaOffset = rng_() % 2 == 0 ? rng_() % (g_.requestArenaBytes + 16) : rng_();
         header.arenaBytes = rng_() % 2 == 0 ? rng_() % (g_.requestArenaBytes + 16) : rng_();
@@ -83,11 +84,29 @@ class Scribbler {
   std::uint8_t* slot(std::uint64_t index) { return region_.base() + shm::slotOffset(g_.requestRingOffset, index, g_); }
 
   std::string requestBytes() {
-    switch (rng_() % 3) {
+    switch (rng_() % 5) {
       case 0:
         return requests::getDeviceInfo().SerializeAsString();
       case 1:
         return requests::memAlloc(1 + rng_() % 5000).SerializeAsString();
+      case 2: {  // a copy naming shared host memory: staging or a segment, plausible or wild ranges
+        v1::CallRequest request = requests::memcpyHtoD(rng_(), "");
+        v1::HostBuffer* source = request.mutable_memcpy_htod()->mutable_source();
+        source->set_segment(rng_() % 2 == 0 ? 0 : rng_());
+        source->set_offset(rng_() % 2 == 0 ? rng_() % (g_.stagingBytes + 16) : rng_());
+        source->set_size(rng_() % 2 == 0 ? rng_() % (g_.stagingBytes + 16) : rng_());
+        request.mutable_memcpy_htod()->set_total_size(rng_());
+        return request.SerializeAsString();
+      }
+      case 3: {  // shared host memory: asked for (a few pages at most), or freed by a guessed name
+        v1::CallRequest request;
+        if (rng_() % 2 == 0) {
+          request.mutable_host_alloc()->set_size(rng_() % (1 << 14));
+        } else {
+          request.mutable_host_free()->set_segment(rng_());
+        }
+        return request.SerializeAsString();
+      }
       default:
         return requests::memcpyHtoD(rng_(), std::string(rng_() % 2000, 'h')).SerializeAsString();
     }
@@ -96,6 +115,7 @@ class Scribbler {
   void writeRequest(std::uint64_t index, const std::string& message) {
     shm::SlotHeader header{};
     header.callId = index + 1;
+    header.status = rng_() % 3 == 0 ? std::uint32_t{shm::kNoReply} : 0u;  // some sent without waiting
     if (message.size() <= shm::slotPayloadBytes(g_)) {
       header.kind = static_cast<std::uint32_t>(shm::SlotKind::kInline);
       header.inlineBytes = static_cast<std::uint32_t>(message.size());
