@@ -2,9 +2,6 @@
 // stale one is refused by the worker with cudaErrorInvalidResourceHandle.
 #include <cuda_runtime_api.h>
 
-#include <mutex>
-#include <unordered_set>
-
 #include "client/cudart/error_state.h"
 #include "client/cudart/runtime.h"
 #include "client/cudart/streams.h"
@@ -16,18 +13,9 @@ namespace {
 
 std::uint64_t tokenOf(cudaEvent_t event) { return reinterpret_cast<std::uint64_t>(event); }
 
-// Events this process created and has not destroyed. A record or wait that names one
-// of them on a known stream goes out without waiting for its reply; anything else is
-// asked synchronously, so a bad handle gets the worker's answer at once.
-std::mutex gEventMutex;
-std::unordered_set<std::uint64_t>& liveEvents() {
-  static auto* events = new std::unordered_set<std::uint64_t>();
-  return *events;
-}
-bool isLiveEvent(std::uint64_t token) {
-  std::lock_guard lock(gEventMutex);
-  return liveEvents().contains(token);
-}
+// A record or wait that names a live event of this process on a known stream goes out
+// without waiting for its reply; anything else is asked synchronously, so a bad handle
+// gets the worker's answer at once.
 bool isKnownStream(std::uint64_t token) {
   unsigned flags = 0;
   int priority = 0;
@@ -185,8 +173,7 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int flags) {
   cudaError_t error = invoke(request, &reply);
   if (error != cudaSuccess) return recordError(error);
   *event = reinterpret_cast<cudaEvent_t>(reply.token().token());
-  std::lock_guard lock(gEventMutex);
-  liveEvents().insert(reply.token().token());
+  rememberEvent(reply.token().token());
   return cudaSuccess;
 }
 cudaError_t cudaEventCreate(cudaEvent_t* event) { return cudaEventCreateWithFlags(event, cudaEventDefault); }
@@ -196,10 +183,7 @@ cudaError_t cudaEventDestroy(cudaEvent_t event) {
   request.mutable_event_destroy()->set_event(tokenOf(event));
   agileos::v1::CallReply reply;
   const cudaError_t error = invoke(request, &reply);
-  if (error == cudaSuccess) {
-    std::lock_guard lock(gEventMutex);
-    liveEvents().erase(tokenOf(event));
-  }
+  if (error == cudaSuccess) forgetEvent(tokenOf(event));
   return recordError(error);
 }
 

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <mutex>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "client/cudart/runtime.h"
 
@@ -130,9 +131,32 @@ bool streamSurelyIdle(std::uint64_t token) {
   return true;
 }
 
+namespace {
+std::unordered_set<std::uint64_t>& liveEvents() {
+  static auto* events = new std::unordered_set<std::uint64_t>();  // never destroyed: used at exit
+  return *events;
+}
+}  // namespace
+
+void rememberEvent(std::uint64_t token) {
+  std::lock_guard lock(gMutex);
+  liveEvents().insert(token);
+}
+
+void forgetEvent(std::uint64_t token) {
+  std::lock_guard lock(gMutex);
+  liveEvents().erase(token);
+}
+
+bool isLiveEvent(std::uint64_t token) {
+  std::lock_guard lock(gMutex);
+  return liveEvents().contains(token);
+}
+
 void forgetAllStreams() {
   std::lock_guard lock(gMutex);
   properties().clear();
+  liveEvents().clear();
   gResetGeneration.fetch_add(1);
 }
 

@@ -25,8 +25,14 @@ void rememberStream(std::uint64_t token, unsigned flags, int priority);
 void forgetStream(std::uint64_t token);
 bool streamProperties(std::uint64_t token, unsigned* flags, int* priority);
 
-// After cudaDeviceReset: every stream is gone, including per-thread default streams.
+// After cudaDeviceReset: every stream and event is gone, including per-thread default streams.
 void forgetAllStreams();
+
+// Events this process created and has not destroyed (kept client-side, like streams'
+// properties, to tell a handle the worker will surely accept from one it must judge).
+void rememberEvent(std::uint64_t token);
+void forgetEvent(std::uint64_t token);
+bool isLiveEvent(std::uint64_t token);
 
 // What the client knows about work pending on its streams, so that cudaStreamQuery
 // on a stream that surely has nothing pending is answered without a round trip.
