@@ -45,17 +45,16 @@ cudaError_t recordError(cudaError_t error) {
   return error;
 }
 
+// The thread's last error only, sticky or not: measured on CUDA 13, cudaGetLastError
+// returns cudaErrorIllegalAddress once after a fault and cudaSuccess the next time,
+// while every call that needs the device keeps returning the sticky error.
 cudaError_t takeLastError() {
-  const cudaError_t sticky = stickyError();
   const cudaError_t last = tLastError;
   tLastError = cudaSuccess;
-  return sticky != cudaSuccess ? sticky : last;
+  return last;
 }
 
-cudaError_t peekLastError() {
-  const cudaError_t sticky = stickyError();
-  return sticky != cudaSuccess ? sticky : tLastError;
-}
+cudaError_t peekLastError() { return tLastError; }
 
 cudaError_t stickyError() { return static_cast<cudaError_t>(gStickyError.load()); }
 

@@ -7,7 +7,7 @@
 // - pinned (cudaMallocHost) memory: async copies in both directions around a kernel on a
 //   non-default stream, with events; cudaMemset before a kernel on the legacy stream;
 // - async calls the client cannot vouch for still return their error at once: a memset
-//   on an address no allocation has, a record of a destroyed event.
+//   on an address no allocation has.
 #include <cstring>
 #include <vector>
 
@@ -126,11 +126,7 @@ int main() {
   EXPECT_ERROR("memsetAsync of an address no allocation has",
                cudaMemsetAsync(reinterpret_cast<void*>(0x10), 0, sizeof(unsigned), stream), cudaErrorInvalidValue);
   EXPECT_ERROR("last error after it", cudaGetLastError(), cudaErrorInvalidValue);
-  cudaEvent_t destroyed = nullptr;
-  CHECK_CUDA(cudaEventCreate(&destroyed));
-  CHECK_CUDA(cudaEventDestroy(destroyed));
-  EXPECT_ERROR("record of a destroyed event", cudaEventRecord(destroyed, stream), cudaErrorInvalidResourceHandle);
-  cudaGetLastError();
+  // (A destroyed event is not tried here: native cudart may crash on one.)
   EXPECT_ERROR("memsetAsync inside the allocation", cudaMemsetAsync(counter, 0, sizeof(unsigned), stream),
                cudaSuccess);
   EXPECT_ERROR("stream synchronize", cudaStreamSynchronize(stream), cudaSuccess);
