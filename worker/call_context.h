@@ -16,6 +16,7 @@
 #include "memmgr/memory_manager.h"
 #include "worker/backend/gpu_backend.h"
 #include "worker/client_session.h"
+#include "worker/device_output.h"
 
 namespace agileos::worker {
 
@@ -47,6 +48,7 @@ struct CallContext {
   ClientSession& session;
   TaintListener* taint = nullptr;
   SharedMemoryChannel* shared = nullptr;
+  DeviceOutputCapture* output = nullptr;  // the worker's device printf capture, if any
 };
 
 // Sets the reply's error from a driver result (and reports a context-fatal one). Returns true on success.

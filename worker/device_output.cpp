@@ -65,8 +65,12 @@ void DeviceOutputCapture::drainLoop() {
   }
 }
 
+bool DeviceOutputCapture::imageMayPrint(const std::string& image) {
+  return image.find("vprintf") != std::string::npos || image.find("__assertfail") != std::string::npos;
+}
+
 std::string DeviceOutputCapture::take() {
-  if (readFd_ < 0) return {};
+  if (readFd_ < 0 || !expecting_.load(std::memory_order_relaxed)) return {};
   std::fflush(stdout);  // the driver writes through stdio; push it into the pipe first
   std::lock_guard lock(mutex_);
   readAvailableLocked();

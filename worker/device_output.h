@@ -14,6 +14,7 @@
 // Thread-safety: take() may be called from any thread.
 #pragma once
 
+#include <atomic>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -28,7 +29,17 @@ class DeviceOutputCapture {
 
   // Flushes stdio and returns everything captured so far (at most kMaxBuffered
   // bytes are kept between takes; beyond that output is dropped and a marker says so).
+  // Until expectOutput() has been called this returns at once with nothing: collecting
+  // costs a flush and a read(2) per reply, which programs that never print should not pay.
   std::string take();
+
+  // A module that may print (its image calls vprintf or __assertfail) was loaded: from now
+  // on take() collects. Output written before then is kept and handed over later.
+  void expectOutput() { expecting_.store(true, std::memory_order_relaxed); }
+
+  // True if a module image may print on the device: it names vprintf or __assertfail (in
+  // PTX text and in a cubin's symbol table alike).
+  static bool imageMayPrint(const std::string& image);
 
   static constexpr std::size_t kMaxBuffered = 16u << 20;
 
@@ -42,6 +53,7 @@ class DeviceOutputCapture {
   std::mutex mutex_;
   std::string buffer_;
   bool truncated_ = false;
+  std::atomic<bool> expecting_{false};
 };
 
 }  // namespace agileos::worker

@@ -25,6 +25,7 @@
 #include "client/common/shm_call_transport.h"
 #include "memmgr/memory_manager.h"
 #include "worker/backend/fake_gpu_backend.h"
+#include "worker/device_output.h"
 #include "worker/transport/grpc_call_server.h"
 #include "worker/transport/shm_call_server.h"
 #include "worker/worker_runtime.h"
@@ -43,10 +44,15 @@ constexpr char kToken[] = "bench-session-token-0123456789ab";
     std::exit((std::fprintf(stderr, "fake init: %s\n", error.c_str()), 1));
   auto memory = agileos::memmgr::MemoryManager::create(gpu, &error);
   if (!memory) std::exit((std::fprintf(stderr, "memory manager: %s\n", error.c_str()), 1));
-  WorkerRuntime runtime(gpu, *memory, nullptr, nullptr);
+  // As in agileos-worker: device output captured, the worker's spin policy.
+  DeviceOutputCapture output;
+  output.start();
+  WorkerRuntime runtime(gpu, *memory, &output, nullptr);
   runtime.attach(1, kToken);
   GrpcCallServer grpcServer(runtime);
-  ShmCallServer shmServer(runtime);
+  agileos::shm::WaitPolicy policy;
+  policy.spin = agileos::shm::WaitPolicy::kWorkerSpin;
+  ShmCallServer shmServer(runtime, agileos::shm::RegionSizes{}, policy);
   if (!grpcServer.start(grpcEndpoint, &error) || !shmServer.start(shmPath, &error)) {
     std::fprintf(stderr, "worker: %s\n", error.c_str());
     std::exit(1);
@@ -129,6 +135,31 @@ void bench(const char* name, agileos::client::CallTransport& transport, int call
       perCall.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count() / kBatch);
   }
   const Stats sent = summarize(perCall);
+
+  // A 4-byte device-to-host copy as the shim makes it over shared memory (through a staging
+  // chunk), or inline over gRPC.
+  std::vector<double> small4;
+  for (int i = 0; i < calls; ++i) {
+    const auto start = Clock::now();
+    std::unique_ptr<client::StagedCalls> staged = transport.stage();
+    v1::CallRequest d2h;
+    auto* d = d2h.mutable_memcpy_dtoh();
+    d->set_src(h->dst());
+    d->set_total_size(4);
+    d->set_size(4);
+    if (staged) staged->describeChunk(0, 4, d->mutable_destination());
+    if (staged ? staged->submit(d2h) != client::TransportStatus::kOk ||
+                     staged->next(&reply) != client::TransportStatus::kOk
+               : transport.call(d2h, &reply) != client::TransportStatus::kOk) {
+      std::exit(1);
+    }
+    if (reply.error() != 0)
+      std::exit((std::fprintf(stderr, "%s: d2h failed: %s\n", name, reply.error_detail().c_str()), 1));
+    if (i >= calls / 10)
+      small4.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
+  }
+  const Stats tiny = summarize(small4);
+  std::printf("%-5s memcpy_dtoh 4 B      p50 %8.2f us   p99 %8.2f us\n", name, tiny.p50, tiny.p99);
   std::printf("%-5s memset sent, no wait p50 %8.2f us per call (%d calls, then one that waits)\n", name,
               sent.p50, kBatch);
 }

@@ -128,6 +128,7 @@ void moduleLoad(CallContext& ctx, const v1::CallRequest& request, v1::CallReply&
   std::string image = entry->payload;
   if (entry->kind == fatbin::EntryKind::kPtx) image.push_back('\0');  // the driver reads PTX as a C string
 
+  if (ctx.output != nullptr && DeviceOutputCapture::imageMayPrint(image)) ctx.output->expectOutput();
   ModuleRecord module;
   std::string log;
   if (!succeeded(ctx, ctx.gpu.moduleLoad(image.data(), &module.module, &log), reply, "cuModuleLoadData")) {
