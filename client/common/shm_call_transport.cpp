@@ -194,6 +194,10 @@ TransportStatus ShmCallTransport::allocateShared(const v1::CallRequest& request,
 // ------------------------------------------------------------------ ring mechanics
 
 bool ShmCallTransport::waitForRequestSpace(bool needArena) {
+  // The worker's consume index only grows, so a space this side already saw is still there:
+  // re-reading the shared counter (a cache line the worker keeps writing) is needed only when
+  // the last value seen leaves no room.
+  if (!needArena && requestProduced_ - lastRequestConsumed_ < geometry_.slotCount) return true;
   using Clock = std::chrono::steady_clock;
   shm::ControlBlock& control = region_->control();
   Clock::time_point nextPeerCheck = Clock::now() + policy_.sleepSlice;

@@ -69,16 +69,23 @@ ShmWorkerChannel::Take ShmWorkerChannel::takeRequest(std::uint64_t* callId, std:
 
 ShmWorkerChannel::Put ShmWorkerChannel::putCompletion(std::uint64_t callId, CompletionStatus status,
                                                       const google::protobuf::MessageLite* reply) {
-  const std::uint64_t consumed = control_.completionConsumed.value.load(std::memory_order_acquire);
-  const shm::IndexCheck check =
-      shm::slotsFreeToProduce(consumed, lastCompletionConsumed_, completionProduced_, geometry_.slotCount);
-  if (check.verdict != shm::IndexVerdict::kOk) {
-    return fail(Put::kViolation, std::string("completion ring: ") + shm::toString(check.verdict) +
-                                     " (consumed " + std::to_string(consumed) + ", produced " +
-                                     std::to_string(completionProduced_) + ")");
+  const std::size_t size = reply != nullptr ? reply->ByteSizeLong() : 0;
+  const bool needsArena = size > shm::slotPayloadBytes(geometry_);
+  // The client's consume index is re-read (and checked) only when the last value accepted
+  // leaves no free slot, or the reply needs the arena: a shared cache line fewer per call.
+  std::uint64_t consumed = lastCompletionConsumed_;
+  if (needsArena || completionProduced_ - lastCompletionConsumed_ >= geometry_.slotCount) {
+    consumed = control_.completionConsumed.value.load(std::memory_order_acquire);
+    const shm::IndexCheck check =
+        shm::slotsFreeToProduce(consumed, lastCompletionConsumed_, completionProduced_, geometry_.slotCount);
+    if (check.verdict != shm::IndexVerdict::kOk) {
+      return fail(Put::kViolation, std::string("completion ring: ") + shm::toString(check.verdict) +
+                                       " (consumed " + std::to_string(consumed) + ", produced " +
+                                       std::to_string(completionProduced_) + ")");
+    }
+    lastCompletionConsumed_ = consumed;
+    if (check.count == 0) return Put::kFull;
   }
-  lastCompletionConsumed_ = consumed;
-  if (check.count == 0) return Put::kFull;
 
   std::uint8_t* slot =
       region_.base() + shm::slotOffset(geometry_.completionRingOffset, completionProduced_, geometry_);
@@ -88,8 +95,7 @@ ShmWorkerChannel::Put ShmWorkerChannel::putCompletion(std::uint64_t callId, Comp
   header.status = static_cast<std::uint32_t>(status);
   if (reply != nullptr) {
     // Serialized straight into shared memory: the serializer only writes its output.
-    const std::size_t size = reply->ByteSizeLong();
-    if (size <= shm::slotPayloadBytes(geometry_)) {
+    if (!needsArena) {
       header.inlineBytes = static_cast<std::uint32_t>(size);
       reply->SerializeWithCachedSizesToArray(slot + sizeof header);
     } else if (size <= geometry_.replyArenaBytes) {

@@ -4,7 +4,7 @@
 //
 // Everything in the region is untrusted. The channel keeps the geometry and its own
 // indices in private memory and never reads them back from the region; it checks
-// every index the client publishes (proto/shm/ring_index.h); it copies a slot's header,
+// every index of the client's that it reads (proto/shm/ring_index.h); it copies a slot's header,
 // then exactly the payload the header names, to private memory before reading them, and
 // bounds every length and offset against the private geometry. Whatever the client
 // writes, the outcome is a request, "nothing yet", or a violation: the caller then

@@ -157,19 +157,26 @@ TEST_F(WorkerChannelTest, ReplyBeyondTheArenaIsReportedNotWritten) {
             static_cast<std::uint32_t>(CompletionStatus::kReplyTooLarge));
 }
 
-TEST_F(WorkerChannelTest, ClientConsumingTheFutureOrGoingBackIsAViolation) {
-  const v1::CallReply reply = replyWithData(1);
-  client_->consumeCompletions(1);  // nothing was produced
-  EXPECT_EQ(channel_->putCompletion(0, CompletionStatus::kOk, &reply), Put::kViolation);
+// The worker reads the client's consume index only when its own view leaves no free slot
+// or the reply needs the arena (a shared cache line fewer per call); whenever it reads it,
+// an index ahead of what was produced, or one that went back, ends the connection.
+TEST_F(WorkerChannelTest, ClientConsumingTheFutureOrGoingBackIsAViolationWhenRead) {
+  const v1::CallReply large = replyWithData(1000);  // needs the arena: the index is read
+  client_->consumeCompletions(1);                   // nothing was produced
+  EXPECT_EQ(channel_->putCompletion(0, CompletionStatus::kOk, &large), Put::kViolation);
 
   ShmWorkerChannel second(*region_);
+  const v1::CallReply small = replyWithData(1);
   client_->consumeCompletions(0);
-  ASSERT_EQ(second.putCompletion(0, CompletionStatus::kOk, &reply), Put::kDone);
-  ASSERT_EQ(second.putCompletion(1, CompletionStatus::kOk, &reply), Put::kDone);
+  ASSERT_EQ(second.putCompletion(0, CompletionStatus::kOk, &small), Put::kDone);
+  ASSERT_EQ(second.putCompletion(1, CompletionStatus::kOk, &small), Put::kDone);
   client_->consumeCompletions(2);
-  ASSERT_EQ(second.putCompletion(2, CompletionStatus::kOk, &reply), Put::kDone);
+  ASSERT_EQ(second.putCompletion(2, CompletionStatus::kOk, &large), Put::kDone) << "read: 2 consumed";
   client_->consumeCompletions(1);  // backwards
-  EXPECT_EQ(second.putCompletion(3, CompletionStatus::kOk, &reply), Put::kViolation);
+  ASSERT_EQ(second.putCompletion(3, CompletionStatus::kOk, &small), Put::kDone) << "not read: room in view";
+  ASSERT_EQ(second.putCompletion(4, CompletionStatus::kOk, &small), Put::kDone);
+  ASSERT_EQ(second.putCompletion(5, CompletionStatus::kOk, &small), Put::kDone);
+  EXPECT_EQ(second.putCompletion(6, CompletionStatus::kOk, &small), Put::kViolation) << "read: went back";
 }
 
 }  // namespace
