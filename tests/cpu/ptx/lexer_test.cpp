@@ -1,0 +1,72 @@
+#include "ptx/lexer.h"
+
+#include <gtest/gtest.h>
+
+namespace agileos::ptx {
+namespace {
+
+std::vector<std::string> texts(const LexResult& result) {
+  std::vector<std::string> out;
+  for (const Token& t : result.tokens) out.push_back(t.text);
+  return out;
+}
+
+TEST(PtxLexer, SplitsAnInstructionIntoItsTokens) {
+  const LexResult r = tokenize("@!%p1 ld.global.v4.f32 {%f1, %f2, %f3, %f4}, [%rd2+-16]; // comment");
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(texts(r), (std::vector<std::string>{"@", "!",   "%p1", "ld.global.v4.f32",
+                                                "{", "%f1", ",",   "%f2",
+                                                ",", "%f3", ",",   "%f4",
+                                                "}", ",",   "[",   "%rd2",
+                                                "+", "-",   "16",  "]",
+                                                ";"}));
+  EXPECT_EQ(r.tokens[3].kind, TokenKind::kIdentifier);
+  EXPECT_TRUE(r.tokens[3].spaceBefore);
+  EXPECT_FALSE(r.tokens[2].spaceBefore);
+}
+
+TEST(PtxLexer, ClassifiesNumbersDirectivesStringsAndSpecialRegisters) {
+  const LexResult r = tokenize(
+      ".reg .b32 %r<44>;\nmov.f32 %f1, 0f3F800000;\n.file 1 \"a \\\"b\\\".cu\"\nmov.u32 %r1, %tid.x;"
+      " add.u64 %rd1, %rd1, 0x10U; .b8 1.5e-3");
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.tokens[0].kind, TokenKind::kDirective);
+  EXPECT_EQ(r.tokens[1].text, ".b32");
+  EXPECT_EQ(r.tokens[3].text, "<");
+  EXPECT_EQ(r.tokens[4].kind, TokenKind::kNumber);
+  EXPECT_TRUE(r.tokens[7].newlineBefore);
+  EXPECT_EQ(r.tokens[7].line, 2u);
+  EXPECT_EQ(r.tokens[10].text, "0f3F800000");
+  EXPECT_EQ(r.tokens[10].kind, TokenKind::kNumber);
+  EXPECT_EQ(r.tokens[14].kind, TokenKind::kString);
+  EXPECT_EQ(r.tokens[14].text, "\"a \\\"b\\\".cu\"");
+  bool sawTid = false, sawHex = false, sawFloat = false;
+  for (const Token& t : r.tokens) {
+    sawTid |= t.text == "%tid.x" && t.kind == TokenKind::kIdentifier;
+    sawHex |= t.text == "0x10U" && t.kind == TokenKind::kNumber;
+    sawFloat |= t.text == "1.5e-3" && t.kind == TokenKind::kNumber;
+  }
+  EXPECT_TRUE(sawTid);
+  EXPECT_TRUE(sawHex);
+  EXPECT_TRUE(sawFloat);
+}
+
+TEST(PtxLexer, BlockCommentsCountLinesAndAreDropped) {
+  const LexResult r = tokenize("a /* one\ntwo\n */ b");
+  ASSERT_TRUE(r.ok);
+  ASSERT_EQ(r.tokens.size(), 2u);
+  EXPECT_EQ(r.tokens[1].line, 3u);
+  EXPECT_TRUE(r.tokens[1].newlineBefore);
+}
+
+TEST(PtxLexer, RefusesWhatItCannotClassify) {
+  for (const char* bad :
+       {"ld \"unterminated", "a /* never closed", "mov.u32 %r1, #4;", "x \x01 y", "\"no end\nx\""}) {
+    const LexResult r = tokenize(bad);
+    EXPECT_FALSE(r.ok) << bad;
+    EXPECT_FALSE(r.error.empty());
+  }
+}
+
+}  // namespace
+}  // namespace agileos::ptx
