@@ -12,6 +12,13 @@ bool isIdentifierChar(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '$' || c == '.';
 }
 bool isDigit(char c) { return c >= '0' && c <= '9'; }
+
+// "::" inside an opcode or a modifier (".shared::cta", "mbarrier::complete_tx::bytes") belongs
+// to the word; a single ':' (after a label) does not.
+bool doubleColonContinues(std::string_view text, std::size_t i) {
+  return i + 2 < text.size() && text[i] == ':' && text[i + 1] == ':' &&
+         (std::isalnum(static_cast<unsigned char>(text[i + 2])) != 0 || text[i + 2] == '_');
+}
 bool isHexDigit(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }
 
 constexpr std::string_view kPunctuation = "{}()[],;:@!<>+-|*/=~&^?";
@@ -79,16 +86,29 @@ LexResult tokenize(std::string_view text) {
     if (c == '.' && i + 1 < text.size() &&
         (std::isalpha(static_cast<unsigned char>(text[i + 1])) != 0 || text[i + 1] == '_')) {
       ++i;
-      while (i < text.size() &&
-             (std::isalnum(static_cast<unsigned char>(text[i])) != 0 || text[i] == '_' || text[i] == '$')) {
-        ++i;
+      while (i < text.size()) {
+        if (std::isalnum(static_cast<unsigned char>(text[i])) != 0 || text[i] == '_' || text[i] == '$') {
+          ++i;
+        } else if (doubleColonContinues(text, i)) {
+          i += 2;
+        } else {
+          break;
+        }
       }
       emit(TokenKind::kDirective, begin, i);
       continue;
     }
     if (isIdentifierStart(c)) {
       ++i;
-      while (i < text.size() && isIdentifierChar(text[i])) ++i;
+      while (i < text.size()) {
+        if (isIdentifierChar(text[i])) {
+          ++i;
+        } else if (doubleColonContinues(text, i)) {
+          i += 2;
+        } else {
+          break;
+        }
+      }
       emit(TokenKind::kIdentifier, begin, i);
       continue;
     }

@@ -51,6 +51,15 @@ TEST(PtxLexer, ClassifiesNumbersDirectivesStringsAndSpecialRegisters) {
   EXPECT_TRUE(sawFloat);
 }
 
+TEST(PtxLexer, DoubleColonsBelongToOpcodesAndModifiersButALabelColonDoesNot) {
+  const LexResult r =
+      tokenize("L1: st.async.shared::cluster.mbarrier::complete_tx::bytes.u32 [%r1], %r2; .shared::cta");
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(texts(r),
+            (std::vector<std::string>{"L1", ":", "st.async.shared::cluster.mbarrier::complete_tx::bytes.u32",
+                                      "[", "%r1", "]", ",", "%r2", ";", ".shared::cta"}));
+}
+
 TEST(PtxLexer, BlockCommentsCountLinesAndAreDropped) {
   const LexResult r = tokenize("a /* one\ntwo\n */ b");
   ASSERT_TRUE(r.ok);

@@ -1,0 +1,327 @@
+#include "ptx/memory_access.h"
+
+#include <string_view>
+
+namespace agileos::ptx {
+namespace {
+
+using Verdict = MemoryClassification::Verdict;
+
+// Opcodes that never access memory through an address operand. Anything not here and not
+// classified below is refused (fail closed).
+constexpr std::string_view kNoMemoryOpcodes[] = {"abs",
+                                                 "activemask",
+                                                 "add",
+                                                 "addc",
+                                                 "and",
+                                                 "bar",
+                                                 "barrier",
+                                                 "bfe",
+                                                 "bfi",
+                                                 "bfind",
+                                                 "bmsk",
+                                                 "bra",
+                                                 "brev",
+                                                 "brkpt",
+                                                 "brx",
+                                                 "call",
+                                                 "clz",
+                                                 "cnot",
+                                                 "copysign",
+                                                 "cos",
+                                                 "cvt",
+                                                 "cvta",
+                                                 "div",
+                                                 "dp2a",
+                                                 "dp4a",
+                                                 "elect",
+                                                 "ex2",
+                                                 "exit",
+                                                 "fence",
+                                                 "fma",
+                                                 "fns",
+                                                 "getctarank",
+                                                 "isspacep",
+                                                 "lg2",
+                                                 "lop3",
+                                                 "mad",
+                                                 "mad24",
+                                                 "madc",
+                                                 "match",
+                                                 "max",
+                                                 "membar",
+                                                 "min",
+                                                 "mma",
+                                                 "mov",
+                                                 "mul",
+                                                 "mul24",
+                                                 "nanosleep",
+                                                 "neg",
+                                                 "not",
+                                                 "or",
+                                                 "pmevent",
+                                                 "popc",
+                                                 "prmt",
+                                                 "rcp",
+                                                 "redux",
+                                                 "rem",
+                                                 "ret",
+                                                 "rsqrt",
+                                                 "sad",
+                                                 "selp",
+                                                 "set",
+                                                 "setp",
+                                                 "shf",
+                                                 "shfl",
+                                                 "shl",
+                                                 "shr",
+                                                 "sin",
+                                                 "slct",
+                                                 "sqrt",
+                                                 "sub",
+                                                 "subc",
+                                                 "tanh",
+                                                 "testp",
+                                                 "trap",
+                                                 "vabsdiff",
+                                                 "vabsdiff2",
+                                                 "vabsdiff4",
+                                                 "vadd",
+                                                 "vadd2",
+                                                 "vadd4",
+                                                 "vavrg2",
+                                                 "vavrg4",
+                                                 "vmad",
+                                                 "vmax",
+                                                 "vmax2",
+                                                 "vmax4",
+                                                 "vmin",
+                                                 "vmin2",
+                                                 "vmin4",
+                                                 "vote",
+                                                 "vset",
+                                                 "vset2",
+                                                 "vset4",
+                                                 "vshl",
+                                                 "vshr",
+                                                 "vsub",
+                                                 "vsub2",
+                                                 "vsub4",
+                                                 "xor",
+                                                 "createpolicy",
+                                                 "griddepcontrol",
+                                                 "setmaxnreg",
+                                                 "mapa",
+                                                 "movmatrix",
+                                                 "szext"};
+
+bool knownNotToAccessMemory(const std::string& opcode) {
+  for (std::string_view known : kNoMemoryOpcodes) {
+    if (known == opcode) return true;
+  }
+  return false;
+}
+
+bool startsWith(const std::string& text, std::string_view prefix) { return text.rfind(prefix, 0) == 0; }
+
+// The state space among the modifiers, or kGeneric if none names one.
+std::optional<StateSpace> spaceOf(const Instruction& instruction, bool* ambiguous) {
+  std::optional<StateSpace> found;
+  *ambiguous = false;
+  for (const std::string& m : instruction.modifiers) {
+    std::optional<StateSpace> space;
+    if (m == ".global") space = StateSpace::kGlobal;
+    if (m == ".shared" || startsWith(m, ".shared::")) space = StateSpace::kShared;
+    if (m == ".local") space = StateSpace::kLocal;
+    if (m == ".param" || startsWith(m, ".param::")) space = StateSpace::kParam;
+    if (m == ".const") space = StateSpace::kConst;
+    if (!space) continue;
+    if (found && *found != *space) *ambiguous = true;
+    found = space;
+  }
+  return found.value_or(StateSpace::kGeneric);
+}
+
+std::uint32_t vectorLength(const Instruction& instruction) {
+  for (const std::string& m : instruction.modifiers) {
+    if (m == ".v2") return 2;
+    if (m == ".v4") return 4;
+    if (m == ".v8") return 8;
+  }
+  return 1;
+}
+
+// The element type's size: the last type modifier (".global.v4.f32" -> 4).
+std::uint32_t elementBytes(const Instruction& instruction) {
+  std::uint32_t bytes = 0;
+  for (const std::string& m : instruction.modifiers) {
+    if (const std::uint32_t b = typeBytes(m); b != 0) bytes = b;
+  }
+  return bytes;
+}
+
+MemoryClassification unsupported(std::string reason) {
+  MemoryClassification c;
+  c.verdict = Verdict::kUnsupported;
+  c.reason = std::move(reason);
+  return c;
+}
+
+// One access through operand `index`, which must be an address operand.
+MemoryClassification oneAccess(const Instruction& instruction, std::size_t index, StateSpace space,
+                               std::uint32_t bytes, bool reads, bool writes) {
+  if (index >= instruction.operands.size() || instruction.operands[index].kind != Operand::Kind::kAddress) {
+    return unsupported("'" + instruction.opcode + "' without an address operand where one was expected");
+  }
+  if (bytes == 0) return unsupported("'" + instruction.opcode + "' of unknown width");
+  MemoryClassification c;
+  c.verdict = Verdict::kAccess;
+  c.accesses.push_back(MemoryAccess{index, space, bytes, std::nullopt, reads, writes});
+  return c;
+}
+
+}  // namespace
+
+const char* toString(StateSpace space) {
+  switch (space) {
+    case StateSpace::kGeneric:
+      return "generic";
+    case StateSpace::kGlobal:
+      return "global";
+    case StateSpace::kShared:
+      return "shared";
+    case StateSpace::kLocal:
+      return "local";
+    case StateSpace::kParam:
+      return "param";
+    case StateSpace::kConst:
+      return "const";
+  }
+  return "unknown";
+}
+
+std::uint32_t typeBytes(const std::string& m) {
+  if (m == ".b8" || m == ".u8" || m == ".s8" || m == ".e4m3" || m == ".e5m2") return 1;
+  if (m == ".b16" || m == ".u16" || m == ".s16" || m == ".f16" || m == ".bf16" || m == ".e4m3x2" ||
+      m == ".e5m2x2") {
+    return 2;
+  }
+  if (m == ".b32" || m == ".u32" || m == ".s32" || m == ".f32" || m == ".f16x2" || m == ".bf16x2" ||
+      m == ".tf32") {
+    return 4;
+  }
+  if (m == ".b64" || m == ".u64" || m == ".s64" || m == ".f64") return 8;
+  if (m == ".b128") return 16;
+  return 0;
+}
+
+MemoryClassification classifyMemory(const Instruction& instruction) {
+  const std::string& op = instruction.opcode;
+  bool ambiguous = false;
+  const StateSpace space = *spaceOf(instruction, &ambiguous);
+  // Only copies name two spaces (destination and source); elsewhere it is malformed.
+  if (ambiguous && op != "cp") return unsupported("'" + op + "' names two state spaces");
+  const std::uint32_t width = elementBytes(instruction) * vectorLength(instruction);
+
+  if (op == "ld" || op == "ldu") return oneAccess(instruction, 1, space, width, true, false);
+  if (op == "st") return oneAccess(instruction, 0, space, width, false, true);
+  if (op == "atom") {
+    // atom{.space}.op.type d, [a], b{, c}: reads and writes [a].
+    return oneAccess(instruction, 1, space, width, true, true);
+  }
+  if (op == "red") return oneAccess(instruction, 0, space, width, true, true);
+  if (op == "prefetch" || op == "prefetchu" || op == "applypriority" || op == "discard") {
+    if (instruction.hasModifier(".tensormap"))
+      return unsupported("'" + op + ".tensormap' names a tensor map");
+    // A prefetch or cache-policy change reads no data, but names an address: checked like
+    // a one-byte access, so it cannot probe protected ranges. discard destroys a line's
+    // contents and applypriority changes a line's eviction: their width is the L2 line
+    // (128 bytes), given as a modifier.
+    const std::uint32_t bytes = op == "discard" || op == "applypriority" ? 128 : 1;
+    return oneAccess(instruction, 0, space, bytes, op != "discard", op == "discard");
+  }
+  if (op == "cp") {
+    const bool reduce = !instruction.modifiers.empty() && instruction.modifiers[0] == ".reduce";
+    if (instruction.modifiers.empty() || (instruction.modifiers[0] != ".async" && !reduce) ||
+        (reduce && !instruction.hasModifier(".async"))) {
+      return unsupported("unknown copy instruction 'cp" +
+                         (instruction.modifiers.empty() ? std::string() : instruction.modifiers[0]) + "'");
+    }
+    if (instruction.hasModifier(".commit_group") || instruction.hasModifier(".wait_group") ||
+        instruction.hasModifier(".wait_all")) {
+      return {};
+    }
+    if (instruction.hasModifier(".tensor"))
+      return unsupported("cp.async.bulk.tensor copies through a CUtensorMap");
+    if (instruction.hasModifier(".mbarrier") && !instruction.hasModifier(".bulk")) {
+      // cp.async.mbarrier.arrive{.noinc}{.shared{::cta}}.b64 [addr]: an 8-byte barrier object.
+      return oneAccess(instruction, 0, space, 8, true, true);
+    }
+    if (instruction.hasModifier(".bulk") && instruction.hasModifier(".prefetch")) {
+      // cp.async.bulk.prefetch.L2.global [srcMem], size
+      MemoryClassification c = oneAccess(instruction, 0, StateSpace::kGlobal, 1, true, false);
+      if (c.verdict == Verdict::kAccess) c.accesses[0].sizeOperand = 1;
+      return c;
+    }
+    if (instruction.hasModifier(".bulk")) {
+      // cp.async.bulk.dst.src... [dstMem], [srcMem], size, ...: both addresses over `size` bytes.
+      MemoryClassification c;
+      c.verdict = Verdict::kAccess;
+      for (std::size_t index : {std::size_t{0}, std::size_t{1}}) {
+        if (index >= instruction.operands.size() ||
+            instruction.operands[index].kind != Operand::Kind::kAddress) {
+          return unsupported("cp.async.bulk without its two addresses");
+        }
+      }
+      // The spaces come in order: destination first, then source (".shared::cluster.global").
+      std::vector<StateSpace> spaces;
+      for (const std::string& m : instruction.modifiers) {
+        if (m == ".global") spaces.push_back(StateSpace::kGlobal);
+        if (m == ".shared" || startsWith(m, ".shared::")) spaces.push_back(StateSpace::kShared);
+      }
+      if (spaces.size() != 2) return unsupported("cp.async.bulk without a destination and a source space");
+      c.accesses.push_back(MemoryAccess{0, spaces[0], 0, std::size_t{2}, false, true});
+      c.accesses.push_back(MemoryAccess{1, spaces[1], 0, std::size_t{2}, true, false});
+      return c;
+    }
+    // cp.async.ca|cg.shared{::cta}.global [dst], [src], cp-size{, src-size}{, cache-policy}
+    if (instruction.operands.size() < 3 || instruction.operands[2].kind != Operand::Kind::kImmediate) {
+      return unsupported("cp.async without an immediate copy size");
+    }
+    const std::string& sizeText = instruction.operands[2].tokens[0].text;
+    const std::uint32_t bytes = sizeText == "4" ? 4 : sizeText == "8" ? 8 : sizeText == "16" ? 16 : 0;
+    if (bytes == 0) return unsupported("cp.async with a copy size of " + sizeText);
+    MemoryClassification c = oneAccess(instruction, 1, StateSpace::kGlobal, bytes, true, false);
+    if (c.verdict == Verdict::kAccess)
+      c.accesses.push_back(MemoryAccess{0, StateSpace::kShared, bytes, std::nullopt, false, true});
+    return c;
+  }
+  if (op == "mbarrier") {
+    // Every mbarrier operation names an 8-byte barrier object; in generic form it may be anywhere.
+    for (std::size_t index = 0; index < instruction.operands.size(); ++index) {
+      if (instruction.operands[index].kind == Operand::Kind::kAddress) {
+        return oneAccess(instruction, index, space, 8, true, true);
+      }
+    }
+    return {};
+  }
+  if (op == "ldmatrix" || op == "stmatrix") {
+    if (space != StateSpace::kShared) return unsupported("'" + op + "' outside shared memory");
+    return {};  // shared memory only: cannot reach global memory
+  }
+  if (op == "multimem") return unsupported("multimem accesses memory of several GPUs through one address");
+  if (op == "tex" || op == "tld4" || op == "txq" || op == "suld" || op == "sust" || op == "sured" ||
+      op == "suq" || op == "istypep") {
+    return unsupported("'" + op + "' uses texture or surface objects");
+  }
+  if (op == "wmma" || op == "wgmma" || op == "tcgen05") {
+    if (op == "wmma" && !instruction.hasModifier(".load") && !instruction.hasModifier(".store")) return {};
+    if (op == "wgmma" && !instruction.hasModifier(".mma_async")) return {};
+    return unsupported("'" + op + "' accesses a matrix with a run-time stride or descriptor");
+  }
+  if (op == "alloca" || op == "stacksave" || op == "stackrestore") return {};  // the thread's own stack
+  if (knownNotToAccessMemory(op)) return {};
+  return unsupported("unknown opcode '" + op + "'");
+}
+
+}  // namespace agileos::ptx

@@ -1,0 +1,66 @@
+// Which memory a PTX instruction touches, and how much of it: the facts the kernel
+// memory guard needs about every instruction before it decides what to check.
+//
+// classifyMemory() sorts an instruction into one of three verdicts:
+//   - kNone: it reads and writes no memory through an address (arithmetic, control flow,
+//     cvta/isspacep, which only compute addresses, fences, barriers without an address);
+//   - kAccess: it accesses memory through the listed address operands, each with its
+//     state space (generic included: a generic address may point anywhere) and the full
+//     width of the access in bytes (element size x vector length, or the copy size);
+//   - kUnsupported: it can reach memory in a way the guard cannot bound soundly (tensor
+//     copies through a CUtensorMap, multimem, texture and surface objects, matrix
+//     loads/stores with a runtime stride, an unknown memory opcode); the reason says why.
+//     The guard refuses such a module rather than load it unchecked.
+//
+// Opcodes the classifier does not know are kNone only if they are on its list of
+// opcodes known not to access memory; anything else is kUnsupported (fail closed, so a
+// new PTX memory instruction cannot slip past the guard unnoticed).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ptx/ast.h"
+
+namespace agileos::ptx {
+
+enum class StateSpace : std::uint8_t {
+  kGeneric,  // no space qualifier: the address may be global, shared, local, ...
+  kGlobal,
+  kShared,  // .shared, .shared::cta, .shared::cluster
+  kLocal,
+  kParam,
+  kConst,
+};
+
+const char* toString(StateSpace space);
+
+struct MemoryAccess {
+  std::size_t addressOperand = 0;  // index into Instruction::operands (an Operand::Kind::kAddress)
+  StateSpace space = StateSpace::kGeneric;
+  std::uint32_t bytes = 0;  // full width of the access from the address
+  // Set when the width is a run-time operand (bulk copies): its operand index.
+  std::optional<std::size_t> sizeOperand;
+  bool reads = false;
+  bool writes = false;
+
+  // True if this access can reach global memory, i.e. must be guarded.
+  bool mayReachGlobal() const { return space == StateSpace::kGeneric || space == StateSpace::kGlobal; }
+};
+
+struct MemoryClassification {
+  enum class Verdict : std::uint8_t { kNone, kAccess, kUnsupported };
+  Verdict verdict = Verdict::kNone;
+  std::vector<MemoryAccess> accesses;  // kAccess
+  std::string reason;                  // kUnsupported
+};
+
+MemoryClassification classifyMemory(const Instruction& instruction);
+
+// Bytes of one element of a PTX type modifier (".u32" -> 4, ".f16x2" -> 4, ".b128" -> 16), or 0.
+std::uint32_t typeBytes(const std::string& modifier);
+
+}  // namespace agileos::ptx

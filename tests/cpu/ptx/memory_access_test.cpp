@@ -1,0 +1,158 @@
+#include "ptx/memory_access.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "ptx/parser.h"
+
+namespace agileos::ptx {
+namespace {
+
+using Verdict = MemoryClassification::Verdict;
+
+Instruction instruction(const std::string& text) {
+  const ParseResult r = parse(".version 9.0\n.entry k()\n{\n" + text + "\n}\n");
+  EXPECT_TRUE(r.ok) << r.error;
+  if (!r.ok) return {};
+  return r.module.items[1].function.body.at(0).instruction;
+}
+
+struct Expected {
+  const char* text;
+  StateSpace space;
+  std::uint32_t bytes;
+  std::size_t operand;
+};
+
+TEST(PtxMemoryAccess, EveryAccessFormHasItsSpaceAndFullWidth) {
+  const Expected cases[] = {
+      {"ld.global.u32 %r1, [%rd1];", StateSpace::kGlobal, 4, 1},
+      {"ld.global.v4.f32 {%f1, %f2, %f3, %f4}, [%rd1+16];", StateSpace::kGlobal, 16, 1},
+      {"ld.global.nc.v2.u64 {%rd2, %rd3}, [%rd1];", StateSpace::kGlobal, 16, 1},
+      {"ld.u8 %rs1, [%rd1];", StateSpace::kGeneric, 1, 1},
+      {"ld.acquire.gpu.u32 %r1, [%rd1];", StateSpace::kGeneric, 4, 1},
+      {"ld.global.b128 %rq1, [%rd1];", StateSpace::kGlobal, 16, 1},
+      {"ldu.global.f64 %fd1, [%rd1];", StateSpace::kGlobal, 8, 1},
+      {"st.global.v2.f64 [%rd1], {%fd1, %fd2};", StateSpace::kGlobal, 16, 0},
+      {"st.u64 [%rd1+-8], %rd2;", StateSpace::kGeneric, 8, 0},
+      {"st.shared.f32 [%r1], %f1;", StateSpace::kShared, 4, 0},
+      {"st.local.v4.u32 [%rd1], {%r1, %r2, %r3, %r4};", StateSpace::kLocal, 16, 0},
+      {"atom.global.add.u64 %rd1, [%rd2], 1;", StateSpace::kGlobal, 8, 1},
+      {"atom.cas.b32 %r1, [%rd2], %r3, %r4;", StateSpace::kGeneric, 4, 1},
+      {"atom.global.v4.f32.add {%f1, %f2, %f3, %f4}, [%rd1], {%f5, %f6, %f7, %f8};", StateSpace::kGlobal, 16,
+       1},
+      {"red.global.add.u32 [%rd1], 1;", StateSpace::kGlobal, 4, 0},
+      {"red.release.gpu.max.s64 [%rd1], %rd2;", StateSpace::kGeneric, 8, 0},
+      {"prefetch.global.L2 [%rd1];", StateSpace::kGlobal, 1, 0},
+      {"discard.global.L2 [%rd1], 128;", StateSpace::kGlobal, 128, 0},
+      {"mbarrier.arrive.b64 %rd1, [%rd2];", StateSpace::kGeneric, 8, 1},
+      {"cp.async.mbarrier.arrive.b64 [%rd2];", StateSpace::kGeneric, 8, 0},
+  };
+  for (const Expected& c : cases) {
+    SCOPED_TRACE(c.text);
+    const MemoryClassification m = classifyMemory(instruction(c.text));
+    ASSERT_EQ(m.verdict, Verdict::kAccess) << m.reason;
+    ASSERT_EQ(m.accesses.size(), 1u);
+    EXPECT_EQ(m.accesses[0].space, c.space);
+    EXPECT_EQ(m.accesses[0].bytes, c.bytes);
+    EXPECT_EQ(m.accesses[0].addressOperand, c.operand);
+  }
+}
+
+TEST(PtxMemoryAccess, AsyncAndBulkCopiesNameBothSides) {
+  const MemoryClassification async =
+      classifyMemory(instruction("cp.async.ca.shared.global [%r1], [%rd1], 16;"));
+  ASSERT_EQ(async.verdict, Verdict::kAccess);
+  ASSERT_EQ(async.accesses.size(), 2u);
+  EXPECT_EQ(async.accesses[0].space, StateSpace::kGlobal);
+  EXPECT_EQ(async.accesses[0].addressOperand, 1u);
+  EXPECT_EQ(async.accesses[0].bytes, 16u);
+  EXPECT_TRUE(async.accesses[0].reads);
+
+  const MemoryClassification bulk = classifyMemory(instruction(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1], %r2, [%r3];"));
+  ASSERT_EQ(bulk.verdict, Verdict::kAccess) << bulk.reason;
+  ASSERT_EQ(bulk.accesses.size(), 2u);
+  EXPECT_EQ(bulk.accesses[1].space, StateSpace::kGlobal);
+  EXPECT_EQ(bulk.accesses[1].sizeOperand, std::optional<std::size_t>(2));
+
+  const MemoryClassification reduce = classifyMemory(
+      instruction("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u32 [%rd1], [%r1], %r2;"));
+  ASSERT_EQ(reduce.verdict, Verdict::kAccess) << reduce.reason;
+  EXPECT_EQ(reduce.accesses[0].space, StateSpace::kGlobal);
+  EXPECT_TRUE(reduce.accesses[0].writes);
+
+  const MemoryClassification prefetch =
+      classifyMemory(instruction("cp.async.bulk.prefetch.L2.global [%rd1], %r2;"));
+  ASSERT_EQ(prefetch.verdict, Verdict::kAccess) << prefetch.reason;
+  EXPECT_EQ(prefetch.accesses[0].sizeOperand, std::optional<std::size_t>(1));
+
+  EXPECT_EQ(classifyMemory(instruction("cp.async.commit_group;")).verdict, Verdict::kNone);
+  EXPECT_EQ(classifyMemory(instruction("cp.async.wait_group 0;")).verdict, Verdict::kNone);
+}
+
+TEST(PtxMemoryAccess, WhatCannotBeBoundedIsRefusedWithAReason) {
+  for (const char* text : {
+           "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r1], [%rd1, "
+           "{%r2, "
+           "%r3}], [%r4];",
+           "multimem.ld_reduce.relaxed.sys.global.add.u32 %r1, [%rd1];",
+           "tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f6}];",
+           "sust.b.1d.b32.trap [%rd1, {%r1}], {%r2};",
+           "wmma.load.a.sync.aligned.row.m16n16k16.global.f16 {%r1, %r2}, [%rd1], %r3;",
+           "prefetch.tensormap [%rd1];",
+           "frobnicate.global.u32 %r1, [%rd1];",
+           "ld.global.shared.u32 %r1, [%rd1];",
+           "cp.async.ca.shared.global [%r1], [%rd1], %r9;",
+           "ld.global.u32 %r1, %rd1;",
+       }) {
+    const MemoryClassification m = classifyMemory(instruction(text));
+    EXPECT_EQ(m.verdict, Verdict::kUnsupported) << text;
+    EXPECT_FALSE(m.reason.empty()) << text;
+  }
+}
+
+TEST(PtxMemoryAccess, ArithmeticAndAddressComputationAccessNothing) {
+  for (const char* text :
+       {"add.s32 %r1, %r2, %r3;", "cvta.to.global.u64 %rd1, %rd2;", "isspacep.global %p1, %rd1;",
+        "bar.sync 0;", "@%p1 bra $L__BB0_2;", "ret;", "mov.u32 %r1, %tid.x;", "fence.acq_rel.gpu;",
+        "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r1, %r2, %r3, %r4}, [%r5];"}) {
+    EXPECT_EQ(classifyMemory(instruction(text)).verdict, Verdict::kNone) << text;
+  }
+}
+
+void classifyAll(const std::vector<Statement>& statements, int* accesses, std::vector<std::string>* refused) {
+  for (const Statement& s : statements) {
+    if (s.kind == Statement::Kind::kBlock) classifyAll(s.block, accesses, refused);
+    if (s.kind != Statement::Kind::kInstruction) continue;
+    const MemoryClassification m = classifyMemory(s.instruction);
+    if (m.verdict == Verdict::kUnsupported) refused->push_back(s.instruction.opcode + ": " + m.reason);
+    if (m.verdict == Verdict::kAccess) *accesses += static_cast<int>(m.accesses.size());
+  }
+}
+
+TEST(PtxMemoryAccess, EveryInstructionOfTheCorpusIsClassified) {
+  namespace fs = std::filesystem;
+  int accesses = 0;
+  for (const auto& entry : fs::directory_iterator(AGILEOS_PTX_CORPUS_DIR)) {
+    if (entry.path().extension() != ".ptx") continue;
+    SCOPED_TRACE(entry.path().filename().string());
+    std::ifstream in(entry.path());
+    std::stringstream text;
+    text << in.rdbuf();
+    const ParseResult r = parse(text.str());
+    ASSERT_TRUE(r.ok) << r.error;
+    std::vector<std::string> refused;
+    for (const TopLevel& item : r.module.items) {
+      if (item.kind == TopLevel::Kind::kFunction) classifyAll(item.function.body, &accesses, &refused);
+    }
+    EXPECT_TRUE(refused.empty()) << refused.front();
+  }
+  EXPECT_GT(accesses, 500);
+}
+
+}  // namespace
+}  // namespace agileos::ptx
