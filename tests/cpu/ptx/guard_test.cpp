@@ -1,0 +1,208 @@
+// The kernel memory guard (ptx/guard.h) on the PTX corpus and on hand-written cases:
+// every rewritten module assembles with ptxas, the independent checker finds no access
+// that can reach global memory left unguarded, the rewrite is deterministic, fresh
+// registers never collide with the program's, and what cannot be bounded is refused.
+#include "ptx/guard.h"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "memmgr/address_layout.h"
+#include "ptx/parser.h"
+#include "ptx/printer.h"
+
+namespace agileos::ptx {
+namespace {
+
+namespace fs = std::filesystem;
+
+GuardOptions options(GuardPolicy policy = GuardPolicy::kTrap) {
+  GuardOptions o;
+  o.policy = policy;
+  o.protectedBegin = memmgr::kIoAperture.begin;
+  o.protectedEnd = memmgr::kModuleRange.end();
+  return o;
+}
+
+std::string readFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+int assemble(const std::string& text, std::string* output) {
+  const fs::path dir = fs::temp_directory_path() / ("agileos-guard-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path input = dir / "guarded.ptx";
+  std::ofstream(input, std::ios::binary) << text;
+  const std::string target = text.find(".target sm_75") != std::string::npos ? "sm_75" : "sm_90";
+  const std::string command = std::string(AGILEOS_PTXAS) + " -arch=" + target + " " + input.string() +
+                              " -o " + (dir / "guarded.cubin").string() + " 2>&1";
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return -1;
+  char buffer[4096];
+  while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) *output += buffer;
+  const int status = ::pclose(pipe);
+  fs::remove_all(dir);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+Module parsed(const std::string& text) {
+  const ParseResult r = parse(text);
+  EXPECT_TRUE(r.ok) << r.error;
+  return r.module;
+}
+
+constexpr char kKernel[] = R"(.version 9.0
+.target sm_90
+.address_size 64
+
+.global .align 4 .u32 table[4];
+
+.visible .entry k(
+	.param .u64 k_param_0
+)
+{
+	.reg .pred 	%p<3>;
+	.reg .b32 	%r<5>;
+	.reg .b64 	%rd<5>;
+
+	ld.param.u64 	%rd1, [k_param_0];
+	cvta.to.global.u64 	%rd2, %rd1;
+	mov.u32 	%r1, %tid.x;
+	setp.lt.u32 	%p1, %r1, 16;
+	ld.global.v4.u32 	{%r1, %r2, %r3, %r4}, [%rd2+16];
+	@%p1 st.global.u32 	[%rd2+-4], %r1;
+	@!%p1 st.u64 	[%rd1], %rd2;
+	atom.global.add.u32 	%r2, [%rd2], 1;
+	ld.global.u32 	%r3, [table+8];
+	ret;
+}
+)";
+
+TEST(PtxGuard, EveryGlobalOrGenericAccessIsCheckedOverItsWidthUnderItsPredicate) {
+  const GuardResult guarded = guardModule(parsed(kKernel), options());
+  ASSERT_TRUE(guarded.ok) << guarded.error;
+  EXPECT_EQ(guarded.checkedAccesses, 5u)
+      << "ld.v4, predicated st, negated-predicate generic st, atom, symbol ld";
+  const std::string text = print(guarded.module);
+  EXPECT_NE(text.find("setp.gt.u64\t%agileos_guard_lo0, %agileos_guard_a0, 0xefffffffff0;"),
+            std::string::npos)
+      << "a 16-byte access reaches the protected range from 16 bytes below it\n"
+      << text;
+  EXPECT_NE(text.find("sub.u64\t%agileos_guard_a0, %rd2, 0x4;"), std::string::npos) << text;
+  EXPECT_NE(text.find("not.pred\t%agileos_guard_np0, %p1;"), std::string::npos) << text;
+  EXPECT_NE(text.find("@%agileos_guard_v0 trap;"), std::string::npos) << text;
+  EXPECT_TRUE(findUnguardedAccesses(guarded.module, options(), guarded.registerPrefix).empty());
+  std::string output;
+  EXPECT_EQ(assemble(text, &output), 0) << output << text;
+}
+
+TEST(PtxGuard, TheCheckerFindsAccessesThatAreNotGuarded) {
+  const Module original = parsed(kKernel);
+  EXPECT_EQ(findUnguardedAccesses(original, options(), "%agileos_guard").size(), 5u);
+
+  GuardResult guarded = guardModule(original, options());
+  ASSERT_TRUE(guarded.ok);
+  // Remove the action of one check: that access is no longer guarded.
+  std::vector<Statement>& body = guarded.module.items[4].function.body;
+  int removed = 0;
+  for (Statement& s : body) {
+    if (s.kind != Statement::Kind::kBlock || removed > 0) continue;
+    for (auto it = s.block.begin(); it != s.block.end(); ++it) {
+      if (it->kind == Statement::Kind::kInstruction && it->instruction.opcode == "trap") {
+        s.block.erase(it);
+        ++removed;
+        break;
+      }
+    }
+  }
+  ASSERT_EQ(removed, 1);
+  EXPECT_EQ(findUnguardedAccesses(guarded.module, options(), guarded.registerPrefix).size(), 1u);
+  // A check for the wrong width does not count either.
+  GuardResult narrow = guardModule(original, options());
+  for (Statement& s : narrow.module.items[4].function.body) {
+    if (s.kind != Statement::Kind::kBlock) continue;
+    for (Statement& inner : s.block) {
+      if (inner.kind == Statement::Kind::kInstruction && inner.instruction.opcode == "setp" &&
+          inner.instruction.modifiers[0] == ".gt") {
+        inner.instruction.operands[2].tokens[0].text = "0xeffffffffff";  // as if the access were 1 byte wide
+      }
+    }
+  }
+  EXPECT_EQ(findUnguardedAccesses(narrow.module, options(), narrow.registerPrefix).size(), 5u)
+      << "every check now bounds a 1-byte access, and none of these accesses is that narrow";
+}
+
+TEST(PtxGuard, RegistersNeverCollideWithTheProgramsNames) {
+  std::string text = kKernel;
+  // The program already uses the guard's preferred prefix.
+  const std::string declaration = "\t.reg .b64 \t%agileos_guard_a0;\n\t.reg .b64 \t%agileos_guard_;\n";
+  text.insert(text.find("\tld.param.u64"), declaration);
+  const GuardResult guarded = guardModule(parsed(text), options());
+  ASSERT_TRUE(guarded.ok) << guarded.error;
+  EXPECT_EQ(guarded.registerPrefix, "%agileos_guard__");
+  std::string output;
+  EXPECT_EQ(assemble(print(guarded.module), &output), 0) << output;
+}
+
+TEST(PtxGuard, ReportPolicyCountsInItsOwnGlobalAndAssembles) {
+  const GuardResult guarded = guardModule(parsed(kKernel), options(GuardPolicy::kReport));
+  ASSERT_TRUE(guarded.ok) << guarded.error;
+  const std::string text = print(guarded.module);
+  EXPECT_NE(text.find(".visible .global .align 8 .u64 agileos_guard_hits;"), std::string::npos) << text;
+  EXPECT_NE(text.find("red.global.add.u64\t[agileos_guard_hits], 1;"), std::string::npos) << text;
+  EXPECT_TRUE(
+      findUnguardedAccesses(guarded.module, options(GuardPolicy::kReport), guarded.registerPrefix).empty());
+  std::string output;
+  EXPECT_EQ(assemble(text, &output), 0) << output;
+}
+
+TEST(PtxGuard, WhatCannotBeBoundedMakesTheModuleRefused) {
+  for (const char* line :
+       {"multimem.ld_reduce.relaxed.sys.global.add.u32 %r1, [%rd1];",
+        "tex.1d.v4.u32.s32 {%r1, %r2, %r3, %r4}, [%rd1, {%r1}];", "frobnicate %r1, [%rd1];"}) {
+    std::string text = kKernel;
+    text.insert(text.find("\tret;"), std::string("\t") + line + "\n");
+    const GuardResult guarded = guardModule(parsed(text), options());
+    EXPECT_FALSE(guarded.ok) << line;
+    EXPECT_EQ(guarded.error.rfind("line ", 0), 0u) << guarded.error;
+  }
+}
+
+TEST(PtxGuard, TheWholeCorpusIsGuardedDeterministicallyAndAssembles) {
+  std::size_t files = 0, checked = 0;
+  for (const auto& entry : fs::directory_iterator(AGILEOS_PTX_CORPUS_DIR)) {
+    if (entry.path().extension() != ".ptx") continue;
+    SCOPED_TRACE(entry.path().filename().string());
+    const Module module = parsed(readFile(entry.path()));
+    for (GuardPolicy policy : {GuardPolicy::kTrap, GuardPolicy::kReport}) {
+      const GuardResult first = guardModule(module, options(policy));
+      ASSERT_TRUE(first.ok) << first.error;
+      const GuardResult second = guardModule(module, options(policy));
+      const std::string text = print(first.module);
+      EXPECT_EQ(text, print(second.module)) << "deterministic";
+      EXPECT_TRUE(findUnguardedAccesses(first.module, options(policy), first.registerPrefix).empty());
+      // Printed, re-parsed and checked again: the guard survives the round trip.
+      const ParseResult reparsed = parse(text);
+      ASSERT_TRUE(reparsed.ok) << reparsed.error;
+      EXPECT_TRUE(findUnguardedAccesses(reparsed.module, options(policy), first.registerPrefix).empty());
+      std::string output;
+      EXPECT_EQ(assemble(text, &output), 0) << toString(policy) << ": " << output;
+      if (policy == GuardPolicy::kTrap) checked += first.checkedAccesses;
+    }
+    ++files;
+  }
+  EXPECT_GE(files, 20u);
+  EXPECT_GT(checked, 300u);
+}
+
+}  // namespace
+}  // namespace agileos::ptx
