@@ -312,6 +312,7 @@ class Parser {
 
   Operand classify(std::vector<Token> tokens) {
     Operand operand;
+    if (tokens.empty()) return operand;  // an empty element of a list, "(a, , b)": an empty expression
     const Token& first = tokens.front();
     const bool wrapped =
         tokens.size() >= 2 && isOpening(first) && isClosing(tokens.back()) && groupCloses(tokens);

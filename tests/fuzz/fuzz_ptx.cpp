@@ -1,14 +1,16 @@
-// libFuzzer target: the PTX front end (ptx/) on arbitrary text.
+// libFuzzer target: the PTX front end and the guard (ptx/) on arbitrary text.
 //
-// Besides the sanitizers' own checks it aborts when the parser breaks its contract:
-// a failure carries an error naming a line; a success prints to text that parses
-// again to the same tree, and printing that tree gives the same text (the guard's
-// cache relies on the printer being deterministic).
+// Besides the sanitizers' own checks it aborts when a contract breaks: a parse failure
+// carries an error naming a line; a success prints to text that parses again to the
+// same tree, and printing that tree gives the same text (the guard's cache relies on
+// the printer being deterministic); a module the guard accepts has no unguarded access,
+// and its printed form parses and still has none; a refusal names a line.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
 
+#include "ptx/guard.h"
 #include "ptx/parser.h"
 #include "ptx/printer.h"
 
@@ -32,5 +34,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   require(second.ok);
   require(second.module == first.module);
   require(agileos::ptx::print(second.module) == printed);
+
+  agileos::ptx::GuardOptions options;
+  options.protectedBegin = 0xF0000000000ull;
+  options.protectedEnd = 0xF8000000000ull;
+  const agileos::ptx::GuardResult guarded = agileos::ptx::guardModule(first.module, options);
+  if (!guarded.ok) {
+    require(guarded.error.rfind("line ", 0) == 0);
+    return 0;
+  }
+  require(agileos::ptx::findUnguardedAccesses(guarded.module, options, guarded.registerPrefix).empty());
+  const agileos::ptx::ParseResult reparsed = agileos::ptx::parse(agileos::ptx::print(guarded.module));
+  require(reparsed.ok);
+  require(agileos::ptx::findUnguardedAccesses(reparsed.module, options, guarded.registerPrefix).empty());
   return 0;
 }
