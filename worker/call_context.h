@@ -17,6 +17,7 @@
 #include "worker/backend/gpu_backend.h"
 #include "worker/client_session.h"
 #include "worker/device_output.h"
+#include "worker/module_guard.h"
 
 namespace agileos::worker {
 
@@ -49,6 +50,7 @@ struct CallContext {
   TaintListener* taint = nullptr;
   SharedMemoryChannel* shared = nullptr;
   DeviceOutputCapture* output = nullptr;  // the worker's device printf capture, if any
+  const GuardConfig* guard = nullptr;     // the kernel memory guard's setting (null: off)
 };
 
 // Sets the reply's error from a driver result (and reports a context-fatal one). Returns true on success.

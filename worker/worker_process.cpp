@@ -26,6 +26,7 @@ struct WorkerOptions {
   int device = 0;
   std::string workerId = "0";
   std::string logLevel = "info";
+  GuardConfig guard;
 };
 
 std::optional<int> parseInt(std::string_view text) {
@@ -56,6 +57,13 @@ bool parseOptions(int argc, char** argv, WorkerOptions* options, std::string* er
       options->workerId = *v;
     } else if (auto v = value("--log-level")) {
       options->logLevel = *v;
+    } else if (auto v = value("--guard")) {
+      const auto mode = parseGuardMode(std::string(*v));
+      if (!mode) return (*error = "bad --guard (want off, trap or report)", false);
+      options->guard.mode = *mode;
+    } else if (auto v = value("--guard-sass-only")) {
+      if (*v != "allow" && *v != "refuse") return (*error = "bad --guard-sass-only (want allow or refuse)", false);
+      options->guard.allowSassOnly = *v == "allow";
     } else {
       *error = "unknown argument: " + std::string(arg);
       return false;
@@ -101,6 +109,15 @@ int runWorkerProcess(int argc, char** argv, std::unique_ptr<GpuBackend> backend)
   if (!memory) return fail("memory manager: " + error);
 
   WorkerRuntime runtime(*backend, *memory, &output, &control);
+  runtime.setGuard(options.guard);
+  if (options.guard.mode == GuardConfig::Mode::kReport) {
+    spdlog::warn("kernel memory guard in REPORT mode: accesses to protected memory are counted, NOT stopped");
+  } else if (options.guard.mode == GuardConfig::Mode::kOff) {
+    spdlog::info("kernel memory guard off: user kernels are not rewritten (dedicated context, no protected state)");
+  } else {
+    spdlog::info("kernel memory guard: {}; SASS-only modules {}", toString(options.guard.mode),
+                 options.guard.allowSassOnly ? "allowed unguarded" : "refused");
+  }
   GrpcCallServer server(runtime);
   if (!server.start(options.endpoint, &error)) return fail(error);
   // The shared-memory transport listens next to the gRPC socket (local clients use it

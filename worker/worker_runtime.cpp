@@ -67,7 +67,7 @@ std::optional<WorkerRuntime::Binding> WorkerRuntime::bind(const std::string& ses
 
 WorkerRuntime::CallStatus WorkerRuntime::call(const Binding& attached, const v1::CallRequest& request,
                                               v1::CallReply& reply, SharedMemoryChannel* shared) {
-  CallContext ctx{gpu_, memory_, *attached.session, taint_, shared, output_};
+  CallContext ctx{gpu_, memory_, *attached.session, taint_, shared, output_, &guard_};
   if (dispatcher_.exclusivity(request) == Exclusivity::kInvalidates) {
     std::unique_lock gate(*attached.gate);
     if (attached.session->closing) return CallStatus::kUnauthenticated;

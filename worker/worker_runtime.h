@@ -56,6 +56,9 @@ class WorkerRuntime {
 
   std::size_t clientCount() const;
 
+  // The kernel memory guard's setting for every module this worker loads. Set before serving.
+  void setGuard(const GuardConfig& guard) { guard_ = guard; }
+
   // The GPU the calls run on (the shared-memory transport registers its staging areas).
   GpuBackend& gpu() const { return gpu_; }
 
@@ -70,6 +73,7 @@ class WorkerRuntime {
   GpuBackend& gpu_;
   memmgr::MemoryManager& memory_;
   DeviceOutputCapture* output_;
+  GuardConfig guard_;
   TaintListener* taint_;
   Dispatcher dispatcher_;
 

@@ -27,6 +27,7 @@
 #   AGILEOS_DEPS_DIR      bundled libraries, may be empty          (.bundle/deps)
 #   AGILEOS_PROGRAMS_DIR  the CUDA programs and adversary_api      (.bundle/programs)
 #   AGILEOS_SUITE_BUDGET_S  seconds after which remaining steps are not started (480)
+#   AGILEOS_WORKER_ARGS   extra worker arguments, space-separated (e.g. "--guard=trap")
 #   AGILEOS_LOG           the clients' log level (warn)
 #   OUT                   where summary.txt, logs.tar.gz and daemon.log.tail go
 #                         (./gpu-suite-out)
@@ -157,12 +158,14 @@ start_daemon() {
   runtime_dir="$(mktemp -d /tmp/agileos-suite-run.XXXXXX)"
   chmod 755 "$runtime_dir"
   local config="$runtime_dir/agileosd.json"
+  local worker_args="" argument
+  for argument in ${AGILEOS_WORKER_ARGS:-}; do worker_args+="${worker_args:+, }\"$argument\""; done
   cat >"$config" <<EOF
 {
   "socket_path": "$runtime_dir/agileosd.sock",
   "runtime_dir": "$runtime_dir",
   "log_level": "info",
-  "worker": {"executable": "agileos-worker", "prestart": 2, "max_workers": 6}
+  "worker": {"executable": "agileos-worker", "prestart": 2, "max_workers": 6, "args": [$worker_args]}
 }
 EOF
   daemon_library_path="${deps_dir:+$deps_dir:}$driver_dir:$cudart_dir"
@@ -188,6 +191,7 @@ EOF
     waited=$((waited + 1))
   done
   say "daemon: listening at $runtime_dir/agileosd.sock after $((waited / 10)).$((waited % 10)) s"
+  if [[ -n "${AGILEOS_WORKER_ARGS:-}" ]]; then say "worker arguments: $AGILEOS_WORKER_ARGS"; fi
 }
 
 # shellcheck disable=SC2317  # called from the EXIT trap

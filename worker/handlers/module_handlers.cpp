@@ -13,6 +13,7 @@
 
 #include "worker/dispatcher.h"
 #include "worker/fatbin/fatbin_reader.h"
+#include "worker/module_guard.h"
 #include "worker/session_teardown.h"
 
 namespace agileos::worker {
@@ -118,15 +119,13 @@ void moduleLoad(CallContext& ctx, const v1::CallRequest& request, v1::CallReply&
   }
   const DeviceDescription& device = ctx.gpu.device();
   const auto sm = static_cast<std::uint32_t>(device.computeMajor * 10 + device.computeMinor);
-  const fatbin::Entry* entry =
-      fatbin::selectForDevice(parsed.entries, sm, fatbin::SelectionPolicy::kPreferSass);
-  if (entry == nullptr) {
-    refuse(reply, cudaErrorNoKernelImageForDevice,
-           "fatbin has neither SASS for sm_" + std::to_string(sm) + " nor PTX for an architecture <= it");
+  static const GuardConfig kNoGuard;
+  PreparedImage prepared = prepareModuleImage(parsed.entries, sm, ctx.guard != nullptr ? *ctx.guard : kNoGuard);
+  if (!prepared.ok) {
+    refuse(reply, static_cast<cudaError_t>(prepared.error), prepared.detail);
     return;
   }
-  std::string image = entry->payload;
-  if (entry->kind == fatbin::EntryKind::kPtx) image.push_back('\0');  // the driver reads PTX as a C string
+  std::string& image = prepared.image;
 
   if (ctx.output != nullptr && DeviceOutputCapture::imageMayPrint(image)) ctx.output->expectOutput();
   ModuleRecord module;
@@ -143,9 +142,9 @@ void moduleLoad(CallContext& ctx, const v1::CallRequest& request, v1::CallReply&
   resolveVariables(ctx, module, args, loaded);
   ctx.session.modules.replace(moduleToken, std::move(module));
   loaded->set_module(moduleToken);
-  SPDLOG_DEBUG("client {}: loaded module ({} functions, {} variables, sm_{} {})", ctx.session.id(),
-               args.function_names_size(), args.variable_names_size(), entry->smArch,
-               entry->kind == fatbin::EntryKind::kPtx ? "PTX" : "SASS");
+  SPDLOG_DEBUG("client {}: loaded module ({} functions, {} variables, sm_{} {}{})", ctx.session.id(),
+               args.function_names_size(), args.variable_names_size(), prepared.smArch,
+               prepared.ptx ? "PTX" : "SASS", prepared.guarded ? ", guarded" : "");
 }
 
 void moduleUnload(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) {

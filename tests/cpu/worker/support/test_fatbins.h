@@ -12,6 +12,7 @@ enum class TestFatbin {
   kDefaultArch,        // nvcc's default: sm_75 SASS + compute_75 PTX
   kSm90,               // -arch=sm_90: sm_90 SASS + compute_90 PTX
   kCompute100PtxOnly,  // compute_100 PTX only: newer than the fake's sm_90
+  kSm90SassOnly,       // sm_90 SASS and no PTX: what the memory guard cannot rewrite
 };
 
 // The file's bytes; aborts with a message if it is missing (a build problem).
