@@ -55,9 +55,9 @@ class ShmCallTransport::Staged final : public StagedCalls {
   }
   TransportStatus submit(const v1::CallRequest& request) override {
     if (transport_.broken_) return transport_.brokenStatus_;
-    if (!transport_.fitsArena(request))
-      return transport_.broken("a staged request exceeds the request arena");
-    if (!transport_.post(request, false)) return transport_.brokenStatus_;
+    const std::size_t size = request.ByteSizeLong();
+    if (!transport_.fitsArena(size)) return transport_.broken("a staged request exceeds the request arena");
+    if (!transport_.post(request, size, false)) return transport_.brokenStatus_;
     ++outstanding_;
     return TransportStatus::kOk;
   }
@@ -128,34 +128,33 @@ TransportStatus ShmCallTransport::broken(const std::string& why) {
   return brokenStatus_;
 }
 
-bool ShmCallTransport::fitsArena(const v1::CallRequest& request) const {
-  return request.ByteSizeLong() <= geometry_.requestArenaBytes;
-}
+bool ShmCallTransport::fitsArena(std::size_t size) const { return size <= geometry_.requestArenaBytes; }
 
 // ------------------------------------------------------------------ calls
 
 TransportStatus ShmCallTransport::call(const v1::CallRequest& request, v1::CallReply* reply) {
-  if (!fitsArena(request)) {
+  const std::size_t size = request.ByteSizeLong();
+  if (!fitsArena(size)) {
     if (oversized_) return oversized_->call(request, reply);
-    AGILEOS_LOG_ERROR("a request of %zu bytes exceeds the shared-memory arena and no fallback exists",
-                      request.ByteSizeLong());
+    AGILEOS_LOG_ERROR("a request of %zu bytes exceeds the shared-memory arena and no fallback exists", size);
     return TransportStatus::kUnavailable;
   }
   std::lock_guard lock(mutex_);
   if (broken_) return brokenStatus_;
-  if (!post(request, false)) return brokenStatus_;
+  if (!post(request, size, false)) return brokenStatus_;
   return awaitReply(reply);
 }
 
 TransportStatus ShmCallTransport::send(const v1::CallRequest& request, v1::CallReply* reply, bool* replied) {
-  if (!fitsArena(request)) {
+  const std::size_t size = request.ByteSizeLong();
+  if (!fitsArena(size)) {
     *replied = true;
     return call(request, reply);
   }
   *replied = false;
   std::lock_guard lock(mutex_);
   if (broken_) return brokenStatus_;
-  return post(request, true) ? TransportStatus::kOk : brokenStatus_;
+  return post(request, size, true) ? TransportStatus::kOk : brokenStatus_;
 }
 
 std::unique_ptr<StagedCalls> ShmCallTransport::stage() { return std::make_unique<Staged>(*this); }
@@ -165,7 +164,7 @@ TransportStatus ShmCallTransport::allocateShared(const v1::CallRequest& request,
   *mapping = nullptr;
   std::lock_guard lock(mutex_);
   if (broken_) return brokenStatus_;
-  if (!post(request, false)) return brokenStatus_;
+  if (!post(request, request.ByteSizeLong(), false)) return brokenStatus_;
   if (TransportStatus status = awaitReply(reply); status != TransportStatus::kOk) return status;
   if (reply->error() != 0) return TransportStatus::kOk;
   const std::uint64_t size = reply->host_segment().size();
@@ -232,8 +231,7 @@ bool ShmCallTransport::waitForRequestSpace(bool needArena) {
   }
 }
 
-bool ShmCallTransport::post(const v1::CallRequest& request, bool noReply) {
-  const std::size_t size = request.ByteSizeLong();
+bool ShmCallTransport::post(const v1::CallRequest& request, std::size_t size, bool noReply) {
   const bool inlined = size <= shm::slotPayloadBytes(geometry_);
   if (!inlined && size > geometry_.requestArenaBytes) {
     broken("a request of " + std::to_string(size) + " bytes exceeds the request arena");

@@ -66,9 +66,11 @@ class ShmCallTransport final : public CallTransport {
   class Staged;
   ShmCallTransport(int socketFd, std::unique_ptr<shm::MappedRegion> region, const shm::WaitPolicy& policy,
                    std::unique_ptr<CallTransport> oversized);
-  bool fitsArena(const v1::CallRequest& request) const;
-  // Caller holds mutex_. Posts one request; a reply is expected unless noReply.
-  bool post(const v1::CallRequest& request, bool noReply);
+  bool fitsArena(std::size_t size) const;
+  // Caller holds mutex_. Posts one request of `size` bytes, just computed by the caller
+  // (ByteSizeLong, which also caches the sizes the serializer uses); a reply is expected
+  // unless noReply.
+  bool post(const v1::CallRequest& request, std::size_t size, bool noReply);
   // Caller holds mutex_. Waits for the reply of the oldest posted call that wants one.
   TransportStatus awaitReply(v1::CallReply* reply);
   bool waitForRequestSpace(bool needArena);

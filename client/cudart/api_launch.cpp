@@ -118,9 +118,7 @@ bool surelyAccepted(const KernelLayout& layout, dim3 grid, dim3 block, size_t sh
     return false;
   }
   if (sharedMem + layout.staticSharedBytes > limits.sharedPerBlock) return false;
-  unsigned flags = 0;
-  int priority = 0;
-  return streamProperties(stream, &flags, &priority);  // the legacy stream or one this process created
+  return isKnownStream(stream);
 }
 
 cudaError_t launch(const void* func, dim3 grid, dim3 block, void** args, size_t sharedMem,

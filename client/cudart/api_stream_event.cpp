@@ -13,15 +13,6 @@ namespace {
 
 std::uint64_t tokenOf(cudaEvent_t event) { return reinterpret_cast<std::uint64_t>(event); }
 
-// A record or wait that names a live event of this process on a known stream goes out
-// without waiting for its reply; anything else is asked synchronously, so a bad handle
-// gets the worker's answer at once.
-bool isKnownStream(std::uint64_t token) {
-  unsigned flags = 0;
-  int priority = 0;
-  return agileos::client::streamProperties(token, &flags, &priority);
-}
-
 cudaError_t createStream(cudaStream_t* pStream, unsigned flags, int priority) {
   if (pStream == nullptr) return recordError(cudaErrorInvalidValue);
   agileos::v1::CallRequest request;
@@ -73,6 +64,8 @@ cudaError_t streamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned fla
   wait->set_event(tokenOf(event));
   wait->set_flags(flags);
   noteWorkPosted(token);
+  // On a live event and a known stream, the record goes out without waiting; anything else
+  // is asked synchronously, so a bad handle gets the worker's answer at once.
   if (isLiveEvent(tokenOf(event)) && isKnownStream(token)) return recordError(invokeAsync(request));
   agileos::v1::CallReply reply;
   return recordError(invoke(request, &reply));

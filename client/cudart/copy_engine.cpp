@@ -16,6 +16,28 @@ namespace agileos::client {
 
 namespace {
 
+// The fields every message of one copy shares: the whole copy's range and its stream.
+// Each chunk then sets its offset and its bytes (inline or in shared memory).
+v1::CallRequest hostToDeviceRequest(std::uint64_t dst, std::uint64_t bytes, const CopyTarget& target) {
+  v1::CallRequest request;
+  v1::MemcpyHtoD* copy = request.mutable_memcpy_htod();
+  copy->set_dst(dst);
+  copy->set_total_size(bytes);
+  copy->set_stream(target.stream);
+  copy->set_async(target.async);
+  return request;
+}
+
+v1::CallRequest deviceToHostRequest(std::uint64_t src, std::uint64_t bytes, const CopyTarget& target) {
+  v1::CallRequest request;
+  v1::MemcpyDtoH* copy = request.mutable_memcpy_dtoh();
+  copy->set_src(src);
+  copy->set_total_size(bytes);
+  copy->set_stream(target.stream);
+  copy->set_async(target.async);
+  return request;
+}
+
 // A copy (or a fill) on `target.stream` leaves work there unless the call waits for it.
 void noteStreamWork(const CopyTarget& target) {
   if (target.async) noteWorkPosted(target.stream);
@@ -43,12 +65,8 @@ cudaError_t stagedHostToDevice(StagedCalls& staged, std::uint64_t dst, const cha
                                const CopyTarget& target) {
   const std::uint32_t chunks = staged.chunkCount();
   const std::uint64_t chunkBytes = staged.chunkBytes();
-  v1::CallRequest request;
+  v1::CallRequest request = hostToDeviceRequest(dst, bytes, target);
   v1::MemcpyHtoD* copy = request.mutable_memcpy_htod();
-  copy->set_dst(dst);
-  copy->set_total_size(bytes);
-  copy->set_stream(target.stream);
-  copy->set_async(target.async);
   std::uint64_t offset = 0;
   std::uint64_t index = 0;
   std::uint32_t inFlight = 0;
@@ -82,12 +100,8 @@ cudaError_t stagedDeviceToHost(StagedCalls& staged, char* dst, std::uint64_t src
   const std::uint32_t chunks = staged.chunkCount();
   const std::uint64_t chunkBytes = staged.chunkBytes();
   const std::uint64_t chunkTotal = (bytes + chunkBytes - 1) / chunkBytes;
-  v1::CallRequest request;
+  v1::CallRequest request = deviceToHostRequest(src, bytes, target);
   v1::MemcpyDtoH* copy = request.mutable_memcpy_dtoh();
-  copy->set_src(src);
-  copy->set_total_size(bytes);
-  copy->set_stream(target.stream);
-  copy->set_async(target.async);
   auto sizeOf = [&](std::uint64_t index) { return std::min(chunkBytes, bytes - index * chunkBytes); };
   std::uint64_t submitted = 0;
   std::uint64_t received = 0;
@@ -122,15 +136,11 @@ cudaError_t copyHostToDevice(std::uint64_t dst, const void* src, std::uint64_t b
   if (cudaError_t sticky = stickyError(); sticky != cudaSuccess) return sticky;
   noteStreamWork(target);
   if (auto shared = HostAllocations::instance().sharedRange(src, bytes)) {
-    v1::CallRequest request;
-    v1::MemcpyHtoD* copy = request.mutable_memcpy_htod();
-    copy->set_dst(dst);
-    copy->set_total_size(bytes);
-    copy->set_stream(target.stream);
-    copy->set_async(target.async);
-    copy->mutable_source()->set_segment(shared->segment);
-    copy->mutable_source()->set_offset(shared->offset);
-    copy->mutable_source()->set_size(bytes);
+    v1::CallRequest request = hostToDeviceRequest(dst, bytes, target);
+    v1::HostBuffer* source = request.mutable_memcpy_htod()->mutable_source();
+    source->set_segment(shared->segment);
+    source->set_offset(shared->offset);
+    source->set_size(bytes);
     return sendCopy(request, target, surelyDeviceRange(dst, bytes));
   }
   const auto* bytesIn = static_cast<const char*>(src);
@@ -141,14 +151,9 @@ cudaError_t copyHostToDevice(std::uint64_t dst, const void* src, std::uint64_t b
   std::uint64_t offset = 0;
   do {
     const std::uint64_t chunk = std::min(kCopyChunkBytes, bytes - offset);
-    v1::CallRequest request;
-    v1::MemcpyHtoD* copy = request.mutable_memcpy_htod();
-    copy->set_dst(dst);
-    copy->set_total_size(bytes);
-    copy->set_offset(offset);
-    copy->set_data(bytesIn + offset, chunk);
-    copy->set_stream(target.stream);
-    copy->set_async(target.async);
+    v1::CallRequest request = hostToDeviceRequest(dst, bytes, target);
+    request.mutable_memcpy_htod()->set_offset(offset);
+    request.mutable_memcpy_htod()->set_data(bytesIn + offset, chunk);
     v1::CallReply reply;
     if (cudaError_t error = invoke(request, &reply); error != cudaSuccess) return error;
     offset += chunk;
@@ -160,13 +165,9 @@ cudaError_t copyDeviceToHost(void* dst, std::uint64_t src, std::uint64_t bytes, 
   if (cudaError_t sticky = stickyError(); sticky != cudaSuccess) return sticky;
   noteStreamWork(target);
   if (auto shared = HostAllocations::instance().sharedRange(dst, bytes)) {
-    v1::CallRequest request;
+    v1::CallRequest request = deviceToHostRequest(src, bytes, target);
     v1::MemcpyDtoH* copy = request.mutable_memcpy_dtoh();
-    copy->set_src(src);
-    copy->set_total_size(bytes);
     copy->set_size(bytes);
-    copy->set_stream(target.stream);
-    copy->set_async(target.async);
     copy->mutable_destination()->set_segment(shared->segment);
     copy->mutable_destination()->set_offset(shared->offset);
     copy->mutable_destination()->set_size(bytes);
@@ -180,14 +181,9 @@ cudaError_t copyDeviceToHost(void* dst, std::uint64_t src, std::uint64_t bytes, 
   std::uint64_t offset = 0;
   do {
     const std::uint64_t chunk = std::min(kCopyChunkBytes, bytes - offset);
-    v1::CallRequest request;
-    v1::MemcpyDtoH* copy = request.mutable_memcpy_dtoh();
-    copy->set_src(src);
-    copy->set_total_size(bytes);
-    copy->set_offset(offset);
-    copy->set_size(chunk);
-    copy->set_stream(target.stream);
-    copy->set_async(target.async);
+    v1::CallRequest request = deviceToHostRequest(src, bytes, target);
+    request.mutable_memcpy_dtoh()->set_offset(offset);
+    request.mutable_memcpy_dtoh()->set_size(chunk);
     v1::CallReply reply;
     if (cudaError_t error = invoke(request, &reply); error != cudaSuccess) return error;
     if (reply.host_data().data().size() != chunk) return cudaErrorUnknown;  // a broken reply

@@ -153,6 +153,12 @@ bool isLiveEvent(std::uint64_t token) {
   return liveEvents().contains(token);
 }
 
+bool isKnownStream(std::uint64_t token) {
+  unsigned flags = 0;
+  int priority = 0;
+  return streamProperties(token, &flags, &priority);
+}
+
 void forgetAllStreams() {
   std::lock_guard lock(gMutex);
   properties().clear();

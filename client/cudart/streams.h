@@ -24,6 +24,8 @@ cudaError_t resolveStream(cudaStream_t stream, DefaultStream spelling, std::uint
 void rememberStream(std::uint64_t token, unsigned flags, int priority);
 void forgetStream(std::uint64_t token);
 bool streamProperties(std::uint64_t token, unsigned* flags, int* priority);
+// True for the legacy stream and for every stream this process created and has not destroyed.
+bool isKnownStream(std::uint64_t token);
 
 // After cudaDeviceReset: every stream and event is gone, including per-thread default streams.
 void forgetAllStreams();

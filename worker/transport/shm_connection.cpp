@@ -129,7 +129,6 @@ std::string serveShmConnection(WorkerRuntime& runtime, const shm::MappedRegion& 
       ::close(fd);
       if (!sent) return "cannot pass a file descriptor: " + error;
     }
-    shared.fdsToSend.clear();
     if (authenticated) deferred.attachTo(reply);
     const shm::CompletionStatus status =
         authenticated ? shm::CompletionStatus::kOk : shm::CompletionStatus::kRejected;
