@@ -46,16 +46,12 @@ void collectIdentifiers(const std::vector<Statement>& statements, std::set<std::
 
 // A prefix no identifier of the module starts with, so the guard's names cannot collide.
 std::string freshPrefix(const std::set<std::string>& identifiers, std::string prefix) {
-  for (;;) {
-    bool used = false;
-    for (auto it = identifiers.lower_bound(prefix); it != identifiers.end() && it->rfind(prefix, 0) == 0;
-         ++it) {
-      used = true;
-      break;
-    }
-    if (!used) return prefix;
+  // The first identifier not below `prefix` in order is the only one that can start with it.
+  for (auto it = identifiers.lower_bound(prefix); it != identifiers.end() && it->rfind(prefix, 0) == 0;
+       it = identifiers.lower_bound(prefix)) {
     prefix += '_';
   }
+  return prefix;
 }
 
 // ---------------------------------------------------------------- check generation

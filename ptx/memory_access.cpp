@@ -124,17 +124,22 @@ bool knownNotToAccessMemory(const std::string& opcode) {
 
 bool startsWith(const std::string& text, std::string_view prefix) { return text.rfind(prefix, 0) == 0; }
 
-// The state space among the modifiers, or kGeneric if none names one.
-std::optional<StateSpace> spaceOf(const Instruction& instruction, bool* ambiguous) {
+// The state space a modifier names (".shared::cta" names shared), if it names one.
+std::optional<StateSpace> spaceNamedBy(const std::string& m) {
+  if (m == ".global") return StateSpace::kGlobal;
+  if (m == ".shared" || startsWith(m, ".shared::")) return StateSpace::kShared;
+  if (m == ".local") return StateSpace::kLocal;
+  if (m == ".param" || startsWith(m, ".param::")) return StateSpace::kParam;
+  if (m == ".const") return StateSpace::kConst;
+  return std::nullopt;
+}
+
+// The state space among the modifiers (kGeneric if none names one); *ambiguous when two differ.
+StateSpace spaceOf(const Instruction& instruction, bool* ambiguous) {
   std::optional<StateSpace> found;
   *ambiguous = false;
   for (const std::string& m : instruction.modifiers) {
-    std::optional<StateSpace> space;
-    if (m == ".global") space = StateSpace::kGlobal;
-    if (m == ".shared" || startsWith(m, ".shared::")) space = StateSpace::kShared;
-    if (m == ".local") space = StateSpace::kLocal;
-    if (m == ".param" || startsWith(m, ".param::")) space = StateSpace::kParam;
-    if (m == ".const") space = StateSpace::kConst;
+    const std::optional<StateSpace> space = spaceNamedBy(m);
     if (!space) continue;
     if (found && *found != *space) *ambiguous = true;
     found = space;
@@ -218,7 +223,7 @@ std::uint32_t typeBytes(const std::string& m) {
 MemoryClassification classifyMemory(const Instruction& instruction) {
   const std::string& op = instruction.opcode;
   bool ambiguous = false;
-  const StateSpace space = *spaceOf(instruction, &ambiguous);
+  const StateSpace space = spaceOf(instruction, &ambiguous);
   // Only copies name two spaces (destination and source); elsewhere it is malformed.
   if (ambiguous && op != "cp") return unsupported("'" + op + "' names two state spaces");
   const std::uint32_t width = elementBytes(instruction) * vectorLength(instruction);
@@ -276,8 +281,8 @@ MemoryClassification classifyMemory(const Instruction& instruction) {
       // The spaces come in order: destination first, then source (".shared::cluster.global").
       std::vector<StateSpace> spaces;
       for (const std::string& m : instruction.modifiers) {
-        if (m == ".global") spaces.push_back(StateSpace::kGlobal);
-        if (m == ".shared" || startsWith(m, ".shared::")) spaces.push_back(StateSpace::kShared);
+        const std::optional<StateSpace> named = spaceNamedBy(m);
+        if (named == StateSpace::kGlobal || named == StateSpace::kShared) spaces.push_back(*named);
       }
       if (spaces.size() != 2) return unsupported("cp.async.bulk without a destination and a source space");
       c.accesses.push_back(MemoryAccess{0, spaces[0], 0, std::size_t{2}, false, true});

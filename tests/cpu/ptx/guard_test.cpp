@@ -5,22 +5,18 @@
 #include "ptx/guard.h"
 
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "memmgr/address_layout.h"
 #include "ptx/parser.h"
 #include "ptx/printer.h"
+#include "tests/cpu/ptx/ptx_corpus.h"
 
 namespace agileos::ptx {
 namespace {
 
-namespace fs = std::filesystem;
+using testing::assemble;
+using testing::corpusFiles;
+using testing::readFile;
 
 GuardOptions options(GuardPolicy policy = GuardPolicy::kTrap) {
   GuardOptions o;
@@ -28,30 +24,6 @@ GuardOptions options(GuardPolicy policy = GuardPolicy::kTrap) {
   o.protectedBegin = memmgr::kIoAperture.begin;
   o.protectedEnd = memmgr::kModuleRange.end();
   return o;
-}
-
-std::string readFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
-int assemble(const std::string& text, std::string* output) {
-  const fs::path dir = fs::temp_directory_path() / ("agileos-guard-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  const fs::path input = dir / "guarded.ptx";
-  std::ofstream(input, std::ios::binary) << text;
-  const std::string target = text.find(".target sm_75") != std::string::npos ? "sm_75" : "sm_90";
-  const std::string command = std::string(AGILEOS_PTXAS) + " -arch=" + target + " " + input.string() +
-                              " -o " + (dir / "guarded.cubin").string() + " 2>&1";
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return -1;
-  char buffer[4096];
-  while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) *output += buffer;
-  const int status = ::pclose(pipe);
-  fs::remove_all(dir);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 Module parsed(const std::string& text) {
@@ -179,10 +151,9 @@ TEST(PtxGuard, WhatCannotBeBoundedMakesTheModuleRefused) {
 
 TEST(PtxGuard, TheWholeCorpusIsGuardedDeterministicallyAndAssembles) {
   std::size_t files = 0, checked = 0;
-  for (const auto& entry : fs::directory_iterator(AGILEOS_PTX_CORPUS_DIR)) {
-    if (entry.path().extension() != ".ptx") continue;
-    SCOPED_TRACE(entry.path().filename().string());
-    const Module module = parsed(readFile(entry.path()));
+  for (const std::string& file : corpusFiles()) {
+    SCOPED_TRACE(file);
+    const Module module = parsed(readFile(file));
     for (GuardPolicy policy : {GuardPolicy::kTrap, GuardPolicy::kReport}) {
       const GuardResult first = guardModule(module, options(policy));
       ASSERT_TRUE(first.ok) << first.error;

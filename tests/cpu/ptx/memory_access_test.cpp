@@ -2,11 +2,8 @@
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <fstream>
-#include <sstream>
-
 #include "ptx/parser.h"
+#include "tests/cpu/ptx/ptx_corpus.h"
 
 namespace agileos::ptx {
 namespace {
@@ -135,15 +132,10 @@ void classifyAll(const std::vector<Statement>& statements, int* accesses, std::v
 }
 
 TEST(PtxMemoryAccess, EveryInstructionOfTheCorpusIsClassified) {
-  namespace fs = std::filesystem;
   int accesses = 0;
-  for (const auto& entry : fs::directory_iterator(AGILEOS_PTX_CORPUS_DIR)) {
-    if (entry.path().extension() != ".ptx") continue;
-    SCOPED_TRACE(entry.path().filename().string());
-    std::ifstream in(entry.path());
-    std::stringstream text;
-    text << in.rdbuf();
-    const ParseResult r = parse(text.str());
+  for (const std::string& file : testing::corpusFiles()) {
+    SCOPED_TRACE(file);
+    const ParseResult r = parse(testing::readFile(file));
     ASSERT_TRUE(r.ok) << r.error;
     std::vector<std::string> refused;
     for (const TopLevel& item : r.module.items) {

@@ -1,0 +1,18 @@
+// What the PTX tests share: the corpus nvcc builds at build time (AGILEOS_PTX_CORPUS_DIR)
+// and ptxas (AGILEOS_PTXAS), to show that printed or rewritten PTX still assembles.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace agileos::ptx::testing {
+
+// The corpus files, sorted by name.
+std::vector<std::string> corpusFiles();
+std::string readFile(const std::string& path);
+
+// Runs ptxas on `text` for the architecture its .target names (sm_75 stays sm_75, anything
+// else is assembled for sm_90); returns ptxas's exit status and appends its output.
+int assemble(const std::string& text, std::string* output);
+
+}  // namespace agileos::ptx::testing
