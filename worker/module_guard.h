@@ -1,6 +1,7 @@
 // The kernel memory guard on the worker's code-loading path (issue 4, first wiring).
 //
-// GuardConfig is the worker's setting (`--guard=off|trap|report`,
+// GuardConfig is the worker's setting (`--guard=off|trap`; report is refused by the worker
+// until its counter is read,
 // `--guard-sass-only=allow|refuse`, from the daemon's worker.args): with the guard on,
 // a fatbin's PTX for the device is parsed, rewritten by ptx::guardModule and the
 // rewritten text is what the driver JIT-compiles; SASS is never loaded unless the
