@@ -1,5 +1,7 @@
 #include "ptx/guard.h"
 
+#include <cstdint>
+#include <limits>
 #include <set>
 #include <sstream>
 
@@ -56,10 +58,17 @@ std::string freshPrefix(const std::set<std::string>& identifiers, std::string pr
 
 // ---------------------------------------------------------------- check generation
 
-// PTX text of the statements that check one access; registers are `reg` + suffix.
+// Replaces an address operand by `[reg]`, the register the guard chose.
+Operand addressOf(const std::string& reg) {
+  const ParseResult parsed = parse(".version 9.0\n.entry e()\n{\nld.u8 %r, [" + reg + "];\n}\n");
+  return parsed.module.items[1].function.body[0].instruction.operands[1];
+}
+
+// PTX text of the statements that check one access; registers are `reg` + suffix. For a
+// redirecting policy, *redirected is the register the access must use instead.
 bool appendCheck(const Instruction& instruction, const MemoryAccess& access, std::size_t index,
-                 const std::string& reg, const GuardOptions& options, const std::string& counter,
-                 std::string* text, std::string* error) {
+                 const std::string& reg, const GuardOptions& options, std::string* text,
+                 std::string* redirected, std::string* error) {
   const Operand& operand = instruction.operands[access.addressOperand];
   if (!operand.address) {
     *error = "an address the guard cannot bound (" + print(instruction) + ")";
@@ -86,9 +95,9 @@ bool appendCheck(const Instruction& instruction, const MemoryAccess& access, std
     out << "add.u64 " << a << ", " << a << ", " << hex(static_cast<std::uint64_t>(form.offset)) << ";\n";
   }
   // lo = the access reaches past the protected range's start: a + width > begin
+  const std::string s = reg + "_s" + n, e = reg + "_e" + n;
   if (access.sizeOperand) {
     const Operand& size = instruction.operands[*access.sizeOperand];
-    const std::string s = reg + "_s" + n, e = reg + "_e" + n;
     out << ".reg .u64 " << s << ", " << e << ";\n";
     if (size.kind == Operand::Kind::kImmediate) {
       out << "mov.u64 " << s << ", ";
@@ -107,6 +116,10 @@ bool appendCheck(const Instruction& instruction, const MemoryAccess& access, std
       *error = "an access of unbounded width (" + print(instruction) + ")";
       return false;
     }
+    if (redirects(options.policy) && access.bytes > options.redirectLimit) {
+      *error = "an access wider than the guard can redirect (" + print(instruction) + ")";
+      return false;
+    }
     out << "setp.gt.u64 " << lo << ", " << a << ", " << hex(options.protectedBegin - access.bytes) << ";\n";
   }
   // v = ... and a < end, under the access's own predicate
@@ -120,13 +133,32 @@ bool appendCheck(const Instruction& instruction, const MemoryAccess& access, std
       out << "and.pred " << v << ", " << v << ", " << instruction.predicate->reg << ";\n";
     }
   }
-  switch (options.policy) {
-    case GuardPolicy::kTrap:
-      out << "@" << v << " trap;\n";
-      break;
-    case GuardPolicy::kReport:
-      out << "@" << v << " red.global.add.u64 [" << counter << "], 1;\n";
-      break;
+  if (options.policy == GuardPolicy::kTrap) {
+    out << "@" << v << " trap;\n";
+    *text += out.str();
+    return true;
+  }
+  // Every other policy counts the hit.
+  const std::string c = reg + "_c" + n;
+  out << ".reg .u64 " << c << ";\nmov.u64 " << c << ", " << hex(options.hitCounter) << ";\n";
+  out << "@" << v << " red.global.add.u64 [" << c << "], 1;\n";
+  if (redirects(options.policy)) {
+    const std::string t = reg + "_t" + n, r = reg + "_r" + n;
+    out << ".reg .u64 " << t << ", " << r << ";\n";
+    if (options.policy == GuardPolicy::kRemapOr) {
+      out << "and.b64 " << t << ", " << a << ", " << hex(options.remapMask) << ";\n";
+      out << "or.b64 " << t << ", " << t << ", " << hex(options.remapBase) << ";\n";
+    } else {
+      out << "mov.u64 " << t << ", " << hex(options.sink) << ";\n";
+    }
+    out << "selp.b64 " << r << ", " << t << ", " << a << ", " << v << ";\n";
+    if (access.sizeOperand) {
+      // A run-time width the quarantine (or remap window) cannot hold stops the kernel.
+      const std::string big = reg + "_big" + n;
+      out << ".reg .pred " << big << ";\nsetp.gt.and.u64 " << big << ", " << s << ", "
+          << hex(options.redirectLimit) << ", " << v << ";\n@" << big << " trap;\n";
+    }
+    *redirected = r;
   }
   *text += out.str();
   return true;
@@ -134,8 +166,7 @@ bool appendCheck(const Instruction& instruction, const MemoryAccess& access, std
 
 class Rewriter {
  public:
-  Rewriter(const GuardOptions& options, std::string prefix, std::string counter)
-      : options_(options), prefix_(std::move(prefix)), counter_(std::move(counter)) {}
+  Rewriter(const GuardOptions& options, std::string prefix) : options_(options), prefix_(std::move(prefix)) {}
 
   bool rewrite(std::vector<Statement>* statements) {
     for (Statement& statement : *statements) {
@@ -152,12 +183,14 @@ class Rewriter {
       if (c.verdict == MemoryClassification::Verdict::kNone) continue;
       std::string text;
       std::size_t guarded = 0;
+      std::vector<std::pair<std::size_t, std::string>> redirections;  // operand, register
       for (const MemoryAccess& access : c.accesses) {
         if (!access.mayReachGlobal()) continue;
-        std::string error;
-        if (!appendCheck(instruction, access, guarded, prefix_, options_, counter_, &text, &error)) {
+        std::string error, redirected;
+        if (!appendCheck(instruction, access, guarded, prefix_, options_, &text, &redirected, &error)) {
           return fail(instruction, error);
         }
+        if (!redirected.empty()) redirections.emplace_back(access.addressOperand, redirected);
         ++guarded;
       }
       if (guarded == 0) continue;
@@ -168,6 +201,7 @@ class Rewriter {
       block.kind = Statement::Kind::kBlock;
       block.block = parsed.module.items[1].function.body;
       Statement original = std::move(statement);
+      for (const auto& [operand, reg] : redirections) original.instruction.operands[operand] = addressOf(reg);
       block.block.push_back(std::move(original));
       statement = std::move(block);
       checked_ += guarded;
@@ -186,7 +220,6 @@ class Rewriter {
 
   const GuardOptions& options_;
   const std::string prefix_;
-  const std::string counter_;
   std::string error_;
   std::size_t checked_ = 0;
 };
@@ -217,13 +250,28 @@ bool is(const Instruction& i, const char* opcode, std::initializer_list<const ch
   return !i.predicate.has_value();
 }
 
+// The register of an address operand of the form `[reg]` (offset 0), else "".
+std::string plainRegisterAddress(const Operand& operand) {
+  if (!operand.address || operand.address->offset != 0 || operand.address->base.empty() ||
+      operand.address->base[0] != '%') {
+    return {};
+  }
+  return operand.address->base;
+}
+
 // Does `checks` (the instructions before the access in its scope) contain, in order, a
-// complete check of `access` whose hit register is acted on by the policy?
+// complete check of `access` whose hit register is acted on by the policy? For a
+// redirecting policy the access itself must use the register the check selected.
 bool checkPresent(const std::vector<const Instruction*>& checks, const Instruction& access,
                   const MemoryAccess& memory, const GuardOptions& options, const std::string& prefix) {
   const Operand& operand = access.operands[memory.addressOperand];
   if (!operand.address) return false;
   const AddressForm& form = *operand.address;
+  const bool redirect = redirects(options.policy);
+  // A redirected access uses `[r]`; what matters is then that r is selected from the
+  // checked address, so the check's address may be computed from any form.
+  const std::string redirectedTo = redirect ? plainRegisterAddress(operand) : std::string();
+  if (redirect && redirectedTo.rfind(prefix, 0) != 0) return false;
   for (std::size_t start = 0; start < checks.size(); ++start) {
     std::size_t k = start;
     auto next = [&]() -> const Instruction* { return k < checks.size() ? checks[k++] : nullptr; };
@@ -232,7 +280,18 @@ bool checkPresent(const std::vector<const Instruction*>& checks, const Instructi
     if (i == nullptr) return false;
     std::string a;
     const auto offset = static_cast<std::uint64_t>(form.offset);
-    if (form.base.empty() && is(*i, "mov", {".u64"}, 2) && immediate(i->operands[1]) == offset) {
+    if (redirect) {
+      if (is(*i, "mov", {".u64"}, 2) && i->operands[1].kind == Operand::Kind::kSymbol) {
+        const Instruction* add = next();
+        if (add == nullptr || !is(*add, "add", {".u64"}, 3) || reg(add->operands[0]) != reg(i->operands[0]) ||
+            reg(add->operands[1]) != reg(i->operands[0])) {
+          continue;
+        }
+      } else if (!is(*i, "mov", {".u64"}, 2) && !is(*i, "add", {".u64"}, 3) && !is(*i, "sub", {".u64"}, 3)) {
+        continue;
+      }
+      a = reg(i->operands[0]);
+    } else if (form.base.empty() && is(*i, "mov", {".u64"}, 2) && immediate(i->operands[1]) == offset) {
       a = reg(i->operands[0]);
     } else if (!form.base.empty() && form.base[0] == '%' && is(*i, "add", {".u64"}, 3) &&
                reg(i->operands[1]) == form.base && form.offset >= 0 && immediate(i->operands[2]) == offset) {
@@ -254,16 +313,16 @@ bool checkPresent(const std::vector<const Instruction*>& checks, const Instructi
     }
     if (a.rfind(prefix, 0) != 0) continue;
     // 2. lo = a + width > begin
-    std::string lo;
+    std::string lo, size;
     if (memory.sizeOperand) {
       const Instruction* s = next();
       const Instruction* e = next();
       const Instruction* gt = next();
       if (s == nullptr || e == nullptr || gt == nullptr) continue;
-      const Operand& size = access.operands[*memory.sizeOperand];
-      const bool sizeOk = (is(*s, "cvt", {".u64", ".u32"}, 2) && reg(s->operands[1]) == reg(size)) ||
-                          (is(*s, "mov", {".u64"}, 2) && size.kind == Operand::Kind::kImmediate &&
-                           immediate(s->operands[1]) == immediate(size));
+      const Operand& sizeOperand = access.operands[*memory.sizeOperand];
+      const bool sizeOk = (is(*s, "cvt", {".u64", ".u32"}, 2) && reg(s->operands[1]) == reg(sizeOperand)) ||
+                          (is(*s, "mov", {".u64"}, 2) && sizeOperand.kind == Operand::Kind::kImmediate &&
+                           immediate(s->operands[1]) == immediate(sizeOperand));
       if (!sizeOk || !is(*e, "add", {".u64"}, 3) || reg(e->operands[1]) != a ||
           reg(e->operands[2]) != reg(s->operands[0]) || !is(*gt, "setp", {".gt", ".u64"}, 3) ||
           reg(gt->operands[1]) != reg(e->operands[0]) ||
@@ -271,12 +330,14 @@ bool checkPresent(const std::vector<const Instruction*>& checks, const Instructi
         continue;
       }
       lo = reg(gt->operands[0]);
+      size = reg(s->operands[0]);
     } else {
       const Instruction* gt = next();
       if (gt == nullptr || !is(*gt, "setp", {".gt", ".u64"}, 3) || reg(gt->operands[1]) != a ||
           immediate(gt->operands[2]) != options.protectedBegin - memory.bytes) {
         continue;
       }
+      if (redirect && memory.bytes > options.redirectLimit) continue;
       lo = reg(gt->operands[0]);
     }
     // 3. v = a < end and lo
@@ -304,12 +365,56 @@ bool checkPresent(const std::vector<const Instruction*>& checks, const Instructi
       }
     }
     // 5. the policy's action on a hit
-    const Instruction* act = next();
-    if (act == nullptr || !act->predicate || act->predicate->negated || act->predicate->reg != v) continue;
-    const bool acted = options.policy == GuardPolicy::kTrap
-                           ? act->opcode == "trap" && act->operands.empty()
-                           : act->opcode == "red" && act->hasModifier(".global");
-    if (acted) return true;
+    auto predicatedOn = [&](const Instruction* x) {
+      return x != nullptr && x->predicate && !x->predicate->negated && x->predicate->reg == v;
+    };
+    if (options.policy == GuardPolicy::kTrap) {
+      const Instruction* act = next();
+      if (predicatedOn(act) && act->opcode == "trap" && act->operands.empty()) return true;
+      continue;
+    }
+    const Instruction* counter = next();
+    const Instruction* count = next();
+    if (counter == nullptr || !is(*counter, "mov", {".u64"}, 2) ||
+        immediate(counter->operands[1]) != options.hitCounter || !predicatedOn(count) ||
+        count->opcode != "red" || !count->hasModifier(".global") || count->operands.size() != 2 ||
+        plainRegisterAddress(count->operands[0]) != reg(counter->operands[0])) {
+      continue;
+    }
+    if (!redirect) return true;
+    // 6. redirection: r = v ? safe : a, and the access uses [r]
+    const Instruction* t1 = next();
+    if (t1 == nullptr) continue;
+    std::string t;
+    if (options.policy == GuardPolicy::kRemapOr) {
+      const Instruction* t2 = next();
+      if (!is(*t1, "and", {".b64"}, 3) || reg(t1->operands[1]) != a ||
+          immediate(t1->operands[2]) != options.remapMask || t2 == nullptr || !is(*t2, "or", {".b64"}, 3) ||
+          reg(t2->operands[0]) != reg(t1->operands[0]) || reg(t2->operands[1]) != reg(t1->operands[0]) ||
+          immediate(t2->operands[2]) != options.remapBase) {
+        continue;
+      }
+      t = reg(t1->operands[0]);
+    } else {
+      if (!is(*t1, "mov", {".u64"}, 2) || immediate(t1->operands[1]) != options.sink) continue;
+      t = reg(t1->operands[0]);
+    }
+    const Instruction* sel = next();
+    if (sel == nullptr || !is(*sel, "selp", {".b64"}, 4) || reg(sel->operands[0]) != redirectedTo ||
+        reg(sel->operands[1]) != t || reg(sel->operands[2]) != a || reg(sel->operands[3]) != v) {
+      continue;
+    }
+    if (memory.sizeOperand) {
+      const Instruction* big = next();
+      const Instruction* stop = next();
+      if (big == nullptr || !is(*big, "setp", {".gt", ".and", ".u64"}, 4) || reg(big->operands[1]) != size ||
+          immediate(big->operands[2]) != options.redirectLimit || reg(big->operands[3]) != v ||
+          stop == nullptr || !stop->predicate || stop->predicate->negated ||
+          stop->predicate->reg != reg(big->operands[0]) || stop->opcode != "trap") {
+        continue;
+      }
+    }
+    return true;
   }
   return false;
 }
@@ -332,8 +437,10 @@ void findUnguarded(const std::vector<Statement>& statements, bool lastInGuardSco
       guarded = false;
     } else if (c.verdict == MemoryClassification::Verdict::kAccess) {
       // The guard's own counter update is the only access it adds.
-      const bool own = options.policy == GuardPolicy::kReport && instruction.opcode == "red" &&
-                       instruction.predicate && instruction.predicate->reg.rfind(prefix, 0) == 0;
+      const bool own = options.policy != GuardPolicy::kTrap && instruction.opcode == "red" &&
+                       instruction.predicate && instruction.predicate->reg.rfind(prefix, 0) == 0 &&
+                       instruction.operands.size() == 2 &&
+                       plainRegisterAddress(instruction.operands[0]).rfind(prefix, 0) == 0;
       for (const MemoryAccess& access : c.accesses) {
         if (!access.mayReachGlobal() || own) continue;
         const bool last = lastInGuardScope && index + 1 == statements.size();
@@ -351,16 +458,61 @@ const char* toString(GuardPolicy policy) {
   switch (policy) {
     case GuardPolicy::kTrap:
       return "trap";
+    case GuardPolicy::kRemapOr:
+      return "remap_or";
+    case GuardPolicy::kPoison:
+      return "poison";
+    case GuardPolicy::kSink:
+      return "sink";
     case GuardPolicy::kReport:
       return "report";
   }
   return "unknown";
 }
 
+std::optional<GuardPolicy> parseGuardPolicy(std::string_view text) {
+  for (GuardPolicy policy : {GuardPolicy::kTrap, GuardPolicy::kRemapOr, GuardPolicy::kPoison,
+                             GuardPolicy::kSink, GuardPolicy::kReport}) {
+    if (text == toString(policy)) return policy;
+  }
+  return std::nullopt;
+}
+
+bool redirects(GuardPolicy policy) {
+  return policy == GuardPolicy::kPoison || policy == GuardPolicy::kSink || policy == GuardPolicy::kRemapOr;
+}
+
+std::string validate(const GuardOptions& o) {
+  const auto inProtected = [&](std::uint64_t begin, std::uint64_t bytes) {
+    return begin >= o.protectedBegin && bytes <= o.protectedEnd - begin;
+  };
+  if (o.protectedBegin >= o.protectedEnd) return "the protected range is empty";
+  if (o.policy == GuardPolicy::kTrap) return {};
+  if (o.hitCounter % 8 != 0 || !inProtected(o.hitCounter, 8)) {
+    return "the hit counter must be an aligned .u64 inside the protected range";
+  }
+  if (!redirects(o.policy)) return {};
+  if (o.redirectLimit == 0) return "a redirecting policy needs a redirect limit";
+  if (o.policy == GuardPolicy::kRemapOr) {
+    if ((o.remapBase & o.remapMask) != 0) return "the remap base and mask overlap";
+    const std::uint64_t top = o.remapBase + o.remapMask;  // no wrap: disjoint bits
+    if (top > std::numeric_limits<std::uint64_t>::max() - o.redirectLimit) return "the remap window wraps";
+    const std::uint64_t end = top + o.redirectLimit;
+    if (o.remapBase < o.protectedEnd && end > o.protectedBegin)
+      return "the remap window touches the protected range";
+    return {};
+  }
+  if (!inProtected(o.sink, o.redirectLimit)) return "the sink must lie inside the protected range";
+  if (o.hitCounter < o.sink + o.redirectLimit && o.hitCounter + 8 > o.sink) {
+    return "the hit counter must not lie in the sink";
+  }
+  return {};
+}
+
 GuardResult guardModule(const Module& input, const GuardOptions& options) {
   GuardResult result;
-  if (options.protectedBegin >= options.protectedEnd) {
-    result.error = "the protected range is empty";
+  if (std::string invalid = validate(options); !invalid.empty()) {
+    result.error = "guard options: " + invalid;
     return result;
   }
   std::set<std::string> identifiers;
@@ -372,10 +524,8 @@ GuardResult guardModule(const Module& input, const GuardOptions& options) {
     }
   }
   result.registerPrefix = freshPrefix(identifiers, "%agileos_guard");
-  const std::string counter = freshPrefix(identifiers, options.reportCounter);
   result.module = input;
-  Rewriter rewriter(options, result.registerPrefix, counter);
-  bool needsCounter = false;
+  Rewriter rewriter(options, result.registerPrefix);
   for (TopLevel& item : result.module.items) {
     if (item.kind != TopLevel::Kind::kFunction || !item.function.hasBody) continue;
     if (!rewriter.rewrite(&item.function.body)) {
@@ -383,20 +533,6 @@ GuardResult guardModule(const Module& input, const GuardOptions& options) {
       result.module = {};
       return result;
     }
-  }
-  needsCounter = options.policy == GuardPolicy::kReport && rewriter.checked() > 0;
-  if (needsCounter) {
-    // Declared right after the module header (.version/.target/.address_size), before any function.
-    const ParseResult declaration = parse(".visible .global .align 8 .u64 " + counter + ";\n");
-    std::size_t at = 0;
-    while (at < result.module.items.size() && result.module.items[at].kind == TopLevel::Kind::kDirective &&
-           (result.module.items[at].directive.name == ".version" ||
-            result.module.items[at].directive.name == ".target" ||
-            result.module.items[at].directive.name == ".address_size")) {
-      ++at;
-    }
-    result.module.items.insert(result.module.items.begin() + static_cast<std::ptrdiff_t>(at),
-                               declaration.module.items[0]);
   }
   result.checkedAccesses = rewriter.checked();
   result.ok = true;

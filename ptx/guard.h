@@ -6,11 +6,19 @@
 // global memory (global or generic space) is preceded, in a scope of its own, by a
 // check of its whole extent [a, a + width) against the protected range, computed in
 // fresh registers whose names no identifier of the module shares, under the access's
-// own predicate; what the check does on a hit is the policy:
-//   - kTrap:   `trap` (the context is lost; the worker is retired);
-//   - kReport: count the hit in the guard's counter and let the access run (measures,
-//              enforces nothing; the worker logs that it is not enforcing).
-// (remap_or, poison and sink come with the worker's guard state; see issue 4.)
+// own predicate. What happens on a hit is the policy (paper V-E):
+//   - kTrap:    `trap`: the kernel stops before the access; the context is lost, so the
+//               worker is retired (safe only where the context serves one client);
+//   - kPoison:  the hit is counted and the access is redirected to the quarantine (the
+//               sink); the worker fails the client's next synchronising call;
+//   - kSink:    counted and redirected to the quarantine; nothing fails (debugging);
+//   - kRemapOr: counted and the address becomes (a & remapMask) | remapBase, a user-range
+//               address (compatibility experiments; not isolation-safe between clients);
+//   - kReport:  counted; the access runs unchanged (audit only, enforces nothing).
+// Every policy but trap counts with `red.global.add.u64` on `hitCounter`, an absolute
+// address in protected memory that no user access can reach. A redirected access of
+// run-time width (bulk copies) wider than `redirectLimit` traps instead, because the
+// quarantine or the remap window could not hold it.
 // Shared, local, param and const accesses cannot reach the protected range and are
 // left alone. An instruction the classifier refuses makes the whole module refused,
 // with the reason and the line: nothing loads unchecked.
@@ -19,25 +27,43 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ptx/ast.h"
 
 namespace agileos::ptx {
 
-enum class GuardPolicy : std::uint8_t { kTrap, kReport };
+enum class GuardPolicy : std::uint8_t { kTrap, kRemapOr, kPoison, kSink, kReport };
 
 const char* toString(GuardPolicy policy);
+std::optional<GuardPolicy> parseGuardPolicy(std::string_view text);  // "trap", "remap_or", ...
+// Whether a hit's access is redirected (poison, sink, remap_or) rather than stopped or let run.
+bool redirects(GuardPolicy policy);
 
 struct GuardOptions {
   GuardPolicy policy = GuardPolicy::kTrap;
   std::uint64_t protectedBegin = 0;  // [begin, end): no access may overlap it
   std::uint64_t protectedEnd = 0;
-  // kReport: the name of a .global .u64 counter the guard declares in the module and
-  // increments (atom.global.add) for every hit.
-  std::string reportCounter = "agileos_guard_hits";
+  // Every policy but kTrap: the .u64 the guard increments per hit (8-byte aligned,
+  // inside the protected range).
+  std::uint64_t hitCounter = 0;
+  // kPoison, kSink: hits go to [sink, sink + redirectLimit) (inside the protected range,
+  // holding nothing but quarantined bytes).
+  std::uint64_t sink = 0;
+  // kRemapOr: a hit's address becomes (a & remapMask) | remapBase; remapBase & remapMask
+  // must be 0 and [remapBase, remapBase + remapMask + redirectLimit) outside the range.
+  std::uint64_t remapBase = 0;
+  std::uint64_t remapMask = 0;
+  // The widest access a redirecting policy redirects; wider fixed-width accesses make the
+  // module refused, wider run-time widths trap.
+  std::uint64_t redirectLimit = 0;
 };
+
+// Why `options` cannot be used (empty when they can).
+std::string validate(const GuardOptions& options);
 
 struct GuardResult {
   bool ok = false;

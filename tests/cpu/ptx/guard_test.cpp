@@ -18,11 +18,19 @@ using testing::assemble;
 using testing::corpusFiles;
 using testing::readFile;
 
+constexpr GuardPolicy kAllPolicies[] = {GuardPolicy::kTrap, GuardPolicy::kRemapOr, GuardPolicy::kPoison,
+                                        GuardPolicy::kSink, GuardPolicy::kReport};
+
 GuardOptions options(GuardPolicy policy = GuardPolicy::kTrap) {
   GuardOptions o;
   o.policy = policy;
   o.protectedBegin = memmgr::kIoAperture.begin;
   o.protectedEnd = memmgr::kModuleRange.end();
+  o.hitCounter = memmgr::kModuleRange.begin;
+  o.sink = memmgr::kModuleRange.begin + 0x10000;
+  o.redirectLimit = 0x40000;
+  o.remapBase = memmgr::kUserRange.begin;
+  o.remapMask = 0x1fffff;
   return o;
 }
 
@@ -125,16 +133,107 @@ TEST(PtxGuard, RegistersNeverCollideWithTheProgramsNames) {
   EXPECT_EQ(assemble(print(guarded.module), &output), 0) << output;
 }
 
-TEST(PtxGuard, ReportPolicyCountsInItsOwnGlobalAndAssembles) {
+TEST(PtxGuard, ReportPolicyCountsInProtectedMemoryAndLetsTheAccessRun) {
   const GuardResult guarded = guardModule(parsed(kKernel), options(GuardPolicy::kReport));
   ASSERT_TRUE(guarded.ok) << guarded.error;
   const std::string text = print(guarded.module);
-  EXPECT_NE(text.find(".visible .global .align 8 .u64 agileos_guard_hits;"), std::string::npos) << text;
-  EXPECT_NE(text.find("red.global.add.u64\t[agileos_guard_hits], 1;"), std::string::npos) << text;
+  EXPECT_NE(text.find("mov.u64\t%agileos_guard_c0, 0xf1000000000;"), std::string::npos) << text;
+  EXPECT_NE(text.find("@%agileos_guard_v0 red.global.add.u64\t[%agileos_guard_c0], 1;"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("[%rd2+16]"), std::string::npos) << "the access is unchanged\n" << text;
+  EXPECT_EQ(text.find("selp"), std::string::npos) << text;
   EXPECT_TRUE(
       findUnguardedAccesses(guarded.module, options(GuardPolicy::kReport), guarded.registerPrefix).empty());
   std::string output;
   EXPECT_EQ(assemble(text, &output), 0) << output;
+}
+
+TEST(PtxGuard, RedirectingPoliciesCountAndSendTheAccessElsewhere) {
+  for (GuardPolicy policy : {GuardPolicy::kPoison, GuardPolicy::kSink, GuardPolicy::kRemapOr}) {
+    SCOPED_TRACE(toString(policy));
+    const GuardResult guarded = guardModule(parsed(kKernel), options(policy));
+    ASSERT_TRUE(guarded.ok) << guarded.error;
+    const std::string text = print(guarded.module);
+    EXPECT_NE(text.find("red.global.add.u64\t[%agileos_guard_c0], 1;"), std::string::npos) << text;
+    EXPECT_NE(
+        text.find("selp.b64\t%agileos_guard_r0, %agileos_guard_t0, %agileos_guard_a0, %agileos_guard_v0;"),
+        std::string::npos)
+        << text;
+    EXPECT_NE(text.find("ld.global.v4.u32\t{%r1, %r2, %r3, %r4}, [%agileos_guard_r0];"), std::string::npos)
+        << "the access uses the selected address\n"
+        << text;
+    EXPECT_EQ(text.find("[%rd2+16]"), std::string::npos) << text;
+    if (policy == GuardPolicy::kRemapOr) {
+      EXPECT_NE(text.find("and.b64\t%agileos_guard_t0, %agileos_guard_a0, 0x1fffff;"), std::string::npos)
+          << text;
+      EXPECT_NE(text.find("or.b64\t%agileos_guard_t0, %agileos_guard_t0, 0xf8000000000;"), std::string::npos)
+          << text;
+    } else {
+      EXPECT_NE(text.find("mov.u64\t%agileos_guard_t0, 0xf1000010000;"), std::string::npos) << text;
+    }
+    EXPECT_TRUE(findUnguardedAccesses(guarded.module, options(policy), guarded.registerPrefix).empty());
+    std::string output;
+    EXPECT_EQ(assemble(text, &output), 0) << output;
+
+    // The checker notices an access that no longer uses the selected address.
+    GuardResult tampered = guardModule(parsed(kKernel), options(policy));
+    int restored = 0;
+    for (Statement& s : tampered.module.items[4].function.body) {
+      if (s.kind != Statement::Kind::kBlock || restored > 0) continue;
+      Instruction& access = s.block.back().instruction;
+      access.operands.back() = parsed(kKernel).items[4].function.body[7].instruction.operands.back();
+      ++restored;
+    }
+    ASSERT_EQ(restored, 1);
+    EXPECT_EQ(findUnguardedAccesses(tampered.module, options(policy), tampered.registerPrefix).size(), 1u);
+  }
+}
+
+TEST(PtxGuard, ARunTimeWidthTooWideToRedirectTraps) {
+  std::string text = kKernel;
+  text.insert(
+      text.find("\tret;"),
+      "\t.shared .align 16 .b8 buf[1024];\n\t.shared .align 8 .b64 bar;\n"
+      "\tcp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [buf], [%rd2], %r1, [bar];\n");
+  for (GuardPolicy policy : kAllPolicies) {
+    SCOPED_TRACE(toString(policy));
+    const GuardResult guarded = guardModule(parsed(text), options(policy));
+    ASSERT_TRUE(guarded.ok) << guarded.error;
+    const std::string printed = print(guarded.module);
+    const bool limitTrap = printed.find(
+                               "setp.gt.and.u64\t%agileos_guard_big0, %agileos_guard_s0, 0x40000, "
+                               "%agileos_guard_v0;") != std::string::npos;
+    EXPECT_EQ(limitTrap, redirects(policy)) << printed;
+    EXPECT_TRUE(findUnguardedAccesses(guarded.module, options(policy), guarded.registerPrefix).empty());
+    std::string output;
+    EXPECT_EQ(assemble(printed, &output), 0) << output;
+  }
+}
+
+TEST(PtxGuard, OptionsThatWouldBreakIsolationAreRefused) {
+  EXPECT_EQ(validate(options(GuardPolicy::kSink)), "");
+  EXPECT_EQ(validate(options(GuardPolicy::kRemapOr)), "");
+  GuardOptions o = options(GuardPolicy::kSink);
+  o.sink = memmgr::kUserRange.begin;
+  EXPECT_NE(validate(o), "") << "a sink outside the protected range";
+  o = options(GuardPolicy::kPoison);
+  o.hitCounter = o.sink + 8;
+  EXPECT_NE(validate(o), "") << "a counter that redirected writes could overwrite";
+  o = options(GuardPolicy::kReport);
+  o.hitCounter = memmgr::kUserRange.begin;
+  EXPECT_NE(validate(o), "") << "a counter users can write";
+  o = options(GuardPolicy::kRemapOr);
+  o.remapBase = memmgr::kModuleRange.begin;
+  EXPECT_NE(validate(o), "") << "a remap window in the protected range";
+  o = options(GuardPolicy::kRemapOr);
+  o.remapMask = 0xffffffffff;
+  EXPECT_NE(validate(o), "") << "mask and base overlap";
+  o = options(GuardPolicy::kSink);
+  o.redirectLimit = 0;
+  EXPECT_NE(validate(o), "");
+  EXPECT_FALSE(guardModule(parsed(kKernel), o).ok);
+  for (GuardPolicy policy : kAllPolicies) EXPECT_EQ(parseGuardPolicy(toString(policy)), policy);
+  EXPECT_FALSE(parseGuardPolicy("off").has_value());
 }
 
 TEST(PtxGuard, WhatCannotBeBoundedMakesTheModuleRefused) {
@@ -154,7 +253,7 @@ TEST(PtxGuard, TheWholeCorpusIsGuardedDeterministicallyAndAssembles) {
   for (const std::string& file : corpusFiles()) {
     SCOPED_TRACE(file);
     const Module module = parsed(readFile(file));
-    for (GuardPolicy policy : {GuardPolicy::kTrap, GuardPolicy::kReport}) {
+    for (GuardPolicy policy : kAllPolicies) {
       const GuardResult first = guardModule(module, options(policy));
       ASSERT_TRUE(first.ok) << first.error;
       const GuardResult second = guardModule(module, options(policy));
