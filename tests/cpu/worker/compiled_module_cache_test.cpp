@@ -1,0 +1,121 @@
+// The compiled-module cache (worker/module_cache/compiled_module_cache.h): keys separate
+// every input, entries survive a reopen, damaged files are misses that get removed, the
+// directory is trimmed to its bound by least recent use, and an unsafe directory is refused.
+#include "worker/module_cache/compiled_module_cache.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <utime.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace agileos::worker {
+namespace {
+
+namespace fs = std::filesystem;
+
+class CompiledModuleCacheTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/agileos-module-cache-test.XXXXXX";
+    ASSERT_NE(::mkdtemp(pattern), nullptr);
+    root_ = pattern;
+    dir_ = root_ + "/cache";
+  }
+  void TearDown() override { fs::remove_all(root_); }
+
+  std::unique_ptr<CompiledModuleCache> open(std::uint64_t maxBytes = 1 << 20) {
+    std::string error;
+    auto cache = CompiledModuleCache::open(dir_, maxBytes, &error);
+    EXPECT_NE(cache, nullptr) << error;
+    return cache;
+  }
+
+  std::string root_, dir_;
+};
+
+TEST_F(CompiledModuleCacheTest, KeysDifferForEveryInputAndAreStable) {
+  const std::string key = CompiledModuleCache::keyFor("ptx", 90, "trap", 13000);
+  EXPECT_EQ(key.size(), 64u);
+  EXPECT_EQ(key, CompiledModuleCache::keyFor("ptx", 90, "trap", 13000));
+  EXPECT_NE(key, CompiledModuleCache::keyFor("ptx ", 90, "trap", 13000));
+  EXPECT_NE(key, CompiledModuleCache::keyFor("ptx", 100, "trap", 13000));
+  EXPECT_NE(key, CompiledModuleCache::keyFor("ptx", 90, "poison", 13000));
+  EXPECT_NE(key, CompiledModuleCache::keyFor("ptx", 90, "trap", 13010));
+  // Fields are length-prefixed: moving bytes from one field to the next changes the key.
+  EXPECT_NE(CompiledModuleCache::keyFor("ptx9", 0, "trap", 1), CompiledModuleCache::keyFor("ptx", 90, "trap", 1));
+}
+
+TEST_F(CompiledModuleCacheTest, StoredEntriesAreFoundAgainAfterAReopen) {
+  const std::string key = CompiledModuleCache::keyFor("a", 90, "trap", 1);
+  const std::string cubin("\x7f" "ELF\0binary\n\xff", 13);
+  open()->store(key, cubin);
+  auto again = open();
+  EXPECT_EQ(again->find(key), cubin);
+  EXPECT_FALSE(again->find(CompiledModuleCache::keyFor("b", 90, "trap", 1)).has_value());
+  EXPECT_FALSE(again->find("../../etc/passwd").has_value()) << "only well-formed keys name files";
+  struct stat status {};
+  ASSERT_EQ(::stat(dir_.c_str(), &status), 0);
+  EXPECT_EQ(status.st_mode & 0777, 0700u);
+}
+
+TEST_F(CompiledModuleCacheTest, ADamagedEntryIsAMissAndIsRemoved) {
+  auto cache = open();
+  const std::string key = CompiledModuleCache::keyFor("a", 90, "trap", 1);
+  cache->store(key, std::string(4096, 'x'));
+  const std::string path = dir_ + "/" + key + ".cubin";
+  ASSERT_TRUE(fs::exists(path));
+  fs::resize_file(path, fs::file_size(path) - 1);  // truncated
+  EXPECT_FALSE(cache->find(key).has_value());
+  EXPECT_FALSE(fs::exists(path));
+  cache->store(key, std::string(4096, 'x'));
+  {
+    std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(-1, std::ios::end);
+    file.put('y');  // one byte of the code changed
+  }
+  EXPECT_FALSE(cache->find(key).has_value());
+}
+
+TEST_F(CompiledModuleCacheTest, TheDirectoryIsTrimmedToItsBoundByLeastRecentUse) {
+  auto cache = open(3 * 1100);
+  std::string keys[4];
+  for (int i = 0; i < 3; ++i) {
+    keys[i] = CompiledModuleCache::keyFor(std::to_string(i), 90, "trap", 1);
+    cache->store(keys[i], std::string(1000, static_cast<char>('a' + i)));
+    // Distinct ages, oldest first, whatever the file system's timestamp resolution.
+    const std::string path = dir_ + "/" + keys[i] + ".cubin";
+    struct utimbuf times {
+      1000 + i, 1000 + i
+    };
+    ASSERT_EQ(::utime(path.c_str(), &times), 0);
+  }
+  ASSERT_TRUE(cache->find(keys[0]).has_value());  // now the most recently used
+  keys[3] = CompiledModuleCache::keyFor("3", 90, "trap", 1);
+  cache->store(keys[3], std::string(1000, 'd'));
+  EXPECT_TRUE(cache->find(keys[0]).has_value());
+  EXPECT_FALSE(cache->find(keys[1]).has_value()) << "the least recently used entry goes";
+  EXPECT_TRUE(cache->find(keys[2]).has_value());
+  EXPECT_TRUE(cache->find(keys[3]).has_value());
+  cache->store(CompiledModuleCache::keyFor("big", 90, "trap", 1), std::string(4000, 'z'));
+  EXPECT_TRUE(cache->find(keys[3]).has_value()) << "an entry larger than the bound is not stored";
+}
+
+TEST_F(CompiledModuleCacheTest, AnUnsafeDirectoryIsRefused) {
+  std::string error;
+  EXPECT_EQ(CompiledModuleCache::open(dir_, 0, &error), nullptr);
+  EXPECT_EQ(CompiledModuleCache::open("relative/dir", 1024, &error), nullptr);
+  ASSERT_EQ(::mkdir(dir_.c_str(), 0777), 0);
+  ASSERT_EQ(::chmod(dir_.c_str(), 0777), 0);
+  EXPECT_EQ(CompiledModuleCache::open(dir_, 1024, &error), nullptr);
+  EXPECT_NE(error.find("writable by group or others"), std::string::npos) << error;
+  const std::string file = root_ + "/file";
+  std::ofstream(file) << "x";
+  EXPECT_EQ(CompiledModuleCache::open(file, 1024, &error), nullptr);
+  EXPECT_NE(error.find("not a directory"), std::string::npos) << error;
+}
+
+}  // namespace
+}  // namespace agileos::worker

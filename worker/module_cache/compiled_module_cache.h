@@ -1,0 +1,63 @@
+// CompiledModuleCache: JIT-compiled modules (cubins) on disk, so that a guarded PTX
+// module is compiled once per (rewritten PTX, GPU architecture, guard policy, driver)
+// rather than at every load. JIT-compiling a large module takes seconds to minutes.
+//
+// Key: SHA-256 over the rewritten PTX, the architecture, the policy and the driver
+// version (keyFor). The rewrite is deterministic (ptx/guard.h), so the same program
+// finds its entry again. A cryptographic hash because clients choose the PTX: a client
+// must not be able to make its module's entry collide with another program's.
+//
+// Trust: the directory must be owned by this process's user and writable by nobody
+// else; open() refuses it otherwise (the worker then runs without a cache). Each file
+// carries the SHA-256 of its content, checked on every find(), so a truncated or
+// corrupted file is a miss (and is removed), never a load of damaged code.
+//
+// Bound: after a store the directory is trimmed to `maxBytes` by removing the least
+// recently used files (find() refreshes a file's modification time).
+//
+// Several workers may share one directory: files are written to a temporary name and
+// renamed into place, so a reader sees a whole file or none.
+//
+// Thread-safety: find() and store() may be called concurrently.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace agileos::worker {
+
+class CompiledModuleCache {
+ public:
+  // Creates `directory` (mode 0700) if it is missing. nullptr and *error when it cannot
+  // be used (not a directory, wrong owner, group/world-writable, maxBytes == 0).
+  static std::unique_ptr<CompiledModuleCache> open(const std::string& directory, std::uint64_t maxBytes,
+                                                   std::string* error);
+
+  // Hex SHA-256 of the inputs, each length-prefixed so that no two inputs share a key.
+  static std::string keyFor(std::string_view ptx, std::uint32_t smArch, std::string_view policy,
+                            int driverVersion);
+
+  // The cached cubin for `key`, if a whole and undamaged one is there.
+  std::optional<std::string> find(const std::string& key);
+  // Stores `cubin` under `key` (replacing any entry) and trims the directory. Failures
+  // (disk full, ...) are logged and otherwise ignored: the cache is an optimisation.
+  void store(const std::string& key, std::string_view cubin);
+
+  const std::string& directory() const { return directory_; }
+  std::uint64_t maxBytes() const { return maxBytes_; }
+
+ private:
+  CompiledModuleCache(std::string directory, std::uint64_t maxBytes)
+      : directory_(std::move(directory)), maxBytes_(maxBytes) {}
+  void trim();
+
+  const std::string directory_;
+  const std::uint64_t maxBytes_;
+  std::mutex trimMutex_;
+};
+
+}  // namespace agileos::worker
