@@ -63,13 +63,18 @@ struct MemoryManager::State {
       : addresses(kUserRange, granularity),
         mappings(backend, addresses),
         // A chunk holds at least one slot of the largest size class (kSmallAllocationLimit).
-        chunks(std::max<std::uint64_t>(granularity, kSmallAllocationLimit), kEmptyChunksCachedPerClient) {}
+        chunks(std::max<std::uint64_t>(granularity, kSmallAllocationLimit), kEmptyChunksCachedPerClient),
+        protectedAddresses(kModuleRange, granularity),
+        protectedMappings(backend, protectedAddresses) {}
 
   VaRangeAllocator addresses;  // the user range; declared before mappings, which refers to it
   MappingLifecycle mappings;
   ChunkSuballocator chunks;
   std::map<DevicePtr, LargeAllocation> large;                // by base
   std::unordered_map<ClientId, std::uint64_t> largeBytesOf;  // mapped bytes; no zero entries
+  VaRangeAllocator protectedAddresses;  // the module range; before protectedMappings
+  MappingLifecycle protectedMappings;
+  std::map<DevicePtr, LargeAllocation> protectedAllocations;  // by base
 };
 
 std::unique_ptr<MemoryManager> MemoryManager::create(VmmBackend& backend, std::string* error) {
@@ -123,6 +128,11 @@ MemoryManager::~MemoryManager() {
   for (const BackedRange& chunk : state_->chunks.takeAllChunks()) state_->mappings.destroy(chunk);
   for (const auto& [base, allocation] : state_->large) state_->mappings.destroy(allocation.range);
   state_->large.clear();
+  for (const auto& [base, allocation] : state_->protectedAllocations) {
+    state_->protectedMappings.destroy(allocation.range);
+  }
+  state_->protectedAllocations.clear();
+  state_->protectedMappings.retryStranded();
   state_->largeBytesOf.clear();
   state_->mappings.retryStranded();
   for (auto named = std::rbegin(kReservedRegions); named != std::rend(kReservedRegions); ++named) {
@@ -225,8 +235,42 @@ void MemoryManager::forgetModuleGlobal(ClientId client, DevicePtr p) {
   table_.erase(client, p, AllocationKind::kModuleGlobal);
 }
 
+CUresult MemoryManager::allocateProtected(ClientId client, std::uint64_t size, DevicePtr* out) {
+  if (out == nullptr || size == 0) return CUDA_ERROR_INVALID_VALUE;
+  if (size > kModuleRange.size) return CUDA_ERROR_OUT_OF_MEMORY;
+  const std::uint64_t mapped = (size + granularity_ - 1) / granularity_ * granularity_;
+  std::lock_guard lock(mutex_);
+  BackedRange range;
+  if (CUresult result = state_->protectedMappings.create(mapped, &range); result != CUDA_SUCCESS) return result;
+  // Physical memory may hold a previous owner's bytes until it is written: zero it first.
+  if (CUresult result = backend_.fill(range.va, 0, range.size); result != CUDA_SUCCESS) {
+    state_->protectedMappings.destroy(range);
+    return result;
+  }
+  state_->protectedAllocations.emplace(range.va, State::LargeAllocation{range, client});
+  *out = range.va;
+  return CUDA_SUCCESS;
+}
+
+CUresult MemoryManager::freeProtected(ClientId client, DevicePtr p) {
+  std::lock_guard lock(mutex_);
+  auto it = state_->protectedAllocations.find(p);
+  if (it == state_->protectedAllocations.end() || it->second.owner != client) return CUDA_ERROR_INVALID_VALUE;
+  const BackedRange range = it->second.range;
+  state_->protectedAllocations.erase(it);
+  return state_->protectedMappings.destroy(range);
+}
+
 void MemoryManager::releaseClient(ClientId client) {
   std::lock_guard lock(mutex_);
+  for (auto it = state_->protectedAllocations.begin(); it != state_->protectedAllocations.end();) {
+    if (it->second.owner != client) {
+      ++it;
+      continue;
+    }
+    state_->protectedMappings.destroy(it->second.range);
+    it = state_->protectedAllocations.erase(it);
+  }
   // Entries go first, so no check() passes for memory that is being torn down.
   table_.eraseAll(client);
   for (const BackedRange& chunk : state_->chunks.takeChunksOf(client)) state_->mappings.destroy(chunk);

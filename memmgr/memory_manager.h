@@ -82,8 +82,16 @@ class MemoryManager {
   // Removes the module global of `client` based exactly at p; anything else is ignored.
   void forgetModuleGlobal(ClientId client, DevicePtr p);
 
+  // Protected memory (kModuleRange) held by the worker on behalf of `client`: guard
+  // state, module state. It is in no allocation table, so no client call can name it,
+  // and user kernels cannot reach it through the guard. `size` is rounded up to the
+  // granularity; the memory is zero-filled. Same results as allocate().
+  CUresult allocateProtected(ClientId client, std::uint64_t size, DevicePtr* out);
+  // Frees a protected allocation of `client` made by allocateProtected (exact base).
+  CUresult freeProtected(ClientId client, DevicePtr p);
+
   // Frees everything `client` holds (user allocations, cached chunks, module-global
-  // records); its memory is scrubbed before it is handed back to the driver.
+  // records, protected allocations); its memory is scrubbed before it is handed back to the driver.
   void releaseClient(ClientId client);
 
   // Physical bytes mapped on behalf of `client`: its chunks (including cached empty

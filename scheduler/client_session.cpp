@@ -129,6 +129,13 @@ void SessionRunner::run(SessionStream& stream) {
     return;
   }
 
+  std::string guardPolicy, guardError;
+  if (!admitGuardPolicy(options_.guard, hello.guard_policy(), &guardPolicy, &guardError)) {
+    spdlog::info("session from {}: refused: {}", stream.peer(), guardError);
+    writeRefusal(stream, Refusal::BAD_REQUEST, guardError);
+    return;
+  }
+
   const ClientId client = next_client_id_.fetch_add(1);
   const std::string program = loggable(hello.program());
   std::optional<std::string> token = mintSessionToken();
@@ -137,12 +144,13 @@ void SessionRunner::run(SessionStream& stream) {
     writeRefusal(stream, Refusal::INTERNAL, "the daemon cannot mint a session token");
     return;
   }
-  spdlog::info("client {}: hello from {} (program '{}', claims pid {})", client, stream.peer(), program,
-               hello.pid());
+  spdlog::info("client {}: hello from {} (program '{}', claims pid {}); kernel memory guard {}", client,
+               stream.peer(), program, hello.pid(), guardPolicy);
 
   SessionEndSignal end_signal;
   const AcquireResult placed = pool_.acquire(
-      client, *token, [&end_signal](const std::string& reason) { end_signal.workerEnded(reason); });
+      client, *token, [&end_signal](const std::string& reason) { end_signal.workerEnded(reason); },
+      ClientGuardSetting{guardPolicy, options_.guard.sass_only == "allow"});
   if (!placed.assigned) {
     writeRefusal(stream, toProto(placed.refusal), placed.message);
     return;

@@ -18,6 +18,7 @@
 #include <atomic>
 #include <chrono>
 
+#include "scheduler/daemon_config.h"
 #include "scheduler/ids.h"
 #include "scheduler/session_stream.h"
 #include "scheduler/worker_pool.h"
@@ -30,6 +31,8 @@ struct SessionOptions {
   // How long a new stream may stay silent before its Hello; then it is cancelled, so that
   // silent streams cannot hold the daemon's handler threads.
   std::chrono::milliseconds hello_timeout{5000};
+  // Which kernel memory guard policy a client gets, and which it may ask for.
+  GuardSection guard;
 };
 
 class SessionRunner {

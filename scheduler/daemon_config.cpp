@@ -16,8 +16,11 @@ using nlohmann::json;
 constexpr std::array<std::string_view, 5> kLogLevels = {"trace", "debug", "info", "warn", "error"};
 constexpr std::array<std::string_view, 1> kPlacements = {"dedicated"};
 // Flags the daemon itself puts on every worker command line; worker.args must not repeat them.
-constexpr std::array<std::string_view, 5> kDaemonOwnedWorkerFlags = {"--control-fd", "--endpoint", "--device",
-                                                                     "--worker-id", "--log-level"};
+constexpr std::array<std::string_view, 7> kDaemonOwnedWorkerFlags = {
+    "--control-fd", "--endpoint", "--device", "--worker-id", "--log-level", "--module-cache-dir", "--module-cache-bytes"};
+constexpr std::array<std::string_view, 6> kGuardPolicies = {"off", "trap", "poison", "sink", "remap_or", "report"};
+constexpr std::array<std::string_view, 2> kSassOnly = {"allow", "refuse"};
+constexpr std::int64_t kMaxCacheBytes = std::int64_t{1} << 40;
 constexpr std::int64_t kMaxWorkersLimit = 1024;
 constexpr std::int64_t kMaxStartTimeoutMs = 3600 * 1000;
 
@@ -188,6 +191,16 @@ std::string checkPlacement(std::string_view value) {
   return "expected one of " + listOf(kPlacements) + ", got " + json(std::string(value)).dump();
 }
 
+std::string checkSassOnly(std::string_view value) {
+  if (contains(kSassOnly, value)) return "";
+  return "expected one of " + listOf(kSassOnly) + ", got " + json(std::string(value)).dump();
+}
+
+std::string checkCacheDir(std::string_view value) {
+  if (value.empty()) return "";
+  return checkAbsolutePath(value, 4096);
+}
+
 std::string checkRuntimeDir(std::string_view value) { return checkAbsolutePath(value, kMaxRuntimeDirBytes); }
 
 std::string checkExecutable(std::string_view value) {
@@ -268,6 +281,31 @@ std::string checkSocketPath(std::string_view value) {
   return checkAbsolutePath(value, kMaxUnixSocketPathBytes);
 }
 
+std::string checkGuardPolicy(std::string_view value) {
+  if (contains(kGuardPolicies, value)) return "";
+  return "expected one of " + listOf(kGuardPolicies) + ", got " + json(std::string(value)).dump();
+}
+
+bool admitGuardPolicy(const GuardSection& guard, const std::string& requested, std::string* policy,
+                      std::string* error) {
+  if (requested.empty() || requested == guard.policy) {
+    *policy = guard.policy;
+    return true;
+  }
+  if (!checkGuardPolicy(requested).empty()) {
+    *error = "unknown kernel memory guard policy \"" + requested.substr(0, 32) + "\"";
+    return false;
+  }
+  for (const std::string& allowed : guard.allowed_policies) {
+    if (allowed == requested) {
+      *policy = requested;
+      return true;
+    }
+  }
+  *error = "kernel memory guard policy \"" + requested + "\" is not allowed here (guard.allowed_policies)";
+  return false;
+}
+
 std::vector<std::string> checkConsistency(const DaemonConfig& config) {
   std::vector<std::string> errors;
   if (config.worker.prestart > config.worker.max_workers) {
@@ -310,6 +348,16 @@ ConfigResult parseDaemonConfig(std::string_view json_text) {
     reader.readStringArray("args", &w.args, checkWorkerArg);
     reader.finish();
   }
+  if (const json* guard = top.readObject("guard"); guard != nullptr) {
+    GuardSection& g = config.guard;
+    ObjectReader reader(*guard, top.childPath("guard"), &result.errors);
+    reader.readString("policy", &g.policy, checkGuardPolicy);
+    reader.readStringArray("allowed_policies", &g.allowed_policies, checkGuardPolicy);
+    reader.readString("sass_only", &g.sass_only, checkSassOnly);
+    reader.readString("cache_dir", &g.cache_dir, checkCacheDir);
+    reader.readInteger("cache_max_bytes", 1, kMaxCacheBytes, &g.cache_max_bytes);
+    reader.finish();
+  }
   top.finish();
 
   if (result.errors.empty()) {
@@ -349,6 +397,12 @@ std::string toJsonText(const DaemonConfig& config) {
         {"max_workers", config.worker.max_workers},
         {"start_timeout_ms", config.worker.start_timeout_ms},
         {"args", config.worker.args}}},
+      {"guard",
+       {{"policy", config.guard.policy},
+        {"allowed_policies", config.guard.allowed_policies},
+        {"sass_only", config.guard.sass_only},
+        {"cache_dir", config.guard.cache_dir},
+        {"cache_max_bytes", config.guard.cache_max_bytes}}},
   };
   return out.dump(2);
 }

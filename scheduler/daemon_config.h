@@ -33,13 +33,36 @@ struct WorkerConfig {
   std::vector<std::string> args;           // appended to every worker command line
 };
 
+// The kernel memory guard (ptx/guard.h): which policy each client's modules get.
+struct GuardSection {
+  // The policy of a client that asks for none: off|trap|poison|sink|remap_or|report.
+  std::string policy = "trap";
+  // Policies a client may ask for (Hello.guard_policy) besides `policy`. A client's
+  // choice is safe to honour only among policies the operator accepts for the machine:
+  // the guard protects AgileOS's state, not the client's.
+  std::vector<std::string> allowed_policies;
+  // With the guard on: "allow" loads a module that has only SASS unguarded (logged), in
+  // a context that serves one client; "refuse" fails its load naming the missing PTX.
+  std::string sass_only = "allow";
+  // Compiled guarded modules, shared by the workers; "" disables the cache.
+  std::string cache_dir = "/var/cache/agileos/modules";
+  std::uint64_t cache_max_bytes = 1ull << 30;
+};
+
 struct DaemonConfig {
   std::string socket_path = "/run/agileos/agileosd.sock";
   std::string runtime_dir = "/run/agileos";  // worker sockets: <runtime_dir>/worker-<id>.sock
   std::string log_level = "info";            // trace|debug|info|warn|error
   std::string placement = "dedicated";       // the only policy so far
   WorkerConfig worker;
+  GuardSection guard;
 };
+
+// Guard policy names the config and clients may use.
+std::string checkGuardPolicy(std::string_view value);
+// The policy for a client that asked for `requested` ("" = the default), or an error.
+bool admitGuardPolicy(const GuardSection& guard, const std::string& requested, std::string* policy,
+                      std::string* error);
 
 // Either a valid config or at least one error; each error reads "<key path>: <problem>".
 struct ConfigResult {

@@ -89,6 +89,11 @@ DaemonServerOptions serverOptionsFromConfig(const DaemonConfig& config,
   options.max_threads = static_cast<int>(config.worker.max_workers) * 2 + 8;
   options.pool.worker_executable = worker_executable;
   options.pool.worker_args = config.worker.args;
+  if (!config.guard.cache_dir.empty()) {
+    options.pool.worker_args.push_back("--module-cache-dir=" + config.guard.cache_dir);
+    options.pool.worker_args.push_back("--module-cache-bytes=" + std::to_string(config.guard.cache_max_bytes));
+  }
+  options.session.guard = config.guard;
   options.pool.runtime_dir = config.runtime_dir;
   options.pool.device = config.worker.device;
   options.pool.worker_log_level = config.log_level;

@@ -81,7 +81,8 @@ void WorkerPool::stop() {
   spdlog::info("worker pool stopped");
 }
 
-AcquireResult WorkerPool::acquire(ClientId client, std::string session_token, SessionEndedCallback on_ended) {
+AcquireResult WorkerPool::acquire(ClientId client, std::string session_token, SessionEndedCallback on_ended,
+                                  ClientGuardSetting guard) {
   std::unique_lock lock(mu_);
   AcquireResult refused;
   if (stopping_) {
@@ -98,6 +99,7 @@ AcquireResult WorkerPool::acquire(ClientId client, std::string session_token, Se
   entry.id = client;
   entry.token = std::move(session_token);
   entry.on_ended = std::move(on_ended);
+  entry.guard = std::move(guard);
   entry.deadline = Clock::now() + options_.start_timeout;
   queue_.push_back(client);
   spdlog::debug("client {}: queued", client);

@@ -103,6 +103,12 @@ struct PoolSnapshot {
   std::string last_start_failure;
 };
 
+// The kernel memory guard setting of one client, sent with its attach (the daemon admitted it).
+struct ClientGuardSetting {
+  std::string policy = "off";  // off|trap|poison|sink|remap_or|report
+  bool allow_sass_only = true;
+};
+
 class WorkerPool {
  public:
   WorkerPool(PoolOptions options, std::unique_ptr<PlacementPolicy> policy);
@@ -120,7 +126,9 @@ class WorkerPool {
   // Places `client` and attaches it to a worker, blocking until it is attached or refused
   // (at most about 2 * start_timeout + reply_timeout: a free slot, a worker start, the attach).
   // `client` must be new. `on_ended` may be called before acquire() returns.
-  AcquireResult acquire(ClientId client, std::string session_token, SessionEndedCallback on_ended);
+  // `guard` is passed to the worker with the attach.
+  AcquireResult acquire(ClientId client, std::string session_token, SessionEndedCallback on_ended,
+                        ClientGuardSetting guard = {});
 
   // Ends an assigned client's use of its worker (asynchronously: the worker is told and then
   // retired as the policy says). No-op for unknown or refused clients.
@@ -147,6 +155,7 @@ class WorkerPool {
     ClientId id = 0;
     std::string token;
     SessionEndedCallback on_ended;
+    ClientGuardSetting guard;
     ClientState state = ClientState::kQueued;
     WorkerId worker = 0;
     Clock::time_point deadline;  // for the current state, where it has one

@@ -86,5 +86,29 @@ TEST_F(MemoryManagerRelease, DestructorScrubsWhatIsStillLive) {
   // TearDown destroys the manager and asserts no unscrubbed unmap and nothing left.
 }
 
+TEST_F(MemoryManagerRelease, ProtectedAllocationsLiveInTheModuleRangeAndGoWithTheirClient) {
+  DevicePtr alices = 0, bobs = 0;
+  ASSERT_EQ(manager->allocateProtected(kAlice, 100, &alices), CUDA_SUCCESS);
+  ASSERT_EQ(manager->allocateProtected(kBob, 3 * kMiB, &bobs), CUDA_SUCCESS);
+  EXPECT_TRUE(kModuleRange.contains(alices));
+  EXPECT_TRUE(kModuleRange.contains(bobs));
+  EXPECT_TRUE(fake.isMappedAndAccessible(alices, manager->granularity()));
+  // Zero-filled when made, and never something a client call can name.
+  const auto fills = fake.fills();
+  ASSERT_GE(fills.size(), 2u);
+  EXPECT_EQ(fills[0].value, 0);
+  EXPECT_EQ(manager->check(kAlice, alices, 1), PointerCheck::kProtected);
+  EXPECT_EQ(manager->free(kAlice, alices), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(manager->freeProtected(kBob, alices), CUDA_ERROR_INVALID_VALUE) << "not Bob's";
+  EXPECT_EQ(manager->allocateProtected(kAlice, 0, &alices), CUDA_ERROR_INVALID_VALUE);
+
+  manager->releaseClient(kAlice);
+  EXPECT_FALSE(fake.isMappedAndAccessible(alices, 1));
+  EXPECT_TRUE(fake.isMappedAndAccessible(bobs, 3 * kMiB));
+  EXPECT_EQ(manager->freeProtected(kBob, bobs), CUDA_SUCCESS);
+  EXPECT_FALSE(fake.isMappedAndAccessible(bobs, 1));
+  EXPECT_TRUE(fake.violations().empty()) << joined(fake.violations());
+}
+
 }  // namespace
 }  // namespace agileos::memmgr::testing
