@@ -72,7 +72,7 @@ struct MemoryManager::State {
   ChunkSuballocator chunks;
   std::map<DevicePtr, LargeAllocation> large;                // by base
   std::unordered_map<ClientId, std::uint64_t> largeBytesOf;  // mapped bytes; no zero entries
-  VaRangeAllocator protectedAddresses;  // the module range; before protectedMappings
+  VaRangeAllocator protectedAddresses;                       // the module range; before protectedMappings
   MappingLifecycle protectedMappings;
   std::map<DevicePtr, LargeAllocation> protectedAllocations;  // by base
 };
@@ -241,7 +241,8 @@ CUresult MemoryManager::allocateProtected(ClientId client, std::uint64_t size, D
   const std::uint64_t mapped = (size + granularity_ - 1) / granularity_ * granularity_;
   std::lock_guard lock(mutex_);
   BackedRange range;
-  if (CUresult result = state_->protectedMappings.create(mapped, &range); result != CUDA_SUCCESS) return result;
+  if (CUresult result = state_->protectedMappings.create(mapped, &range); result != CUDA_SUCCESS)
+    return result;
   // Physical memory may hold a previous owner's bytes until it is written: zero it first.
   if (CUresult result = backend_.fill(range.va, 0, range.size); result != CUDA_SUCCESS) {
     state_->protectedMappings.destroy(range);
@@ -261,7 +262,7 @@ CUresult MemoryManager::freeProtected(ClientId client, DevicePtr p) {
   return state_->protectedMappings.destroy(range);
 }
 
-void MemoryManager::releaseClient(ClientId client) {
+void MemoryManager::releaseProtected(ClientId client) {
   std::lock_guard lock(mutex_);
   for (auto it = state_->protectedAllocations.begin(); it != state_->protectedAllocations.end();) {
     if (it->second.owner != client) {
@@ -271,6 +272,10 @@ void MemoryManager::releaseClient(ClientId client) {
     state_->protectedMappings.destroy(it->second.range);
     it = state_->protectedAllocations.erase(it);
   }
+}
+
+void MemoryManager::releaseClient(ClientId client) {
+  std::lock_guard lock(mutex_);
   // Entries go first, so no check() passes for memory that is being torn down.
   table_.eraseAll(client);
   for (const BackedRange& chunk : state_->chunks.takeChunksOf(client)) state_->mappings.destroy(chunk);

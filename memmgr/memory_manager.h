@@ -90,8 +90,12 @@ class MemoryManager {
   // Frees a protected allocation of `client` made by allocateProtected (exact base).
   CUresult freeProtected(ClientId client, DevicePtr p);
 
+  // Frees every protected allocation of `client` (at the end of its session; a device
+  // reset keeps them, as the client's loaded modules refer to them).
+  void releaseProtected(ClientId client);
+
   // Frees everything `client` holds (user allocations, cached chunks, module-global
-  // records, protected allocations); its memory is scrubbed before it is handed back to the driver.
+  // records; not its protected allocations); its memory is scrubbed before it is handed back to the driver.
   void releaseClient(ClientId client);
 
   // Physical bytes mapped on behalf of `client`: its chunks (including cached empty

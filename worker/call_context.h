@@ -17,7 +17,7 @@
 #include "worker/backend/gpu_backend.h"
 #include "worker/client_session.h"
 #include "worker/device_output.h"
-#include "worker/module_guard.h"
+#include "worker/session_guard.h"
 
 namespace agileos::worker {
 
@@ -49,8 +49,8 @@ struct CallContext {
   ClientSession& session;
   TaintListener* taint = nullptr;
   SharedMemoryChannel* shared = nullptr;
-  DeviceOutputCapture* output = nullptr;  // the worker's device printf capture, if any
-  const GuardConfig* guard = nullptr;     // the kernel memory guard's setting (null: off)
+  DeviceOutputCapture* output = nullptr;      // the worker's device printf capture, if any
+  const WorkerGuardContext* guard = nullptr;  // the worker's part of the kernel memory guard (may be null)
 };
 
 // Sets the reply's error from a driver result (and reports a context-fatal one). Returns true on success.

@@ -21,6 +21,7 @@
 #include "memmgr/address_layout.h"
 #include "worker/handle_table.h"
 #include "worker/host_memory/shared_host_segment.h"
+#include "worker/session_guard.h"
 
 namespace agileos::worker {
 
@@ -77,6 +78,9 @@ class ClientSession {
   // shared-memory transport. `hostSegmentBytes` is their total size, for the quota.
   HandleTable<std::shared_ptr<SharedHostSegment>> hostSegments;
   std::atomic<std::uint64_t> hostSegmentBytes{0};
+
+  // The kernel memory guard for this client's modules (policy from the attach).
+  SessionGuard guard;
 
   // Set once the session is being torn down; calls racing with teardown are refused.
   std::atomic<bool> closing{false};

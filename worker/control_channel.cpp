@@ -57,7 +57,16 @@ void ControlChannel::serve(WorkerRuntime& runtime) {
     switch (message.msg_case()) {
       case v1::internal::DaemonToWorker::kAttach: {
         const auto& attach = message.attach();
-        if (!runtime.attach(attach.client_id(), attach.session_token())) {
+        const auto setting = parseGuardSetting(attach.guard_policy());
+        if (!setting) {
+          spdlog::error("refused to attach client {}: unknown guard policy", attach.client_id());
+          break;  // the daemon times out waiting for `attached` and retires this worker
+        }
+        GuardConfig guard;
+        guard.enabled = setting->first;
+        guard.ptx.policy = setting->second;
+        guard.allowSassOnly = attach.allow_sass_only();
+        if (!runtime.attach(attach.client_id(), attach.session_token(), guard)) {
           spdlog::error("refused to attach client {} (duplicate id or token)", attach.client_id());
           break;  // the daemon times out waiting for `attached` and retires this worker
         }

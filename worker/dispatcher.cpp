@@ -4,6 +4,8 @@
 
 #include <cstdlib>
 
+#include "worker/handlers/guard_handlers.h"
+
 namespace agileos::worker {
 
 void HandlerRegistry::add(v1::CallRequest::OpCase op, Handler handler, Exclusivity exclusivity) {
@@ -27,6 +29,7 @@ Dispatcher::Dispatcher() {
   registerEventHandlers(registry_);
   registerModuleHandlers(registry_);
   registerHostMemoryHandlers(registry_);
+  registerGuardHandlers(registry_);
 }
 
 Exclusivity Dispatcher::exclusivity(const v1::CallRequest& request) const {
@@ -39,8 +42,15 @@ void Dispatcher::dispatch(CallContext& ctx, const v1::CallRequest& request, v1::
     refuse(reply, cudaErrorNotSupported, "request carries no supported operation");
     return;
   }
+  // A client the guard poisoned gets the fault from every call, as after a kernel fault
+  // (its status remains readable).
+  if (ctx.session.guard.poisoned && request.op_case() != v1::CallRequest::kGuardStatusQuery) {
+    refusePoisoned(reply);
+    return;
+  }
   reply.set_error(cudaSuccess);
   handler(ctx, request, reply);
+  if (reply.error() == cudaSuccess && isSynchronizing(request)) checkGuardAfterSynchronize(ctx, reply);
 }
 
 }  // namespace agileos::worker

@@ -42,6 +42,7 @@ void registerStreamHandlers(HandlerRegistry& registry);
 void registerEventHandlers(HandlerRegistry& registry);
 void registerModuleHandlers(HandlerRegistry& registry);
 void registerHostMemoryHandlers(HandlerRegistry& registry);
+void registerGuardHandlers(HandlerRegistry& registry);
 
 class Dispatcher {
  public:

@@ -3,36 +3,26 @@
 #include <driver_types.h>
 #include <spdlog/spdlog.h>
 
-#include "memmgr/address_layout.h"
 #include "ptx/guard.h"
 #include "ptx/parser.h"
 #include "ptx/printer.h"
 
 namespace agileos::worker {
 
-const char* toString(GuardConfig::Mode mode) {
-  switch (mode) {
-    case GuardConfig::Mode::kOff:
-      return "off";
-    case GuardConfig::Mode::kTrap:
-      return "trap";
-    case GuardConfig::Mode::kReport:
-      return "report";
-  }
-  return "unknown";
+std::optional<std::pair<bool, ptx::GuardPolicy>> parseGuardSetting(const std::string& text) {
+  if (text == "off") return std::pair{false, ptx::GuardPolicy::kTrap};
+  if (auto policy = ptx::parseGuardPolicy(text)) return std::pair{true, *policy};
+  return std::nullopt;
 }
 
-std::optional<GuardConfig::Mode> parseGuardMode(const std::string& text) {
-  if (text == "off") return GuardConfig::Mode::kOff;
-  if (text == "trap") return GuardConfig::Mode::kTrap;
-  if (text == "report") return GuardConfig::Mode::kReport;
-  return std::nullopt;
+const char* policyName(const GuardConfig& config) {
+  return config.enabled ? ptx::toString(config.ptx.policy) : "off";
 }
 
 PreparedImage prepareModuleImage(const std::vector<fatbin::Entry>& entries, std::uint32_t sm,
                                  const GuardConfig& config) {
   PreparedImage prepared;
-  const bool guard = config.mode != GuardConfig::Mode::kOff;
+  const bool guard = config.enabled;
   const fatbin::Entry* entry = fatbin::selectForDevice(
       entries, sm, guard ? fatbin::SelectionPolicy::kPtxOnly : fatbin::SelectionPolicy::kPreferSass);
   if (entry == nullptr && guard) {
@@ -76,12 +66,7 @@ PreparedImage prepareModuleImage(const std::vector<fatbin::Entry>& entries, std:
     prepared.detail = "the module's PTX cannot be parsed for the guard: " + parsed.error;
     return prepared;
   }
-  ptx::GuardOptions options;
-  options.policy =
-      config.mode == GuardConfig::Mode::kTrap ? ptx::GuardPolicy::kTrap : ptx::GuardPolicy::kReport;
-  options.protectedBegin = memmgr::kIoAperture.begin;
-  options.protectedEnd = memmgr::kModuleRange.end();
-  const ptx::GuardResult guarded = ptx::guardModule(parsed.module, options);
+  const ptx::GuardResult guarded = ptx::guardModule(parsed.module, config.ptx);
   if (!guarded.ok) {
     prepared.error = cudaErrorInvalidPtx;
     prepared.detail = "the kernel memory guard refuses the module: " + guarded.error;

@@ -1,11 +1,10 @@
-// The kernel memory guard on the worker's code-loading path (issue 4, first wiring).
+// The kernel memory guard on the worker's code-loading path.
 //
-// GuardConfig is the worker's setting (`--guard=off|trap`; report is refused by the worker
-// until its counter is read,
-// `--guard-sass-only=allow|refuse`, from the daemon's worker.args): with the guard on,
-// a fatbin's PTX for the device is parsed, rewritten by ptx::guardModule and the
-// rewritten text is what the driver JIT-compiles; SASS is never loaded unless the
-// module has no usable PTX and the setting allows SASS-only modules (a dedicated
+// GuardConfig is one client's setting (from the daemon's attach; the policy the daemon
+// admitted, with the addresses of the client's guard state in protected memory): with
+// the guard on, a fatbin's PTX for the device is parsed, rewritten by ptx::guardModule
+// and the rewritten text is what the driver JIT-compiles; SASS is never loaded unless
+// the module has no usable PTX and the setting allows SASS-only modules (a dedicated
 // context with no protected state: the logs say the module runs unguarded).
 //
 // Thread-safety: prepareModuleImage() is pure apart from logging.
@@ -16,18 +15,20 @@
 #include <string>
 #include <vector>
 
+#include "ptx/guard.h"
 #include "worker/fatbin/fatbin_reader.h"
 
 namespace agileos::worker {
 
 struct GuardConfig {
-  enum class Mode : std::uint8_t { kOff, kTrap, kReport };
-  Mode mode = Mode::kOff;
+  bool enabled = false;   // off: modules load as they are
+  ptx::GuardOptions ptx;  // the policy and, except for trap, the client's guard state
   bool allowSassOnly = true;
 };
 
-const char* toString(GuardConfig::Mode mode);
-std::optional<GuardConfig::Mode> parseGuardMode(const std::string& text);
+// "off" or a policy name (ptx::parseGuardPolicy) -> whether the guard is on, and its policy.
+std::optional<std::pair<bool, ptx::GuardPolicy>> parseGuardSetting(const std::string& text);
+const char* policyName(const GuardConfig& config);  // "off" or the policy
 
 struct PreparedImage {
   bool ok = false;

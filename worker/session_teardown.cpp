@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "worker/handlers/guard_handlers.h"
+
 namespace agileos::worker {
 
 void releaseStreamsAndEvents(GpuBackend& gpu, ClientSession& session) {
@@ -40,7 +42,9 @@ void releaseSession(GpuBackend& gpu, memmgr::MemoryManager& memory, ClientSessio
   session.hostSegmentBytes = 0;
   for (auto& [token, module] : session.modules.drain()) unloadModule(gpu, memory, session, module);
   session.functions.drain();
+  releaseSessionGuard(gpu, session);
   memory.releaseClient(session.id());
+  memory.releaseProtected(session.id());
 }
 
 }  // namespace agileos::worker

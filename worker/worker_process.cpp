@@ -8,12 +8,14 @@
 
 #include <charconv>
 #include <cstring>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "proto/shm/handshake.h"
 #include "worker/control_channel.h"
+#include "worker/module_cache/compiled_module_cache.h"
 #include "worker/transport/grpc_call_server.h"
 #include "worker/transport/shm_call_server.h"
 
@@ -26,7 +28,9 @@ struct WorkerOptions {
   int device = 0;
   std::string workerId = "0";
   std::string logLevel = "info";
-  GuardConfig guard;
+  std::string cacheDir;  // compiled guarded modules; empty: no cache
+  std::uint64_t cacheBytes = 1ull << 30;
+  bool testGuardCanary = false;  // the escape suite's hook (session_guard.h)
 };
 
 std::optional<int> parseInt(std::string_view text) {
@@ -57,20 +61,16 @@ bool parseOptions(int argc, char** argv, WorkerOptions* options, std::string* er
       options->workerId = *v;
     } else if (auto v = value("--log-level")) {
       options->logLevel = *v;
-    } else if (auto v = value("--guard")) {
-      const auto mode = parseGuardMode(std::string(*v));
-      if (!mode) return (*error = "bad --guard (want off or trap)", false);
-      // Report mode counts hits in a module variable that nothing reads yet: accepting it would
-      // promise reporting that does not happen, so it is refused until the worker reads it.
-      if (*mode == GuardConfig::Mode::kReport) {
-        return (*error = "--guard=report is not available yet (its counter is not read and reported); "
-                         "use --guard=trap or --guard=off",
-                false);
-      }
-      options->guard.mode = *mode;
-    } else if (auto v = value("--guard-sass-only")) {
-      if (*v != "allow" && *v != "refuse") return (*error = "bad --guard-sass-only (want allow or refuse)", false);
-      options->guard.allowSassOnly = *v == "allow";
+    } else if (auto v = value("--module-cache-dir")) {
+      options->cacheDir = *v;
+    } else if (auto v = value("--module-cache-bytes")) {
+      std::uint64_t bytes = 0;
+      auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), bytes);
+      if (ec != std::errc() || end != v->data() + v->size() || bytes == 0)
+        return (*error = "bad --module-cache-bytes", false);
+      options->cacheBytes = bytes;
+    } else if (arg == "--test-guard-canary") {
+      options->testGuardCanary = true;
     } else {
       *error = "unknown argument: " + std::string(arg);
       return false;
@@ -116,12 +116,17 @@ int runWorkerProcess(int argc, char** argv, std::unique_ptr<GpuBackend> backend)
   if (!memory) return fail("memory manager: " + error);
 
   WorkerRuntime runtime(*backend, *memory, &output, &control);
-  runtime.setGuard(options.guard);
-  if (options.guard.mode == GuardConfig::Mode::kOff) {
-    spdlog::info("kernel memory guard off: user kernels are not rewritten (dedicated context, no protected state)");
-  } else {
-    spdlog::info("kernel memory guard: {}; SASS-only modules {}", toString(options.guard.mode),
-                 options.guard.allowSassOnly ? "allowed unguarded" : "refused");
+  std::unique_ptr<CompiledModuleCache> cache;
+  if (!options.cacheDir.empty()) {
+    std::error_code ignored;  // the parent may exist already; open() reports what matters
+    std::filesystem::create_directories(std::filesystem::path(options.cacheDir).parent_path(), ignored);
+    cache = CompiledModuleCache::open(options.cacheDir, options.cacheBytes, &error);
+    if (!cache) spdlog::warn("{}; guarded modules are compiled at every load", error);
+  }
+  WorkerGuardContext guardContext{cache.get(), options.testGuardCanary};
+  runtime.setGuardContext(guardContext);
+  if (options.testGuardCanary) {
+    spdlog::warn("TEST MODE (--test-guard-canary): clients get a protected canary for the escape suite");
   }
   GrpcCallServer server(runtime);
   if (!server.start(options.endpoint, &error)) return fail(error);

@@ -10,14 +10,18 @@ WorkerRuntime::WorkerRuntime(GpuBackend& gpu, memmgr::MemoryManager& memory, Dev
                              TaintListener* taint)
     : gpu_(gpu), memory_(memory), output_(output), taint_(taint) {}
 
-bool WorkerRuntime::attach(ClientId client, const std::string& sessionToken) {
+bool WorkerRuntime::attach(ClientId client, const std::string& sessionToken, const GuardConfig& guard) {
   if (sessionToken.empty()) return false;
   std::lock_guard lock(mutex_);
   if (clients_.contains(client) || byToken_.contains(sessionToken)) return false;
-  clients_.emplace(client, Attached{std::make_shared<ClientSession>(client, sessionToken),
-                                    std::make_shared<std::shared_mutex>()});
+  auto session = std::make_shared<ClientSession>(client, sessionToken);
+  session->guard.config = guard;
+  clients_.emplace(client, Attached{std::move(session), std::make_shared<std::shared_mutex>()});
   byToken_.emplace(sessionToken, client);
-  spdlog::info("client {} attached", client);
+  spdlog::info("client {} attached; kernel memory guard {}{}", client, policyName(guard),
+               guard.enabled ? (guard.allowSassOnly ? " (SASS-only modules load unguarded)"
+                                                    : " (SASS-only modules refused)")
+                             : "");
   return true;
 }
 

@@ -30,7 +30,8 @@ class WorkerRuntime {
                 TaintListener* taint);
 
   // Returns false if the client id or token is already attached.
-  bool attach(ClientId client, const std::string& sessionToken);
+  // `guard` is the client's kernel memory guard setting (from the daemon).
+  bool attach(ClientId client, const std::string& sessionToken, const GuardConfig& guard = {});
   // Releases everything the client holds; returns false if it was not attached.
   bool release(ClientId client);
   // Releases every attached client (worker shutdown).
@@ -56,8 +57,8 @@ class WorkerRuntime {
 
   std::size_t clientCount() const;
 
-  // The kernel memory guard's setting for every module this worker loads. Set before serving.
-  void setGuard(const GuardConfig& guard) { guard_ = guard; }
+  // The worker's part of the kernel memory guard (cache, test hook). Set before serving.
+  void setGuardContext(const WorkerGuardContext& guard) { guard_ = guard; }
 
   // The GPU the calls run on (the shared-memory transport registers its staging areas).
   GpuBackend& gpu() const { return gpu_; }
@@ -73,7 +74,7 @@ class WorkerRuntime {
   GpuBackend& gpu_;
   memmgr::MemoryManager& memory_;
   DeviceOutputCapture* output_;
-  GuardConfig guard_;
+  WorkerGuardContext guard_;
   TaintListener* taint_;
   Dispatcher dispatcher_;
 

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 
 #include "client/common/log.h"
@@ -31,6 +32,10 @@ DaemonSession::Result DaemonSession::open(const std::string& socketPath) {
   hello->set_protocol_version(v1::PROTOCOL_VERSION_CURRENT);
   hello->set_program(programName());
   hello->set_pid(static_cast<std::uint32_t>(::getpid()));
+  // The kernel memory guard policy this program asks for; the daemon admits it or refuses
+  // the session (guard.allowed_policies). Unset: the daemon's default.
+  if (const char* policy = std::getenv("AGILEOS_GUARD_POLICY"); policy != nullptr)
+    hello->set_guard_policy(policy);
   v1::SessionDown down;
   if (!stream_->Write(up) || !stream_->Read(&down)) {
     const grpc::Status status = stream_->Finish();
@@ -40,8 +45,8 @@ DaemonSession::Result DaemonSession::open(const std::string& socketPath) {
   switch (down.msg_case()) {
     case v1::SessionDown::kAssignment:
       if (down.assignment().protocol_version() != v1::PROTOCOL_VERSION_CURRENT) {
-        result.message = "agileosd speaks protocol version " +
-                         std::to_string(down.assignment().protocol_version());
+        result.message =
+            "agileosd speaks protocol version " + std::to_string(down.assignment().protocol_version());
         return result;
       }
       result.assigned = true;

@@ -15,8 +15,12 @@
 #              libgcc_s, and any CUDA/NVIDIA library (the worker uses the GPU machine's
 #              own libcuda.so.1; the client must never see a real CUDA library)
 #   programs/  the CUDA test programs and adversary_api
+#   guard/     guard_escape, the kernel memory guard's escape suite (tests/gpu/guard/; not in
+#              programs/: its output differs between native and AgileOS runs by design)
 #   bench/     agileos_bench, for tests/bench/run_bench.sh (not in programs/: run_suite.sh runs
-#              every program there and compares its output, which a benchmark's timings fail)
+#              every program there and compares its output, which a benchmark's timings fail);
+#              agileos_guard_bench and guard_kernels.ptx, for tests/bench/run_guard_bench.sh (a
+#              trusted tool on the driver API: its libraries go to deps/ like bin/'s)
 # ELF files are stripped. Fails if the bundle exceeds 48 MiB (the working tree that
 # travels is limited to 64 MiB in all).
 set -euo pipefail
@@ -120,20 +124,23 @@ main() {
   local build="${AGILEOS_BUNDLE_BUILD_DIR:-$root/build/release}" bundle="$root/.bundle"
   build="$(cd "$build" && pwd)" || die "no build tree at $build"
   rm -rf -- "$bundle"
-  mkdir -p "$bundle"/{bin,shim,deps,programs,bench}
+  mkdir -p "$bundle"/{bin,shim,deps,programs,bench,guard}
   copy_required "$bundle/bin" "$build/bin/agileosd" "$build/bin/agileos-worker" "$build/bin/agileos-sandbox" \
     "$build/bin/adversary_wire" "$build/bin/sandbox_probe"
   copy_required "$bundle/shim" "$build/lib/libagileos_cudart.so"
-  copy_required "$bundle/bench" "$build/tests/bench/agileos_bench"
+  copy_required "$bundle/bench" "$build/tests/bench/agileos_bench" "$build/tests/bench/agileos_guard_bench" \
+    "$build/tests/bench/guard_kernels.ptx"
+  copy_required "$bundle/guard" "$build/tests/gpu/guard/guard_escape"
   local program
   for program in "$build/tests/gpu/programs"/*; do
     [[ -x "$program" ]] && cp -L -- "$program" "$bundle/programs/"
   done
   [[ -x "$bundle/programs/adversary_api" ]] || die "no CUDA test programs in $build/tests/gpu/programs"
 
-  collect_deps "$bundle/deps" "$bundle"/bin/* "$bundle"/shim/*
-  strip_elf "$bundle"/bin/* "$bundle"/shim/* "$bundle"/deps/* "$bundle"/programs/* "$bundle"/bench/*
-  verify_deps "$bundle/deps" "$bundle"/bin/* "$bundle"/shim/*
+  collect_deps "$bundle/deps" "$bundle"/bin/* "$bundle"/shim/* "$bundle/bench/agileos_guard_bench"
+  strip_elf "$bundle"/bin/* "$bundle"/shim/* "$bundle"/deps/* "$bundle"/programs/* "$bundle"/bench/* \
+    "$bundle"/guard/*
+  verify_deps "$bundle/deps" "$bundle"/bin/* "$bundle"/shim/* "$bundle/bench/agileos_guard_bench"
 
   local bytes
   bytes="$(du -sb "$bundle" | cut -f1)"

@@ -4,9 +4,9 @@
 # Usage: tests/gpu/run_suite.sh [--native-only] [FILTER]
 #   FILTER         an extended regular expression; only the steps whose name matches run
 #                  (program names, sandbox_probe, concurrent_adversary_api, adversary_wire,
-#                  service_after_attacks), e.g. 'matmul|adversary'.
-#   --native-only  run the CUDA programs natively only (validates the programs on a new
-#                  machine; no daemon, no sandbox).
+#                  guard_escape, service_after_attacks), e.g. 'matmul|adversary'.
+#   --native-only  run the CUDA programs (and the guard escape routes) natively only
+#                  (validates the programs on a new machine; no daemon, no sandbox).
 #
 # Steps:
 #   1. checks that there is a GPU (exit 77 "SKIPPED: ..." if /dev/nvidia0 is absent);
@@ -17,7 +17,10 @@
 #      sandbox, and must open the device outside it;
 #   5. adversary_api in one sandbox while matmul_tiled runs in another: both must pass;
 #   6. adversary_wire, a raw gRPC client, against the daemon and its worker;
-#   7. the daemon is still alive and still serves a new client;
+#   7. guard_escape: the kernel memory guard's escape suite (guard/run_escape_suite.sh): every
+#      route natively and under each guard policy; needs the daemon's "guard" section to allow
+#      all five policies and the worker argument --test-guard-canary;
+#   8. the daemon is still alive and still serves a new client;
 #   and on exit stops the daemon (trap), whatever happened.
 #
 # Inputs (environment; the defaults are the bundle made by tests/gpu/bundle.sh):
@@ -26,8 +29,11 @@
 #   AGILEOS_SHIM_DIR      libagileos_cudart.so                      (.bundle/shim)
 #   AGILEOS_DEPS_DIR      bundled libraries, may be empty          (.bundle/deps)
 #   AGILEOS_PROGRAMS_DIR  the CUDA programs and adversary_api      (.bundle/programs)
+#   AGILEOS_GUARD_DIR     guard_escape                              (.bundle/guard)
 #   AGILEOS_SUITE_BUDGET_S  seconds after which remaining steps are not started (480)
-#   AGILEOS_WORKER_ARGS   extra worker arguments, space-separated (e.g. "--guard=trap")
+#   AGILEOS_WORKER_ARGS   extra worker arguments, space-separated
+#   AGILEOS_GUARD_POLICY  the daemon's default kernel memory guard policy (trap); every policy
+#                         is allowed, so that guard_escape can ask for each
 #   AGILEOS_LOG           the clients' log level (warn)
 #   OUT                   where summary.txt, logs.tar.gz and daemon.log.tail go
 #                         (./gpu-suite-out)
@@ -53,6 +59,8 @@ bin_dir="${AGILEOS_BIN_DIR:-$PWD/.bundle/bin}"
 shim_dir="${AGILEOS_SHIM_DIR:-$PWD/.bundle/shim}"
 deps_dir="${AGILEOS_DEPS_DIR-$PWD/.bundle/deps}"
 programs_dir="${AGILEOS_PROGRAMS_DIR:-$PWD/.bundle/programs}"
+guard_dir="${AGILEOS_GUARD_DIR:-$PWD/.bundle/guard}"
+suite_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 budget_s="${AGILEOS_SUITE_BUDGET_S:-480}"
 out_dir="${OUT:-$PWD/gpu-suite-out}"
 export AGILEOS_LOG="${AGILEOS_LOG:-warn}"
@@ -165,7 +173,11 @@ start_daemon() {
   "socket_path": "$runtime_dir/agileosd.sock",
   "runtime_dir": "$runtime_dir",
   "log_level": "info",
-  "worker": {"executable": "agileos-worker", "prestart": 2, "max_workers": 6, "args": [$worker_args]}
+  "worker": {"executable": "agileos-worker", "prestart": 4, "max_workers": 8,
+             "args": ["--test-guard-canary"${worker_args:+, $worker_args}]},
+  "guard": {"policy": "${AGILEOS_GUARD_POLICY:-trap}",
+            "allowed_policies": ["off", "trap", "poison", "sink", "remap_or", "report"],
+            "cache_dir": "$runtime_dir/module-cache"}
 }
 EOF
   daemon_library_path="${deps_dir:+$deps_dir:}$driver_dir:$cudart_dir"
@@ -191,7 +203,7 @@ EOF
     waited=$((waited + 1))
   done
   say "daemon: listening at $runtime_dir/agileosd.sock after $((waited / 10)).$((waited % 10)) s"
-  if [[ -n "${AGILEOS_WORKER_ARGS:-}" ]]; then say "worker arguments: $AGILEOS_WORKER_ARGS"; fi
+  say "kernel memory guard: ${AGILEOS_GUARD_POLICY:-trap} by default; workers: --test-guard-canary ${AGILEOS_WORKER_ARGS:-}"
 }
 
 # shellcheck disable=SC2317  # called from the EXIT trap
@@ -408,6 +420,28 @@ wire_adversary() {
   quote_table "$logs/adversary_wire.out"
 }
 
+# ------------------------------------------------------------------ guard escape suite
+
+guard_escape_step() {
+  wanted guard_escape || return 0
+  say ""
+  say "== guard escape suite (kernel memory guard, every policy)"
+  if ! budget_left; then
+    fail "guard_escape: not run, the suite's time budget is spent"
+    return
+  fi
+  # shellcheck disable=SC1091  # checked on its own (shellcheck tests/gpu/guard/run_escape_suite.sh)
+  source "$suite_dir/guard/run_escape_suite.sh"
+  # The daemon lives budget_s + 120 s (start_daemon): start no process that could outlive it.
+  local budget="${AGILEOS_GUARD_ESCAPE_BUDGET_S:-120}" daemon_left=$((budget_s + 90 - (SECONDS - START_SECONDS)))
+  ((daemon_left >= budget)) || budget=$daemon_left
+  if ((native_only)); then
+    AGILEOS_GUARD_ESCAPE_BUDGET_S=$budget run_guard_escape_suite "$guard_dir/guard_escape" --native-only
+  else
+    AGILEOS_GUARD_ESCAPE_BUDGET_S=$budget run_guard_escape_suite "$guard_dir/guard_escape"
+  fi
+}
+
 service_after_attacks() {
   say ""
   say "== the service after all of the above"
@@ -436,6 +470,7 @@ service_after_attacks() {
 check_machine
 if ((native_only)); then
   run_programs
+  guard_escape_step
   exit 0
 fi
 start_daemon
@@ -443,5 +478,6 @@ run_programs
 sandbox_proof
 concurrent_adversary
 wire_adversary
+guard_escape_step
 service_after_attacks
 exit 0

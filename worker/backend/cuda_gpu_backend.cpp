@@ -273,6 +273,29 @@ CUresult CudaGpuBackend::moduleLoad(const void* image, CUmodule* module, std::st
   return result;
 }
 
+CUresult CudaGpuBackend::compilePtx(const std::string& ptx, std::string* image, std::string* log) {
+  AGILEOS_BIND();
+  char errorLog[8192] = {};
+  CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void* values[] = {errorLog, reinterpret_cast<void*>(static_cast<std::uintptr_t>(sizeof errorLog - 1))};
+  CUlinkState link = nullptr;
+  CUresult result = cuLinkCreate(2, options, values, &link);
+  if (result != CUDA_SUCCESS) return result;
+  // The text includes its NUL; the driver reads PTX as a C string.
+  result = cuLinkAddData(link, CU_JIT_INPUT_PTX, const_cast<char*>(ptx.c_str()), ptx.size(),
+                         "agileos_guarded.ptx", 0, nullptr, nullptr);
+  void* cubin = nullptr;
+  std::size_t bytes = 0;
+  if (result == CUDA_SUCCESS) result = cuLinkComplete(link, &cubin, &bytes);
+  if (result == CUDA_SUCCESS) {
+    image->assign(static_cast<const char*>(cubin), bytes);  // owned by the link state
+  } else if (log != nullptr) {
+    *log = errorLog;
+  }
+  cuLinkDestroy(link);
+  return result;
+}
+
 CUresult CudaGpuBackend::moduleUnload(CUmodule module) {
   AGILEOS_BIND();
   return cuModuleUnload(module);

@@ -58,6 +58,7 @@ class CudaGpuBackend final : public GpuBackend {
   CUresult eventElapsedTime(float* milliseconds, CUevent start, CUevent end) override;
 
   CUresult moduleLoad(const void* image, CUmodule* module, std::string* log) override;
+  CUresult compilePtx(const std::string& ptx, std::string* image, std::string* log) override;
   CUresult moduleUnload(CUmodule module) override;
   CUresult moduleGetFunction(CUmodule module, const char* name, CUfunction* function) override;
   CUresult moduleGetGlobal(CUmodule module, const char* name, CUdeviceptr* dptr, std::size_t* bytes) override;

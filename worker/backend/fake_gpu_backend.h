@@ -233,6 +233,8 @@ class FakeGpuBackend final : public GpuBackend {
   CUresult eventElapsedTime(float* milliseconds, CUevent start, CUevent end) override;
 
   CUresult moduleLoad(const void* image, CUmodule* module, std::string* log) override;
+  // The fake "compiles" PTX to itself (it loads PTX text only).
+  CUresult compilePtx(const std::string& ptx, std::string* image, std::string* log) override;
   CUresult moduleUnload(CUmodule module) override;
   CUresult moduleGetFunction(CUmodule module, const char* name, CUfunction* function) override;
   CUresult moduleGetGlobal(CUmodule module, const char* name, CUdeviceptr* dptr, std::size_t* bytes) override;

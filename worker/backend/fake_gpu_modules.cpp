@@ -19,6 +19,12 @@ std::uint64_t alignUp(std::uint64_t value, std::uint64_t alignment) {
 
 // Modules --------------------------------------------------------------------------------
 
+CUresult FakeGpuBackend::compilePtx(const std::string& ptx, std::string* image, std::string* /*log*/) {
+  *image = ptx;
+  if (image->empty() || image->back() != '\0') image->push_back('\0');
+  return CUDA_SUCCESS;
+}
+
 CUresult FakeGpuBackend::moduleLoad(const void* image, CUmodule* module, std::string* log) {
   std::lock_guard lock(mutex_);
   if (auto injected = enter(FakeGpuCall::kModuleLoad)) return *injected;

@@ -100,6 +100,9 @@ class GpuBackend : public memmgr::VmmBackend {
   // `image` is a NUL-terminated PTX text or an ELF cubin. `log` receives the JIT
   // error log on failure.
   virtual CUresult moduleLoad(const void* image, CUmodule* module, std::string* log) = 0;
+  // JIT-compiles NUL-terminated PTX for this device into an image moduleLoad accepts
+  // (a cubin), so that the result can be cached; *log gets the JIT's errors.
+  virtual CUresult compilePtx(const std::string& ptx, std::string* image, std::string* log) = 0;
   virtual CUresult moduleUnload(CUmodule module) = 0;
   virtual CUresult moduleGetFunction(CUmodule module, const char* name, CUfunction* function) = 0;
   virtual CUresult moduleGetGlobal(CUmodule module, const char* name, CUdeviceptr* dptr,

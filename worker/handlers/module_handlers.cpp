@@ -13,6 +13,8 @@
 
 #include "worker/dispatcher.h"
 #include "worker/fatbin/fatbin_reader.h"
+#include "worker/handlers/guard_handlers.h"
+#include "worker/module_cache/compiled_module_cache.h"
 #include "worker/module_guard.h"
 #include "worker/session_teardown.h"
 
@@ -105,6 +107,38 @@ void resolveVariables(CallContext& ctx, ModuleRecord& module, const v1::ModuleLo
   }
 }
 
+// Loads a prepared image. A guarded PTX image is compiled once per (text, architecture,
+// policy, driver) when the worker has a cache: the cubin is cached and loaded from there.
+bool loadPreparedImage(CallContext& ctx, const PreparedImage& prepared, const GuardConfig& guard,
+                       CUmodule* module, v1::CallReply& reply) {
+  std::string log;
+  CompiledModuleCache* cache = ctx.guard != nullptr ? ctx.guard->cache : nullptr;
+  if (!prepared.guarded || cache == nullptr) {
+    if (succeeded(ctx, ctx.gpu.moduleLoad(prepared.image.data(), module, &log), reply, "cuModuleLoadData"))
+      return true;
+    reply.set_error_detail("module load failed: " + log.substr(0, 2048));
+    return false;
+  }
+  const DeviceDescription& device = ctx.gpu.device();
+  const std::string key = CompiledModuleCache::keyFor(
+      prepared.image, static_cast<std::uint32_t>(device.computeMajor * 10 + device.computeMinor),
+      ptx::toString(guard.ptx.policy), device.driverVersion);
+  std::optional<std::string> compiled = cache->find(key);
+  if (!compiled) {
+    std::string image;
+    if (!succeeded(ctx, ctx.gpu.compilePtx(prepared.image, &image, &log), reply, "cuLinkComplete")) {
+      reply.set_error_detail("module compilation failed: " + log.substr(0, 2048));
+      return false;
+    }
+    cache->store(key, image);
+    compiled = std::move(image);
+  }
+  if (succeeded(ctx, ctx.gpu.moduleLoad(compiled->data(), module, &log), reply, "cuModuleLoadData"))
+    return true;
+  reply.set_error_detail("module load failed: " + log.substr(0, 2048));
+  return false;
+}
+
 void moduleLoad(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) {
   const auto& args = request.module_load();
   if (!namesAreSane(args.function_names()) || !namesAreSane(args.variable_names())) {
@@ -119,21 +153,24 @@ void moduleLoad(CallContext& ctx, const v1::CallRequest& request, v1::CallReply&
   }
   const DeviceDescription& device = ctx.gpu.device();
   const auto sm = static_cast<std::uint32_t>(device.computeMajor * 10 + device.computeMinor);
-  static const GuardConfig kNoGuard;
-  PreparedImage prepared = prepareModuleImage(parsed.entries, sm, ctx.guard != nullptr ? *ctx.guard : kNoGuard);
+  std::string guardError;
+  if (!prepareSessionGuard(ctx, &guardError)) {
+    refuse(reply, cudaErrorMemoryAllocation, guardError);
+    return;
+  }
+  GuardConfig guard;
+  {
+    std::lock_guard lock(ctx.session.guard.mutex);
+    guard = ctx.session.guard.config;
+  }
+  PreparedImage prepared = prepareModuleImage(parsed.entries, sm, guard);
   if (!prepared.ok) {
     refuse(reply, static_cast<cudaError_t>(prepared.error), prepared.detail);
     return;
   }
-  std::string& image = prepared.image;
-
-  if (ctx.output != nullptr && DeviceOutputCapture::imageMayPrint(image)) ctx.output->expectOutput();
+  if (ctx.output != nullptr && DeviceOutputCapture::imageMayPrint(prepared.image)) ctx.output->expectOutput();
   ModuleRecord module;
-  std::string log;
-  if (!succeeded(ctx, ctx.gpu.moduleLoad(image.data(), &module.module, &log), reply, "cuModuleLoadData")) {
-    reply.set_error_detail("module load failed: " + log.substr(0, 2048));
-    return;
-  }
+  if (!loadPreparedImage(ctx, prepared, guard, &module.module, reply)) return;
   // The token is minted first so functions can name their module; the record is
   // completed below and stored under the same token.
   const Token moduleToken = ctx.session.modules.insert(module);
@@ -192,6 +229,7 @@ void launchKernel(CallContext& ctx, const v1::CallRequest& request, v1::CallRepl
   config.blockY = args.block().y();
   config.blockZ = args.block().z();
   config.sharedMemBytes = args.shared_mem_bytes();
+  ctx.session.guard.launched.store(true, std::memory_order_relaxed);
   if (args.cooperative()) {
     succeeded(ctx, ctx.gpu.launchCooperativeKernel(function.function, config, stream, pointers), reply,
               "cuLaunchCooperativeKernel");

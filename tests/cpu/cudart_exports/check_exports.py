@@ -4,7 +4,7 @@
   table-matches-library --table T --library libcudart.so.13 --nm NM
       The table lists exactly the functions the real runtime exports, and the real runtime
       exports each as name@@libcudart.so.13.
-  library-exports --table T --library LIB --nm NM
+  library-exports --table T --library LIB --nm NM [--extension-map MAP]
       LIB (the shim, or the scratch probe) exports exactly the table's functions, each as
       name@@libcudart.so.13, and nothing else but the version node itself.
   doc-is-current --generator G --table T --cuda-include DIR... --doc docs/api-coverage.md
@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -102,11 +103,41 @@ def check_table_matches_library(args) -> list[str]:
     return messages
 
 
+def extension_symbols(path: str) -> tuple[str, set[str]]:
+    """The node name and the global names of a one-node version script such as
+    client/cudart/agileos_extensions.map (AgileOS's own API, beside libcudart.so.13's)."""
+    with open(path, encoding="ascii") as script:
+        text = re.sub(r"/\*.*?\*/", "", script.read(), flags=re.DOTALL)
+    node, _, body = text.partition("{")
+    names = set()
+    for part in body.split("global:")[-1].split("}")[0].split(";"):
+        if part.strip():
+            names.add(part.strip())
+    return node.strip(), names
+
+
 def check_library_exports(args) -> list[str]:
     library = os.path.basename(args.library)
-    return [f"{library} {message}"
-            for _, message in export_problems(table_symbols(args.table),
-                                              dynamic_symbols(args.nm, args.library))]
+    lines = dynamic_symbols(args.nm, args.library)
+    messages = []
+    if args.extension_map:
+        node, names = extension_symbols(args.extension_map)
+        kept = []
+        found = set()
+        for line in lines:
+            fields = line.split()
+            if len(fields) == 3 and fields[2] == node and fields[1] == "A":
+                continue
+            if len(fields) == 3 and fields[2].endswith("@@" + node) and fields[1] == "T":
+                name = fields[2].split("@")[0]
+                if name in names:
+                    found.add(name)
+                    continue
+            kept.append(line)
+        lines = kept
+        messages += [f"{library} does not export {name}@@{node}" for name in sorted(names - found)]
+    return messages + [f"{library} {message}"
+                       for _, message in export_problems(table_symbols(args.table), lines)]
 
 
 def check_doc_is_current(args) -> list[str]:
@@ -188,6 +219,7 @@ def main(argv: list[str]) -> int:
         command.add_argument("--table", required=True)
         command.add_argument("--library", required=True)
         command.add_argument("--nm", default="nm")
+        command.add_argument("--extension-map", help="a version script of AgileOS's own exports")
     doc = commands.add_parser("doc-is-current")
     doc.add_argument("--generator", required=True)
     doc.add_argument("--table", required=True)

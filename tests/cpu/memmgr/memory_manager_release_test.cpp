@@ -103,6 +103,8 @@ TEST_F(MemoryManagerRelease, ProtectedAllocationsLiveInTheModuleRangeAndGoWithTh
   EXPECT_EQ(manager->allocateProtected(kAlice, 0, &alices), CUDA_ERROR_INVALID_VALUE);
 
   manager->releaseClient(kAlice);
+  EXPECT_TRUE(fake.isMappedAndAccessible(alices, 1)) << "a device reset keeps protected state";
+  manager->releaseProtected(kAlice);
   EXPECT_FALSE(fake.isMappedAndAccessible(alices, 1));
   EXPECT_TRUE(fake.isMappedAndAccessible(bobs, 3 * kMiB));
   EXPECT_EQ(manager->freeProtected(kBob, bobs), CUDA_SUCCESS);

@@ -57,10 +57,11 @@ class ControlChannelTest : public ::testing::Test {
     fds_[1] = -1;
   }
 
-  static DaemonToWorker attach(ClientId id, const std::string& token) {
+  static DaemonToWorker attach(ClientId id, const std::string& token, const std::string& guard = "trap") {
     DaemonToWorker message;
     message.mutable_attach()->set_client_id(id);
     message.mutable_attach()->set_session_token(token);
+    message.mutable_attach()->set_guard_policy(guard);
     return message;
   }
   static DaemonToWorker release(ClientId id) {
@@ -104,6 +105,16 @@ TEST_F(ControlChannelTest, DuplicateAttachIsNotAcknowledged) {
   send(attach(8, "token-a"));
   EXPECT_FALSE(receive(std::chrono::milliseconds(200)).has_value());
   EXPECT_EQ(worker_.runtime().clientCount(), 1u);
+}
+
+TEST_F(ControlChannelTest, AnAttachWithoutAKnownGuardPolicyIsNotAcknowledged) {
+  startServing();
+  send(attach(7, "token-a", ""));
+  send(attach(8, "token-b", "trapp"));
+  EXPECT_FALSE(receive(std::chrono::milliseconds(200)).has_value());
+  EXPECT_EQ(worker_.runtime().clientCount(), 0u);
+  send(attach(9, "token-c", "poison"));
+  EXPECT_TRUE(receive().has_value());
 }
 
 TEST_F(ControlChannelTest, ShutdownReturnsFromServe) {

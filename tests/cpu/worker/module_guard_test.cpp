@@ -6,11 +6,15 @@
 #include <driver_types.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <span>
 
+#include "memmgr/address_layout.h"
 #include "tests/cpu/worker/support/requests.h"
 #include "tests/cpu/worker/support/test_fatbins.h"
 #include "tests/cpu/worker/support/worker_harness.h"
+#include "worker/module_cache/compiled_module_cache.h"
+#include "worker/session_guard.h"
 
 namespace agileos::worker::testing {
 namespace {
@@ -23,16 +27,21 @@ std::vector<fatbin::Entry> entriesOf(TestFatbin which) {
   return std::move(parsed.entries);
 }
 
-GuardConfig config(GuardConfig::Mode mode, bool allowSassOnly = true) {
+enum class Mode { kOff, kTrap, kReport };
+
+GuardConfig config(Mode mode, bool allowSassOnly = true) {
   GuardConfig c;
-  c.mode = mode;
+  c.enabled = mode != Mode::kOff;
+  c.ptx.policy = mode == Mode::kReport ? ptx::GuardPolicy::kReport : ptx::GuardPolicy::kTrap;
+  c.ptx.protectedBegin = memmgr::kIoAperture.begin;
+  c.ptx.protectedEnd = memmgr::kModuleRange.end();
+  c.ptx.hitCounter = memmgr::kModuleRange.begin;
   c.allowSassOnly = allowSassOnly;
   return c;
 }
 
 TEST(ModuleGuard, OffLoadsTheSassAsBefore) {
-  const PreparedImage image =
-      prepareModuleImage(entriesOf(TestFatbin::kSm90), 90, config(GuardConfig::Mode::kOff));
+  const PreparedImage image = prepareModuleImage(entriesOf(TestFatbin::kSm90), 90, config(Mode::kOff));
   ASSERT_TRUE(image.ok) << image.detail;
   EXPECT_FALSE(image.ptx);
   EXPECT_FALSE(image.guarded);
@@ -43,8 +52,7 @@ TEST(ModuleGuard, OffLoadsTheSassAsBefore) {
 }
 
 TEST(ModuleGuard, TrapRewritesThePtxAndNeverLoadsTheSass) {
-  const PreparedImage image =
-      prepareModuleImage(entriesOf(TestFatbin::kSm90), 90, config(GuardConfig::Mode::kTrap));
+  const PreparedImage image = prepareModuleImage(entriesOf(TestFatbin::kSm90), 90, config(Mode::kTrap));
   ASSERT_TRUE(image.ok) << image.detail;
   EXPECT_TRUE(image.ptx);
   EXPECT_TRUE(image.guarded);
@@ -55,15 +63,14 @@ TEST(ModuleGuard, TrapRewritesThePtxAndNeverLoadsTheSass) {
 
   // Older PTX (compute_75) is guarded and JIT-compiled for the device too.
   const PreparedImage older =
-      prepareModuleImage(entriesOf(TestFatbin::kDefaultArch), 90, config(GuardConfig::Mode::kTrap));
+      prepareModuleImage(entriesOf(TestFatbin::kDefaultArch), 90, config(Mode::kTrap));
   ASSERT_TRUE(older.ok) << older.detail;
   EXPECT_TRUE(older.guarded);
   EXPECT_EQ(older.smArch, 75u);
 }
 
 TEST(ModuleGuard, ReportCountsInsteadOfTrapping) {
-  const PreparedImage image =
-      prepareModuleImage(entriesOf(TestFatbin::kSm90), 90, config(GuardConfig::Mode::kReport));
+  const PreparedImage image = prepareModuleImage(entriesOf(TestFatbin::kSm90), 90, config(Mode::kReport));
   ASSERT_TRUE(image.ok) << image.detail;
   EXPECT_NE(image.image.find("red.global.add.u64"), std::string::npos);
   EXPECT_EQ(image.image.find("trap;"), std::string::npos);
@@ -71,14 +78,14 @@ TEST(ModuleGuard, ReportCountsInsteadOfTrapping) {
 
 TEST(ModuleGuard, SassOnlyModulesAreRefusedOrAllowedUnguardedAsConfigured) {
   const PreparedImage refused =
-      prepareModuleImage(entriesOf(TestFatbin::kSm90SassOnly), 90, config(GuardConfig::Mode::kTrap, false));
+      prepareModuleImage(entriesOf(TestFatbin::kSm90SassOnly), 90, config(Mode::kTrap, false));
   EXPECT_FALSE(refused.ok);
   EXPECT_EQ(refused.error, cudaErrorNoKernelImageForDevice);
   EXPECT_NE(refused.detail.find("only SASS"), std::string::npos) << refused.detail;
   EXPECT_NE(refused.detail.find("PTX"), std::string::npos) << "the error names what is missing";
 
   const PreparedImage allowed =
-      prepareModuleImage(entriesOf(TestFatbin::kSm90SassOnly), 90, config(GuardConfig::Mode::kTrap, true));
+      prepareModuleImage(entriesOf(TestFatbin::kSm90SassOnly), 90, config(Mode::kTrap, true));
   ASSERT_TRUE(allowed.ok) << allowed.detail;
   EXPECT_FALSE(allowed.guarded);
   EXPECT_FALSE(allowed.ptx);
@@ -86,28 +93,146 @@ TEST(ModuleGuard, SassOnlyModulesAreRefusedOrAllowedUnguardedAsConfigured) {
 
 TEST(ModuleGuard, NothingForThisDeviceIsStillNoKernelImage) {
   const PreparedImage image =
-      prepareModuleImage(entriesOf(TestFatbin::kCompute100PtxOnly), 90, config(GuardConfig::Mode::kTrap));
+      prepareModuleImage(entriesOf(TestFatbin::kCompute100PtxOnly), 90, config(Mode::kTrap));
   EXPECT_FALSE(image.ok);
   EXPECT_EQ(image.error, cudaErrorNoKernelImageForDevice);
 }
 
 TEST(ModuleGuard, AGuardedModuleLoadsAndLaunchesThroughTheRuntime) {
   WorkerHarness harness;
-  harness.runtime().setGuard(config(GuardConfig::Mode::kTrap));
-  TestClient client = harness.attach(1);
+  TestClient client = harness.attach(1, config(Mode::kTrap));
   const TestClient::LoadedModule module = client.loadModule(readTestFatbin(TestFatbin::kSm90));
   ASSERT_NE(module.module, 0u);
   const v1::FunctionInfo& add = module.functions.at(kAddKernel);
   EXPECT_EQ(add.error(), 0);
   EXPECT_EQ(add.param_buffer_size(), kAddKernelParamBytes) << "parameters learned from the guarded module";
-  EXPECT_EQ(client.call(requests::launchKernel(add.token(), std::string(kAddKernelParamBytes, '\0'))).error(), 0);
+  EXPECT_EQ(client.call(requests::launchKernel(add.token(), std::string(kAddKernelParamBytes, '\0'))).error(),
+            0);
   EXPECT_EQ(harness.gpu().launches().size(), 1u);
   // A SASS-only module with SASS refused: the client gets the error, and nothing is loaded.
-  harness.runtime().setGuard(config(GuardConfig::Mode::kTrap, false));
+  TestClient strict = harness.attach(2, config(Mode::kTrap, false));
   const v1::CallReply refused =
-      client.call(requests::moduleLoad(readTestFatbin(TestFatbin::kSm90SassOnly), kAllKernels, {}));
+      strict.call(requests::moduleLoad(readTestFatbin(TestFatbin::kSm90SassOnly), kAllKernels, {}));
   EXPECT_EQ(refused.error(), cudaErrorNoKernelImageForDevice);
   EXPECT_NE(refused.error_detail().find("only SASS"), std::string::npos);
+}
+
+v1::CallRequest guardStatusQuery() {
+  v1::CallRequest request;
+  request.mutable_guard_status_query();
+  return request;
+}
+
+v1::CallRequest deviceSynchronize() {
+  v1::CallRequest request;
+  request.mutable_device_synchronize();
+  return request;
+}
+
+GuardConfig policy(ptx::GuardPolicy p) {
+  GuardConfig c;
+  c.enabled = true;
+  c.ptx.policy = p;
+  return c;
+}
+
+// A guarded kernel's hit, as the fake GPU runs no kernels: the count in the guard page
+// (the first protected allocation of the client, found through the test canary's neighbour).
+void recordHits(WorkerHarness& harness, std::uint64_t page, std::uint64_t hits) {
+  ASSERT_TRUE(harness.gpu().writeDevice(page, &hits, sizeof hits));
+}
+
+TEST(ModuleGuard, PoisonFailsTheNextSynchronizeAndEveryLaterCallButNotOtherClients) {
+  WorkerHarness harness;
+  harness.setGuardContext({nullptr, true});
+  TestClient client = harness.attach(1, policy(ptx::GuardPolicy::kPoison));
+  TestClient other = harness.attach(2, policy(ptx::GuardPolicy::kPoison));
+  const TestClient::LoadedModule module = client.loadModule(readTestFatbin(TestFatbin::kSm90));
+  ASSERT_NE(module.module, 0u);
+  const v1::FunctionInfo& add = module.functions.at(kAddKernel);
+  v1::CallReply status = client.call(guardStatusQuery());
+  ASSERT_EQ(status.error(), 0) << status.error_detail();
+  EXPECT_EQ(status.guard_status().policy(), "poison");
+  EXPECT_EQ(status.guard_status().hits(), 0u);
+  ASSERT_TRUE(memmgr::kModuleRange.contains(status.guard_status().canary_address()));
+  EXPECT_TRUE(status.guard_status().canary_intact());
+  // The guard page is the client's first protected allocation, the canary the second.
+  const std::uint64_t page = status.guard_status().canary_address() - kGuardPageBytes;
+
+  EXPECT_EQ(client.call(requests::launchKernel(add.token(), std::string(kAddKernelParamBytes, '\0'))).error(),
+            0);
+  EXPECT_EQ(client.call(deviceSynchronize()).error(), 0) << "no hit, no fault";
+  EXPECT_EQ(client.call(requests::launchKernel(add.token(), std::string(kAddKernelParamBytes, '\0'))).error(),
+            0);
+  recordHits(harness, page, 3);
+  const v1::CallReply synced = client.call(deviceSynchronize());
+  EXPECT_EQ(synced.error(), cudaErrorIllegalAddress);
+  EXPECT_NE(synced.error_detail().find("poison"), std::string::npos) << synced.error_detail();
+  EXPECT_EQ(client.call(requests::memAlloc(256)).error(), cudaErrorIllegalAddress) << "sticky for the client";
+  status = client.call(guardStatusQuery());
+  ASSERT_EQ(status.error(), 0);
+  EXPECT_TRUE(status.guard_status().poisoned());
+  EXPECT_EQ(status.guard_status().hits(), 3u);
+  // Another client of the same worker is untouched.
+  EXPECT_EQ(other.call(requests::memAlloc(256)).error(), 0);
+  EXPECT_EQ(other.call(deviceSynchronize()).error(), 0);
+}
+
+TEST(ModuleGuard, ReportAndSinkLogHitsWithoutFailingAndTrapNeedsNoState) {
+  for (ptx::GuardPolicy p :
+       {ptx::GuardPolicy::kReport, ptx::GuardPolicy::kSink, ptx::GuardPolicy::kRemapOr}) {
+    SCOPED_TRACE(ptx::toString(p));
+    WorkerHarness harness;
+    harness.setGuardContext({nullptr, true});
+    TestClient client = harness.attach(1, policy(p));
+    const TestClient::LoadedModule module = client.loadModule(readTestFatbin(TestFatbin::kSm90));
+    const v1::FunctionInfo& add = module.functions.at(kAddKernel);
+    const std::uint64_t page =
+        client.call(guardStatusQuery()).guard_status().canary_address() - kGuardPageBytes;
+    EXPECT_EQ(
+        client.call(requests::launchKernel(add.token(), std::string(kAddKernelParamBytes, '\0'))).error(), 0);
+    recordHits(harness, page, 2);
+    EXPECT_EQ(client.call(deviceSynchronize()).error(), 0);
+    EXPECT_EQ(client.call(guardStatusQuery()).guard_status().hits(), 2u);
+    EXPECT_FALSE(client.call(guardStatusQuery()).guard_status().poisoned());
+  }
+  WorkerHarness harness;
+  TestClient client = harness.attach(1, policy(ptx::GuardPolicy::kTrap));
+  ASSERT_NE(client.loadModule(readTestFatbin(TestFatbin::kSm90)).module, 0u);
+  const v1::CallReply status = client.call(guardStatusQuery());
+  EXPECT_EQ(status.guard_status().policy(), "trap");
+  EXPECT_EQ(status.guard_status().canary_address(), 0u)
+      << "no test hook unless the worker was started with it";
+  EXPECT_EQ(harness.memory().bytesInUse(1), 0u);
+}
+
+TEST(ModuleGuard, CompiledModulesAreCachedAndLoadedFromTheCache) {
+  char pattern[] = "/tmp/agileos-guard-cache-test.XXXXXX";
+  ASSERT_NE(::mkdtemp(pattern), nullptr);
+  const std::string dir = std::string(pattern) + "/modules";
+  std::string error;
+  auto cache = CompiledModuleCache::open(dir, 1 << 24, &error);
+  ASSERT_NE(cache, nullptr) << error;
+  {
+    WorkerHarness harness;
+    harness.setGuardContext({cache.get(), false});
+    TestClient first = harness.attach(1, policy(ptx::GuardPolicy::kTrap));
+    ASSERT_NE(first.loadModule(readTestFatbin(TestFatbin::kSm90)).module, 0u);
+    std::size_t files = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(dir))
+      files += entry.path().extension() == ".cubin";
+    EXPECT_EQ(files, 1u);
+    // The same program again (another client): found in the cache, loads and launches.
+    TestClient second = harness.attach(2, policy(ptx::GuardPolicy::kTrap));
+    const TestClient::LoadedModule module = second.loadModule(readTestFatbin(TestFatbin::kSm90));
+    ASSERT_NE(module.module, 0u);
+    EXPECT_EQ(second
+                  .call(requests::launchKernel(module.functions.at(kAddKernel).token(),
+                                               std::string(kAddKernelParamBytes, '\0')))
+                  .error(),
+              0);
+  }
+  std::filesystem::remove_all(pattern);
 }
 
 }  // namespace

@@ -111,8 +111,8 @@ void WorkerHarness::shutDown() {
   memory_.reset();
 }
 
-TestClient WorkerHarness::attach(ClientId id) {
-  EXPECT_TRUE(runtime_->attach(id, tokenFor(id))) << "attach of client " << id;
+TestClient WorkerHarness::attach(ClientId id, const GuardConfig& guard) {
+  EXPECT_TRUE(runtime_->attach(id, tokenFor(id), guard)) << "attach of client " << id;
   return TestClient(*runtime_, id, tokenFor(id));
 }
 

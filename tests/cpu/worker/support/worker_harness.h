@@ -70,7 +70,9 @@ class WorkerHarness {
   WorkerRuntime& runtime() { return *runtime_; }
 
   // Attaches client `id` with tokenFor(id); a refusal is a test failure.
-  TestClient attach(ClientId id);
+  TestClient attach(ClientId id, const GuardConfig& guard = {});
+  // The worker's part of the guard (cache, test canary) for the clients attached after.
+  void setGuardContext(const WorkerGuardContext& context) { runtime_->setGuardContext(context); }
   static std::string tokenFor(ClientId id) { return "session-token-of-client-" + std::to_string(id); }
 
   // Destroys the runtime and the memory manager now (as the worker does at exit),

@@ -1,0 +1,927 @@
+// guard_escape: adversarial kernels that try to reach the protected GPU address range
+// [0xF0000000000, 0xF8000000000) by every route we know of, one route per process.
+//
+// Usage: guard_escape --list              route names, one per line
+//        guard_escape --describe          "name<TAB>the PTX instruction that makes the access"
+//        guard_escape --route NAME        runs one route, prints one line on stdout:
+//          route=NAME outcome=WORD detail="..."
+// Exit status: 0 when the run itself worked, whatever the outcome; 1 on a harness failure
+// (then outcome=error); 2 on a usage error.
+//
+// Build: sm_90 PTX only (-gencode arch=compute_90,code=compute_90), shared cudart, -ldl. Only
+// PTX, so that the AgileOS worker has to JIT-compile its guarded rewrite: no SASS to fall
+// back on. The accesses are written in inline PTX so the intended instruction is emitted.
+//
+// Two modes, chosen by what the process finds:
+//   - AgileOS (the shim exports agileosGuardCanary): routes aim at a 2 MiB "canary" page in
+//     protected module memory that the worker fills with 0xA5 (worker flag
+//     --test-guard-canary); the I/O-aperture routes aim at 0xF0000000000, reserved but not
+//     mapped. agileosGuardStatus tells whether the canary is intact, how many guard hits
+//     the client's kernels made and which policy applies; the outcome is judged by it:
+//       trap      stopped          the launch or the next synchronize returned an error
+//       poison    poisoned         synchronize -> cudaErrorIllegalAddress, canary intact, hits >= 1
+//       sink      sunk             no error, reads are not canary bytes, canary intact, hits >= 1
+//       remap_or  remapped         the access landed in the first user buffer at a & 0x1FFFFF
+//                 fault | n/a      it faulted | the first buffer is not at 0xF8000000000
+//       report    reached-counted  the access ran unchanged and was counted
+//                 fault            the unmapped I/O aperture faulted
+//       any       ESCAPED          anything else: "evidence: ..." when canary bytes were read or
+//                                  the canary changed, "unexplained: ..." otherwise
+//                 timeout          a bulk copy never completed (bounded wait)
+//   - native (no such symbol): maps the same addresses itself through the driver's VMM API
+//     (libcuda.so.1, dlopen) and shows that each access WOULD have succeeded: `reached`
+//     (read 0xA5 bytes, or changed the target), otherwise `unreached`.
+// Markers written are 0x5A5A5A5A (or 0xF0F0F0F0 for atom.max); never the byte 0xA5.
+#include <cuda.h>  // driver types only: the functions are resolved with dlsym in native mode
+#include <cuda_runtime.h>
+#include <dlfcn.h>
+
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+// The AgileOS shim's test hooks (client/cudart). Only declared: resolved with dlsym, so the
+// program also runs with the real runtime, where they do not exist.
+extern "C" cudaError_t agileosGuardCanary(unsigned long long* address, unsigned long long* bytes);
+extern "C" cudaError_t agileosGuardStatus(int* canaryIntact, unsigned long long* hits, char* policy,
+                                          size_t policyBytes);
+
+namespace {
+
+// The layout of memmgr/address_layout.h.
+constexpr std::uint64_t kIoAperture = 0xF0000000000ull;
+constexpr std::uint64_t kModuleRange = 0xF1000000000ull;
+constexpr std::uint64_t kUserRange = 0xF8000000000ull;
+constexpr std::uint64_t k2MiB = 2ull << 20;
+// remap_or: a hit's address becomes kUserRange | (a & kRemapMask).
+constexpr std::uint64_t kRemapMask = k2MiB - 1;
+// The remap buffer covers the remap window plus the widest access starting near its end.
+constexpr std::size_t kRemapBytes = 2 * k2MiB;
+
+// Native mode: where the program maps memory itself. The canary lies inside the module range
+// like the worker's; the two edges cover the routes aimed at the range's boundaries.
+constexpr std::uint64_t kNativeCanary = kModuleRange + 0x40000000ull;
+constexpr std::uint64_t kNativeApertureEdge = kIoAperture - k2MiB;  // 4 MiB across 0xF0000000000
+constexpr std::uint64_t kNativeModuleEndEdge = kUserRange - k2MiB;  // 4 MiB across 0xF8000000000
+
+constexpr unsigned char kCanaryByte = 0xA5;
+constexpr unsigned kCanaryWord = 0xA5A5A5A5u;  // only ever a compare value, never written
+constexpr unsigned kMarker = 0x5A5A5A5Au;
+constexpr unsigned long long kMarker64 = 0x5A5A5A5A5A5A5A5Aull;
+constexpr unsigned kMaxMarker = 0xF0F0F0F0u;  // atom.max: above both the canary and the remap pattern
+constexpr unsigned kBulkBytes = 128;          // bulk copies: a multiple of 16, 16-byte aligned
+constexpr unsigned char kOutFill = 0x3C;      // the output buffer before a route
+constexpr std::size_t kOutBytes = 4096;
+constexpr std::size_t kBulkStatusOffset = 2048;  // in the output buffer: a bulk read's completion word
+constexpr unsigned kBulkDone = 1, kBulkTimedOut = 2;
+
+// The first byte of the canary a route aims at: distinct per route, 128-byte aligned.
+constexpr std::uint64_t kCanaryRouteBase = 0x10000;
+constexpr std::uint64_t kCanaryRouteStride = 0x400;
+
+// remap_or check: the bytes of the remap buffer before a route. 0x80..0x9F: never 0xA5 or
+// 0x3C; bit 6 clear, so red.or with the marker changes every byte; the top byte of a word
+// lies between the atom.min and atom.max markers, so both change it.
+unsigned char remapPattern(std::size_t i) {
+  return static_cast<unsigned char>(0x80u | ((i * 7 + (i >> 9)) & 0x1Fu));
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------ device side
+
+namespace {
+
+__device__ unsigned sharedAddress(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+__device__ unsigned long long globalTimerNs() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+__device__ void storeWords(unsigned char* out, const unsigned* words, int n) {
+  for (int i = 0; i < n; ++i) reinterpret_cast<unsigned*>(out)[i] = words[i];
+}
+
+// Reads `bytes` (a multiple of 16, at most kBulkBytes) from `src` with a bulk (TMA) copy into
+// shared memory completed through an mbarrier, then copies them to `out`. The wait is bounded
+// (1 s of wall time): a copy that never completes is reported, not waited for.
+__device__ void bulkReadInto(const void* src, unsigned bytes, unsigned char* out) {
+  __shared__ __align__(128) unsigned char buffer[kBulkBytes];
+  __shared__ __align__(8) unsigned long long barrier;
+  const unsigned bar = sharedAddress(&barrier), dst = sharedAddress(buffer);
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar) : "memory");
+  // Make the initialised barrier visible to the async proxy that completes it.
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  asm volatile(
+      "{\n\t.reg .b64 %%escape_state;\n\t"
+      "mbarrier.arrive.expect_tx.shared::cta.b64 %%escape_state, [%0], %1;\n\t}" ::"r"(bar),
+      "r"(bytes)
+      : "memory");
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(dst),
+      "l"(src), "r"(bytes), "r"(bar)
+      : "memory");
+  unsigned done = 0;
+  const unsigned long long start = globalTimerNs();
+  for (int i = 0; i < 4000000 && done == 0; ++i) {
+    asm volatile(
+        "{\n\t.reg .pred %%escape_done;\n\t"
+        "mbarrier.test_wait.parity.shared::cta.b64 %%escape_done, [%1], 0;\n\t"
+        "selp.u32 %0, 1, 0, %%escape_done;\n\t}"
+        : "=r"(done)
+        : "r"(bar)
+        : "memory");
+    if (done == 0) {
+      if (globalTimerNs() - start > 1000000000ull) break;
+      __nanosleep(100);
+    }
+  }
+  if (done != 0) {
+    for (unsigned i = 0; i < bytes; ++i) out[i] = buffer[i];
+  }
+  *reinterpret_cast<unsigned*>(out + kBulkStatusOffset) = done != 0 ? kBulkDone : kBulkTimedOut;
+}
+
+// Writes (or, with `reduce`, adds) kBulkBytes of marker words to `dst` with a bulk copy from
+// shared memory, and waits for the bulk group to complete.
+template <bool reduce>
+__device__ void bulkWriteFrom(void* dst) {
+  __shared__ __align__(128) unsigned buffer[kBulkBytes / 4];
+  for (unsigned i = 0; i < kBulkBytes / 4; ++i) buffer[i] = kMarker;
+  // The generic-proxy writes above must be visible to the async proxy that reads them.
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  if (reduce) {
+    asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u32 [%0], [%1], %2;" ::"l"(dst),
+                 "r"(sharedAddress(buffer)), "r"(kBulkBytes)
+                 : "memory");
+  } else {
+    asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(dst),
+                 "r"(sharedAddress(buffer)), "r"(kBulkBytes)
+                 : "memory");
+  }
+  asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+  asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+}
+
+// A store in a function of its own (a PTX .func reached by `call`): the guard must rewrite
+// function bodies, not only kernels.
+__device__ __noinline__ void storeOutOfLine(void* p, unsigned value) {
+  asm volatile("st.global.u32 [%0], %1;" ::"l"(p), "r"(value) : "memory");
+}
+
+}  // namespace
+
+// A pointer the kernel finds inside a by-value struct parameter (read through .param).
+struct HiddenTarget {
+  unsigned tag;
+  void* target;
+  unsigned value;
+};
+
+// The kernels: one per route, each making exactly one access to the target with the
+// instruction its name says; a read's result goes to `out` (user memory).
+extern "C" {
+
+__global__ void escape_preflight(unsigned* out) { out[threadIdx.x] = 0xC0DE0000u + threadIdx.x; }
+
+__global__ void escape_ld_u8(const void* p, unsigned char* out) {
+  unsigned v;
+  asm volatile("ld.global.u8 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  out[0] = static_cast<unsigned char>(v);
+}
+
+__global__ void escape_ld_u32(const void* p, unsigned char* out) {
+  unsigned v[1];
+  asm volatile("ld.global.u32 %0, [%1];" : "=r"(v[0]) : "l"(p) : "memory");
+  storeWords(out, v, 1);
+}
+
+__global__ void escape_ld_v2_u32(const void* p, unsigned char* out) {
+  unsigned v[2];
+  asm volatile("ld.global.v2.u32 {%0, %1}, [%2];" : "=r"(v[0]), "=r"(v[1]) : "l"(p) : "memory");
+  storeWords(out, v, 2);
+}
+
+__global__ void escape_ld_v4_u32(const void* p, unsigned char* out) {
+  unsigned v[4];
+  asm volatile("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v[0]), "=r"(v[1]), "=r"(v[2]), "=r"(v[3])
+               : "l"(p)
+               : "memory");
+  storeWords(out, v, 4);
+}
+
+__global__ void escape_ld_v2_u64(const void* p, unsigned char* out) {
+  unsigned long long v[2];
+  asm volatile("ld.global.v2.u64 {%0, %1}, [%2];" : "=l"(v[0]), "=l"(v[1]) : "l"(p) : "memory");
+  reinterpret_cast<unsigned long long*>(out)[0] = v[0];
+  reinterpret_cast<unsigned long long*>(out)[1] = v[1];
+}
+
+__global__ void escape_ld_nc_v4_u32(const void* p, unsigned char* out) {
+  unsigned v[4];
+  asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v[0]), "=r"(v[1]), "=r"(v[2]), "=r"(v[3])
+               : "l"(p)
+               : "memory");
+  storeWords(out, v, 4);
+}
+
+__global__ void escape_ldu_u32(const void* p, unsigned char* out) {
+  unsigned v[1];
+  asm volatile("ldu.global.u32 %0, [%1];" : "=r"(v[0]) : "l"(p) : "memory");
+  storeWords(out, v, 1);
+}
+
+__global__ void escape_st_u32(void* p) {
+  asm volatile("st.global.u32 [%0], %1;" ::"l"(p), "r"(kMarker) : "memory");
+}
+
+__global__ void escape_st_v4_u32(void* p) {
+  asm volatile("st.global.v4.u32 [%0], {%1, %1, %1, %1};" ::"l"(p), "r"(kMarker) : "memory");
+}
+
+__global__ void escape_st_u64(void* p) {
+  asm volatile("st.global.u64 [%0], %1;" ::"l"(p), "l"(kMarker64) : "memory");
+}
+
+// Generic addressing (no state space): the hardware decides the window at run time.
+__global__ void escape_ld_generic_u32(const void* p, unsigned char* out) {
+  unsigned v[1];
+  asm volatile("ld.u32 %0, [%1];" : "=r"(v[0]) : "l"(p) : "memory");
+  storeWords(out, v, 1);
+}
+
+__global__ void escape_st_generic_u32(void* p) {
+  asm volatile("st.u32 [%0], %1;" ::"l"(p), "r"(kMarker) : "memory");
+}
+
+__global__ void escape_atom_add_u32(void* p, unsigned char* out) {
+  unsigned v[1];
+  asm volatile("atom.global.add.u32 %0, [%1], %2;" : "=r"(v[0]) : "l"(p), "r"(kMarker) : "memory");
+  storeWords(out, v, 1);
+}
+
+// Swaps in the marker only where the canary pattern is (natively: it is).
+__global__ void escape_atom_cas_b32(void* p, unsigned char* out) {
+  unsigned v[1];
+  asm volatile("atom.global.cas.b32 %0, [%1], %2, %3;"
+               : "=r"(v[0])
+               : "l"(p), "r"(kCanaryWord), "r"(kMarker)
+               : "memory");
+  storeWords(out, v, 1);
+}
+
+__global__ void escape_atom_exch_b64(void* p, unsigned char* out) {
+  unsigned long long v;
+  asm volatile("atom.global.exch.b64 %0, [%1], %2;" : "=l"(v) : "l"(p), "l"(kMarker64) : "memory");
+  reinterpret_cast<unsigned long long*>(out)[0] = v;
+}
+
+__global__ void escape_atom_max_u32(void* p, unsigned char* out) {
+  unsigned v[1];
+  asm volatile("atom.global.max.u32 %0, [%1], %2;" : "=r"(v[0]) : "l"(p), "r"(kMaxMarker) : "memory");
+  storeWords(out, v, 1);
+}
+
+__global__ void escape_atom_min_u32(void* p, unsigned char* out) {
+  unsigned v[1];
+  asm volatile("atom.global.min.u32 %0, [%1], %2;" : "=r"(v[0]) : "l"(p), "r"(kMarker) : "memory");
+  storeWords(out, v, 1);
+}
+
+__global__ void escape_red_add_u32(void* p) {
+  asm volatile("red.global.add.u32 [%0], %1;" ::"l"(p), "r"(kMarker) : "memory");
+}
+
+__global__ void escape_red_or_b32(void* p) {
+  asm volatile("red.global.or.b32 [%0], %1;" ::"l"(p), "r"(kMarker) : "memory");
+}
+
+__global__ void escape_atom_generic_add_u32(void* p, unsigned char* out) {
+  unsigned v[1];
+  asm volatile("atom.add.u32 %0, [%1], %2;" : "=r"(v[0]) : "l"(p), "r"(kMarker) : "memory");
+  storeWords(out, v, 1);
+}
+
+// An asynchronous 16-byte copy from global to shared memory (Ampere cp.async).
+__global__ void escape_cp_async_ca(const void* p, unsigned char* out) {
+  __shared__ __align__(16) unsigned char staging[16];
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 16;" ::"r"(sharedAddress(staging)), "l"(p) : "memory");
+  asm volatile("cp.async.wait_all;" ::: "memory");
+  for (int i = 0; i < 16; ++i) out[i] = staging[i];
+}
+
+__global__ void escape_bulk_read(const void* p, unsigned char* out) { bulkReadInto(p, kBulkBytes, out); }
+
+__global__ void escape_bulk_write(void* p) { bulkWriteFrom<false>(p); }
+
+__global__ void escape_bulk_reduce_add(void* p) { bulkWriteFrom<true>(p); }
+
+__global__ void escape_noinline_st(void* p) { storeOutOfLine(p, kMarker); }
+
+// The store runs under a predicate computed from a kernel argument (1 at run time).
+__global__ void escape_predicated_st(void* p, unsigned flag) {
+  asm volatile(
+      "{\n\t.reg .pred %%escape_flag;\n\t"
+      "setp.ne.u32 %%escape_flag, %2, 0;\n\t"
+      "@%%escape_flag st.global.u32 [%0], %1;\n\t}" ::"l"(p),
+      "r"(kMarker), "r"(flag)
+      : "memory");
+}
+
+// The address is an immediate: ptxas accepts a bare [imm] only for .local, so the immediate
+// is the offset of a register set to 0 in the same asm block (the whole address is a
+// compile-time constant).
+__global__ void escape_imm_st() {
+  asm volatile(
+      "{\n\t.reg .u64 %%escape_zero;\n\t"
+      "mov.u64 %%escape_zero, 0;\n\t"
+      "st.global.u32 [%%escape_zero+0xF0000000000], %0;\n\t}" ::"r"(kMarker)
+      : "memory");
+}
+
+// The absolute address as the immediate offset of a register the host sets to 0.
+__global__ void escape_imm_ld(const void* zero, unsigned char* out) {
+  unsigned v[1];
+  asm volatile("ld.global.u32 %0, [%1+0xF0000000000];" : "=r"(v[0]) : "l"(zero) : "memory");
+  storeWords(out, v, 1);
+}
+
+__global__ void escape_struct_st(HiddenTarget hidden) {
+  asm volatile("st.global.u32 [%0], %1;" ::"l"(hidden.target), "r"(hidden.value) : "memory");
+}
+
+// The address is a user pointer plus an offset the kernel reads from user memory.
+__global__ void escape_runtime_offset_ld(const unsigned char* base, const long long* offset,
+                                         unsigned char* out) {
+  const unsigned char* p = base + *offset;
+  unsigned v[1];
+  asm volatile("ld.global.u32 %0, [%1];" : "=r"(v[0]) : "l"(p) : "memory");
+  storeWords(out, v, 1);
+}
+
+}  // extern "C"
+
+// ------------------------------------------------------------------ the routes
+
+namespace {
+
+// What a route aims at: the canary, or a fixed address at an edge of the protected range.
+enum class Aim { kCanary, kApertureStart, kStraddleBegin, kStraddleEnd };
+
+enum RouteFlags : unsigned {
+  kReads = 1,       // the access's value lands in the output buffer
+  kWrites = 2,      // the access changes its target
+  kIfCanary = 4,    // ... only where the target holds the canary pattern (compare-and-swap)
+  kBulkStatus = 8,  // the kernel reports whether its bulk copy completed
+};
+
+struct Launch {
+  std::uint64_t target;    // the address the route aims at
+  unsigned char* out;      // user memory: what a read route read
+  unsigned char* scratch;  // user memory: base and offset cell of the run-time address
+};
+
+void* at(std::uint64_t address) { return reinterpret_cast<void*>(static_cast<std::uintptr_t>(address)); }
+
+void checkCuda(cudaError_t status, const char* call);
+#define CHECK(call) checkCuda((call), #call)
+
+struct Route {
+  const char* name;
+  const char* instruction;  // the PTX instruction that makes the access
+  Aim aim;
+  unsigned width;  // bytes accessed
+  unsigned flags;
+  void (*launch)(const Launch&);
+};
+
+const Route kRoutes[] = {
+    {"ld_u8", "ld.global.u8", Aim::kCanary, 1, kReads,
+     [](const Launch& l) { escape_ld_u8<<<1, 1>>>(at(l.target), l.out); }},
+    {"ld_u32", "ld.global.u32", Aim::kCanary, 4, kReads,
+     [](const Launch& l) { escape_ld_u32<<<1, 1>>>(at(l.target), l.out); }},
+    {"ld_v2_u32", "ld.global.v2.u32", Aim::kCanary, 8, kReads,
+     [](const Launch& l) { escape_ld_v2_u32<<<1, 1>>>(at(l.target), l.out); }},
+    {"ld_v4_u32", "ld.global.v4.u32", Aim::kCanary, 16, kReads,
+     [](const Launch& l) { escape_ld_v4_u32<<<1, 1>>>(at(l.target), l.out); }},
+    {"ld_v2_u64", "ld.global.v2.u64", Aim::kCanary, 16, kReads,
+     [](const Launch& l) { escape_ld_v2_u64<<<1, 1>>>(at(l.target), l.out); }},
+    {"ld_nc_v4_u32", "ld.global.nc.v4.u32", Aim::kCanary, 16, kReads,
+     [](const Launch& l) { escape_ld_nc_v4_u32<<<1, 1>>>(at(l.target), l.out); }},
+    {"ldu_u32", "ldu.global.u32", Aim::kCanary, 4, kReads,
+     [](const Launch& l) { escape_ldu_u32<<<1, 1>>>(at(l.target), l.out); }},
+    {"st_u32", "st.global.u32", Aim::kCanary, 4, kWrites,
+     [](const Launch& l) { escape_st_u32<<<1, 1>>>(at(l.target)); }},
+    {"st_v4_u32", "st.global.v4.u32", Aim::kCanary, 16, kWrites,
+     [](const Launch& l) { escape_st_v4_u32<<<1, 1>>>(at(l.target)); }},
+    {"st_u64", "st.global.u64", Aim::kCanary, 8, kWrites,
+     [](const Launch& l) { escape_st_u64<<<1, 1>>>(at(l.target)); }},
+    {"ld_generic_u32", "ld.u32", Aim::kCanary, 4, kReads,
+     [](const Launch& l) { escape_ld_generic_u32<<<1, 1>>>(at(l.target), l.out); }},
+    {"st_generic_u32", "st.u32", Aim::kCanary, 4, kWrites,
+     [](const Launch& l) { escape_st_generic_u32<<<1, 1>>>(at(l.target)); }},
+    {"atom_add_u32", "atom.global.add.u32", Aim::kCanary, 4, kReads | kWrites,
+     [](const Launch& l) { escape_atom_add_u32<<<1, 1>>>(at(l.target), l.out); }},
+    {"atom_cas_b32", "atom.global.cas.b32", Aim::kCanary, 4, kReads | kWrites | kIfCanary,
+     [](const Launch& l) { escape_atom_cas_b32<<<1, 1>>>(at(l.target), l.out); }},
+    {"atom_exch_b64", "atom.global.exch.b64", Aim::kCanary, 8, kReads | kWrites,
+     [](const Launch& l) { escape_atom_exch_b64<<<1, 1>>>(at(l.target), l.out); }},
+    {"atom_max_u32", "atom.global.max.u32", Aim::kCanary, 4, kReads | kWrites,
+     [](const Launch& l) { escape_atom_max_u32<<<1, 1>>>(at(l.target), l.out); }},
+    {"atom_min_u32", "atom.global.min.u32", Aim::kCanary, 4, kReads | kWrites,
+     [](const Launch& l) { escape_atom_min_u32<<<1, 1>>>(at(l.target), l.out); }},
+    {"red_add_u32", "red.global.add.u32", Aim::kCanary, 4, kWrites,
+     [](const Launch& l) { escape_red_add_u32<<<1, 1>>>(at(l.target)); }},
+    {"red_or_b32", "red.global.or.b32", Aim::kCanary, 4, kWrites,
+     [](const Launch& l) { escape_red_or_b32<<<1, 1>>>(at(l.target)); }},
+    {"atom_generic_add_u32", "atom.add.u32", Aim::kCanary, 4, kReads | kWrites,
+     [](const Launch& l) { escape_atom_generic_add_u32<<<1, 1>>>(at(l.target), l.out); }},
+    {"cp_async_ca", "cp.async.ca.shared.global (16 bytes) + cp.async.wait_all", Aim::kCanary, 16, kReads,
+     [](const Launch& l) { escape_cp_async_ca<<<1, 1>>>(at(l.target), l.out); }},
+    {"bulk_read", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes (128 bytes)",
+     Aim::kCanary, kBulkBytes, kReads | kBulkStatus,
+     [](const Launch& l) { escape_bulk_read<<<1, 1>>>(at(l.target), l.out); }},
+    {"bulk_write", "cp.async.bulk.global.shared::cta.bulk_group (128 bytes)", Aim::kCanary, kBulkBytes,
+     kWrites, [](const Launch& l) { escape_bulk_write<<<1, 1>>>(at(l.target)); }},
+    {"bulk_reduce_add", "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u32 (128 bytes)",
+     Aim::kCanary, kBulkBytes, kWrites,
+     [](const Launch& l) { escape_bulk_reduce_add<<<1, 1>>>(at(l.target)); }},
+    {"noinline_st", "st.global.u32 in a .func (call)", Aim::kCanary, 4, kWrites,
+     [](const Launch& l) { escape_noinline_st<<<1, 1>>>(at(l.target)); }},
+    {"predicated_st", "@p st.global.u32 (p from a kernel argument)", Aim::kCanary, 4, kWrites,
+     [](const Launch& l) { escape_predicated_st<<<1, 1>>>(at(l.target), 1u); }},
+    {"imm_st", "st.global.u32 [zero+0xF0000000000] (zero: mov 0, same asm)", Aim::kApertureStart, 4, kWrites,
+     [](const Launch&) { escape_imm_st<<<1, 1>>>(); }},
+    {"imm_ld", "ld.global.u32 [%rd+0xF0000000000] (%rd: a kernel argument, 0)", Aim::kApertureStart, 4,
+     kReads, [](const Launch& l) { escape_imm_ld<<<1, 1>>>(nullptr, l.out); }},
+    {"struct_ptr_st", "st.global.u32 through a pointer in a by-value struct", Aim::kCanary, 4, kWrites,
+     [](const Launch& l) {
+       escape_struct_st<<<1, 1>>>(HiddenTarget{0x7A6u, at(l.target), kMarker});
+     }},
+    {"runtime_offset_ld", "ld.global.u32 [user pointer + offset read from user memory]", Aim::kCanary, 4,
+     kReads,
+     [](const Launch& l) {
+       // base + offset == target, with the offset only in device memory.
+       const long long offset =
+           static_cast<long long>(l.target - reinterpret_cast<std::uintptr_t>(l.scratch));
+       CHECK(cudaMemcpy(l.scratch, &offset, sizeof offset, cudaMemcpyHostToDevice));
+       escape_runtime_offset_ld<<<1, 1>>>(l.scratch, reinterpret_cast<const long long*>(l.scratch), l.out);
+     }},
+    // No aligned fixed-width access can cross 0xF0000000000 (a misaligned vector access faults
+    // natively), so the straddles are bulk reads: 64 bytes outside the range, 64 inside.
+    {"straddle_begin",
+     "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes (128 bytes at 0xF0000000000 - 64)",
+     Aim::kStraddleBegin, kBulkBytes, kReads | kBulkStatus,
+     [](const Launch& l) { escape_bulk_read<<<1, 1>>>(at(l.target), l.out); }},
+    {"straddle_end",
+     "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes (128 bytes at 0xF8000000000 - 64)",
+     Aim::kStraddleEnd, kBulkBytes, kReads | kBulkStatus,
+     [](const Launch& l) { escape_bulk_read<<<1, 1>>>(at(l.target), l.out); }},
+};
+
+// ------------------------------------------------------------------ reporting
+
+const char* gRouteName = "?";
+
+std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+std::string format(const char* fmt, ...) {
+  char text[1024];
+  va_list args;
+  va_start(args, fmt);
+  std::vsnprintf(text, sizeof text, fmt, args);
+  va_end(args);
+  return text;
+}
+
+// The one result line; quotes in the detail would break the runner's parsing.
+void printResult(const char* outcome, std::string detail) {
+  for (char& c : detail) {
+    if (c == '"' || c == '\n') c = '\'';
+  }
+  std::printf("route=%s outcome=%s detail=\"%s\"\n", gRouteName, outcome, detail.c_str());
+  std::fflush(stdout);
+}
+
+[[noreturn]] void harnessFailure(const std::string& why) {
+  std::fprintf(stderr, "guard_escape %s: harness failure: %s\n", gRouteName, why.c_str());
+  printResult("error", why);
+  std::exit(1);
+}
+
+void checkCuda(cudaError_t status, const char* call) {
+  if (status != cudaSuccess) harnessFailure(format("%s -> %s", call, cudaGetErrorName(status)));
+}
+
+std::string hexBytes(const unsigned char* bytes, std::size_t n) {
+  std::string text;
+  for (std::size_t i = 0; i < n && i < 16; ++i) text += format("%02x", bytes[i]);
+  if (n > 16) text += "..";
+  return text;
+}
+
+bool anyByte(const unsigned char* bytes, std::size_t n, unsigned char value) {
+  for (std::size_t i = 0; i < n; ++i) {
+    if (bytes[i] == value) return true;
+  }
+  return false;
+}
+
+bool allBytes(const unsigned char* bytes, std::size_t n, unsigned char value) {
+  for (std::size_t i = 0; i < n; ++i) {
+    if (bytes[i] != value) return false;
+  }
+  return true;
+}
+
+// ------------------------------------------------------------------ running a route
+
+std::uint64_t routeTarget(const Route& route, std::uint64_t canary) {
+  switch (route.aim) {
+    case Aim::kCanary:
+      return canary + kCanaryRouteBase + static_cast<std::uint64_t>(&route - kRoutes) * kCanaryRouteStride;
+    case Aim::kApertureStart:
+      return kIoAperture;
+    case Aim::kStraddleBegin:
+      return kIoAperture - kBulkBytes / 2;
+    case Aim::kStraddleEnd:
+      return kUserRange - kBulkBytes / 2;
+  }
+  return 0;
+}
+
+// A kernel of the same module that touches only user memory: proves the module loaded and
+// kernels run, so that a refused module is never mistaken for a stopped access.
+void preflight(unsigned char* out) {
+  escape_preflight<<<1, 32>>>(reinterpret_cast<unsigned*>(out));
+  CHECK(cudaGetLastError());
+  CHECK(cudaDeviceSynchronize());
+  unsigned words[32];
+  CHECK(cudaMemcpy(words, out, sizeof words, cudaMemcpyDeviceToHost));
+  for (unsigned i = 0; i < 32; ++i) {
+    if (words[i] != 0xC0DE0000u + i)
+      harnessFailure(format("the preflight kernel wrote %08x at word %u", words[i], i));
+  }
+  CHECK(cudaMemset(out, kOutFill, kOutBytes));
+}
+
+struct Run {
+  cudaError_t launch = cudaSuccess;  // cudaGetLastError right after the launch
+  cudaError_t sync = cudaSuccess;    // the next cudaDeviceSynchronize
+  cudaError_t later = cudaSuccess;   // AgileOS, after a failure: a later device call (sticky?)
+  std::vector<unsigned char> out;    // the output buffer, when neither failed
+  bool failed() const { return launch != cudaSuccess || sync != cudaSuccess; }
+  const char* error() const { return cudaGetErrorName(launch != cudaSuccess ? launch : sync); }
+};
+
+Run launchRoute(const Route& route, const Launch& launch) {
+  Run run;
+  route.launch(launch);
+  run.launch = cudaGetLastError();
+  run.sync = cudaDeviceSynchronize();
+  if (!run.failed()) {
+    run.out.resize(kOutBytes);
+    CHECK(cudaMemcpy(run.out.data(), launch.out, kOutBytes, cudaMemcpyDeviceToHost));
+  }
+  return run;
+}
+
+unsigned bulkStatus(const Run& run) {
+  unsigned status;
+  std::memcpy(&status, run.out.data() + kBulkStatusOffset, sizeof status);
+  return status;
+}
+
+// ------------------------------------------------------------------ native mode
+
+struct Driver {
+  decltype(&cuDeviceGet) deviceGet;
+  decltype(&cuMemGetAllocationGranularity) granularity;
+  decltype(&cuMemAddressReserve) reserve;
+  decltype(&cuMemCreate) create;
+  decltype(&cuMemMap) map;
+  decltype(&cuMemSetAccess) setAccess;
+  decltype(&cuGetErrorName) errorName;
+};
+
+template <typename F>
+void resolve(void* library, const char* name, F* function) {
+  *function = reinterpret_cast<F>(dlsym(library, name));
+  if (*function == nullptr) harnessFailure(format("libcuda.so.1 has no %s", name));
+}
+
+Driver openDriver() {
+  void* library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (library == nullptr) {
+    const char* why = dlerror();
+    harnessFailure(
+        format("neither the AgileOS guard test hooks (agileosGuardCanary) nor the driver: dlopen "
+               "libcuda.so.1: %s",
+               why != nullptr ? why : "?"));
+  }
+  Driver d{};
+  resolve(library, "cuDeviceGet", &d.deviceGet);
+  resolve(library, "cuMemGetAllocationGranularity", &d.granularity);
+  resolve(library, "cuMemAddressReserve", &d.reserve);
+  resolve(library, "cuMemCreate", &d.create);
+  resolve(library, "cuMemMap", &d.map);
+  resolve(library, "cuMemSetAccess", &d.setAccess);
+  resolve(library, "cuGetErrorName", &d.errorName);
+  return d;
+}
+
+void checkDriver(const Driver& d, CUresult status, const char* call) {
+  if (status == CUDA_SUCCESS) return;
+  const char* name = nullptr;
+  d.errorName(status, &name);
+  harnessFailure(format("%s -> %s", call, name != nullptr ? name : "?"));
+}
+
+// Maps `bytes` of fresh device memory at exactly `address` (the runtime's context is current)
+// and fills it with the canary byte.
+void mapFixed(const Driver& d, std::uint64_t address, std::size_t bytes) {
+  CUdevice device;
+  checkDriver(d, d.deviceGet(&device, 0), "cuDeviceGet");
+  CUmemAllocationProp prop{};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = device;
+  std::size_t granularity = 0;
+  checkDriver(d, d.granularity(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+              "cuMemGetAllocationGranularity");
+  if (granularity == 0 || address % granularity != 0 || bytes % granularity != 0) {
+    harnessFailure(format("0x%llx + %zu is not a multiple of the allocation granularity %zu",
+                          static_cast<unsigned long long>(address), bytes, granularity));
+  }
+  CUdeviceptr got = 0;
+  checkDriver(d, d.reserve(&got, bytes, 0, static_cast<CUdeviceptr>(address), 0), "cuMemAddressReserve");
+  if (got != address) {
+    harnessFailure(format("cuMemAddressReserve granted 0x%llx, not the requested 0x%llx",
+                          static_cast<unsigned long long>(got), static_cast<unsigned long long>(address)));
+  }
+  CUmemGenericAllocationHandle handle;
+  checkDriver(d, d.create(&handle, bytes, &prop, 0), "cuMemCreate");
+  checkDriver(d, d.map(got, bytes, 0, handle, 0), "cuMemMap");
+  CUmemAccessDesc access{};
+  access.location = prop.location;
+  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  checkDriver(d, d.setAccess(got, bytes, &access, 1), "cuMemSetAccess");
+  CHECK(cudaMemset(at(address), kCanaryByte, bytes));
+  CHECK(cudaDeviceSynchronize());
+}
+
+int runNative(const Route& route) {
+  CHECK(cudaSetDevice(0));
+  CHECK(cudaFree(nullptr));  // the primary context, current on this thread for the driver calls
+  const Driver driver = openDriver();
+  mapFixed(driver, kNativeCanary, k2MiB);
+  mapFixed(driver, kNativeApertureEdge, 2 * k2MiB);
+  mapFixed(driver, kNativeModuleEndEdge, 2 * k2MiB);
+  unsigned char *out = nullptr, *scratch = nullptr;
+  CHECK(cudaMalloc(&out, kOutBytes));
+  CHECK(cudaMalloc(&scratch, kOutBytes));
+  preflight(out);
+
+  const Launch launch{routeTarget(route, kNativeCanary), out, scratch};
+  const Run run = launchRoute(route, launch);
+  if (run.failed()) {
+    printResult("unreached", format("natively the access failed: %s", run.error()));
+    return 0;
+  }
+  if ((route.flags & kBulkStatus) != 0 && bulkStatus(run) != kBulkDone) {
+    printResult("timeout",
+                format("the bulk copy did not complete within 1 s (status %08x)", bulkStatus(run)));
+    return 0;
+  }
+  std::string detail = format("target 0x%llx", static_cast<unsigned long long>(launch.target));
+  bool reached = true;
+  if ((route.flags & kReads) != 0) {
+    const bool canaryRead = allBytes(run.out.data(), route.width, kCanaryByte);
+    detail +=
+        format("; read %s%s", hexBytes(run.out.data(), route.width).c_str(), canaryRead ? " (canary)" : "");
+    reached = reached && canaryRead;
+  }
+  if ((route.flags & kWrites) != 0) {
+    std::vector<unsigned char> now(route.width);
+    CHECK(cudaMemcpy(now.data(), at(launch.target), route.width, cudaMemcpyDeviceToHost));
+    const bool changed = !allBytes(now.data(), route.width, kCanaryByte);
+    detail +=
+        format("; target now %s%s", hexBytes(now.data(), route.width).c_str(), changed ? " (changed)" : "");
+    reached = reached && changed;
+  }
+  printResult(reached ? "reached" : "unreached", detail);
+  return 0;
+}
+
+// ------------------------------------------------------------------ AgileOS mode
+
+struct Hooks {
+  decltype(&agileosGuardCanary) canary = nullptr;
+  decltype(&agileosGuardStatus) status = nullptr;
+};
+
+Hooks findHooks() {
+  Hooks hooks;
+  hooks.canary = reinterpret_cast<decltype(&agileosGuardCanary)>(dlsym(RTLD_DEFAULT, "agileosGuardCanary"));
+  hooks.status = reinterpret_cast<decltype(&agileosGuardStatus)>(dlsym(RTLD_DEFAULT, "agileosGuardStatus"));
+  if ((hooks.canary == nullptr) != (hooks.status == nullptr)) {
+    harnessFailure("only one of agileosGuardCanary and agileosGuardStatus is exported");
+  }
+  return hooks;
+}
+
+struct GuardStatus {
+  cudaError_t call = cudaSuccess;
+  bool intact = false;
+  unsigned long long hits = 0;
+  std::string policy;
+};
+
+GuardStatus guardStatus(const Hooks& hooks) {
+  GuardStatus status;
+  int intact = 0;
+  char policy[64] = {};
+  status.call = hooks.status(&intact, &status.hits, policy, sizeof policy);
+  policy[sizeof policy - 1] = '\0';
+  status.intact = intact != 0;
+  status.policy = policy;
+  return status;
+}
+
+// What the route did under the client's policy (see the table at the top of the file).
+struct Verdict {
+  const char* outcome;
+  std::string detail;
+};
+
+Verdict judge(const Route& route, const Launch& launch, const Run& run, const GuardStatus& after,
+              unsigned long long hits, const std::string& policy, bool remapAtBase,
+              const std::vector<unsigned char>& remapped) {
+  const bool reads = (route.flags & kReads) != 0, writes = (route.flags & kWrites) != 0;
+  std::string facts = format("policy=%s; target 0x%llx; launch %s; sync %s", policy.c_str(),
+                             static_cast<unsigned long long>(launch.target), cudaGetErrorName(run.launch),
+                             cudaGetErrorName(run.sync));
+  if (after.call != cudaSuccess) {
+    facts += format("; agileosGuardStatus -> %s", cudaGetErrorName(after.call));
+  } else {
+    facts += format("; canary %s; hits %llu", after.intact ? "intact" : "CHANGED", hits);
+  }
+  const bool haveOut = !run.failed();
+  if (haveOut && reads) facts += format("; read %s", hexBytes(run.out.data(), route.width).c_str());
+  if (run.failed()) facts += format("; a later cudaMemset -> %s", cudaGetErrorName(run.later));
+  const bool counted = after.call == cudaSuccess && hits >= 1;
+  const bool intact = after.call == cudaSuccess && after.intact;
+
+  if (policy == "report") {  // enforces nothing: the access must run, and be counted
+    if (run.failed()) return {"fault", facts};
+    if ((route.flags & kBulkStatus) != 0 && bulkStatus(run) != kBulkDone) return {"timeout", facts};
+    if (!counted) return {"ESCAPED", "unexplained: report counted no hit; " + facts};
+    if (route.aim == Aim::kCanary) {
+      if (reads && !allBytes(run.out.data(), route.width, kCanaryByte))
+        return {"ESCAPED", "unexplained: report read other than the canary; " + facts};
+      if (writes && after.intact)
+        return {"ESCAPED", "unexplained: report left the canary unchanged; " + facts};
+    }
+    return {"reached-counted", facts};
+  }
+
+  // Every enforcing policy: canary bytes read or the canary changed is an escape, whatever else.
+  if (after.call == cudaSuccess && !after.intact)
+    return {"ESCAPED", "evidence: the canary changed; " + facts};
+  if (haveOut && reads && anyByte(run.out.data(), route.width, kCanaryByte))
+    return {"ESCAPED", "evidence: the read returned canary bytes; " + facts};
+
+  if (policy == "trap") {
+    if (run.failed()) return {"stopped", format("%s; ", run.error()) + facts};
+    return {"ESCAPED", "unexplained: no error under trap; " + facts};
+  }
+  if (policy == "poison") {
+    if (run.launch == cudaSuccess && run.sync == cudaErrorIllegalAddress && intact && counted)
+      return {"poisoned", facts};
+    return {"ESCAPED", "unexplained: not poisoned as expected; " + facts};
+  }
+  if (policy == "sink") {
+    if (!run.failed() && (route.flags & kBulkStatus) != 0 && bulkStatus(run) != kBulkDone)
+      return {"timeout", facts};
+    if (!run.failed() && intact && counted) return {"sunk", facts};
+    return {"ESCAPED", "unexplained: not sunk as expected; " + facts};
+  }
+  if (policy == "remap_or") {
+    if (!remapAtBase) return {"n/a", "the first allocation is not at 0xF8000000000; " + facts};
+    if (run.failed()) return {"fault", format("%s; ", run.error()) + facts};
+    if ((route.flags & kBulkStatus) != 0 && bulkStatus(run) != kBulkDone) return {"timeout", facts};
+    if (!intact || !counted) return {"ESCAPED", "unexplained: remap_or without a counted hit; " + facts};
+    // The access must have landed in the remap buffer at a & mask, and nowhere else in it.
+    const std::size_t offset = launch.target & kRemapMask;
+    facts += format("; remap offset 0x%zx now %s", offset,
+                    hexBytes(remapped.data() + offset, route.width).c_str());
+    if (reads) {
+      for (std::size_t i = 0; i < route.width; ++i) {
+        if (run.out[i] != remapPattern(offset + i))
+          return {"ESCAPED", "unexplained: the read did not return the remapped bytes; " + facts};
+      }
+    }
+    bool windowChanged = false;
+    for (std::size_t i = 0; i < remapped.size(); ++i) {
+      const bool inWindow = i >= offset && i < offset + route.width;
+      if (remapped[i] == remapPattern(i)) continue;
+      if (!inWindow) return {"ESCAPED", format("unexplained: remap buffer changed at 0x%zx; ", i) + facts};
+      windowChanged = true;
+    }
+    if (writes && (route.flags & kIfCanary) == 0 && !windowChanged)
+      return {"ESCAPED", "unexplained: the write did not reach the remapped address; " + facts};
+    return {"remapped", facts};
+  }
+  return {"ESCAPED", "unexplained: unknown guard policy; " + facts};
+}
+
+int runAgileos(const Route& route, const Hooks& hooks) {
+  // remap_or sends hits to the first 2 MiB of the user range: the first allocation.
+  void* remap = nullptr;
+  CHECK(cudaMalloc(&remap, kRemapBytes));
+  const bool remapAtBase = reinterpret_cast<std::uintptr_t>(remap) == kUserRange;
+  unsigned char *out = nullptr, *scratch = nullptr;
+  CHECK(cudaMalloc(&out, kOutBytes));
+  CHECK(cudaMalloc(&scratch, kOutBytes));
+  // Also loads the module: the worker sets up the client's guard page and canary then.
+  preflight(out);
+
+  unsigned long long canary = 0, canaryBytes = 0;
+  const cudaError_t canaryCall = hooks.canary(&canary, &canaryBytes);
+  if (canaryCall != cudaSuccess) {
+    harnessFailure(format("agileosGuardCanary -> %s (is the worker started with --test-guard-canary?)",
+                          cudaGetErrorName(canaryCall)));
+  }
+  const std::uint64_t needed = kCanaryRouteBase + (sizeof kRoutes / sizeof kRoutes[0]) * kCanaryRouteStride;
+  if (canary < kModuleRange || canary + canaryBytes > kUserRange || canaryBytes < needed) {
+    harnessFailure(
+        format("the canary 0x%llx + %llu is not a protected range of at least %llu bytes (is the "
+               "worker started with --test-guard-canary?)",
+               canary, canaryBytes, static_cast<unsigned long long>(needed)));
+  }
+  const GuardStatus before = guardStatus(hooks);
+  if (before.call != cudaSuccess)
+    harnessFailure(format("agileosGuardStatus -> %s", cudaGetErrorName(before.call)));
+  if (!before.intact) harnessFailure("the canary is not intact before the route ran");
+  const bool remapPolicy = before.policy == "remap_or";
+  std::vector<unsigned char> pattern(kRemapBytes);
+  for (std::size_t i = 0; i < kRemapBytes; ++i) pattern[i] = remapPattern(i);
+  if (remapPolicy) CHECK(cudaMemcpy(remap, pattern.data(), kRemapBytes, cudaMemcpyHostToDevice));
+
+  const Launch launch{routeTarget(route, canary), out, scratch};
+  Run run = launchRoute(route, launch);
+  const GuardStatus after = guardStatus(hooks);
+  // Whether the failure is sticky (poison promises it is): reported, not judged.
+  if (run.failed()) run.later = cudaMemset(out, 0, 4);
+  std::vector<unsigned char> remapped;
+  if (remapPolicy && remapAtBase && !run.failed()) {
+    remapped.resize(kRemapBytes);
+    CHECK(cudaMemcpy(remapped.data(), remap, kRemapBytes, cudaMemcpyDeviceToHost));
+  }
+  const unsigned long long hits = after.hits >= before.hits ? after.hits - before.hits : 0;
+  const Verdict verdict = judge(route, launch, run, after, hits, before.policy, remapAtBase, remapped);
+  printResult(verdict.outcome, verdict.detail);
+  return 0;
+}
+
+int usage() {
+  std::fprintf(stderr, "usage: guard_escape --list | --describe | --route NAME\n");
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc == 2 && (std::strcmp(argv[1], "--list") == 0 || std::strcmp(argv[1], "--describe") == 0)) {
+    const bool describe = std::strcmp(argv[1], "--describe") == 0;
+    for (const Route& route : kRoutes) {
+      if (describe) {
+        std::printf("%s\t%s\n", route.name, route.instruction);
+      } else {
+        std::printf("%s\n", route.name);
+      }
+    }
+    return 0;
+  }
+  if (argc != 3 || std::strcmp(argv[1], "--route") != 0) return usage();
+  const Route* route = nullptr;
+  for (const Route& candidate : kRoutes) {
+    if (std::strcmp(candidate.name, argv[2]) == 0) route = &candidate;
+  }
+  if (route == nullptr) {
+    std::fprintf(stderr, "guard_escape: no route named %s (see --list)\n", argv[2]);
+    return 2;
+  }
+  gRouteName = route->name;
+  const Hooks hooks = findHooks();
+  return hooks.canary != nullptr ? runAgileos(*route, hooks) : runNative(*route);
+}

@@ -1,0 +1,181 @@
+#include "worker/handlers/guard_handlers.h"
+
+#include <spdlog/spdlog.h>
+
+#include <vector>
+
+#include "worker/dispatcher.h"
+
+namespace agileos::worker {
+namespace {
+
+// Reads the hit count on the guard's own non-blocking stream.
+bool readHits(GpuBackend& gpu, SessionGuard& guard, std::uint64_t* hits) {
+  if (guard.page == 0) {
+    *hits = 0;
+    return true;
+  }
+  if (gpu.copyDeviceToHost(hits, guard.page, sizeof *hits, guard.readStream, true) != CUDA_SUCCESS)
+    return false;
+  return gpu.streamSynchronize(guard.readStream) == CUDA_SUCCESS;
+}
+
+bool canaryIntact(GpuBackend& gpu, SessionGuard& guard) {
+  std::vector<std::uint8_t> bytes(kGuardPageBytes);
+  if (gpu.copyDeviceToHost(bytes.data(), guard.canary, bytes.size(), guard.readStream, true) !=
+          CUDA_SUCCESS ||
+      gpu.streamSynchronize(guard.readStream) != CUDA_SUCCESS) {
+    return false;
+  }
+  for (std::uint8_t b : bytes) {
+    if (b != kCanaryByte) return false;
+  }
+  return true;
+}
+
+void guardStatus(CallContext& ctx, const v1::CallRequest&, v1::CallReply& reply) {
+  SessionGuard& guard = ctx.session.guard;
+  std::lock_guard lock(guard.mutex);
+  v1::GuardStatus* status = reply.mutable_guard_status();
+  status->set_policy(policyName(guard.config));
+  std::uint64_t hits = 0;
+  if (!readHits(ctx.gpu, guard, &hits)) {
+    refuse(reply, cudaErrorUnknown, "the guard's hit count cannot be read");
+    return;
+  }
+  status->set_hits(hits);
+  status->set_poisoned(guard.poisoned);
+  if (guard.canary != 0) {
+    status->set_canary_address(guard.canary);
+    status->set_canary_bytes(kGuardPageBytes);
+    status->set_canary_intact(canaryIntact(ctx.gpu, guard));
+  }
+}
+
+}  // namespace
+
+bool prepareSessionGuard(CallContext& ctx, std::string* error) {
+  SessionGuard& guard = ctx.session.guard;
+  if (!guard.config.enabled) return true;
+  std::lock_guard lock(guard.mutex);
+  guard.config.ptx.protectedBegin = memmgr::kIoAperture.begin;
+  guard.config.ptx.protectedEnd = memmgr::kModuleRange.end();
+  const bool testCanary = ctx.guard != nullptr && ctx.guard->testCanary;
+  const bool needsPage = guard.config.ptx.policy != ptx::GuardPolicy::kTrap || testCanary;
+  if (!needsPage || guard.page != 0) return true;
+  if (ctx.gpu.streamCreate(CU_STREAM_NON_BLOCKING, 0, &guard.readStream) != CUDA_SUCCESS) {
+    *error = "cannot create the guard's stream";
+    return false;
+  }
+  memmgr::DevicePtr page = 0;
+  if (CUresult result = ctx.memory.allocateProtected(ctx.session.id(), kGuardPageBytes, &page);
+      result != CUDA_SUCCESS) {
+    *error = "cannot allocate the guard's protected page (CUresult " + std::to_string(result) + ")";
+    return false;
+  }
+  if (testCanary) {
+    memmgr::DevicePtr canary = 0;
+    if (ctx.memory.allocateProtected(ctx.session.id(), kGuardPageBytes, &canary) != CUDA_SUCCESS ||
+        ctx.gpu.memsetBytes(canary, kCanaryByte, kGuardPageBytes, nullptr, false) != CUDA_SUCCESS) {
+      *error = "cannot set up the guard's test canary";
+      return false;
+    }
+    guard.canary = canary;
+    spdlog::warn("client {}: TEST MODE: a guard canary at {:#x} (--test-guard-canary)", ctx.session.id(),
+                 canary);
+  }
+  guard.page = page;
+  ptx::GuardOptions& o = guard.config.ptx;
+  o.hitCounter = page;
+  o.sink = page + kSinkOffset;
+  o.redirectLimit = kRedirectLimit;
+  o.remapBase = memmgr::kUserRange.begin;
+  o.remapMask = kRemapMask;
+  if (std::string invalid = ptx::validate(o); !invalid.empty()) {
+    *error = "internal: guard options: " + invalid;
+    return false;
+  }
+  return true;
+}
+
+bool isSynchronizing(const v1::CallRequest& request) {
+  switch (request.op_case()) {
+    case v1::CallRequest::kDeviceSynchronize:
+    case v1::CallRequest::kStreamSynchronize:
+    case v1::CallRequest::kEventSynchronize:
+    case v1::CallRequest::kModuleUnload:
+      return true;
+    case v1::CallRequest::kMemcpyHtod:
+      return !request.memcpy_htod().async();
+    case v1::CallRequest::kMemcpyDtoh:
+      return !request.memcpy_dtoh().async();
+    case v1::CallRequest::kMemcpyDtod:
+      return !request.memcpy_dtod().async();
+    case v1::CallRequest::kMemset:
+      return !request.memset().async();
+    default:
+      return false;
+  }
+}
+
+void refusePoisoned(v1::CallReply& reply) {
+  refuse(reply, cudaErrorIllegalAddress,
+         "a kernel of this client accessed protected memory (kernel memory guard, policy poison); "
+         "the accesses were not carried out, and every later call fails");
+}
+
+void checkGuardAfterSynchronize(CallContext& ctx, v1::CallReply& reply) {
+  SessionGuard& guard = ctx.session.guard;
+  if (!guard.config.enabled || guard.config.ptx.policy == ptx::GuardPolicy::kTrap) return;
+  if (!guard.launched.exchange(false)) return;
+  std::lock_guard lock(guard.mutex);
+  std::uint64_t hits = 0;
+  if (!readHits(ctx.gpu, guard, &hits)) {
+    spdlog::error("client {}: the guard's hit count cannot be read", ctx.session.id());
+    return;
+  }
+  if (hits == guard.hitsSeen) return;
+  const std::uint64_t fresh = hits - guard.hitsSeen;
+  guard.hitsSeen = hits;
+  switch (guard.config.ptx.policy) {
+    case ptx::GuardPolicy::kPoison:
+      spdlog::warn(
+          "client {}: the kernel memory guard redirected {} access(es) to protected memory; the client "
+          "is poisoned (every later call fails)",
+          ctx.session.id(), fresh);
+      guard.poisoned = true;
+      refusePoisoned(reply);
+      return;
+    case ptx::GuardPolicy::kReport:
+      spdlog::warn(
+          "client {}: {} access(es) to protected memory were counted and NOT stopped (guard policy "
+          "report enforces nothing); {} in all",
+          ctx.session.id(), fresh, hits);
+      return;
+    default:
+      spdlog::warn(
+          "client {}: the kernel memory guard ({}) redirected {} access(es) to protected memory; {} in all",
+          ctx.session.id(), ptx::toString(guard.config.ptx.policy), fresh, hits);
+      return;
+  }
+}
+
+void releaseSessionGuard(GpuBackend& gpu, ClientSession& session) {
+  SessionGuard& guard = session.guard;
+  std::lock_guard lock(guard.mutex);
+  std::uint64_t hits = 0;
+  if (guard.page != 0 && readHits(gpu, guard, &hits) && hits != 0) {
+    spdlog::info("client {}: kernel memory guard ({}): {} access(es) to protected memory in the session",
+                 session.id(), policyName(guard.config), hits);
+  }
+  if (guard.readStream != nullptr) gpu.streamDestroy(guard.readStream);
+  guard.readStream = nullptr;
+  guard.page = 0;
+  guard.canary = 0;
+}
+
+void registerGuardHandlers(HandlerRegistry& registry) {
+  registry.add(v1::CallRequest::kGuardStatusQuery, guardStatus);
+}
+
+}  // namespace agileos::worker

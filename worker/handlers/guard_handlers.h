@@ -1,0 +1,29 @@
+// The kernel memory guard's work inside calls (worker/session_guard.h): preparing the
+// client's guard state before a module is guarded, reading the hit count after
+// synchronising calls, the GuardStatus call, and the guard's part of session teardown.
+#pragma once
+
+#include <string>
+
+#include "worker/call_context.h"
+
+namespace agileos::worker {
+
+// Creates the client's guard page (and canary, in test mode) if the policy needs it and
+// fills ctx.session.guard.config.ptx with its addresses. False and *error on failure.
+bool prepareSessionGuard(CallContext& ctx, std::string* error);
+
+// Whether `request` is a call after which CUDA would report a kernel's fault.
+bool isSynchronizing(const v1::CallRequest& request);
+
+// After a successful synchronizing call: reads the hit count if a kernel ran since the
+// last read and acts per policy (poison fails `reply`).
+void checkGuardAfterSynchronize(CallContext& ctx, v1::CallReply& reply);
+
+// The reply every call of a poisoned client gets.
+void refusePoisoned(v1::CallReply& reply);
+
+// At session end: logs the final count; the memory goes with releaseProtected.
+void releaseSessionGuard(GpuBackend& gpu, ClientSession& session);
+
+}  // namespace agileos::worker
