@@ -14,7 +14,7 @@ cudaError_t queryGuard(agileos::v1::GuardStatus* status) {
   request.mutable_guard_status_query();
   agileos::v1::CallReply reply;
   // Not recorded as the last error: a status query must not change the program's error state.
-  const cudaError_t error = agileos::client::invoke(request, &reply);
+  const cudaError_t error = agileos::client::invokeStatusQuery(request, &reply);
   if (error != cudaSuccess) return error;
   if (!reply.has_guard_status()) return cudaErrorUnknown;
   *status = reply.guard_status();

@@ -70,6 +70,12 @@ cudaError_t invoke(const v1::CallRequest& request, v1::CallReply* reply) {
   return absorbReply(request, *reply);
 }
 
+cudaError_t invokeStatusQuery(const v1::CallRequest& request, v1::CallReply* reply) {
+  const ConnectionState state = Connection::instance().call(request, reply);
+  if (state != ConnectionState::kConnected) return toCudaError(state);
+  return absorbReply(request, *reply);
+}
+
 cudaError_t invokeAsync(const v1::CallRequest& request) {
   if (cudaError_t sticky = stickyError(); sticky != cudaSuccess) return sticky;
   v1::CallReply reply;

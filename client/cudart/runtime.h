@@ -21,6 +21,10 @@ cudaError_t toCudaError(ConnectionState state);
 // short-circuits the call.
 cudaError_t invoke(const v1::CallRequest& request, v1::CallReply* reply);
 
+// invoke() for a query the worker answers whatever the client's state (the kernel memory
+// guard's status, which must stay readable after a fault): no sticky short-circuit.
+cudaError_t invokeStatusQuery(const v1::CallRequest& request, v1::CallReply* reply);
+
 // For asynchronous work (launches, async copies and memsets, event records,
 // stream waits): sends `request` without waiting for its reply where the
 // transport allows, and returns cudaSuccess; an error it causes comes back on a

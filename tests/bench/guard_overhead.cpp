@@ -687,9 +687,11 @@ class ProtectedScratch {
           "cuMemGetAllocationGranularity");
     size_ = (kScratchBytes + granularity - 1) / granularity * granularity;
     CUdeviceptr got = 0;
-    const CUresult reserved = cuMemAddressReserve(&got, size_, 0, kHitCounter, 0);
+    // The whole module range, as the worker reserves it: the driver grants a fixed address
+    // for a reservation this large, not for a small one (measured on the H200).
+    const CUresult reserved = cuMemAddressReserve(&got, reservedBytes_, 0, kHitCounter, 0);
     if (reserved != CUDA_SUCCESS || got != kHitCounter) {
-      if (reserved == CUDA_SUCCESS) cuMemAddressFree(got, size_);
+      if (reserved == CUDA_SUCCESS) cuMemAddressFree(got, reservedBytes_);
       note_ = format("counter and sink NOT mapped (cannot reserve 0x%llx: error %d, got 0x%llx)",
                      static_cast<unsigned long long>(kHitCounter), static_cast<int>(reserved),
                      static_cast<unsigned long long>(got));
@@ -712,9 +714,10 @@ class ProtectedScratch {
   ~ProtectedScratch() {
     if (mapped_) cuMemUnmap(base_, size_);
     if (created_) cuMemRelease(handle_);
-    if (base_ != 0) cuMemAddressFree(base_, size_);
+    if (base_ != 0) cuMemAddressFree(base_, reservedBytes_);
   }
   bool mapped() const { return mapped_; }
+  static constexpr std::size_t reservedBytes_ = memmgr::kModuleRange.size;
   const std::string& note() const { return note_; }
   // Asynchronous: the caller synchronises before its next launch.
   void resetHits() const {

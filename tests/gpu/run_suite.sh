@@ -173,7 +173,7 @@ start_daemon() {
   "socket_path": "$runtime_dir/agileosd.sock",
   "runtime_dir": "$runtime_dir",
   "log_level": "info",
-  "worker": {"executable": "agileos-worker", "prestart": 4, "max_workers": 8,
+  "worker": {"executable": "agileos-worker", "prestart": 8, "max_workers": 12,
              "args": ["--test-guard-canary"${worker_args:+, $worker_args}]},
   "guard": {"policy": "${AGILEOS_GUARD_POLICY:-trap}",
             "allowed_policies": ["off", "trap", "poison", "sink", "remap_or", "report"],
@@ -433,7 +433,7 @@ guard_escape_step() {
   # shellcheck disable=SC1091  # checked on its own (shellcheck tests/gpu/guard/run_escape_suite.sh)
   source "$suite_dir/guard/run_escape_suite.sh"
   # The daemon lives budget_s + 120 s (start_daemon): start no process that could outlive it.
-  local budget="${AGILEOS_GUARD_ESCAPE_BUDGET_S:-120}" daemon_left=$((budget_s + 90 - (SECONDS - START_SECONDS)))
+  local budget="${AGILEOS_GUARD_ESCAPE_BUDGET_S:-240}" daemon_left=$((budget_s + 90 - (SECONDS - START_SECONDS)))
   ((daemon_left >= budget)) || budget=$daemon_left
   if ((native_only)); then
     AGILEOS_GUARD_ESCAPE_BUDGET_S=$budget run_guard_escape_suite "$guard_dir/guard_escape" --native-only

@@ -79,7 +79,9 @@ TEST(PtxGuard, EveryGlobalOrGenericAccessIsCheckedOverItsWidthUnderItsPredicate)
       << text;
   EXPECT_NE(text.find("sub.u64\t%agileos_guard_a0, %rd2, 0x4;"), std::string::npos) << text;
   EXPECT_NE(text.find("not.pred\t%agileos_guard_np0, %p1;"), std::string::npos) << text;
-  EXPECT_NE(text.find("@%agileos_guard_v0 trap;"), std::string::npos) << text;
+  EXPECT_NE(text.find("@%agileos_guard_v0 bra\t$agileos_guard_trap;"), std::string::npos) << text;
+  EXPECT_NE(text.find("$agileos_guard_trap:\n\ttrap;"), std::string::npos) << "one trap block per function\n"
+                                                                           << text;
   EXPECT_TRUE(findUnguardedAccesses(guarded.module, options(), guarded.registerPrefix).empty());
   std::string output;
   EXPECT_EQ(assemble(text, &output), 0) << output << text;
@@ -97,7 +99,7 @@ TEST(PtxGuard, TheCheckerFindsAccessesThatAreNotGuarded) {
   for (Statement& s : body) {
     if (s.kind != Statement::Kind::kBlock || removed > 0) continue;
     for (auto it = s.block.begin(); it != s.block.end(); ++it) {
-      if (it->kind == Statement::Kind::kInstruction && it->instruction.opcode == "trap") {
+      if (it->kind == Statement::Kind::kInstruction && it->instruction.opcode == "bra") {
         s.block.erase(it);
         ++removed;
         break;
@@ -106,6 +108,13 @@ TEST(PtxGuard, TheCheckerFindsAccessesThatAreNotGuarded) {
   }
   ASSERT_EQ(removed, 1);
   EXPECT_EQ(findUnguardedAccesses(guarded.module, options(), guarded.registerPrefix).size(), 1u);
+  // A branch to a label that is not followed by the trap does not count.
+  GuardResult retargeted = guardModule(original, options());
+  for (Statement& s : retargeted.module.items[4].function.body) {
+    if (s.kind == Statement::Kind::kInstruction && s.instruction.opcode == "trap")
+      s.instruction.opcode = "ret";
+  }
+  EXPECT_EQ(findUnguardedAccesses(retargeted.module, options(), retargeted.registerPrefix).size(), 5u);
   // A check for the wrong width does not count either.
   GuardResult narrow = guardModule(original, options());
   for (Statement& s : narrow.module.items[4].function.body) {

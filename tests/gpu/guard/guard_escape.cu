@@ -662,12 +662,7 @@ void mapFixed(const Driver& d, std::uint64_t address, std::size_t bytes) {
     harnessFailure(format("0x%llx + %zu is not a multiple of the allocation granularity %zu",
                           static_cast<unsigned long long>(address), bytes, granularity));
   }
-  CUdeviceptr got = 0;
-  checkDriver(d, d.reserve(&got, bytes, 0, static_cast<CUdeviceptr>(address), 0), "cuMemAddressReserve");
-  if (got != address) {
-    harnessFailure(format("cuMemAddressReserve granted 0x%llx, not the requested 0x%llx",
-                          static_cast<unsigned long long>(got), static_cast<unsigned long long>(address)));
-  }
+  const CUdeviceptr got = static_cast<CUdeviceptr>(address);  // inside a reserveFixed range
   CUmemGenericAllocationHandle handle;
   checkDriver(d, d.create(&handle, bytes, &prop, 0), "cuMemCreate");
   checkDriver(d, d.map(got, bytes, 0, handle, 0), "cuMemMap");
@@ -679,13 +674,33 @@ void mapFixed(const Driver& d, std::uint64_t address, std::size_t bytes) {
   CHECK(cudaDeviceSynchronize());
 }
 
+// Reserves [address, address + bytes) exactly. The driver honours a fixed address for large
+// reservations (the worker's ranges) but not for a few MiB (measured on the H200), so the
+// native mode reserves the worker's ranges whole, and one as large below them.
+void reserveFixed(const Driver& d, std::uint64_t address, std::uint64_t bytes) {
+  CUdeviceptr got = 0;
+  checkDriver(d, d.reserve(&got, bytes, 0, static_cast<CUdeviceptr>(address), 0), "cuMemAddressReserve");
+  if (got != address) {
+    harnessFailure(format("cuMemAddressReserve granted 0x%llx, not the requested 0x%llx",
+                          static_cast<unsigned long long>(got), static_cast<unsigned long long>(address)));
+  }
+}
+
 int runNative(const Route& route) {
   CHECK(cudaSetDevice(0));
   CHECK(cudaFree(nullptr));  // the primary context, current on this thread for the driver calls
   const Driver driver = openDriver();
+  constexpr std::uint64_t k64GiB = 64ull << 30;
+  reserveFixed(driver, kIoAperture - k64GiB, k64GiB);             // below the protected range
+  reserveFixed(driver, kIoAperture, kModuleRange - kIoAperture);  // the I/O aperture
+  reserveFixed(driver, kModuleRange, kUserRange - kModuleRange);  // protected module memory
+  reserveFixed(driver, kUserRange, k64GiB);                       // above it
   mapFixed(driver, kNativeCanary, k2MiB);
-  mapFixed(driver, kNativeApertureEdge, 2 * k2MiB);
-  mapFixed(driver, kNativeModuleEndEdge, 2 * k2MiB);
+  // Each edge in two mappings: a mapping cannot span two reservations.
+  mapFixed(driver, kNativeApertureEdge, k2MiB);
+  mapFixed(driver, kNativeApertureEdge + k2MiB, k2MiB);
+  mapFixed(driver, kNativeModuleEndEdge, k2MiB);
+  mapFixed(driver, kNativeModuleEndEdge + k2MiB, k2MiB);
   unsigned char *out = nullptr, *scratch = nullptr;
   CHECK(cudaMalloc(&out, kOutBytes));
   CHECK(cudaMalloc(&scratch, kOutBytes));

@@ -24,8 +24,8 @@
 #     page of 0xA5 bytes) that the shim's agileosGuardCanary/agileosGuardStatus report.
 #
 # Other settings (environment):
-#   AGILEOS_GUARD_ESCAPE_JOBS      processes at once (4)
-#   AGILEOS_GUARD_ESCAPE_BUDGET_S  no process starts after this many seconds (120; with the
+#   AGILEOS_GUARD_ESCAPE_JOBS      processes at once (8)
+#   AGILEOS_GUARD_ESCAPE_BUDGET_S  no process starts after this many seconds (240; with the
 #                                  20 s timeout the step ends within about 150 s)
 #   AGILEOS_GUARD_ESCAPE_ROUTES    an extended regular expression: only the routes it matches
 #
@@ -204,8 +204,8 @@ run_guard_escape_suite() {
   local native_only=0
   [[ "${2:-}" == --native-only ]] && native_only=1
   local started=$SECONDS route mode cell
-  ge_budget_s="${AGILEOS_GUARD_ESCAPE_BUDGET_S:-120}"
-  local jobs="${AGILEOS_GUARD_ESCAPE_JOBS:-4}"
+  ge_budget_s="${AGILEOS_GUARD_ESCAPE_BUDGET_S:-240}"
+  local jobs="${AGILEOS_GUARD_ESCAPE_JOBS:-8}"
   local route_filter="${AGILEOS_GUARD_ESCAPE_ROUTES:-}"
   # The caller's settings (run_suite.sh's variables) first, then the environment.
   ge_native_library_path="${native_library_path:-${AGILEOS_NATIVE_LIBRARY_PATH:-$(guard_escape_native_path)}}"
