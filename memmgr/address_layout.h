@@ -28,6 +28,11 @@ inline constexpr Region kModuleRange{0xF1000000000ull, 448 * kGiB};
 // User allocations returned through CUDA-facing APIs.
 inline constexpr Region kUserRange{0xF8000000000ull, 1024 * kGiB};
 
+// The kernel memory guard's fault window (ptx/guard.h, policy trap): the last GiB of the
+// I/O aperture, reserved with it and never mapped, so that an access the guard sends there
+// faults. Nothing may ever be mapped here (MMIO mappings are placed below it).
+inline constexpr Region kGuardFaultWindow{kIoAperture.end() - kGiB, kGiB};
+
 static_assert(kIoAperture.end() == kModuleRange.begin);
 static_assert(kModuleRange.end() == kUserRange.begin);
 

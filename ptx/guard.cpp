@@ -67,8 +67,8 @@ Operand addressOf(const std::string& reg) {
 // PTX text of the statements that check one access; registers are `reg` + suffix. For a
 // redirecting policy, *redirected is the register the access must use instead.
 bool appendCheck(const Instruction& instruction, const MemoryAccess& access, std::size_t index,
-                 const std::string& reg, const std::string& trapLabel, const GuardOptions& options,
-                 std::string* text, std::string* redirected, std::string* error) {
+                 const std::string& reg, const GuardOptions& options, std::string* text,
+                 std::string* redirected, std::string* error) {
   const Operand& operand = instruction.operands[access.addressOperand];
   if (!operand.address) {
     *error = "an address the guard cannot bound (" + print(instruction) + ")";
@@ -133,18 +133,17 @@ bool appendCheck(const Instruction& instruction, const MemoryAccess& access, std
       out << "and.pred " << v << ", " << v << ", " << instruction.predicate->reg << ";\n";
     }
   }
-  if (options.policy == GuardPolicy::kTrap) {
-    // A branch to one `trap` at the end of the function rather than a predicated `trap`
-    // here: measured on an H200, a predicated trap before each access keeps the accesses
-    // from overlapping (up to +34% on a shared-memory transpose); a branch does not.
-    out << "@" << v << " bra " << trapLabel << ";\n";
-    *text += out.str();
-    return true;
+  // Every policy but trap counts the hit.
+  if (options.policy != GuardPolicy::kTrap) {
+    const std::string c = reg + "_c" + n;
+    out << ".reg .u64 " << c << ";\nmov.u64 " << c << ", " << hex(options.hitCounter) << ";\n";
+    out << "@" << v << " red.global.add.u64 [" << c << "], 1;\n";
   }
-  // Every other policy counts the hit.
-  const std::string c = reg + "_c" + n;
-  out << ".reg .u64 " << c << ";\nmov.u64 " << c << ", " << hex(options.hitCounter) << ";\n";
-  out << "@" << v << " red.global.add.u64 [" << c << "], 1;\n";
+  // Every policy but report redirects the hit: straight-line code (a select, no branch), so
+  // the compiler keeps overlapping the kernel's accesses. A `trap` or a branch before each
+  // access costs up to +33% (a shared-memory transpose, measured on an H200); a select, +3%.
+  // Under trap the target is the fault window, reserved and never mapped: the access faults
+  // there, which ends the kernel before any protected byte is touched.
   if (redirects(options.policy)) {
     const std::string t = reg + "_t" + n, r = reg + "_r" + n;
     out << ".reg .u64 " << t << ", " << r << ";\n";
@@ -152,7 +151,8 @@ bool appendCheck(const Instruction& instruction, const MemoryAccess& access, std
       out << "and.b64 " << t << ", " << a << ", " << hex(options.remapMask) << ";\n";
       out << "or.b64 " << t << ", " << t << ", " << hex(options.remapBase) << ";\n";
     } else {
-      out << "mov.u64 " << t << ", " << hex(options.sink) << ";\n";
+      const std::uint64_t target = options.policy == GuardPolicy::kTrap ? options.faultWindow : options.sink;
+      out << "mov.u64 " << t << ", " << hex(target) << ";\n";
     }
     out << "selp.b64 " << r << ", " << t << ", " << a << ", " << v << ";\n";
     if (access.sizeOperand) {
@@ -169,23 +169,7 @@ bool appendCheck(const Instruction& instruction, const MemoryAccess& access, std
 
 class Rewriter {
  public:
-  Rewriter(const GuardOptions& options, std::string prefix, std::string trapLabel)
-      : options_(options), prefix_(std::move(prefix)), trapLabel_(std::move(trapLabel)) {}
-
-  // Rewrites a function body; under trap, ends it with the block the checks branch to.
-  bool rewriteFunction(std::vector<Statement>* body) {
-    const std::size_t before = checked_;
-    if (!rewrite(body)) return false;
-    if (options_.policy != GuardPolicy::kTrap || checked_ == before) return true;
-    // `ret` first, so that a body that falls off its end still does not reach the trap.
-    const ParseResult tail = parse(".version 9.0\n.entry e()\n{\nret;\n" + trapLabel_ + ":\ntrap;\n}\n");
-    if (!tail.ok) {
-      error_ = "internal: the trap block does not parse: " + tail.error;
-      return false;
-    }
-    for (const Statement& statement : tail.module.items[1].function.body) body->push_back(statement);
-    return true;
-  }
+  Rewriter(const GuardOptions& options, std::string prefix) : options_(options), prefix_(std::move(prefix)) {}
 
   bool rewrite(std::vector<Statement>* statements) {
     for (Statement& statement : *statements) {
@@ -206,8 +190,7 @@ class Rewriter {
       for (const MemoryAccess& access : c.accesses) {
         if (!access.mayReachGlobal()) continue;
         std::string error, redirected;
-        if (!appendCheck(instruction, access, guarded, prefix_, trapLabel_, options_, &text, &redirected,
-                         &error)) {
+        if (!appendCheck(instruction, access, guarded, prefix_, options_, &text, &redirected, &error)) {
           return fail(instruction, error);
         }
         if (!redirected.empty()) redirections.emplace_back(access.addressOperand, redirected);
@@ -240,7 +223,6 @@ class Rewriter {
 
   const GuardOptions& options_;
   const std::string prefix_;
-  const std::string trapLabel_;
   std::string error_;
   std::size_t checked_ = 0;
 };
@@ -284,8 +266,7 @@ std::string plainRegisterAddress(const Operand& operand) {
 // complete check of `access` whose hit register is acted on by the policy? For a
 // redirecting policy the access itself must use the register the check selected.
 bool checkPresent(const std::vector<const Instruction*>& checks, const Instruction& access,
-                  const MemoryAccess& memory, const GuardOptions& options, const std::string& prefix,
-                  const std::set<std::string>& trapLabels) {
+                  const MemoryAccess& memory, const GuardOptions& options, const std::string& prefix) {
   const Operand& operand = access.operands[memory.addressOperand];
   if (!operand.address) return false;
   const AddressForm& form = *operand.address;
@@ -390,22 +371,15 @@ bool checkPresent(const std::vector<const Instruction*>& checks, const Instructi
     auto predicatedOn = [&](const Instruction* x) {
       return x != nullptr && x->predicate && !x->predicate->negated && x->predicate->reg == v;
     };
-    if (options.policy == GuardPolicy::kTrap) {
-      const Instruction* act = next();
-      if (predicatedOn(act) && act->opcode == "trap" && act->operands.empty()) return true;
-      if (predicatedOn(act) && act->opcode == "bra" && act->operands.size() == 1 &&
-          act->operands[0].tokens.size() == 1 && trapLabels.contains(act->operands[0].tokens[0].text)) {
-        return true;
+    if (options.policy != GuardPolicy::kTrap) {
+      const Instruction* counter = next();
+      const Instruction* count = next();
+      if (counter == nullptr || !is(*counter, "mov", {".u64"}, 2) ||
+          immediate(counter->operands[1]) != options.hitCounter || !predicatedOn(count) ||
+          count->opcode != "red" || !count->hasModifier(".global") || count->operands.size() != 2 ||
+          plainRegisterAddress(count->operands[0]) != reg(counter->operands[0])) {
+        continue;
       }
-      continue;
-    }
-    const Instruction* counter = next();
-    const Instruction* count = next();
-    if (counter == nullptr || !is(*counter, "mov", {".u64"}, 2) ||
-        immediate(counter->operands[1]) != options.hitCounter || !predicatedOn(count) ||
-        count->opcode != "red" || !count->hasModifier(".global") || count->operands.size() != 2 ||
-        plainRegisterAddress(count->operands[0]) != reg(counter->operands[0])) {
-      continue;
     }
     if (!redirect) return true;
     // 6. redirection: r = v ? safe : a, and the access uses [r]
@@ -422,7 +396,8 @@ bool checkPresent(const std::vector<const Instruction*>& checks, const Instructi
       }
       t = reg(t1->operands[0]);
     } else {
-      if (!is(*t1, "mov", {".u64"}, 2) || immediate(t1->operands[1]) != options.sink) continue;
+      const std::uint64_t target = options.policy == GuardPolicy::kTrap ? options.faultWindow : options.sink;
+      if (!is(*t1, "mov", {".u64"}, 2) || immediate(t1->operands[1]) != target) continue;
       t = reg(t1->operands[0]);
     }
     const Instruction* sel = next();
@@ -445,29 +420,13 @@ bool checkPresent(const std::vector<const Instruction*>& checks, const Instructi
   return false;
 }
 
-// Labels of the function body's top level that are directly followed by an
-// unconditional `trap`: where a trap-policy check may branch.
-std::set<std::string> trapLabelsOf(const std::vector<Statement>& body) {
-  std::set<std::string> labels;
-  for (std::size_t i = 0; i + 1 < body.size(); ++i) {
-    const Statement& next = body[i + 1];
-    if (body[i].kind == Statement::Kind::kLabel && next.kind == Statement::Kind::kInstruction &&
-        next.instruction.opcode == "trap" && !next.instruction.predicate &&
-        next.instruction.operands.empty()) {
-      labels.insert(body[i].label);
-    }
-  }
-  return labels;
-}
-
 void findUnguarded(const std::vector<Statement>& statements, bool lastInGuardScope,
-                   const GuardOptions& options, const std::string& prefix,
-                   const std::set<std::string>& trapLabels, std::vector<std::string>* out) {
+                   const GuardOptions& options, const std::string& prefix, std::vector<std::string>* out) {
   std::vector<const Instruction*> before;
   for (std::size_t index = 0; index < statements.size(); ++index) {
     const Statement& s = statements[index];
     if (s.kind == Statement::Kind::kBlock) {
-      findUnguarded(s.block, true, options, prefix, trapLabels, out);
+      findUnguarded(s.block, true, options, prefix, out);
       before.clear();
       continue;
     }
@@ -486,7 +445,7 @@ void findUnguarded(const std::vector<Statement>& statements, bool lastInGuardSco
       for (const MemoryAccess& access : c.accesses) {
         if (!access.mayReachGlobal() || own) continue;
         const bool last = lastInGuardScope && index + 1 == statements.size();
-        if (!last || !checkPresent(before, instruction, access, options, prefix, trapLabels)) guarded = false;
+        if (!last || !checkPresent(before, instruction, access, options, prefix)) guarded = false;
       }
     }
     if (!guarded) out->push_back("line " + std::to_string(instruction.line) + ": " + print(instruction));
@@ -520,16 +479,19 @@ std::optional<GuardPolicy> parseGuardPolicy(std::string_view text) {
   return std::nullopt;
 }
 
-bool redirects(GuardPolicy policy) {
-  return policy == GuardPolicy::kPoison || policy == GuardPolicy::kSink || policy == GuardPolicy::kRemapOr;
-}
+bool redirects(GuardPolicy policy) { return policy != GuardPolicy::kReport; }
 
 std::string validate(const GuardOptions& o) {
   const auto inProtected = [&](std::uint64_t begin, std::uint64_t bytes) {
     return begin >= o.protectedBegin && bytes <= o.protectedEnd - begin;
   };
   if (o.protectedBegin >= o.protectedEnd) return "the protected range is empty";
-  if (o.policy == GuardPolicy::kTrap) return {};
+  if (o.policy == GuardPolicy::kTrap) {
+    if (o.redirectLimit == 0) return "trap needs a redirect limit";
+    if (!inProtected(o.faultWindow, o.redirectLimit))
+      return "the fault window must lie inside the protected range";
+    return {};
+  }
   if (o.hitCounter % 8 != 0 || !inProtected(o.hitCounter, 8)) {
     return "the hit counter must be an aligned .u64 inside the protected range";
   }
@@ -567,11 +529,10 @@ GuardResult guardModule(const Module& input, const GuardOptions& options) {
   }
   result.registerPrefix = freshPrefix(identifiers, "%agileos_guard");
   result.module = input;
-  // Labels are identifiers too: the trap label is fresh like the registers.
-  Rewriter rewriter(options, result.registerPrefix, freshPrefix(identifiers, "$agileos_guard_trap"));
+  Rewriter rewriter(options, result.registerPrefix);
   for (TopLevel& item : result.module.items) {
     if (item.kind != TopLevel::Kind::kFunction || !item.function.hasBody) continue;
-    if (!rewriter.rewriteFunction(&item.function.body)) {
+    if (!rewriter.rewrite(&item.function.body)) {
       result.error = rewriter.error();
       result.module = {};
       return result;
@@ -587,8 +548,7 @@ std::vector<std::string> findUnguardedAccesses(const Module& module, const Guard
   std::vector<std::string> unguarded;
   for (const TopLevel& item : module.items) {
     if (item.kind == TopLevel::Kind::kFunction && item.function.hasBody) {
-      findUnguarded(item.function.body, false, options, registerPrefix, trapLabelsOf(item.function.body),
-                    &unguarded);
+      findUnguarded(item.function.body, false, options, registerPrefix, &unguarded);
     }
   }
   return unguarded;

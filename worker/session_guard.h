@@ -45,6 +45,25 @@ inline constexpr std::uint64_t kRedirectLimit = 256ull << 10;
 inline constexpr std::uint64_t kRemapMask = (2ull << 20) - 1;
 inline constexpr std::uint8_t kCanaryByte = 0xA5;
 
+// The guard options of a client with `policy` whose guard page is at `page` (0 under
+// trap, which needs none): the layout above. The one place it is spelled out; the guard
+// benchmark uses it too, so it measures exactly what the worker loads.
+inline ptx::GuardOptions guardOptionsFor(ptx::GuardPolicy policy, memmgr::DevicePtr page) {
+  ptx::GuardOptions o;
+  o.policy = policy;
+  o.protectedBegin = memmgr::kIoAperture.begin;
+  o.protectedEnd = memmgr::kModuleRange.end();
+  o.faultWindow = memmgr::kGuardFaultWindow.begin;
+  o.redirectLimit = kRedirectLimit;
+  o.remapBase = memmgr::kUserRange.begin;
+  o.remapMask = kRemapMask;
+  if (page != 0) {
+    o.hitCounter = page;
+    o.sink = page + kSinkOffset;
+  }
+  return o;
+}
+
 struct SessionGuard {
   GuardConfig config;  // set at attach; the ptx addresses once the guard page exists
 

@@ -58,6 +58,7 @@
 #include "ptx/printer.h"
 #include "tests/bench/guard_kernels.h"
 #include "worker/module_cache/compiled_module_cache.h"
+#include "worker/session_guard.h"
 
 namespace agileos::guardbench {
 namespace {
@@ -67,12 +68,11 @@ using Clock = std::chrono::steady_clock;
 
 constexpr double kTargetGeomean = 1.05;  // issue 4: geometric-mean overhead <= 5%
 constexpr double kTargetWorst = 1.15;    // and no kernel above 15%
-constexpr std::uint64_t kRedirectLimit = 256 * 1024;
-// Where the poison policy's counter and sink go: the start of the protected module range,
-// as in the worker (and tests/cpu/ptx/guard_test.cpp).
+constexpr std::uint64_t kRedirectLimit = worker::kRedirectLimit;
+// Where the poison policy's counter and sink go (a guard page, as the worker lays it out):
+// the start of the protected module range.
 constexpr std::uint64_t kHitCounter = memmgr::kModuleRange.begin;
-constexpr std::uint64_t kSink = memmgr::kModuleRange.begin + 0x10000;
-constexpr std::uint64_t kScratchBytes = 0x10000 + kRedirectLimit;
+constexpr std::uint64_t kScratchBytes = worker::kSinkOffset + kRedirectLimit;
 constexpr int kMinSamples = 30;
 
 enum VariantIndex : std::size_t { kOriginal, kTrap, kPoison, kVariants };
@@ -450,17 +450,10 @@ std::vector<std::string> entryNames(const ptx::Module& module) {
   return names;
 }
 
+// Exactly the worker's options (worker/session_guard.h), with this tool's scratch as the
+// guard page.
 ptx::GuardOptions guardOptions(ptx::GuardPolicy policy) {
-  ptx::GuardOptions options;
-  options.policy = policy;
-  options.protectedBegin = memmgr::kIoAperture.begin;
-  options.protectedEnd = memmgr::kModuleRange.end();
-  if (policy != ptx::GuardPolicy::kTrap) {
-    options.hitCounter = kHitCounter;
-    options.sink = kSink;
-    options.redirectLimit = kRedirectLimit;
-  }
-  return options;
+  return worker::guardOptionsFor(policy, policy == ptx::GuardPolicy::kTrap ? 0 : kHitCounter);
 }
 
 struct Guarded {

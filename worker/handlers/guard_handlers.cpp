@@ -58,8 +58,7 @@ bool prepareSessionGuard(CallContext& ctx, std::string* error) {
   SessionGuard& guard = ctx.session.guard;
   if (!guard.config.enabled) return true;
   std::lock_guard lock(guard.mutex);
-  guard.config.ptx.protectedBegin = memmgr::kIoAperture.begin;
-  guard.config.ptx.protectedEnd = memmgr::kModuleRange.end();
+  guard.config.ptx = guardOptionsFor(guard.config.ptx.policy, guard.page);
   const bool testCanary = ctx.guard != nullptr && ctx.guard->testCanary;
   const bool needsPage = guard.config.ptx.policy != ptx::GuardPolicy::kTrap || testCanary;
   if (!needsPage || guard.page != 0) return true;
@@ -85,13 +84,8 @@ bool prepareSessionGuard(CallContext& ctx, std::string* error) {
                  canary);
   }
   guard.page = page;
-  ptx::GuardOptions& o = guard.config.ptx;
-  o.hitCounter = page;
-  o.sink = page + kSinkOffset;
-  o.redirectLimit = kRedirectLimit;
-  o.remapBase = memmgr::kUserRange.begin;
-  o.remapMask = kRemapMask;
-  if (std::string invalid = ptx::validate(o); !invalid.empty()) {
+  guard.config.ptx = guardOptionsFor(guard.config.ptx.policy, page);
+  if (std::string invalid = ptx::validate(guard.config.ptx); !invalid.empty()) {
     *error = "internal: guard options: " + invalid;
     return false;
   }

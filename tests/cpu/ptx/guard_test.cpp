@@ -29,6 +29,7 @@ GuardOptions options(GuardPolicy policy = GuardPolicy::kTrap) {
   o.hitCounter = memmgr::kModuleRange.begin;
   o.sink = memmgr::kModuleRange.begin + 0x10000;
   o.redirectLimit = 0x40000;
+  o.faultWindow = memmgr::kGuardFaultWindow.begin;
   o.remapBase = memmgr::kUserRange.begin;
   o.remapMask = 0x1fffff;
   return o;
@@ -79,9 +80,11 @@ TEST(PtxGuard, EveryGlobalOrGenericAccessIsCheckedOverItsWidthUnderItsPredicate)
       << text;
   EXPECT_NE(text.find("sub.u64\t%agileos_guard_a0, %rd2, 0x4;"), std::string::npos) << text;
   EXPECT_NE(text.find("not.pred\t%agileos_guard_np0, %p1;"), std::string::npos) << text;
-  EXPECT_NE(text.find("@%agileos_guard_v0 bra\t$agileos_guard_trap;"), std::string::npos) << text;
-  EXPECT_NE(text.find("$agileos_guard_trap:\n\ttrap;"), std::string::npos) << "one trap block per function\n"
-                                                                           << text;
+  EXPECT_NE(text.find("mov.u64\t%agileos_guard_t0, 0xf0fc0000000;"), std::string::npos)
+      << "a hit goes to the fault window\n"
+      << text;
+  EXPECT_NE(text.find("[%agileos_guard_r0]"), std::string::npos) << text;
+  EXPECT_EQ(text.find("trap;"), std::string::npos) << "no trap, no branch: straight-line checks\n" << text;
   EXPECT_TRUE(findUnguardedAccesses(guarded.module, options(), guarded.registerPrefix).empty());
   std::string output;
   EXPECT_EQ(assemble(text, &output), 0) << output << text;
@@ -99,7 +102,7 @@ TEST(PtxGuard, TheCheckerFindsAccessesThatAreNotGuarded) {
   for (Statement& s : body) {
     if (s.kind != Statement::Kind::kBlock || removed > 0) continue;
     for (auto it = s.block.begin(); it != s.block.end(); ++it) {
-      if (it->kind == Statement::Kind::kInstruction && it->instruction.opcode == "bra") {
+      if (it->kind == Statement::Kind::kInstruction && it->instruction.opcode == "selp") {
         s.block.erase(it);
         ++removed;
         break;
@@ -108,13 +111,6 @@ TEST(PtxGuard, TheCheckerFindsAccessesThatAreNotGuarded) {
   }
   ASSERT_EQ(removed, 1);
   EXPECT_EQ(findUnguardedAccesses(guarded.module, options(), guarded.registerPrefix).size(), 1u);
-  // A branch to a label that is not followed by the trap does not count.
-  GuardResult retargeted = guardModule(original, options());
-  for (Statement& s : retargeted.module.items[4].function.body) {
-    if (s.kind == Statement::Kind::kInstruction && s.instruction.opcode == "trap")
-      s.instruction.opcode = "ret";
-  }
-  EXPECT_EQ(findUnguardedAccesses(retargeted.module, options(), retargeted.registerPrefix).size(), 5u);
   // A check for the wrong width does not count either.
   GuardResult narrow = guardModule(original, options());
   for (Statement& s : narrow.module.items[4].function.body) {
@@ -158,12 +154,16 @@ TEST(PtxGuard, ReportPolicyCountsInProtectedMemoryAndLetsTheAccessRun) {
 }
 
 TEST(PtxGuard, RedirectingPoliciesCountAndSendTheAccessElsewhere) {
-  for (GuardPolicy policy : {GuardPolicy::kPoison, GuardPolicy::kSink, GuardPolicy::kRemapOr}) {
+  for (GuardPolicy policy :
+       {GuardPolicy::kTrap, GuardPolicy::kPoison, GuardPolicy::kSink, GuardPolicy::kRemapOr}) {
     SCOPED_TRACE(toString(policy));
     const GuardResult guarded = guardModule(parsed(kKernel), options(policy));
     ASSERT_TRUE(guarded.ok) << guarded.error;
     const std::string text = print(guarded.module);
-    EXPECT_NE(text.find("red.global.add.u64\t[%agileos_guard_c0], 1;"), std::string::npos) << text;
+    EXPECT_EQ(text.find("red.global.add.u64\t[%agileos_guard_c0], 1;") != std::string::npos,
+              policy != GuardPolicy::kTrap)
+        << "every policy but trap counts\n"
+        << text;
     EXPECT_NE(
         text.find("selp.b64\t%agileos_guard_r0, %agileos_guard_t0, %agileos_guard_a0, %agileos_guard_v0;"),
         std::string::npos)
@@ -177,7 +177,7 @@ TEST(PtxGuard, RedirectingPoliciesCountAndSendTheAccessElsewhere) {
           << text;
       EXPECT_NE(text.find("or.b64\t%agileos_guard_t0, %agileos_guard_t0, 0xf8000000000;"), std::string::npos)
           << text;
-    } else {
+    } else if (policy != GuardPolicy::kTrap) {
       EXPECT_NE(text.find("mov.u64\t%agileos_guard_t0, 0xf1000010000;"), std::string::npos) << text;
     }
     EXPECT_TRUE(findUnguardedAccesses(guarded.module, options(policy), guarded.registerPrefix).empty());
