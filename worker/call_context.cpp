@@ -10,8 +10,15 @@ bool succeeded(CallContext& ctx, CUresult result, v1::CallReply& reply, const ch
   if (result == CUDA_SUCCESS) return true;
   reply.set_error(toCudaError(result));
   if (isContextFatal(result) && ctx.taint != nullptr) {
-    ctx.taint->contextTainted(ctx.session.id(),
-                              std::string(what) + " reported CUresult " + std::to_string(result));
+    std::string reason = std::string(what) + " reported CUresult " + std::to_string(result);
+    // Under trap the guard sends a protected access into its fault window: say so, as the
+    // driver only sees an illegal address.
+    const GuardConfig& guard = ctx.session.guard.setting;
+    if (result == CUDA_ERROR_ILLEGAL_ADDRESS && guard.enabled &&
+        guard.ptx.policy == ptx::GuardPolicy::kTrap) {
+      reason += " (an access the kernel memory guard stopped, or another illegal address)";
+    }
+    ctx.taint->contextTainted(ctx.session.id(), reason);
   }
   return false;
 }

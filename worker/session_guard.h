@@ -10,7 +10,7 @@
 //     call of the client fails the same way (as a faulting kernel's context would),
 //     while the context and any other client of it go on;
 //   - report, sink, remap_or: new hits are logged (with "not enforced" for report);
-//   - trap needs no state: the kernel traps, the context is lost, the call fails, the
+//   - trap needs no state: the access faults in the fault window, the context is lost, the call fails, the
 //     worker reports itself tainted and is retired once the client has gone.
 //
 // Guard page layout (kGuardPageBytes, one granule): [0, 8) hit count; the quarantine at
@@ -65,9 +65,10 @@ inline ptx::GuardOptions guardOptionsFor(ptx::GuardPolicy policy, memmgr::Device
 }
 
 struct SessionGuard {
-  GuardConfig config;  // set at attach; the ptx addresses once the guard page exists
+  GuardConfig setting;  // from the attach; never changed afterwards (read without the lock)
 
-  std::mutex mutex;  // guards the creation of the state below
+  std::mutex mutex;           // guards the state below
+  ptx::GuardOptions options;  // the policy with the client's addresses, once prepared
   memmgr::DevicePtr page = 0;
   CUstream readStream = nullptr;  // non-blocking: reading the count waits for nothing else
   memmgr::DevicePtr canary = 0;

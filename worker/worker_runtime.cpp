@@ -15,7 +15,7 @@ bool WorkerRuntime::attach(ClientId client, const std::string& sessionToken, con
   std::lock_guard lock(mutex_);
   if (clients_.contains(client) || byToken_.contains(sessionToken)) return false;
   auto session = std::make_shared<ClientSession>(client, sessionToken);
-  session->guard.config = guard;
+  session->guard.setting = guard;
   clients_.emplace(client, Attached{std::move(session), std::make_shared<std::shared_mutex>()});
   byToken_.emplace(sessionToken, client);
   spdlog::info("client {} attached; kernel memory guard {}{}", client, policyName(guard),

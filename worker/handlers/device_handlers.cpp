@@ -12,17 +12,17 @@ namespace {
 // fallback path instead of failing later.
 int virtualAttributeValue(int attribute, int value) {
   switch (attribute) {
-    case CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY:            // mapped host memory
-    case CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY:                 // managed memory
+    case CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY:  // mapped host memory
+    case CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY:       // managed memory
     case CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS:
     case CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS:
     case CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES:
     case CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST:
-    case CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED:        // cudaHostRegister
+    case CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED:  // cudaHostRegister
     case CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM:
     case CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED:
-    case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED:         // cudaMallocAsync
-    case CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED:            // IPC crosses the client boundary
+    case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED:  // cudaMallocAsync
+    case CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED:     // IPC crosses the client boundary
     case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED:
     case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED:
       return 0;

@@ -37,7 +37,7 @@ void guardStatus(CallContext& ctx, const v1::CallRequest&, v1::CallReply& reply)
   SessionGuard& guard = ctx.session.guard;
   std::lock_guard lock(guard.mutex);
   v1::GuardStatus* status = reply.mutable_guard_status();
-  status->set_policy(policyName(guard.config));
+  status->set_policy(policyName(guard.setting));
   std::uint64_t hits = 0;
   if (!readHits(ctx.gpu, guard, &hits)) {
     refuse(reply, cudaErrorUnknown, "the guard's hit count cannot be read");
@@ -56,11 +56,11 @@ void guardStatus(CallContext& ctx, const v1::CallRequest&, v1::CallReply& reply)
 
 bool prepareSessionGuard(CallContext& ctx, std::string* error) {
   SessionGuard& guard = ctx.session.guard;
-  if (!guard.config.enabled) return true;
+  if (!guard.setting.enabled) return true;
   std::lock_guard lock(guard.mutex);
-  guard.config.ptx = guardOptionsFor(guard.config.ptx.policy, guard.page);
+  guard.options = guardOptionsFor(guard.setting.ptx.policy, guard.page);
   const bool testCanary = ctx.guard != nullptr && ctx.guard->testCanary;
-  const bool needsPage = guard.config.ptx.policy != ptx::GuardPolicy::kTrap || testCanary;
+  const bool needsPage = guard.setting.ptx.policy != ptx::GuardPolicy::kTrap || testCanary;
   if (!needsPage || guard.page != 0) return true;
   if (ctx.gpu.streamCreate(CU_STREAM_NON_BLOCKING, 0, &guard.readStream) != CUDA_SUCCESS) {
     *error = "cannot create the guard's stream";
@@ -84,8 +84,8 @@ bool prepareSessionGuard(CallContext& ctx, std::string* error) {
                  canary);
   }
   guard.page = page;
-  guard.config.ptx = guardOptionsFor(guard.config.ptx.policy, page);
-  if (std::string invalid = ptx::validate(guard.config.ptx); !invalid.empty()) {
+  guard.options = guardOptionsFor(guard.setting.ptx.policy, page);
+  if (std::string invalid = ptx::validate(guard.options); !invalid.empty()) {
     *error = "internal: guard options: " + invalid;
     return false;
   }
@@ -120,7 +120,7 @@ void refusePoisoned(v1::CallReply& reply) {
 
 void checkGuardAfterSynchronize(CallContext& ctx, v1::CallReply& reply) {
   SessionGuard& guard = ctx.session.guard;
-  if (!guard.config.enabled || guard.config.ptx.policy == ptx::GuardPolicy::kTrap) return;
+  if (!guard.setting.enabled || guard.setting.ptx.policy == ptx::GuardPolicy::kTrap) return;
   if (!guard.launched.exchange(false)) return;
   std::lock_guard lock(guard.mutex);
   std::uint64_t hits = 0;
@@ -131,7 +131,7 @@ void checkGuardAfterSynchronize(CallContext& ctx, v1::CallReply& reply) {
   if (hits == guard.hitsSeen) return;
   const std::uint64_t fresh = hits - guard.hitsSeen;
   guard.hitsSeen = hits;
-  switch (guard.config.ptx.policy) {
+  switch (guard.setting.ptx.policy) {
     case ptx::GuardPolicy::kPoison:
       spdlog::warn(
           "client {}: the kernel memory guard redirected {} access(es) to protected memory; the client "
@@ -149,7 +149,7 @@ void checkGuardAfterSynchronize(CallContext& ctx, v1::CallReply& reply) {
     default:
       spdlog::warn(
           "client {}: the kernel memory guard ({}) redirected {} access(es) to protected memory; {} in all",
-          ctx.session.id(), ptx::toString(guard.config.ptx.policy), fresh, hits);
+          ctx.session.id(), ptx::toString(guard.setting.ptx.policy), fresh, hits);
       return;
   }
 }
@@ -160,7 +160,7 @@ void releaseSessionGuard(GpuBackend& gpu, ClientSession& session) {
   std::uint64_t hits = 0;
   if (guard.page != 0 && readHits(gpu, guard, &hits) && hits != 0) {
     spdlog::info("client {}: kernel memory guard ({}): {} access(es) to protected memory in the session",
-                 session.id(), policyName(guard.config), hits);
+                 session.id(), policyName(guard.setting), hits);
   }
   if (guard.readStream != nullptr) gpu.streamDestroy(guard.readStream);
   guard.readStream = nullptr;

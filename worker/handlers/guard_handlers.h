@@ -10,7 +10,7 @@
 namespace agileos::worker {
 
 // Creates the client's guard page (and canary, in test mode) if the policy needs it and
-// fills ctx.session.guard.config.ptx with its addresses. False and *error on failure.
+// fills ctx.session.guard.options with its addresses. False and *error on failure.
 bool prepareSessionGuard(CallContext& ctx, std::string* error);
 
 // Whether `request` is a call after which CUDA would report a kernel's fault.

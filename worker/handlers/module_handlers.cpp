@@ -158,10 +158,10 @@ void moduleLoad(CallContext& ctx, const v1::CallRequest& request, v1::CallReply&
     refuse(reply, cudaErrorMemoryAllocation, guardError);
     return;
   }
-  GuardConfig guard;
+  GuardConfig guard = ctx.session.guard.setting;
   {
     std::lock_guard lock(ctx.session.guard.mutex);
-    guard = ctx.session.guard.config;
+    guard.ptx = ctx.session.guard.options;
   }
   PreparedImage prepared = prepareModuleImage(parsed.entries, sm, guard);
   if (!prepared.ok) {

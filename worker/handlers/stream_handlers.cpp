@@ -11,7 +11,8 @@ void streamCreate(CallContext& ctx, const v1::CallRequest& request, v1::CallRepl
     return;
   }
   CUstream stream = nullptr;
-  if (!succeeded(ctx, ctx.gpu.streamCreate(args.flags(), args.priority(), &stream), reply, "cuStreamCreate")) {
+  if (!succeeded(ctx, ctx.gpu.streamCreate(args.flags(), args.priority(), &stream), reply,
+                 "cuStreamCreate")) {
     return;
   }
   const Token token = ctx.session.streams.insert({stream, args.flags(), args.priority()});
