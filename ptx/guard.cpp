@@ -242,6 +242,13 @@ std::string reg(const Operand& operand) {
   return operand.kind == Operand::Kind::kRegister ? operand.tokens[0].text : std::string();
 }
 
+// A register operand's name, also when the program named the register without a `%`
+// (PTX allows it; the parser then sees a symbol): how a user's predicate is referred to.
+std::string nameOf(const Operand& operand) {
+  const bool named = operand.kind == Operand::Kind::kRegister || operand.kind == Operand::Kind::kSymbol;
+  return named && operand.tokens.size() == 1 ? operand.tokens[0].text : std::string();
+}
+
 bool is(const Instruction& i, const char* opcode, std::initializer_list<const char*> modifiers,
         std::size_t operands) {
   if (i.opcode != opcode || i.modifiers.size() != modifiers.size() || i.operands.size() != operands)
@@ -357,13 +364,13 @@ bool checkPresent(const std::vector<const Instruction*>& checks, const Instructi
       if (access.predicate->negated) {
         const Instruction* andp = next();
         if (andp == nullptr || !is(*first, "not", {".pred"}, 2) ||
-            reg(first->operands[1]) != access.predicate->reg || !is(*andp, "and", {".pred"}, 3) ||
+            nameOf(first->operands[1]) != access.predicate->reg || !is(*andp, "and", {".pred"}, 3) ||
             reg(andp->operands[0]) != v || reg(andp->operands[1]) != v ||
             reg(andp->operands[2]) != reg(first->operands[0])) {
           continue;
         }
       } else if (!is(*first, "and", {".pred"}, 3) || reg(first->operands[0]) != v ||
-                 reg(first->operands[1]) != v || reg(first->operands[2]) != access.predicate->reg) {
+                 reg(first->operands[1]) != v || nameOf(first->operands[2]) != access.predicate->reg) {
         continue;
       }
     }

@@ -126,6 +126,22 @@ TEST(PtxGuard, TheCheckerFindsAccessesThatAreNotGuarded) {
       << "every check now bounds a 1-byte access, and none of these accesses is that narrow";
 }
 
+TEST(PtxGuard, APredicateNamedWithoutPercentIsCheckedAndRecognised) {
+  std::string text = kKernel;
+  text.insert(text.find("\tret;"),
+              "\t{\n\t.reg .pred flag;\n\tsetp.ne.u32 flag, %r1, 0;\n"
+              "\t@flag st.global.u32 [%rd2], %r1;\n\t@!flag st.global.u32 [%rd2+4], %r1;\n\t}\n");
+  for (GuardPolicy policy : kAllPolicies) {
+    SCOPED_TRACE(toString(policy));
+    const GuardResult guarded = guardModule(parsed(text), options(policy));
+    ASSERT_TRUE(guarded.ok) << guarded.error;
+    EXPECT_EQ(guarded.checkedAccesses, 7u);
+    EXPECT_TRUE(findUnguardedAccesses(guarded.module, options(policy), guarded.registerPrefix).empty());
+    std::string output;
+    EXPECT_EQ(assemble(print(guarded.module), &output), 0) << output;
+  }
+}
+
 TEST(PtxGuard, RegistersNeverCollideWithTheProgramsNames) {
   std::string text = kKernel;
   // The program already uses the guard's preferred prefix.
