@@ -17,8 +17,10 @@ constexpr std::array<std::string_view, 5> kLogLevels = {"trace", "debug", "info"
 constexpr std::array<std::string_view, 1> kPlacements = {"dedicated"};
 // Flags the daemon itself puts on every worker command line; worker.args must not repeat them.
 constexpr std::array<std::string_view, 7> kDaemonOwnedWorkerFlags = {
-    "--control-fd", "--endpoint", "--device", "--worker-id", "--log-level", "--module-cache-dir", "--module-cache-bytes"};
-constexpr std::array<std::string_view, 6> kGuardPolicies = {"off", "trap", "poison", "sink", "remap_or", "report"};
+    "--control-fd",       "--endpoint",          "--device", "--worker-id", "--log-level",
+    "--module-cache-dir", "--module-cache-bytes"};
+constexpr std::array<std::string_view, 6> kGuardPolicies = {"off",  "trap",     "poison",
+                                                            "sink", "remap_or", "report"};
 constexpr std::array<std::string_view, 2> kSassOnly = {"allow", "refuse"};
 constexpr std::int64_t kMaxCacheBytes = std::int64_t{1} << 40;
 constexpr std::int64_t kMaxWorkersLimit = 1024;
@@ -211,6 +213,9 @@ std::string checkExecutable(std::string_view value) {
 
 std::string checkWorkerArg(std::string_view value) {
   if (value.find('\0') != std::string_view::npos) return "must not contain NUL characters";
+  if (value == "--guard" || value.starts_with("--guard=") || value.starts_with("--guard-sass-only")) {
+    return "the kernel memory guard is set in the guard section (guard.policy, guard.sass_only), not here";
+  }
   for (std::string_view flag : kDaemonOwnedWorkerFlags) {
     if (value == flag ||
         (value.size() > flag.size() && value.substr(0, flag.size()) == flag && value[flag.size()] == '=')) {

@@ -91,7 +91,8 @@ DaemonServerOptions serverOptionsFromConfig(const DaemonConfig& config,
   options.pool.worker_args = config.worker.args;
   if (!config.guard.cache_dir.empty()) {
     options.pool.worker_args.push_back("--module-cache-dir=" + config.guard.cache_dir);
-    options.pool.worker_args.push_back("--module-cache-bytes=" + std::to_string(config.guard.cache_max_bytes));
+    options.pool.worker_args.push_back("--module-cache-bytes=" +
+                                       std::to_string(config.guard.cache_max_bytes));
   }
   options.session.guard = config.guard;
   options.pool.runtime_dir = config.runtime_dir;

@@ -32,9 +32,11 @@ class FakeSessionStream final : public SessionStream {
     incoming_.push_back(message);
     cv_.notify_all();
   }
-  void sendHello(std::uint32_t version = agileos::v1::PROTOCOL_VERSION_CURRENT) {
+  void sendHello(std::uint32_t version = agileos::v1::PROTOCOL_VERSION_CURRENT,
+                 const std::string& guard = "") {
     SessionUp up;
     up.mutable_hello()->set_protocol_version(version);
+    up.mutable_hello()->set_guard_policy(guard);
     up.mutable_hello()->set_program("fake\nclient\x01");  // control characters must not reach the log raw
     send(up);
   }
@@ -161,6 +163,36 @@ TEST_F(ClientSessionTest, OtherProtocolVersionsAreRefused) {
   EXPECT_EQ(reply.refusal().reason(), Refusal::VERSION_MISMATCH);
   EXPECT_THAT(reply.refusal().message(),
               HasSubstr("client speaks protocol version 7; this daemon speaks version 1"));
+}
+
+TEST_F(ClientSessionTest, TheGuardPolicyIsTheDefaultOrAnAllowedChoiceAndReachesTheWorker) {
+  session_options_.guard.policy = "trap";
+  session_options_.guard.allowed_policies = {"poison"};
+  session_options_.guard.sass_only = "refuse";
+  startPool();
+  for (const char* asked : {"sink", "off", "nonsense"}) {
+    FakeSessionStream stream;
+    stream.sendHello(agileos::v1::PROTOCOL_VERSION_CURRENT, asked);
+    serve(stream).join();
+    ASSERT_EQ(stream.writeCount(), 1u) << asked;
+    const SessionDown reply = *stream.written(0);
+    ASSERT_TRUE(reply.has_refusal()) << asked;
+    EXPECT_EQ(reply.refusal().reason(), Refusal::BAD_REQUEST);
+    EXPECT_THAT(reply.refusal().message(), HasSubstr("guard policy")) << asked;
+  }
+  EXPECT_EQ(events_.count({"attach"}), 0u) << "a refused policy never reaches a worker";
+  for (const auto& [asked, given] : {std::pair{"", "trap"}, std::pair{"poison", "poison"}}) {
+    FakeSessionStream stream;
+    stream.sendHello(agileos::v1::PROTOCOL_VERSION_CURRENT, asked);
+    std::thread session = serve(stream);
+    const auto reply = stream.written(0);
+    ASSERT_TRUE(reply.has_value() && reply->has_assignment()) << asked;
+    EXPECT_TRUE(events_.waitFor({"attach client=" + std::to_string(reply->assignment().client_id()),
+                                 std::string(" guard=") + given, " sass=refuse"}))
+        << asked;
+    stream.closeFromClient();
+    session.join();
+  }
 }
 
 TEST_F(ClientSessionTest, AssignedClientIsReleasedWhenItCloses) {

@@ -32,6 +32,27 @@ TEST(DaemonConfig, EmptyObjectGivesDocumentedDefaults) {
   EXPECT_EQ(c.worker.max_workers, 4u);
   EXPECT_EQ(c.worker.start_timeout_ms, 60000u);
   EXPECT_TRUE(c.worker.args.empty());
+  EXPECT_EQ(c.guard.policy, "trap");
+  EXPECT_TRUE(c.guard.allowed_policies.empty());
+  EXPECT_EQ(c.guard.sass_only, "allow");
+  EXPECT_EQ(c.guard.cache_dir, "/var/cache/agileos/modules");
+  EXPECT_EQ(c.guard.cache_max_bytes, 1ull << 30);
+}
+
+TEST(DaemonConfig, GuardPolicyAdmission) {
+  GuardSection guard;
+  guard.policy = "trap";
+  guard.allowed_policies = {"poison", "report"};
+  std::string policy, error;
+  EXPECT_TRUE(admitGuardPolicy(guard, "", &policy, &error));
+  EXPECT_EQ(policy, "trap") << "no request: the default";
+  EXPECT_TRUE(admitGuardPolicy(guard, "trap", &policy, &error));
+  EXPECT_TRUE(admitGuardPolicy(guard, "report", &policy, &error));
+  EXPECT_EQ(policy, "report");
+  EXPECT_FALSE(admitGuardPolicy(guard, "off", &policy, &error));
+  EXPECT_THAT(error, HasSubstr("not allowed here (guard.allowed_policies)"));
+  EXPECT_FALSE(admitGuardPolicy(guard, "Trap", &policy, &error));
+  EXPECT_THAT(error, HasSubstr("unknown kernel memory guard policy"));
 }
 
 TEST(DaemonConfig, ReadsEveryField) {
@@ -46,7 +67,14 @@ TEST(DaemonConfig, ReadsEveryField) {
       "prestart": 0,
       "max_workers": 16,
       "start_timeout_ms": 1500,
-      "args": ["--guard=trap", "-v"]
+      "args": ["--test-guard-canary", "-v"]
+    },
+    "guard": {
+      "policy": "poison",
+      "allowed_policies": ["trap", "report"],
+      "sass_only": "refuse",
+      "cache_dir": "",
+      "cache_max_bytes": 4096
     }
   })");
   ASSERT_TRUE(result.ok()) << joined(result.errors);
@@ -59,7 +87,12 @@ TEST(DaemonConfig, ReadsEveryField) {
   EXPECT_EQ(c.worker.prestart, 0u);
   EXPECT_EQ(c.worker.max_workers, 16u);
   EXPECT_EQ(c.worker.start_timeout_ms, 1500u);
-  EXPECT_EQ(c.worker.args, (std::vector<std::string>{"--guard=trap", "-v"}));
+  EXPECT_EQ(c.worker.args, (std::vector<std::string>{"--test-guard-canary", "-v"}));
+  EXPECT_EQ(c.guard.policy, "poison");
+  EXPECT_EQ(c.guard.allowed_policies, (std::vector<std::string>{"trap", "report"}));
+  EXPECT_EQ(c.guard.sass_only, "refuse");
+  EXPECT_EQ(c.guard.cache_dir, "");
+  EXPECT_EQ(c.guard.cache_max_bytes, 4096u);
 }
 
 TEST(DaemonConfig, PartialWorkerObjectKeepsOtherDefaults) {
@@ -167,6 +200,21 @@ const BadConfig kBadConfigs[] = {
      "worker.args[0]: --device is set by the daemon and must not appear in worker.args"},
     {"ArgsReservedFlagWithoutValue", R"({"worker": {"args": ["--control-fd"]}})",
      "worker.args[0]: --control-fd is set"},
+    {"GuardPolicyUnknown", R"({"guard": {"policy": "strict"}})",
+     "guard.policy: expected one of off|trap|poison|sink|remap_or|report, got \"strict\""},
+    {"GuardAllowedUnknown", R"({"guard": {"allowed_policies": ["trap", "paranoid"]}})",
+     "guard.allowed_policies[1]: expected one of"},
+    {"GuardSassOnlyUnknown", R"({"guard": {"sass_only": "maybe"}})",
+     "guard.sass_only: expected one of allow|refuse"},
+    {"GuardCacheDirRelative", R"({"guard": {"cache_dir": "cache"}})",
+     "guard.cache_dir: expected an absolute path"},
+    {"GuardCacheBytesZero", R"({"guard": {"cache_max_bytes": 0}})",
+     "guard.cache_max_bytes: expected an integer"},
+    {"GuardUnknownKey", R"({"guard": {"polcy": "trap"}})", "guard.polcy: unknown key"},
+    {"ArgsOldGuardFlag", R"({"worker": {"args": ["--guard=trap"]}})",
+     "worker.args[0]: the kernel memory guard is set in the guard section"},
+    {"ArgsCacheFlag", R"({"worker": {"args": ["--module-cache-dir=/tmp"]}})",
+     "worker.args[0]: --module-cache-dir is set by the daemon"},
     {"PrestartAboveMaxWorkers", R"({"worker": {"prestart": 5, "max_workers": 4}})",
      "worker.prestart: 5 ready workers cannot be kept with worker.max_workers = 4"},
 };
