@@ -262,6 +262,15 @@ CUresult MemoryManager::freeProtected(ClientId client, DevicePtr p) {
   return state_->protectedMappings.destroy(range);
 }
 
+std::uint64_t MemoryManager::protectedBytes(ClientId client) const {
+  std::lock_guard lock(mutex_);
+  std::uint64_t bytes = 0;
+  for (const auto& [base, allocation] : state_->protectedAllocations) {
+    if (allocation.owner == client) bytes += allocation.range.size;
+  }
+  return bytes;
+}
+
 void MemoryManager::releaseProtected(ClientId client) {
   std::lock_guard lock(mutex_);
   for (auto it = state_->protectedAllocations.begin(); it != state_->protectedAllocations.end();) {

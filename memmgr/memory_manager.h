@@ -90,6 +90,9 @@ class MemoryManager {
   // Frees a protected allocation of `client` made by allocateProtected (exact base).
   CUresult freeProtected(ClientId client, DevicePtr p);
 
+  // Bytes of protected memory held for `client` (as mapped).
+  std::uint64_t protectedBytes(ClientId client) const;
+
   // Frees every protected allocation of `client` (at the end of its session; a device
   // reset keeps them, as the client's loaded modules refer to them).
   void releaseProtected(ClientId client);

@@ -22,6 +22,7 @@ constexpr std::array<std::string_view, 7> kDaemonOwnedWorkerFlags = {
 constexpr std::array<std::string_view, 6> kGuardPolicies = {"off",  "trap",     "poison",
                                                             "sink", "remap_or", "report"};
 constexpr std::array<std::string_view, 2> kSassOnly = {"allow", "refuse"};
+constexpr std::array<std::string_view, 2> kGuardRequire = {"protected_state", "always"};
 constexpr std::int64_t kMaxCacheBytes = std::int64_t{1} << 40;
 constexpr std::int64_t kMaxWorkersLimit = 1024;
 constexpr std::int64_t kMaxStartTimeoutMs = 3600 * 1000;
@@ -198,6 +199,11 @@ std::string checkSassOnly(std::string_view value) {
   return "expected one of " + listOf(kSassOnly) + ", got " + json(std::string(value)).dump();
 }
 
+std::string checkGuardRequire(std::string_view value) {
+  if (contains(kGuardRequire, value)) return "";
+  return "expected one of " + listOf(kGuardRequire) + ", got " + json(std::string(value)).dump();
+}
+
 std::string checkCacheDir(std::string_view value) {
   if (value.empty()) return "";
   return checkAbsolutePath(value, 4096);
@@ -359,6 +365,7 @@ ConfigResult parseDaemonConfig(std::string_view json_text) {
     reader.readString("policy", &g.policy, checkGuardPolicy);
     reader.readStringArray("allowed_policies", &g.allowed_policies, checkGuardPolicy);
     reader.readString("sass_only", &g.sass_only, checkSassOnly);
+    reader.readString("require", &g.require, checkGuardRequire);
     reader.readString("cache_dir", &g.cache_dir, checkCacheDir);
     reader.readInteger("cache_max_bytes", 1, kMaxCacheBytes, &g.cache_max_bytes);
     reader.finish();
@@ -406,6 +413,7 @@ std::string toJsonText(const DaemonConfig& config) {
        {{"policy", config.guard.policy},
         {"allowed_policies", config.guard.allowed_policies},
         {"sass_only", config.guard.sass_only},
+        {"require", config.guard.require},
         {"cache_dir", config.guard.cache_dir},
         {"cache_max_bytes", config.guard.cache_max_bytes}}},
   };

@@ -44,6 +44,11 @@ struct GuardSection {
   // With the guard on: "allow" loads a module that has only SASS unguarded (logged), in
   // a context that serves one client; "refuse" fails its load naming the missing PTX.
   std::string sass_only = "allow";
+  // "protected_state": guard a client's modules while its context holds protected state
+  // (module state, MMIO, service memory, the test canary), which is when the guard has
+  // something to protect: the protected range is otherwise unmapped, so any access there
+  // faults anyway. "always": guard every module.
+  std::string require = "protected_state";
   // Compiled guarded modules, shared by the workers; "" disables the cache.
   std::string cache_dir = "/var/cache/agileos/modules";
   std::uint64_t cache_max_bytes = 1ull << 30;

@@ -107,6 +107,7 @@ struct PoolSnapshot {
 struct ClientGuardSetting {
   std::string policy = "off";  // off|trap|poison|sink|remap_or|report
   bool allow_sass_only = true;
+  bool always = false;  // guard every module, not only while the context holds protected state
 };
 
 class WorkerPool {
@@ -167,7 +168,7 @@ class WorkerPool {
     std::unique_ptr<WorkerProcess> process;
     WorkerPhase phase = WorkerPhase::kStarting;
     std::string endpoint;
-    std::string socket_path;  // file the worker binds; removed when it is reaped
+    std::string socket_path;   // file the worker binds; removed when it is reaped
     std::string shm_endpoint;  // shared-memory socket it reported ready (a file; removed when reaped)
     std::set<ClientId> clients;
     bool has_served = false;

@@ -21,7 +21,10 @@
 namespace agileos::worker {
 
 struct GuardConfig {
-  bool enabled = false;   // off: modules load as they are
+  bool enabled = false;  // off: modules load as they are
+  // false (guard.require = protected_state): only while the client's context holds
+  // protected state; true: every module.
+  bool always = true;
   ptx::GuardOptions ptx;  // the policy and, except for trap, the client's guard state
   bool allowSassOnly = true;
 };

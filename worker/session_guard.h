@@ -74,6 +74,9 @@ struct SessionGuard {
   memmgr::DevicePtr canary = 0;
   std::uint64_t hitsSeen = 0;
 
+  bool applied = false;           // a module was guarded (under the mutex)
+  bool notAppliedLogged = false;  // (under the mutex)
+
   std::atomic<bool> launched{false};  // a kernel ran since the count was last read
   std::atomic<bool> poisoned{false};
 };

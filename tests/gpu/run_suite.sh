@@ -175,7 +175,7 @@ start_daemon() {
   "log_level": "info",
   "worker": {"executable": "agileos-worker", "prestart": 8, "max_workers": 12,
              "args": ["--test-guard-canary"${worker_args:+, $worker_args}]},
-  "guard": {"policy": "${AGILEOS_GUARD_POLICY:-trap}",
+    "guard": {"policy": "${AGILEOS_GUARD_POLICY:-trap}", "require": "always",
             "allowed_policies": ["off", "trap", "poison", "sink", "remap_or", "report"],
             "cache_dir": "$runtime_dir/module-cache"}
 }

@@ -45,6 +45,7 @@ void guardStatus(CallContext& ctx, const v1::CallRequest&, v1::CallReply& reply)
   }
   status->set_hits(hits);
   status->set_poisoned(guard.poisoned);
+  status->set_applied(guard.applied);
   if (guard.canary != 0) {
     status->set_canary_address(guard.canary);
     status->set_canary_bytes(kGuardPageBytes);
@@ -54,41 +55,60 @@ void guardStatus(CallContext& ctx, const v1::CallRequest&, v1::CallReply& reply)
 
 }  // namespace
 
-bool prepareSessionGuard(CallContext& ctx, std::string* error) {
+bool prepareModuleGuard(CallContext& ctx, GuardConfig* effective, std::string* error) {
   SessionGuard& guard = ctx.session.guard;
+  *effective = guard.setting;
   if (!guard.setting.enabled) return true;
   std::lock_guard lock(guard.mutex);
-  guard.options = guardOptionsFor(guard.setting.ptx.policy, guard.page);
-  const bool testCanary = ctx.guard != nullptr && ctx.guard->testCanary;
-  const bool needsPage = guard.setting.ptx.policy != ptx::GuardPolicy::kTrap || testCanary;
-  if (!needsPage || guard.page != 0) return true;
-  if (ctx.gpu.streamCreate(CU_STREAM_NON_BLOCKING, 0, &guard.readStream) != CUDA_SUCCESS) {
+  const ClientId client = ctx.session.id();
+  if (guard.readStream == nullptr &&
+      ctx.gpu.streamCreate(CU_STREAM_NON_BLOCKING, 0, &guard.readStream) != CUDA_SUCCESS) {
     *error = "cannot create the guard's stream";
     return false;
   }
-  memmgr::DevicePtr page = 0;
-  if (CUresult result = ctx.memory.allocateProtected(ctx.session.id(), kGuardPageBytes, &page);
-      result != CUDA_SUCCESS) {
-    *error = "cannot allocate the guard's protected page (CUresult " + std::to_string(result) + ")";
-    return false;
-  }
-  if (testCanary) {
+  if (ctx.guard != nullptr && ctx.guard->testCanary && guard.canary == 0) {
     memmgr::DevicePtr canary = 0;
-    if (ctx.memory.allocateProtected(ctx.session.id(), kGuardPageBytes, &canary) != CUDA_SUCCESS ||
-        ctx.gpu.memsetBytes(canary, kCanaryByte, kGuardPageBytes, nullptr, false) != CUDA_SUCCESS) {
+    if (ctx.memory.allocateProtected(client, kGuardPageBytes, &canary) != CUDA_SUCCESS) {
       *error = "cannot set up the guard's test canary";
       return false;
     }
-    guard.canary = canary;
-    spdlog::warn("client {}: TEST MODE: a guard canary at {:#x} (--test-guard-canary)", ctx.session.id(),
-                 canary);
+    guard.canary = canary;  // freed with the client's protected memory, whatever happens next
+    if (ctx.gpu.memsetBytes(canary, kCanaryByte, kGuardPageBytes, nullptr, false) != CUDA_SUCCESS) {
+      *error = "cannot fill the guard's test canary";
+      return false;
+    }
+    spdlog::warn("client {}: TEST MODE: a guard canary at {:#x} (--test-guard-canary)", client, canary);
   }
-  guard.page = page;
-  guard.options = guardOptionsFor(guard.setting.ptx.policy, page);
+  // Protected state besides the guard's own page: what the guard is there to protect.
+  const std::uint64_t own = guard.page != 0 ? kGuardPageBytes : 0;
+  const bool protectedState = ctx.memory.protectedBytes(client) > own;
+  if (!guard.setting.always && !protectedState) {
+    if (!guard.notAppliedLogged) {
+      spdlog::info(
+          "client {}: kernel memory guard ({}) not applied: its context holds no protected state "
+          "(guard.require = protected_state), and an access to the unmapped protected range faults",
+          client, ptx::toString(guard.setting.ptx.policy));
+      guard.notAppliedLogged = true;
+    }
+    effective->enabled = false;
+    return true;
+  }
+  if (guard.setting.ptx.policy != ptx::GuardPolicy::kTrap && guard.page == 0) {
+    memmgr::DevicePtr page = 0;
+    if (CUresult result = ctx.memory.allocateProtected(client, kGuardPageBytes, &page);
+        result != CUDA_SUCCESS) {
+      *error = "cannot allocate the guard's protected page (CUresult " + std::to_string(result) + ")";
+      return false;
+    }
+    guard.page = page;
+  }
+  guard.options = guardOptionsFor(guard.setting.ptx.policy, guard.page);
   if (std::string invalid = ptx::validate(guard.options); !invalid.empty()) {
     *error = "internal: guard options: " + invalid;
     return false;
   }
+  guard.applied = true;
+  effective->ptx = guard.options;
   return true;
 }
 

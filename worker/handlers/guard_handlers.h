@@ -9,9 +9,12 @@
 
 namespace agileos::worker {
 
-// Creates the client's guard page (and canary, in test mode) if the policy needs it and
-// fills ctx.session.guard.options with its addresses. False and *error on failure.
-bool prepareSessionGuard(CallContext& ctx, std::string* error);
+// The guard setting the client's next module is prepared with: off unless the client's
+// policy is on and (guard.require = always, or its context holds protected state: memory
+// in the protected range other than the guard's own). Creates what the policy needs (the
+// guard page; the test canary, which is protected state) on first use. False and *error
+// on failure.
+bool prepareModuleGuard(CallContext& ctx, GuardConfig* effective, std::string* error);
 
 // Whether `request` is a call after which CUDA would report a kernel's fault.
 bool isSynchronizing(const v1::CallRequest& request);

@@ -154,14 +154,10 @@ void moduleLoad(CallContext& ctx, const v1::CallRequest& request, v1::CallReply&
   const DeviceDescription& device = ctx.gpu.device();
   const auto sm = static_cast<std::uint32_t>(device.computeMajor * 10 + device.computeMinor);
   std::string guardError;
-  if (!prepareSessionGuard(ctx, &guardError)) {
+  GuardConfig guard;
+  if (!prepareModuleGuard(ctx, &guard, &guardError)) {
     refuse(reply, cudaErrorMemoryAllocation, guardError);
     return;
-  }
-  GuardConfig guard = ctx.session.guard.setting;
-  {
-    std::lock_guard lock(ctx.session.guard.mutex);
-    guard.ptx = ctx.session.guard.options;
   }
   PreparedImage prepared = prepareModuleImage(parsed.entries, sm, guard);
   if (!prepared.ok) {

@@ -169,6 +169,7 @@ TEST_F(ClientSessionTest, TheGuardPolicyIsTheDefaultOrAnAllowedChoiceAndReachesT
   session_options_.guard.policy = "trap";
   session_options_.guard.allowed_policies = {"poison"};
   session_options_.guard.sass_only = "refuse";
+  session_options_.guard.require = "always";
   startPool();
   for (const char* asked : {"sink", "off", "nonsense"}) {
     FakeSessionStream stream;
@@ -188,7 +189,7 @@ TEST_F(ClientSessionTest, TheGuardPolicyIsTheDefaultOrAnAllowedChoiceAndReachesT
     const auto reply = stream.written(0);
     ASSERT_TRUE(reply.has_value() && reply->has_assignment()) << asked;
     EXPECT_TRUE(events_.waitFor({"attach client=" + std::to_string(reply->assignment().client_id()),
-                                 std::string(" guard=") + given, " sass=refuse"}))
+                                 std::string(" guard=") + given, " sass=refuse", " always"}))
         << asked;
     stream.closeFromClient();
     session.join();

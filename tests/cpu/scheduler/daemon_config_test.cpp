@@ -35,6 +35,7 @@ TEST(DaemonConfig, EmptyObjectGivesDocumentedDefaults) {
   EXPECT_EQ(c.guard.policy, "trap");
   EXPECT_TRUE(c.guard.allowed_policies.empty());
   EXPECT_EQ(c.guard.sass_only, "allow");
+  EXPECT_EQ(c.guard.require, "protected_state");
   EXPECT_EQ(c.guard.cache_dir, "/var/cache/agileos/modules");
   EXPECT_EQ(c.guard.cache_max_bytes, 1ull << 30);
 }
@@ -72,7 +73,8 @@ TEST(DaemonConfig, ReadsEveryField) {
     "guard": {
       "policy": "poison",
       "allowed_policies": ["trap", "report"],
-      "sass_only": "refuse",
+            "sass_only": "refuse",
+      "require": "always",
       "cache_dir": "",
       "cache_max_bytes": 4096
     }
@@ -91,6 +93,7 @@ TEST(DaemonConfig, ReadsEveryField) {
   EXPECT_EQ(c.guard.policy, "poison");
   EXPECT_EQ(c.guard.allowed_policies, (std::vector<std::string>{"trap", "report"}));
   EXPECT_EQ(c.guard.sass_only, "refuse");
+  EXPECT_EQ(c.guard.require, "always");
   EXPECT_EQ(c.guard.cache_dir, "");
   EXPECT_EQ(c.guard.cache_max_bytes, 4096u);
 }
@@ -206,6 +209,8 @@ const BadConfig kBadConfigs[] = {
      "guard.allowed_policies[1]: expected one of"},
     {"GuardSassOnlyUnknown", R"({"guard": {"sass_only": "maybe"}})",
      "guard.sass_only: expected one of allow|refuse"},
+    {"GuardRequireUnknown", R"({"guard": {"require": "sometimes"}})",
+     "guard.require: expected one of protected_state|always"},
     {"GuardCacheDirRelative", R"({"guard": {"cache_dir": "cache"}})",
      "guard.cache_dir: expected an absolute path"},
     {"GuardCacheBytesZero", R"({"guard": {"cache_max_bytes": 0}})",

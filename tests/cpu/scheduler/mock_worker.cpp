@@ -134,7 +134,8 @@ int main(int argc, char** argv) {
         const auto client = message.attach().client_id();
         logEvent("attach client=" + std::to_string(client) + " token=" +
                  hex(message.attach().session_token()) + " guard=" + message.attach().guard_policy() +
-                 (message.attach().allow_sass_only() ? " sass=allow" : " sass=refuse"));
+                 (message.attach().allow_sass_only() ? " sass=allow" : " sass=refuse") +
+                 (message.attach().guard_always() ? " always" : " when-protected"));
         reply.mutable_attached()->set_client_id(mode == "wrong-ack" ? client + 1000 : client);
         send(control, reply);
         if (mode == "crash-after-attach") {

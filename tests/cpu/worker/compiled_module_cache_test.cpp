@@ -45,12 +45,16 @@ TEST_F(CompiledModuleCacheTest, KeysDifferForEveryInputAndAreStable) {
   EXPECT_NE(key, CompiledModuleCache::keyFor("ptx", 90, "poison", 13000));
   EXPECT_NE(key, CompiledModuleCache::keyFor("ptx", 90, "trap", 13010));
   // Fields are length-prefixed: moving bytes from one field to the next changes the key.
-  EXPECT_NE(CompiledModuleCache::keyFor("ptx9", 0, "trap", 1), CompiledModuleCache::keyFor("ptx", 90, "trap", 1));
+  EXPECT_NE(CompiledModuleCache::keyFor("ptx9", 0, "trap", 1),
+            CompiledModuleCache::keyFor("ptx", 90, "trap", 1));
 }
 
 TEST_F(CompiledModuleCacheTest, StoredEntriesAreFoundAgainAfterAReopen) {
   const std::string key = CompiledModuleCache::keyFor("a", 90, "trap", 1);
-  const std::string cubin("\x7f" "ELF\0binary\n\xff", 13);
+  const std::string cubin(
+      "\x7f"
+      "ELF\0binary\n\xff",
+      13);
   open()->store(key, cubin);
   auto again = open();
   EXPECT_EQ(again->find(key), cubin);

@@ -154,8 +154,8 @@ TEST(ModuleGuard, PoisonFailsTheNextSynchronizeAndEveryLaterCallButNotOtherClien
   EXPECT_EQ(status.guard_status().hits(), 0u);
   ASSERT_TRUE(memmgr::kModuleRange.contains(status.guard_status().canary_address()));
   EXPECT_TRUE(status.guard_status().canary_intact());
-  // The guard page is the client's first protected allocation, the canary the second.
-  const std::uint64_t page = status.guard_status().canary_address() - kGuardPageBytes;
+  // The canary is the client's first protected allocation, the guard page the second.
+  const std::uint64_t page = status.guard_status().canary_address() + kGuardPageBytes;
 
   EXPECT_EQ(client.call(requests::launchKernel(add.token(), std::string(kAddKernelParamBytes, '\0'))).error(),
             0);
@@ -186,7 +186,7 @@ TEST(ModuleGuard, ReportAndSinkLogHitsWithoutFailingAndTrapNeedsNoState) {
     const TestClient::LoadedModule module = client.loadModule(readTestFatbin(TestFatbin::kSm90));
     const v1::FunctionInfo& add = module.functions.at(kAddKernel);
     const std::uint64_t page =
-        client.call(guardStatusQuery()).guard_status().canary_address() - kGuardPageBytes;
+        client.call(guardStatusQuery()).guard_status().canary_address() + kGuardPageBytes;
     EXPECT_EQ(
         client.call(requests::launchKernel(add.token(), std::string(kAddKernelParamBytes, '\0'))).error(), 0);
     recordHits(harness, page, 2);
@@ -202,6 +202,29 @@ TEST(ModuleGuard, ReportAndSinkLogHitsWithoutFailingAndTrapNeedsNoState) {
   EXPECT_EQ(status.guard_status().canary_address(), 0u)
       << "no test hook unless the worker was started with it";
   EXPECT_EQ(harness.memory().bytesInUse(1), 0u);
+}
+
+TEST(ModuleGuard, UnderRequireProtectedStateTheGuardAppliesOnlyWhileThereIsSomethingToProtect) {
+  GuardConfig whenProtected = policy(ptx::GuardPolicy::kTrap);
+  whenProtected.always = false;
+  {
+    WorkerHarness harness;
+    TestClient client = harness.attach(1, whenProtected);
+    // PTX-only for sm_90 (the fake loads no SASS), loaded as it is.
+    ASSERT_NE(client.loadModule(readTestFatbin(TestFatbin::kDefaultArch)).module, 0u);
+    const v1::CallReply status = client.call(guardStatusQuery());
+    EXPECT_EQ(status.guard_status().policy(), "trap");
+    EXPECT_FALSE(status.guard_status().applied()) << "nothing protected in this context";
+    EXPECT_EQ(harness.memory().protectedBytes(1), 0u);
+  }
+  {
+    // The test canary is protected state: now the guard applies.
+    WorkerHarness harness;
+    harness.setGuardContext({nullptr, true});
+    TestClient client = harness.attach(1, whenProtected);
+    ASSERT_NE(client.loadModule(readTestFatbin(TestFatbin::kSm90)).module, 0u);
+    EXPECT_TRUE(client.call(guardStatusQuery()).guard_status().applied());
+  }
 }
 
 TEST(ModuleGuard, CompiledModulesAreCachedAndLoadedFromTheCache) {
