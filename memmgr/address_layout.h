@@ -1,6 +1,6 @@
 // The fixed GPU virtual-address layout of the AgileOS paper (Table I).
 //
-// Every worker reserves these three ranges at start-up, exactly at these
+// Every worker reserves these ranges (and the guard zone below them) at start-up, exactly at these
 // addresses. The classification rule is purely arithmetic, so it can be
 // applied to any untrusted pointer before any table lookup.
 #pragma once
@@ -33,6 +33,13 @@ inline constexpr Region kUserRange{0xF8000000000ull, 1024 * kGiB};
 // faults. Nothing may ever be mapped here (MMIO mappings are placed below it).
 inline constexpr Region kGuardFaultWindow{kIoAperture.end() - kGiB, kGiB};
 
+// The kernel memory guard's zone below the protected range (ptx/guard.h): the guard's
+// check flags any access that starts in [kGuardZone.begin, kModuleRange.end()), which is
+// cheap (the high word only) and sound for every access narrower than 4 GiB. These 4 GiB
+// are reserved and never mapped, so flagging them stops nothing that could have worked.
+inline constexpr Region kGuardZone{kIoAperture.begin - 4 * kGiB, 4 * kGiB};
+
+static_assert(kGuardZone.end() == kIoAperture.begin);
 static_assert(kIoAperture.end() == kModuleRange.begin);
 static_assert(kModuleRange.end() == kUserRange.begin);
 

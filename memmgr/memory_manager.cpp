@@ -23,6 +23,7 @@ struct NamedRegion {
 
 // Reserved in this order; given back in reverse.
 constexpr NamedRegion kReservedRegions[] = {
+    {"guard zone", kGuardZone},
     {"I/O aperture", kIoAperture},
     {"module range", kModuleRange},
     {"user range", kUserRange},

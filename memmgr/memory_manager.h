@@ -1,6 +1,6 @@
 // MemoryManager: the worker's GPU memory, laid out as in address_layout.h.
 //
-// create() reserves the three fixed ranges with cuMemAddressReserve and fails
+// create() reserves the fixed ranges (and the guard zone below them) with cuMemAddressReserve and fails
 // unless each is granted exactly. User allocations are placed in kUserRange:
 // requests below kSmallAllocationLimit are carved out of granularity-sized
 // chunks (one chunk serves one client only, so no two clients ever share a
@@ -47,7 +47,7 @@ struct BackedRange;  // memmgr/mapping_lifecycle.h
 
 class MemoryManager {
  public:
-  // Queries the granularity and reserves kIoAperture, kModuleRange and kUserRange
+  // Queries the granularity and reserves kGuardZone, kIoAperture, kModuleRange and kUserRange
   // exactly at their addresses. Returns nullptr and sets *error (if error is not
   // null) when the granularity is unusable or a range cannot be reserved exactly;
   // whatever was reserved by then is given back.

@@ -58,6 +58,10 @@ std::string freshPrefix(const std::set<std::string>& identifiers, std::string pr
 
 // ---------------------------------------------------------------- check generation
 
+// The guard zone's high words: it starts at protectedBegin - 4 GiB.
+std::uint64_t zoneHigh(const GuardOptions& o) { return (o.protectedBegin >> 32) - 1; }
+std::uint64_t zoneSpan(const GuardOptions& o) { return (o.protectedEnd >> 32) - zoneHigh(o); }
+
 // Replaces an address operand by `[reg]`, the register the guard chose.
 Operand addressOf(const std::string& reg) {
   const ParseResult parsed = parse(".version 9.0\n.entry e()\n{\nld.u8 %r, [" + reg + "];\n}\n");
@@ -76,9 +80,9 @@ bool appendCheck(const Instruction& instruction, const MemoryAccess& access, std
   }
   const AddressForm& form = *operand.address;
   const std::string n = std::to_string(index);
-  const std::string a = reg + "_a" + n, lo = reg + "_lo" + n, v = reg + "_v" + n;
+  const std::string a = reg + "_a" + n, v = reg + "_v" + n;
   std::ostringstream out;
-  out << ".reg .u64 " << a << ";\n.reg .pred " << lo << ", " << v << ";\n";
+  out << ".reg .u64 " << a << ";\n.reg .pred " << v << ";\n";
   // a = the effective address
   if (form.base.empty()) {
     out << "mov.u64 " << a << ", " << hex(static_cast<std::uint64_t>(form.offset)) << ";\n";
@@ -94,36 +98,25 @@ bool appendCheck(const Instruction& instruction, const MemoryAccess& access, std
     out << "mov.u64 " << a << ", " << form.base << ";\n";
     out << "add.u64 " << a << ", " << a << ", " << hex(static_cast<std::uint64_t>(form.offset)) << ";\n";
   }
-  // lo = the access reaches past the protected range's start: a + width > begin
-  const std::string s = reg + "_s" + n, e = reg + "_e" + n;
-  if (access.sizeOperand) {
-    const Operand& size = instruction.operands[*access.sizeOperand];
-    out << ".reg .u64 " << s << ", " << e << ";\n";
-    if (size.kind == Operand::Kind::kImmediate) {
-      out << "mov.u64 " << s << ", ";
-      for (const Token& t : size.tokens) out << t.text;
-      out << ";\n";
-    } else if (size.kind == Operand::Kind::kRegister) {
-      out << "cvt.u64.u32 " << s << ", " << size.tokens[0].text << ";\n";
-    } else {
-      *error = "a copy size the guard cannot read (" + print(instruction) + ")";
-      return false;
-    }
-    out << "add.u64 " << e << ", " << a << ", " << s << ";\n";
-    out << "setp.gt.u64 " << lo << ", " << e << ", " << hex(options.protectedBegin) << ";\n";
-  } else {
-    if (access.bytes == 0 || access.bytes > options.protectedBegin) {
-      *error = "an access of unbounded width (" + print(instruction) + ")";
-      return false;
-    }
-    if (redirects(options.policy) && access.bytes > options.redirectLimit) {
-      *error = "an access wider than the guard can redirect (" + print(instruction) + ")";
-      return false;
-    }
-    out << "setp.gt.u64 " << lo << ", " << a << ", " << hex(options.protectedBegin - access.bytes) << ";\n";
+  // v = a lies in the guard zone [protectedBegin - 4 GiB, protectedEnd). Every access is
+  // narrower than 4 GiB (fixed widths; run-time sizes are .u32), so an access overlaps the
+  // protected range only if it starts in the zone; the 4 GiB below the range are reserved
+  // and unmapped (memmgr::kGuardZone), so flagging them stops nothing that could work. The
+  // zone's bounds have zero low words, so the test is on the address's high word alone:
+  // (hi - zoneHi) < spanHi, two 32-bit instructions.
+  if (!access.sizeOperand && access.bytes == 0) {
+    *error = "an access of unknown width (" + print(instruction) + ")";
+    return false;
   }
-  // v = ... and a < end, under the access's own predicate
-  out << "setp.lt.and.u64 " << v << ", " << a << ", " << hex(options.protectedEnd) << ", " << lo << ";\n";
+  if (!access.sizeOperand && redirects(options.policy) && access.bytes > options.redirectLimit) {
+    *error = "an access wider than the guard can redirect (" + print(instruction) + ")";
+    return false;
+  }
+  const std::string l = reg + "_l" + n, h = reg + "_h" + n, d = reg + "_d" + n;
+  out << ".reg .b32 " << l << ", " << h << ", " << d << ";\n";
+  out << "mov.b64 {" << l << ", " << h << "}, " << a << ";\n";
+  out << "sub.u32 " << d << ", " << h << ", " << hex(zoneHigh(options)) << ";\n";
+  out << "setp.lt.u32 " << v << ", " << d << ", " << hex(zoneSpan(options)) << ";\n";
   if (instruction.predicate) {
     if (instruction.predicate->negated) {
       const std::string np = reg + "_np" + n;
@@ -157,8 +150,21 @@ bool appendCheck(const Instruction& instruction, const MemoryAccess& access, std
     out << "selp.b64 " << r << ", " << t << ", " << a << ", " << v << ";\n";
     if (access.sizeOperand) {
       // A run-time width the quarantine (or remap window) cannot hold stops the kernel.
+      const Operand& size = instruction.operands[*access.sizeOperand];
+      const std::string sz = reg + "_s" + n;
+      out << ".reg .u64 " << sz << ";\n";
+      if (size.kind == Operand::Kind::kImmediate) {
+        out << "mov.u64 " << sz << ", ";
+        for (const Token& t : size.tokens) out << t.text;
+        out << ";\n";
+      } else if (size.kind == Operand::Kind::kRegister) {
+        out << "cvt.u64.u32 " << sz << ", " << size.tokens[0].text << ";\n";
+      } else {
+        *error = "a copy size the guard cannot read (" + print(instruction) + ")";
+        return false;
+      }
       const std::string big = reg + "_big" + n;
-      out << ".reg .pred " << big << ";\nsetp.gt.and.u64 " << big << ", " << s << ", "
+      out << ".reg .pred " << big << ";\nsetp.gt.and.u64 " << big << ", " << sz << ", "
           << hex(options.redirectLimit) << ", " << v << ";\n@" << big << " trap;\n";
     }
     *redirected = r;
@@ -322,38 +328,18 @@ bool checkPresent(const std::vector<const Instruction*>& checks, const Instructi
       continue;
     }
     if (a.rfind(prefix, 0) != 0) continue;
-    // 2. lo = a + width > begin
-    std::string lo, size;
-    if (memory.sizeOperand) {
-      const Instruction* s = next();
-      const Instruction* e = next();
-      const Instruction* gt = next();
-      if (s == nullptr || e == nullptr || gt == nullptr) continue;
-      const Operand& sizeOperand = access.operands[*memory.sizeOperand];
-      const bool sizeOk = (is(*s, "cvt", {".u64", ".u32"}, 2) && reg(s->operands[1]) == reg(sizeOperand)) ||
-                          (is(*s, "mov", {".u64"}, 2) && sizeOperand.kind == Operand::Kind::kImmediate &&
-                           immediate(s->operands[1]) == immediate(sizeOperand));
-      if (!sizeOk || !is(*e, "add", {".u64"}, 3) || reg(e->operands[1]) != a ||
-          reg(e->operands[2]) != reg(s->operands[0]) || !is(*gt, "setp", {".gt", ".u64"}, 3) ||
-          reg(gt->operands[1]) != reg(e->operands[0]) ||
-          immediate(gt->operands[2]) != options.protectedBegin) {
-        continue;
-      }
-      lo = reg(gt->operands[0]);
-      size = reg(s->operands[0]);
-    } else {
-      const Instruction* gt = next();
-      if (gt == nullptr || !is(*gt, "setp", {".gt", ".u64"}, 3) || reg(gt->operands[1]) != a ||
-          immediate(gt->operands[2]) != options.protectedBegin - memory.bytes) {
-        continue;
-      }
-      if (redirect && memory.bytes > options.redirectLimit) continue;
-      lo = reg(gt->operands[0]);
-    }
-    // 3. v = a < end and lo
+    // 2. v = the high word of a lies in the guard zone (every access is narrower than 4 GiB)
+    if (!memory.sizeOperand && (memory.bytes == 0 || (redirect && memory.bytes > options.redirectLimit)))
+      continue;
+    const Instruction* split = next();
+    const Instruction* sub = next();
     const Instruction* lt = next();
-    if (lt == nullptr || !is(*lt, "setp", {".lt", ".and", ".u64"}, 4) || reg(lt->operands[1]) != a ||
-        immediate(lt->operands[2]) != options.protectedEnd || reg(lt->operands[3]) != lo) {
+    if (split == nullptr || sub == nullptr || lt == nullptr || !is(*split, "mov", {".b64"}, 2) ||
+        split->operands[0].kind != Operand::Kind::kVector || split->operands[0].elements.size() != 2 ||
+        reg(split->operands[1]) != a || !is(*sub, "sub", {".u32"}, 3) ||
+        reg(sub->operands[1]) != reg(split->operands[0].elements[1]) ||
+        immediate(sub->operands[2]) != zoneHigh(options) || !is(*lt, "setp", {".lt", ".u32"}, 3) ||
+        reg(lt->operands[1]) != reg(sub->operands[0]) || immediate(lt->operands[2]) != zoneSpan(options)) {
       continue;
     }
     const std::string v = reg(lt->operands[0]);
@@ -413,9 +399,17 @@ bool checkPresent(const std::vector<const Instruction*>& checks, const Instructi
       continue;
     }
     if (memory.sizeOperand) {
+      const Instruction* sz = next();
       const Instruction* big = next();
       const Instruction* stop = next();
-      if (big == nullptr || !is(*big, "setp", {".gt", ".and", ".u64"}, 4) || reg(big->operands[1]) != size ||
+      const Operand& sizeOperand = access.operands[*memory.sizeOperand];
+      const bool sizeOk =
+          sz != nullptr &&
+          ((is(*sz, "cvt", {".u64", ".u32"}, 2) && reg(sz->operands[1]) == reg(sizeOperand)) ||
+           (is(*sz, "mov", {".u64"}, 2) && sizeOperand.kind == Operand::Kind::kImmediate &&
+            immediate(sz->operands[1]) == immediate(sizeOperand)));
+      if (!sizeOk || big == nullptr || !is(*big, "setp", {".gt", ".and", ".u64"}, 4) ||
+          reg(big->operands[1]) != reg(sz->operands[0]) ||
           immediate(big->operands[2]) != options.redirectLimit || reg(big->operands[3]) != v ||
           stop == nullptr || !stop->predicate || stop->predicate->negated ||
           stop->predicate->reg != reg(big->operands[0]) || stop->opcode != "trap") {
@@ -493,6 +487,11 @@ std::string validate(const GuardOptions& o) {
     return begin >= o.protectedBegin && bytes <= o.protectedEnd - begin;
   };
   if (o.protectedBegin >= o.protectedEnd) return "the protected range is empty";
+  // The check works on high words: the range and the 4 GiB guard zone below it.
+  if (o.protectedBegin % (1ull << 32) != 0 || o.protectedEnd % (1ull << 32) != 0 ||
+      o.protectedBegin < (1ull << 32)) {
+    return "the protected range must start and end on 4 GiB boundaries, above the first 4 GiB";
+  }
   if (o.policy == GuardPolicy::kTrap) {
     if (o.redirectLimit == 0) return "trap needs a redirect limit";
     if (!inProtected(o.faultWindow, o.redirectLimit))

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "worker/dispatcher.h"
@@ -20,23 +21,25 @@ bool readHits(GpuBackend& gpu, SessionGuard& guard, std::uint64_t* hits) {
   return gpu.streamSynchronize(guard.readStream) == CUDA_SUCCESS;
 }
 
-bool canaryIntact(GpuBackend& gpu, SessionGuard& guard) {
+// Reads the test canary; false if it cannot be read (a lost context), which is not the
+// same as a damaged canary.
+bool readCanary(GpuBackend& gpu, SessionGuard& guard, bool* intact) {
   std::vector<std::uint8_t> bytes(kGuardPageBytes);
   if (gpu.copyDeviceToHost(bytes.data(), guard.canary, bytes.size(), guard.readStream, true) !=
           CUDA_SUCCESS ||
       gpu.streamSynchronize(guard.readStream) != CUDA_SUCCESS) {
     return false;
   }
-  for (std::uint8_t b : bytes) {
-    if (b != kCanaryByte) return false;
-  }
+  *intact = std::all_of(bytes.begin(), bytes.end(), [](std::uint8_t b) { return b == kCanaryByte; });
   return true;
 }
 
 void guardStatus(CallContext& ctx, const v1::CallRequest&, v1::CallReply& reply) {
   SessionGuard& guard = ctx.session.guard;
   std::lock_guard lock(guard.mutex);
-  v1::GuardStatus* status = reply.mutable_guard_status();
+  // Built aside and attached only when complete: a refused query carries no partial verdict.
+  v1::GuardStatus built;
+  v1::GuardStatus* status = &built;
   status->set_policy(policyName(guard.setting));
   std::uint64_t hits = 0;
   if (!readHits(ctx.gpu, guard, &hits)) {
@@ -47,10 +50,16 @@ void guardStatus(CallContext& ctx, const v1::CallRequest&, v1::CallReply& reply)
   status->set_poisoned(guard.poisoned);
   status->set_applied(guard.applied);
   if (guard.canary != 0) {
+    bool intact = false;
+    if (!readCanary(ctx.gpu, guard, &intact)) {
+      refuse(reply, cudaErrorUnknown, "the guard's test canary cannot be read (the context is lost)");
+      return;
+    }
     status->set_canary_address(guard.canary);
     status->set_canary_bytes(kGuardPageBytes);
-    status->set_canary_intact(canaryIntact(ctx.gpu, guard));
+    status->set_canary_intact(intact);
   }
+  *reply.mutable_guard_status() = std::move(built);
 }
 
 }  // namespace

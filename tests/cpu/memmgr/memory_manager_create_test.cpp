@@ -10,15 +10,15 @@
 namespace agileos::memmgr::testing {
 namespace {
 
-constexpr Region kFixedRegions[] = {kIoAperture, kModuleRange, kUserRange};
+constexpr Region kFixedRegions[] = {kGuardZone, kIoAperture, kModuleRange, kUserRange};
 
-TEST(MemoryManagerCreate, ReservesTheThreeRangesExactlyAndGivesThemBack) {
+TEST(MemoryManagerCreate, ReservesTheFixedRangesExactlyAndGivesThemBack) {
   FakeVmmBackend fake;
   std::string error;
   auto manager = MemoryManager::create(fake, &error);
   ASSERT_NE(manager, nullptr) << error;
   EXPECT_EQ(manager->granularity(), FakeVmmBackend::kDefaultGranularity);
-  EXPECT_EQ(fake.liveReservations(), 3u);
+  EXPECT_EQ(fake.liveReservations(), 4u);
   for (const Region& region : kFixedRegions) EXPECT_TRUE(fake.hasReservation(region.begin, region.size));
 
   manager.reset();
@@ -47,10 +47,10 @@ TEST_P(RangeTakenTest, RefusesAndReleasesWhatItReserved) {
   EXPECT_TRUE(fake.violations().empty()) << joined(fake.violations());
 }
 
-INSTANTIATE_TEST_SUITE_P(EachFixedRange, RangeTakenTest, ::testing::Values(0, 1, 2));
+INSTANTIATE_TEST_SUITE_P(EachFixedRange, RangeTakenTest, ::testing::Values(0, 1, 2, 3));
 
 TEST(MemoryManagerCreate, RefusesWhenAReservationFails) {
-  for (std::uint64_t failingCall = 2; failingCall <= 4; ++failingCall) {  // call 1 is the granularity query
+  for (std::uint64_t failingCall = 2; failingCall <= 5; ++failingCall) {  // call 1 is the granularity query
     FakeVmmBackend fake;
     fake.failNthCall(failingCall, CUDA_ERROR_OUT_OF_MEMORY);
     std::string error;

@@ -74,10 +74,13 @@ TEST(PtxGuard, EveryGlobalOrGenericAccessIsCheckedOverItsWidthUnderItsPredicate)
   EXPECT_EQ(guarded.checkedAccesses, 5u)
       << "ld.v4, predicated st, negated-predicate generic st, atom, symbol ld";
   const std::string text = print(guarded.module);
-  EXPECT_NE(text.find("setp.gt.u64\t%agileos_guard_lo0, %agileos_guard_a0, 0xefffffffff0;"),
+  // The zone [0xEFF00000000, 0xF8000000000) on the high word: an access of any width below
+  // 4 GiB that overlaps the protected range starts in it.
+  EXPECT_NE(text.find("mov.b64\t{%agileos_guard_l0, %agileos_guard_h0}, %agileos_guard_a0;"),
             std::string::npos)
-      << "a 16-byte access reaches the protected range from 16 bytes below it\n"
       << text;
+  EXPECT_NE(text.find("sub.u32\t%agileos_guard_d0, %agileos_guard_h0, 0xeff;"), std::string::npos) << text;
+  EXPECT_NE(text.find("setp.lt.u32\t%agileos_guard_v0, %agileos_guard_d0, 0x81;"), std::string::npos) << text;
   EXPECT_NE(text.find("sub.u64\t%agileos_guard_a0, %rd2, 0x4;"), std::string::npos) << text;
   EXPECT_NE(text.find("not.pred\t%agileos_guard_np0, %p1;"), std::string::npos) << text;
   EXPECT_NE(text.find("mov.u64\t%agileos_guard_t0, 0xf0fc0000000;"), std::string::npos)
@@ -111,19 +114,20 @@ TEST(PtxGuard, TheCheckerFindsAccessesThatAreNotGuarded) {
   }
   ASSERT_EQ(removed, 1);
   EXPECT_EQ(findUnguardedAccesses(guarded.module, options(), guarded.registerPrefix).size(), 1u);
-  // A check for the wrong width does not count either.
+  // A zone that starts at the protected range itself misses accesses that straddle its
+  // start: the checker does not accept it.
   GuardResult narrow = guardModule(original, options());
   for (Statement& s : narrow.module.items[4].function.body) {
     if (s.kind != Statement::Kind::kBlock) continue;
     for (Statement& inner : s.block) {
-      if (inner.kind == Statement::Kind::kInstruction && inner.instruction.opcode == "setp" &&
-          inner.instruction.modifiers[0] == ".gt") {
-        inner.instruction.operands[2].tokens[0].text = "0xeffffffffff";  // as if the access were 1 byte wide
+      if (inner.kind == Statement::Kind::kInstruction && inner.instruction.opcode == "sub" &&
+          inner.instruction.modifiers[0] == ".u32") {
+        inner.instruction.operands[2].tokens[0].text = "0xf00";
       }
     }
   }
   EXPECT_EQ(findUnguardedAccesses(narrow.module, options(), narrow.registerPrefix).size(), 5u)
-      << "every check now bounds a 1-byte access, and none of these accesses is that narrow";
+      << "every check now starts at the range, not 4 GiB below it";
 }
 
 TEST(PtxGuard, APredicateNamedWithoutPercentIsCheckedAndRecognised) {
@@ -236,6 +240,9 @@ TEST(PtxGuard, ARunTimeWidthTooWideToRedirectTraps) {
 }
 
 TEST(PtxGuard, OptionsThatWouldBreakIsolationAreRefused) {
+  GuardOptions unaligned = options();
+  unaligned.protectedBegin += 4096;
+  EXPECT_NE(validate(unaligned), "") << "the high-word check needs 4 GiB boundaries";
   EXPECT_EQ(validate(options(GuardPolicy::kSink)), "");
   EXPECT_EQ(validate(options(GuardPolicy::kRemapOr)), "");
   GuardOptions o = options(GuardPolicy::kSink);

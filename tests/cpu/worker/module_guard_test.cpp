@@ -176,6 +176,19 @@ TEST(ModuleGuard, PoisonFailsTheNextSynchronizeAndEveryLaterCallButNotOtherClien
   EXPECT_EQ(other.call(deviceSynchronize()).error(), 0);
 }
 
+TEST(ModuleGuard, ACanaryThatCannotBeReadIsAnErrorNotADamagedCanary) {
+  WorkerHarness harness;
+  harness.setGuardContext({nullptr, true});
+  TestClient client = harness.attach(1, policy(ptx::GuardPolicy::kTrap));
+  ASSERT_NE(client.loadModule(readTestFatbin(TestFatbin::kSm90)).module, 0u);
+  EXPECT_TRUE(client.call(guardStatusQuery()).guard_status().canary_intact());
+  // As after a trap: the context is lost and nothing can be read back.
+  harness.gpu().failNext(FakeGpuCall::kCopyDeviceToHost, CUDA_ERROR_ILLEGAL_ADDRESS);
+  const v1::CallReply lost = client.call(guardStatusQuery());
+  EXPECT_NE(lost.error(), 0);
+  EXPECT_FALSE(lost.has_guard_status()) << "no verdict on the canary";
+}
+
 TEST(ModuleGuard, ReportAndSinkLogHitsWithoutFailingAndTrapNeedsNoState) {
   for (ptx::GuardPolicy p :
        {ptx::GuardPolicy::kReport, ptx::GuardPolicy::kSink, ptx::GuardPolicy::kRemapOr}) {
