@@ -59,6 +59,19 @@ struct MemoryManager::State {
     BackedRange range;
     ClientId owner = 0;
   };
+  using Allocations = std::map<DevicePtr, LargeAllocation>;  // by base
+
+  // Destroys (scrubs, unmaps, releases) and forgets every allocation of `client` in `from`.
+  static void destroyAllOf(ClientId client, Allocations& from, MappingLifecycle& lifecycle) {
+    for (auto it = from.begin(); it != from.end();) {
+      if (it->second.owner != client) {
+        ++it;
+        continue;
+      }
+      lifecycle.destroy(it->second.range);
+      it = from.erase(it);
+    }
+  }
 
   explicit State(VmmBackend& backend, std::uint64_t granularity)
       : addresses(kUserRange, granularity),
@@ -71,11 +84,11 @@ struct MemoryManager::State {
   VaRangeAllocator addresses;  // the user range; declared before mappings, which refers to it
   MappingLifecycle mappings;
   ChunkSuballocator chunks;
-  std::map<DevicePtr, LargeAllocation> large;                // by base
+  Allocations large;
   std::unordered_map<ClientId, std::uint64_t> largeBytesOf;  // mapped bytes; no zero entries
   VaRangeAllocator protectedAddresses;                       // the module range; before protectedMappings
   MappingLifecycle protectedMappings;
-  std::map<DevicePtr, LargeAllocation> protectedAllocations;  // by base
+  Allocations protectedAllocations;
 };
 
 std::unique_ptr<MemoryManager> MemoryManager::create(VmmBackend& backend, std::string* error) {
@@ -274,14 +287,7 @@ std::uint64_t MemoryManager::protectedBytes(ClientId client) const {
 
 void MemoryManager::releaseProtected(ClientId client) {
   std::lock_guard lock(mutex_);
-  for (auto it = state_->protectedAllocations.begin(); it != state_->protectedAllocations.end();) {
-    if (it->second.owner != client) {
-      ++it;
-      continue;
-    }
-    state_->protectedMappings.destroy(it->second.range);
-    it = state_->protectedAllocations.erase(it);
-  }
+  State::destroyAllOf(client, state_->protectedAllocations, state_->protectedMappings);
 }
 
 void MemoryManager::releaseClient(ClientId client) {
@@ -289,14 +295,7 @@ void MemoryManager::releaseClient(ClientId client) {
   // Entries go first, so no check() passes for memory that is being torn down.
   table_.eraseAll(client);
   for (const BackedRange& chunk : state_->chunks.takeChunksOf(client)) state_->mappings.destroy(chunk);
-  for (auto it = state_->large.begin(); it != state_->large.end();) {
-    if (it->second.owner != client) {
-      ++it;
-      continue;
-    }
-    state_->mappings.destroy(it->second.range);
-    it = state_->large.erase(it);
-  }
+  State::destroyAllOf(client, state_->large, state_->mappings);
   state_->largeBytesOf.erase(client);
 }
 

@@ -65,12 +65,13 @@ std::string listOf(const std::array<std::string_view, N>& names) {
   return out;
 }
 
+// "" if `value` is one of `names`, else the problem ("expected one of a|b, got \"c\"").
 template <std::size_t N>
-bool contains(const std::array<std::string_view, N>& names, std::string_view value) {
+std::string checkOneOf(const std::array<std::string_view, N>& names, std::string_view value) {
   for (std::string_view name : names) {
-    if (name == value) return true;
+    if (name == value) return "";
   }
-  return false;
+  return "expected one of " + listOf(names) + ", got " + json(std::string(value)).dump();
 }
 
 std::string checkAbsolutePath(std::string_view value, std::size_t max_bytes) {
@@ -189,20 +190,11 @@ class ObjectReader {
   std::vector<std::string> claimed_order_;
 };
 
-std::string checkPlacement(std::string_view value) {
-  if (contains(kPlacements, value)) return "";
-  return "expected one of " + listOf(kPlacements) + ", got " + json(std::string(value)).dump();
-}
+std::string checkPlacement(std::string_view value) { return checkOneOf(kPlacements, value); }
 
-std::string checkSassOnly(std::string_view value) {
-  if (contains(kSassOnly, value)) return "";
-  return "expected one of " + listOf(kSassOnly) + ", got " + json(std::string(value)).dump();
-}
+std::string checkSassOnly(std::string_view value) { return checkOneOf(kSassOnly, value); }
 
-std::string checkGuardRequire(std::string_view value) {
-  if (contains(kGuardRequire, value)) return "";
-  return "expected one of " + listOf(kGuardRequire) + ", got " + json(std::string(value)).dump();
-}
+std::string checkGuardRequire(std::string_view value) { return checkOneOf(kGuardRequire, value); }
 
 std::string checkCacheDir(std::string_view value) {
   if (value.empty()) return "";
@@ -283,19 +275,13 @@ class DuplicateKeyDetector {
 
 }  // namespace
 
-std::string checkLogLevel(std::string_view value) {
-  if (contains(kLogLevels, value)) return "";
-  return "expected one of " + listOf(kLogLevels) + ", got " + json(std::string(value)).dump();
-}
+std::string checkLogLevel(std::string_view value) { return checkOneOf(kLogLevels, value); }
 
 std::string checkSocketPath(std::string_view value) {
   return checkAbsolutePath(value, kMaxUnixSocketPathBytes);
 }
 
-std::string checkGuardPolicy(std::string_view value) {
-  if (contains(kGuardPolicies, value)) return "";
-  return "expected one of " + listOf(kGuardPolicies) + ", got " + json(std::string(value)).dump();
-}
+std::string checkGuardPolicy(std::string_view value) { return checkOneOf(kGuardPolicies, value); }
 
 bool admitGuardPolicy(const GuardSection& guard, const std::string& requested, std::string* policy,
                       std::string* error) {

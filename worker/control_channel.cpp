@@ -65,7 +65,7 @@ void ControlChannel::serve(WorkerRuntime& runtime) {
         GuardConfig guard;
         guard.enabled = setting->first;
         guard.ptx.policy = setting->second;
-                guard.allowSassOnly = attach.allow_sass_only();
+        guard.allowSassOnly = attach.allow_sass_only();
         guard.always = attach.guard_always();
         if (!runtime.attach(attach.client_id(), attach.session_token(), guard)) {
           spdlog::error("refused to attach client {} (duplicate id or token)", attach.client_id());

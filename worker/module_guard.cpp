@@ -26,24 +26,21 @@ PreparedImage prepareModuleImage(const std::vector<fatbin::Entry>& entries, std:
   const fatbin::Entry* entry = fatbin::selectForDevice(
       entries, sm, guard ? fatbin::SelectionPolicy::kPtxOnly : fatbin::SelectionPolicy::kPreferSass);
   if (entry == nullptr && guard) {
+    // No PTX to guard: only SASS can be left, and only where the setting allows it.
     const fatbin::Entry* sass = fatbin::selectForDevice(entries, sm, fatbin::SelectionPolicy::kPreferSass);
-    if (sass == nullptr) {
-      prepared.error = cudaErrorNoKernelImageForDevice;
-      prepared.detail =
-          "fatbin has neither SASS for sm_" + std::to_string(sm) + " nor PTX for an architecture <= it";
-      return prepared;
-    }
-    if (!config.allowSassOnly) {
+    if (sass != nullptr && !config.allowSassOnly) {
       prepared.error = cudaErrorNoKernelImageForDevice;
       prepared.detail = "the kernel memory guard needs PTX, and this module offers only SASS (sm_" +
                         std::to_string(sass->smArch) + "): recompile with PTX for compute_" +
                         std::to_string(sm) + " or lower";
       return prepared;
     }
-    spdlog::warn(
-        "a module offers only SASS (sm_{}): loaded WITHOUT the memory guard, as this worker allows "
-        "(a dedicated context without protected state)",
-        sass->smArch);
+    if (sass != nullptr) {
+      spdlog::warn(
+          "a module offers only SASS (sm_{}): loaded WITHOUT the memory guard, as this worker allows "
+          "(a dedicated context without protected state)",
+          sass->smArch);
+    }
     entry = sass;
   }
   if (entry == nullptr) {

@@ -67,9 +67,8 @@ inline ptx::GuardOptions guardOptionsFor(ptx::GuardPolicy policy, memmgr::Device
 struct SessionGuard {
   GuardConfig setting;  // from the attach; never changed afterwards (read without the lock)
 
-  std::mutex mutex;           // guards the state below
-  ptx::GuardOptions options;  // the policy with the client's addresses, once prepared
-  memmgr::DevicePtr page = 0;
+  std::mutex mutex;               // guards the state below
+  memmgr::DevicePtr page = 0;     // the guard page (the options derive from it: guardOptionsFor)
   CUstream readStream = nullptr;  // non-blocking: reading the count waits for nothing else
   memmgr::DevicePtr canary = 0;
   std::uint64_t hitsSeen = 0;
@@ -81,9 +80,6 @@ struct SessionGuard {
   std::atomic<bool> poisoned{false};
 };
 
-}  // namespace agileos::worker
-
-namespace agileos::worker {
 class CompiledModuleCache;
 
 // What the whole worker contributes to the guard: the compiled-module cache (may be
@@ -92,4 +88,5 @@ struct WorkerGuardContext {
   CompiledModuleCache* cache = nullptr;
   bool testCanary = false;
 };
+
 }  // namespace agileos::worker

@@ -37,8 +37,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   // The policy varies with the input, so that every policy's rewrite is checked.
   constexpr agileos::ptx::GuardPolicy kPolicies[] = {
-      agileos::ptx::GuardPolicy::kTrap, agileos::ptx::GuardPolicy::kRemapOr, agileos::ptx::GuardPolicy::kPoison,
-      agileos::ptx::GuardPolicy::kSink, agileos::ptx::GuardPolicy::kReport};
+      agileos::ptx::GuardPolicy::kTrap, agileos::ptx::GuardPolicy::kRemapOr,
+      agileos::ptx::GuardPolicy::kPoison, agileos::ptx::GuardPolicy::kSink,
+      agileos::ptx::GuardPolicy::kReport};
   agileos::ptx::GuardOptions options;
   options.policy = kPolicies[size % 5];
   options.protectedBegin = 0xF0000000000ull;

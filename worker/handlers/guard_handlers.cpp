@@ -10,26 +10,24 @@
 namespace agileos::worker {
 namespace {
 
-// Reads the hit count on the guard's own non-blocking stream.
+// Reads guard state on the guard's own non-blocking stream, which waits for nothing else.
+bool readGuardState(GpuBackend& gpu, SessionGuard& guard, void* out, memmgr::DevicePtr from,
+                    std::size_t bytes) {
+  return gpu.copyDeviceToHost(out, from, bytes, guard.readStream, true) == CUDA_SUCCESS &&
+         gpu.streamSynchronize(guard.readStream) == CUDA_SUCCESS;
+}
+
+// The hit count (0 while the client has no guard page).
 bool readHits(GpuBackend& gpu, SessionGuard& guard, std::uint64_t* hits) {
-  if (guard.page == 0) {
-    *hits = 0;
-    return true;
-  }
-  if (gpu.copyDeviceToHost(hits, guard.page, sizeof *hits, guard.readStream, true) != CUDA_SUCCESS)
-    return false;
-  return gpu.streamSynchronize(guard.readStream) == CUDA_SUCCESS;
+  *hits = 0;
+  return guard.page == 0 || readGuardState(gpu, guard, hits, guard.page, sizeof *hits);
 }
 
 // Reads the test canary; false if it cannot be read (a lost context), which is not the
 // same as a damaged canary.
 bool readCanary(GpuBackend& gpu, SessionGuard& guard, bool* intact) {
   std::vector<std::uint8_t> bytes(kGuardPageBytes);
-  if (gpu.copyDeviceToHost(bytes.data(), guard.canary, bytes.size(), guard.readStream, true) !=
-          CUDA_SUCCESS ||
-      gpu.streamSynchronize(guard.readStream) != CUDA_SUCCESS) {
-    return false;
-  }
+  if (!readGuardState(gpu, guard, bytes.data(), guard.canary, bytes.size())) return false;
   *intact = std::all_of(bytes.begin(), bytes.end(), [](std::uint8_t b) { return b == kCanaryByte; });
   return true;
 }
@@ -38,28 +36,27 @@ void guardStatus(CallContext& ctx, const v1::CallRequest&, v1::CallReply& reply)
   SessionGuard& guard = ctx.session.guard;
   std::lock_guard lock(guard.mutex);
   // Built aside and attached only when complete: a refused query carries no partial verdict.
-  v1::GuardStatus built;
-  v1::GuardStatus* status = &built;
-  status->set_policy(policyName(guard.setting));
+  v1::GuardStatus status;
+  status.set_policy(policyName(guard.setting));
   std::uint64_t hits = 0;
   if (!readHits(ctx.gpu, guard, &hits)) {
     refuse(reply, cudaErrorUnknown, "the guard's hit count cannot be read");
     return;
   }
-  status->set_hits(hits);
-  status->set_poisoned(guard.poisoned);
-  status->set_applied(guard.applied);
+  status.set_hits(hits);
+  status.set_poisoned(guard.poisoned);
+  status.set_applied(guard.applied);
   if (guard.canary != 0) {
     bool intact = false;
     if (!readCanary(ctx.gpu, guard, &intact)) {
       refuse(reply, cudaErrorUnknown, "the guard's test canary cannot be read (the context is lost)");
       return;
     }
-    status->set_canary_address(guard.canary);
-    status->set_canary_bytes(kGuardPageBytes);
-    status->set_canary_intact(intact);
+    status.set_canary_address(guard.canary);
+    status.set_canary_bytes(kGuardPageBytes);
+    status.set_canary_intact(intact);
   }
-  *reply.mutable_guard_status() = std::move(built);
+  *reply.mutable_guard_status() = std::move(status);
 }
 
 }  // namespace
@@ -70,12 +67,17 @@ bool prepareModuleGuard(CallContext& ctx, GuardConfig* effective, std::string* e
   if (!guard.setting.enabled) return true;
   std::lock_guard lock(guard.mutex);
   const ClientId client = ctx.session.id();
-  if (guard.readStream == nullptr &&
-      ctx.gpu.streamCreate(CU_STREAM_NON_BLOCKING, 0, &guard.readStream) != CUDA_SUCCESS) {
-    *error = "cannot create the guard's stream";
-    return false;
-  }
+  // The stream that reads guard state back: made with the first state there is to read.
+  auto ensureReadStream = [&] {
+    if (guard.readStream == nullptr &&
+        ctx.gpu.streamCreate(CU_STREAM_NON_BLOCKING, 0, &guard.readStream) != CUDA_SUCCESS) {
+      *error = "cannot create the guard's stream";
+      return false;
+    }
+    return true;
+  };
   if (ctx.guard != nullptr && ctx.guard->testCanary && guard.canary == 0) {
+    if (!ensureReadStream()) return false;
     memmgr::DevicePtr canary = 0;
     if (ctx.memory.allocateProtected(client, kGuardPageBytes, &canary) != CUDA_SUCCESS) {
       *error = "cannot set up the guard's test canary";
@@ -103,6 +105,7 @@ bool prepareModuleGuard(CallContext& ctx, GuardConfig* effective, std::string* e
     return true;
   }
   if (guard.setting.ptx.policy != ptx::GuardPolicy::kTrap && guard.page == 0) {
+    if (!ensureReadStream()) return false;
     memmgr::DevicePtr page = 0;
     if (CUresult result = ctx.memory.allocateProtected(client, kGuardPageBytes, &page);
         result != CUDA_SUCCESS) {
@@ -111,13 +114,12 @@ bool prepareModuleGuard(CallContext& ctx, GuardConfig* effective, std::string* e
     }
     guard.page = page;
   }
-  guard.options = guardOptionsFor(guard.setting.ptx.policy, guard.page);
-  if (std::string invalid = ptx::validate(guard.options); !invalid.empty()) {
+  effective->ptx = guardOptionsFor(guard.setting.ptx.policy, guard.page);
+  if (std::string invalid = ptx::validate(effective->ptx); !invalid.empty()) {
     *error = "internal: guard options: " + invalid;
     return false;
   }
   guard.applied = true;
-  effective->ptx = guard.options;
   return true;
 }
 

@@ -110,31 +110,26 @@ void resolveVariables(CallContext& ctx, ModuleRecord& module, const v1::ModuleLo
 // Loads a prepared image. A guarded PTX image is compiled once per (text, architecture,
 // policy, driver) when the worker has a cache: the cubin is cached and loaded from there.
 bool loadPreparedImage(CallContext& ctx, const PreparedImage& prepared, const GuardConfig& guard,
-                       CUmodule* module, v1::CallReply& reply) {
+                       std::uint32_t sm, CUmodule* module, v1::CallReply& reply) {
   std::string log;
+  const std::string* image = &prepared.image;
+  std::optional<std::string> compiled;
   CompiledModuleCache* cache = ctx.guard != nullptr ? ctx.guard->cache : nullptr;
-  if (!prepared.guarded || cache == nullptr) {
-    if (succeeded(ctx, ctx.gpu.moduleLoad(prepared.image.data(), module, &log), reply, "cuModuleLoadData"))
-      return true;
-    reply.set_error_detail("module load failed: " + log.substr(0, 2048));
-    return false;
-  }
-  const DeviceDescription& device = ctx.gpu.device();
-  const std::string key = CompiledModuleCache::keyFor(
-      prepared.image, static_cast<std::uint32_t>(device.computeMajor * 10 + device.computeMinor),
-      ptx::toString(guard.ptx.policy), device.driverVersion);
-  std::optional<std::string> compiled = cache->find(key);
-  if (!compiled) {
-    std::string image;
-    if (!succeeded(ctx, ctx.gpu.compilePtx(prepared.image, &image, &log), reply, "cuLinkComplete")) {
-      reply.set_error_detail("module compilation failed: " + log.substr(0, 2048));
-      return false;
+  if (prepared.guarded && cache != nullptr) {
+    const std::string key = CompiledModuleCache::keyFor(prepared.image, sm, ptx::toString(guard.ptx.policy),
+                                                        ctx.gpu.device().driverVersion);
+    compiled = cache->find(key);
+    if (!compiled) {
+      compiled.emplace();
+      if (!succeeded(ctx, ctx.gpu.compilePtx(prepared.image, &*compiled, &log), reply, "cuLinkComplete")) {
+        reply.set_error_detail("module compilation failed: " + log.substr(0, 2048));
+        return false;
+      }
+      cache->store(key, *compiled);
     }
-    cache->store(key, image);
-    compiled = std::move(image);
+    image = &*compiled;
   }
-  if (succeeded(ctx, ctx.gpu.moduleLoad(compiled->data(), module, &log), reply, "cuModuleLoadData"))
-    return true;
+  if (succeeded(ctx, ctx.gpu.moduleLoad(image->data(), module, &log), reply, "cuModuleLoadData")) return true;
   reply.set_error_detail("module load failed: " + log.substr(0, 2048));
   return false;
 }
@@ -166,7 +161,7 @@ void moduleLoad(CallContext& ctx, const v1::CallRequest& request, v1::CallReply&
   }
   if (ctx.output != nullptr && DeviceOutputCapture::imageMayPrint(prepared.image)) ctx.output->expectOutput();
   ModuleRecord module;
-  if (!loadPreparedImage(ctx, prepared, guard, &module.module, reply)) return;
+  if (!loadPreparedImage(ctx, prepared, guard, sm, &module.module, reply)) return;
   // The token is minted first so functions can name their module; the record is
   // completed below and stored under the same token.
   const Token moduleToken = ctx.session.modules.insert(module);

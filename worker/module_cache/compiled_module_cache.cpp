@@ -61,14 +61,15 @@ std::string sha256(std::string_view bytes) {
 }
 
 bool isKey(const std::string& key) {
-  return key.size() == kHexDigestBytes &&
-         std::all_of(key.begin(), key.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+  return key.size() == kHexDigestBytes && std::all_of(key.begin(), key.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
 }
 
 }  // namespace
 
-std::unique_ptr<CompiledModuleCache> CompiledModuleCache::open(const std::string& directory, std::uint64_t maxBytes,
-                                                               std::string* error) {
+std::unique_ptr<CompiledModuleCache> CompiledModuleCache::open(const std::string& directory,
+                                                               std::uint64_t maxBytes, std::string* error) {
   auto fail = [&](const std::string& why) -> std::unique_ptr<CompiledModuleCache> {
     if (error != nullptr) *error = "module cache " + directory + ": " + why;
     return nullptr;
