@@ -150,8 +150,8 @@ void SessionRunner::run(SessionStream& stream) {
   SessionEndSignal end_signal;
   const AcquireResult placed = pool_.acquire(
       client, *token, [&end_signal](const std::string& reason) { end_signal.workerEnded(reason); },
-      ClientGuardSetting{guardPolicy, options_.guard.sass_only == "allow",
-                         options_.guard.require == "always"});
+      ClientAttachSetting{guardPolicy, options_.guard.sass_only == "allow",
+                          options_.guard.require == "always", admittedAdapterOperations(options_.adapters)});
   if (!placed.assigned) {
     writeRefusal(stream, toProto(placed.refusal), placed.message);
     return;

@@ -33,6 +33,8 @@ struct SessionOptions {
   std::chrono::milliseconds hello_timeout{5000};
   // Which kernel memory guard policy a client gets, and which it may ask for.
   GuardSection guard;
+  // Which library adapter operations a client may call.
+  AdaptersSection adapters;
 };
 
 class SessionRunner {

@@ -8,6 +8,8 @@
 #include <set>
 #include <sstream>
 
+#include "adapters/adapter_declaration.h"
+
 namespace agileos::scheduler {
 namespace {
 
@@ -303,6 +305,14 @@ bool admitGuardPolicy(const GuardSection& guard, const std::string& requested, s
   return false;
 }
 
+std::vector<std::string> admittedAdapterOperations(const AdaptersSection& adapters) {
+  std::vector<std::string> out;
+  for (const auto& [library, operations] : adapters.admitted) {
+    for (const std::string& operation : operations) out.push_back(library + "." + operation);
+  }
+  return out;
+}
+
 std::vector<std::string> checkConsistency(const DaemonConfig& config) {
   std::vector<std::string> errors;
   if (config.worker.prestart > config.worker.max_workers) {
@@ -356,6 +366,27 @@ ConfigResult parseDaemonConfig(std::string_view json_text) {
     reader.readInteger("cache_max_bytes", 1, kMaxCacheBytes, &g.cache_max_bytes);
     reader.finish();
   }
+  if (const json* section = top.readObject("adapters"); section != nullptr) {
+    config.adapters.admitted.clear();
+    ObjectReader reader(*section, top.childPath("adapters"), &result.errors);
+    for (const adapters::LibraryDecl& library : adapters::knownLibraries()) {
+      const std::string name(library.name);
+      if (!section->contains(name)) {
+        reader.readStringArray(name, nullptr);  // claims the key, so finish() names it as expected
+        continue;
+      }
+      std::vector<std::string> operations;
+      reader.readStringArray(name, &operations);
+      for (const std::string& operation : operations) {
+        if (operation != "*" && adapters::findOperation(library, operation) < 0) {
+          result.errors.push_back(top.childPath("adapters") + "." + name + ": unknown operation \"" +
+                                  operation.substr(0, 64) + "\"");
+        }
+      }
+      config.adapters.admitted[name] = std::move(operations);
+    }
+    reader.finish();
+  }
   top.finish();
 
   if (result.errors.empty()) {
@@ -402,6 +433,7 @@ std::string toJsonText(const DaemonConfig& config) {
         {"require", config.guard.require},
         {"cache_dir", config.guard.cache_dir},
         {"cache_max_bytes", config.guard.cache_max_bytes}}},
+      {"adapters", config.adapters.admitted},
   };
   return out.dump(2);
 }

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -54,6 +55,14 @@ struct GuardSection {
   std::uint64_t cache_max_bytes = 1ull << 30;
 };
 
+// Trusted library adapters (adapters/adapter_declaration.h): which operations of which
+// library a client may call. Each key is a library the build declares ("cufft", "nvrtc"),
+// each value its admitted operations or ["*"] for all; a library not listed is not admitted.
+// Absent section: every declared library, all operations.
+struct AdaptersSection {
+  std::map<std::string, std::vector<std::string>> admitted = {{"cufft", {"*"}}, {"nvrtc", {"*"}}};
+};
+
 struct DaemonConfig {
   std::string socket_path = "/run/agileos/agileosd.sock";
   std::string runtime_dir = "/run/agileos";  // worker sockets: <runtime_dir>/worker-<id>.sock
@@ -61,7 +70,11 @@ struct DaemonConfig {
   std::string placement = "dedicated";       // the only policy so far
   WorkerConfig worker;
   GuardSection guard;
+  AdaptersSection adapters;
 };
+
+// The admitted operations as the worker takes them: "library.operation" or "library.*".
+std::vector<std::string> admittedAdapterOperations(const AdaptersSection& adapters);
 
 // Guard policy names the config and clients may use.
 std::string checkGuardPolicy(std::string_view value);

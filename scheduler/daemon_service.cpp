@@ -95,6 +95,7 @@ DaemonServerOptions serverOptionsFromConfig(const DaemonConfig& config,
                                        std::to_string(config.guard.cache_max_bytes));
   }
   options.session.guard = config.guard;
+  options.session.adapters = config.adapters;
   options.pool.runtime_dir = config.runtime_dir;
   options.pool.device = config.worker.device;
   options.pool.worker_log_level = config.log_level;

@@ -82,7 +82,7 @@ void WorkerPool::stop() {
 }
 
 AcquireResult WorkerPool::acquire(ClientId client, std::string session_token, SessionEndedCallback on_ended,
-                                  ClientGuardSetting guard) {
+                                  ClientAttachSetting guard) {
   std::unique_lock lock(mu_);
   AcquireResult refused;
   if (stopping_) {

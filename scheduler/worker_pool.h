@@ -103,11 +103,13 @@ struct PoolSnapshot {
   std::string last_start_failure;
 };
 
-// The kernel memory guard setting of one client, sent with its attach (the daemon admitted it).
-struct ClientGuardSetting {
+// What the daemon admitted for one client, sent with its attach: the kernel memory guard
+// setting and the library adapter operations it may call.
+struct ClientAttachSetting {
   std::string policy = "off";  // off|trap|poison|sink|remap_or|report
   bool allow_sass_only = true;
   bool always = false;  // guard every module, not only while the context holds protected state
+  std::vector<std::string> adapter_operations;  // "library.operation" or "library.*"
 };
 
 class WorkerPool {
@@ -129,7 +131,7 @@ class WorkerPool {
   // `client` must be new. `on_ended` may be called before acquire() returns.
   // `guard` is passed to the worker with the attach.
   AcquireResult acquire(ClientId client, std::string session_token, SessionEndedCallback on_ended,
-                        ClientGuardSetting guard = {});
+                        ClientAttachSetting guard = {});
 
   // Ends an assigned client's use of its worker (asynchronously: the worker is told and then
   // retired as the policy says). No-op for unknown or refused clients.
@@ -156,7 +158,7 @@ class WorkerPool {
     ClientId id = 0;
     std::string token;
     SessionEndedCallback on_ended;
-    ClientGuardSetting guard;
+    ClientAttachSetting guard;
     ClientState state = ClientState::kQueued;
     WorkerId worker = 0;
     Clock::time_point deadline;  // for the current state, where it has one

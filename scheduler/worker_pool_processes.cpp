@@ -192,6 +192,9 @@ void WorkerPool::sendAttach(Worker& worker, Client& client) {
   message.mutable_attach()->set_guard_policy(client.guard.policy);
   message.mutable_attach()->set_allow_sass_only(client.guard.allow_sass_only);
   message.mutable_attach()->set_guard_always(client.guard.always);
+  for (const std::string& operation : client.guard.adapter_operations) {
+    message.mutable_attach()->add_adapter_operations(operation);
+  }
   spdlog::debug("client {}: attach sent to worker {}", client.id, worker.id);
   sendToWorker(worker, message);  // on failure the worker is lost and the client refused
 }

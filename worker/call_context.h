@@ -43,6 +43,8 @@ struct SharedMemoryChannel {
   bool replyAwaited = true;    // false for a kNoReply call: nothing needed only by a reply is done
 };
 
+class AdapterHost;  // worker/adapters/library_adapter.h
+
 struct CallContext {
   GpuBackend& gpu;
   memmgr::MemoryManager& memory;
@@ -51,6 +53,7 @@ struct CallContext {
   SharedMemoryChannel* shared = nullptr;
   DeviceOutputCapture* output = nullptr;      // the worker's device printf capture, if any
   const WorkerGuardContext* guard = nullptr;  // the worker's part of the kernel memory guard (may be null)
+  const AdapterHost* adapters = nullptr;      // the trusted library adapters the worker hosts (may be null)
 };
 
 // Sets the reply's error from a driver result (and reports a context-fatal one). Returns true on success.

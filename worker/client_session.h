@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,8 @@
 namespace agileos::worker {
 
 using memmgr::ClientId;
+
+class LibraryObject;  // worker/adapters/library_adapter.h
 
 struct StreamRecord {
   CUstream stream = nullptr;
@@ -63,6 +66,32 @@ struct ModuleRecord {
   std::vector<GlobalRange> globals;  // registered in the MemoryManager as module globals
 };
 
+// Images the trusted side produced for a client (CUBINs from the NVRTC adapter), by SHA-256,
+// with the PTX they were compiled from: when the client loads such an image, the PTX is offered
+// beside it, so the kernel memory guard applies to it like to any other code (an NVRTC CUBIN
+// cannot bypass the guard). Bounded; the oldest entry goes first.
+class ImageSubstitutes {
+ public:
+  static constexpr std::size_t kMaxEntries = 256;
+  void add(std::string imageHash, std::string ptx) {
+    std::lock_guard lock(mutex_);
+    if (entries_.size() >= kMaxEntries) entries_.erase(entries_.begin());
+    std::erase_if(entries_, [&](const auto& entry) { return entry.first == imageHash; });
+    entries_.emplace_back(std::move(imageHash), std::move(ptx));
+  }
+  std::optional<std::string> find(const std::string& imageHash) const {
+    std::lock_guard lock(mutex_);
+    for (const auto& [hash, ptx] : entries_) {
+      if (hash == imageHash) return ptx;
+    }
+    return std::nullopt;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<std::pair<std::string, std::string>> entries_;  // oldest first
+};
+
 class ClientSession {
  public:
   ClientSession(ClientId id, std::string sessionToken) : id_(id), sessionToken_(std::move(sessionToken)) {}
@@ -78,6 +107,13 @@ class ClientSession {
   // shared-memory transport. `hostSegmentBytes` is their total size, for the quota.
   HandleTable<std::shared_ptr<SharedHostSegment>> hostSegments;
   std::atomic<std::uint64_t> hostSegmentBytes{0};
+
+  // Objects of trusted library adapters (cuFFT plans, ...) this client created.
+  HandleTable<std::shared_ptr<LibraryObject>> libraryObjects;
+  ImageSubstitutes imageSubstitutes;
+  // The adapter operations the daemon admitted for this client ("library.operation" or
+  // "library.*"); set at attach, immutable after.
+  std::vector<std::string> adapterOperations;
 
   // The kernel memory guard for this client's modules (policy from the attach).
   SessionGuard guard;

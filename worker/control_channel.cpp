@@ -67,7 +67,10 @@ void ControlChannel::serve(WorkerRuntime& runtime) {
         guard.ptx.policy = setting->second;
         guard.allowSassOnly = attach.allow_sass_only();
         guard.always = attach.guard_always();
-        if (!runtime.attach(attach.client_id(), attach.session_token(), guard)) {
+        std::vector<std::string> adapterOperations(attach.adapter_operations().begin(),
+                                                   attach.adapter_operations().end());
+        if (!runtime.attach(attach.client_id(), attach.session_token(), guard,
+                            std::move(adapterOperations))) {
           spdlog::error("refused to attach client {} (duplicate id or token)", attach.client_id());
           break;  // the daemon times out waiting for `attached` and retires this worker
         }

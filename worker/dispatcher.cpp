@@ -4,7 +4,9 @@
 
 #include <cstdlib>
 
+#include "worker/adapters/library_adapter.h"
 #include "worker/handlers/guard_handlers.h"
+#include "worker/handlers/module_loading.h"
 
 namespace agileos::worker {
 
@@ -22,7 +24,21 @@ HandlerEntry HandlerRegistry::find(v1::CallRequest::OpCase op) const {
   return slot < kSlots ? handlers_[slot] : HandlerEntry{};
 }
 
+namespace {
+
+void handleAdapterCall(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) {
+  if (ctx.adapters == nullptr) {
+    refuse(reply, cudaErrorNotSupported, "this worker hosts no library adapters");
+    return;
+  }
+  ctx.adapters->handle(ctx, request.adapter_call(), reply);
+}
+
+}  // namespace
+
 Dispatcher::Dispatcher() {
+  // Exclusivity per operation comes from the adapter's declaration (exclusivity()).
+  registry_.add(v1::CallRequest::kAdapterCall, handleAdapterCall);
   registerDeviceHandlers(registry_);
   registerMemoryHandlers(registry_);
   registerStreamHandlers(registry_);
@@ -30,9 +46,14 @@ Dispatcher::Dispatcher() {
   registerModuleHandlers(registry_);
   registerHostMemoryHandlers(registry_);
   registerGuardHandlers(registry_);
+  registerModuleImageHandlers(registry_);
 }
 
 Exclusivity Dispatcher::exclusivity(const v1::CallRequest& request) const {
+  if (request.op_case() == v1::CallRequest::kAdapterCall) {
+    return adapters_ != nullptr && adapters_->invalidates(request.adapter_call()) ? Exclusivity::kInvalidates
+                                                                                  : Exclusivity::kConcurrent;
+  }
   return registry_.find(request.op_case()).exclusivity;
 }
 

@@ -44,15 +44,20 @@ void registerModuleHandlers(HandlerRegistry& registry);
 void registerHostMemoryHandlers(HandlerRegistry& registry);
 void registerGuardHandlers(HandlerRegistry& registry);
 
+class AdapterHost;
+
 class Dispatcher {
  public:
   Dispatcher();
+  // The library adapters whose declarations say which AdapterCalls invalidate (may be null).
+  void setAdapters(const AdapterHost* adapters) { adapters_ = adapters; }
   // How the caller must hold the client's gate while dispatching `request`.
   Exclusivity exclusivity(const v1::CallRequest& request) const;
   void dispatch(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) const;
 
  private:
   HandlerRegistry registry_;
+  const AdapterHost* adapters_ = nullptr;
 };
 
 }  // namespace agileos::worker

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "worker/adapters/library_adapter.h"
 #include "worker/handlers/guard_handlers.h"
 
 namespace agileos::worker {
@@ -37,6 +38,8 @@ void releaseSession(GpuBackend& gpu, memmgr::MemoryManager& memory, ClientSessio
     spdlog::warn("client {}: context synchronize at teardown failed ({}); releasing anyway", session.id(),
                  int(sync));
   }
+  // Library objects first: a plan's destructor may still name the client's streams.
+  session.libraryObjects.drain();
   releaseStreamsAndEvents(gpu, session);
   session.hostSegments.drain();  // after the synchronize: no copy still targets them
   session.hostSegmentBytes = 0;

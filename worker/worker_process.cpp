@@ -1,6 +1,7 @@
 #include "worker/worker_process.h"
 
 #include <signal.h>
+#include <spdlog/fmt/ranges.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <sys/prctl.h>
@@ -91,7 +92,8 @@ void configureLogging(const WorkerOptions& options) {
 
 }  // namespace
 
-int runWorkerProcess(int argc, char** argv, std::unique_ptr<GpuBackend> backend) {
+int runWorkerProcess(int argc, char** argv, std::unique_ptr<GpuBackend> backend,
+                     const AdapterFactory& adapters) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the daemon
   ::signal(SIGPIPE, SIG_IGN);
   WorkerOptions options;
@@ -125,6 +127,12 @@ int runWorkerProcess(int argc, char** argv, std::unique_ptr<GpuBackend> backend)
   }
   WorkerGuardContext guardContext{cache.get(), options.testGuardCanary};
   runtime.setGuardContext(guardContext);
+  if (adapters) {
+    auto host = std::make_unique<AdapterHost>();
+    for (auto& adapter : adapters(AdapterEnvironment{*backend, cache.get()})) host->add(std::move(adapter));
+    spdlog::info("library adapters: {}", fmt::join(host->libraries(), ", "));
+    runtime.setAdapters(std::move(host));
+  }
   if (options.testGuardCanary) {
     spdlog::warn("TEST MODE (--test-guard-canary): clients get a protected canary for the escape suite");
   }

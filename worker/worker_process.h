@@ -9,12 +9,19 @@
 // reported to the daemon as WorkerFailed with its reason, and the process exits 1.
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <vector>
 
+#include "worker/adapters/library_adapter.h"
 #include "worker/backend/gpu_backend.h"
 
 namespace agileos::worker {
 
-int runWorkerProcess(int argc, char** argv, std::unique_ptr<GpuBackend> backend);
+// Makes the trusted library adapters the worker hosts, once its context and cache exist.
+using AdapterFactory = std::function<std::vector<std::unique_ptr<LibraryAdapter>>(const AdapterEnvironment&)>;
+
+int runWorkerProcess(int argc, char** argv, std::unique_ptr<GpuBackend> backend,
+                     const AdapterFactory& adapters = {});
 
 }  // namespace agileos::worker

@@ -10,12 +10,19 @@ WorkerRuntime::WorkerRuntime(GpuBackend& gpu, memmgr::MemoryManager& memory, Dev
                              TaintListener* taint)
     : gpu_(gpu), memory_(memory), output_(output), taint_(taint) {}
 
-bool WorkerRuntime::attach(ClientId client, const std::string& sessionToken, const GuardConfig& guard) {
+void WorkerRuntime::setAdapters(std::unique_ptr<AdapterHost> adapters) {
+  adapters_ = std::move(adapters);
+  dispatcher_.setAdapters(adapters_.get());
+}
+
+bool WorkerRuntime::attach(ClientId client, const std::string& sessionToken, const GuardConfig& guard,
+                           std::vector<std::string> adapterOperations) {
   if (sessionToken.empty()) return false;
   std::lock_guard lock(mutex_);
   if (clients_.contains(client) || byToken_.contains(sessionToken)) return false;
   auto session = std::make_shared<ClientSession>(client, sessionToken);
   session->guard.setting = guard;
+  session->adapterOperations = std::move(adapterOperations);
   clients_.emplace(client, Attached{std::move(session), std::make_shared<std::shared_mutex>()});
   byToken_.emplace(sessionToken, client);
   spdlog::info("client {} attached; kernel memory guard {}{}", client, policyName(guard),
@@ -71,7 +78,7 @@ std::optional<WorkerRuntime::Binding> WorkerRuntime::bind(const std::string& ses
 
 WorkerRuntime::CallStatus WorkerRuntime::call(const Binding& attached, const v1::CallRequest& request,
                                               v1::CallReply& reply, SharedMemoryChannel* shared) {
-  CallContext ctx{gpu_, memory_, *attached.session, taint_, shared, output_, &guard_};
+  CallContext ctx{gpu_, memory_, *attached.session, taint_, shared, output_, &guard_, adapters_.get()};
   if (dispatcher_.exclusivity(request) == Exclusivity::kInvalidates) {
     std::unique_lock gate(*attached.gate);
     if (attached.session->closing) return CallStatus::kUnauthenticated;

@@ -18,6 +18,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "worker/adapters/library_adapter.h"
 #include "worker/call_context.h"
 #include "worker/device_output.h"
 #include "worker/dispatcher.h"
@@ -31,7 +32,9 @@ class WorkerRuntime {
 
   // Returns false if the client id or token is already attached.
   // `guard` is the client's kernel memory guard setting (from the daemon).
-  bool attach(ClientId client, const std::string& sessionToken, const GuardConfig& guard = {});
+  // `adapterOperations` are the library adapter operations the daemon admitted for it.
+  bool attach(ClientId client, const std::string& sessionToken, const GuardConfig& guard = {},
+              std::vector<std::string> adapterOperations = {});
   // Releases everything the client holds; returns false if it was not attached.
   bool release(ClientId client);
   // Releases every attached client (worker shutdown).
@@ -59,6 +62,8 @@ class WorkerRuntime {
 
   // The worker's part of the kernel memory guard (cache, test hook). Set before serving.
   void setGuardContext(const WorkerGuardContext& guard) { guard_ = guard; }
+  // The trusted library adapters this worker hosts. Set before serving.
+  void setAdapters(std::unique_ptr<AdapterHost> adapters);
 
   // The GPU the calls run on (the shared-memory transport registers its staging areas).
   GpuBackend& gpu() const { return gpu_; }
@@ -75,6 +80,7 @@ class WorkerRuntime {
   memmgr::MemoryManager& memory_;
   DeviceOutputCapture* output_;
   WorkerGuardContext guard_;
+  std::unique_ptr<AdapterHost> adapters_;
   TaintListener* taint_;
   Dispatcher dispatcher_;
 

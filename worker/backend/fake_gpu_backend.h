@@ -199,6 +199,7 @@ class FakeGpuBackend final : public GpuBackend {
   CUresult unmap(memmgr::DevicePtr va, std::size_t size) override;
   CUresult fill(memmgr::DevicePtr va, std::uint8_t value, std::size_t size) override;
 
+  CUresult bindContext() override { return CUDA_SUCCESS; }
   CUresult synchronizeContext() override;
   CUresult getLimit(CUlimit limit, std::size_t* value) override;
   CUresult setLimit(CUlimit limit, std::size_t value) override;

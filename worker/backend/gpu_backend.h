@@ -50,6 +50,9 @@ class GpuBackend : public memmgr::VmmBackend {
   virtual const DeviceDescription& device() const = 0;
 
   // Context ------------------------------------------------------------------
+  // Makes the device's context current on the calling thread, for code that reaches the GPU
+  // through a library (cuFFT, ...) rather than through this interface.
+  virtual CUresult bindContext() = 0;
   virtual CUresult synchronizeContext() = 0;
   virtual CUresult getLimit(CUlimit limit, std::size_t* value) = 0;
   virtual CUresult setLimit(CUlimit limit, std::size_t value) = 0;

@@ -14,6 +14,7 @@
 #include "worker/dispatcher.h"
 #include "worker/fatbin/fatbin_reader.h"
 #include "worker/handlers/guard_handlers.h"
+#include "worker/handlers/module_loading.h"
 #include "worker/module_cache/compiled_module_cache.h"
 #include "worker/module_guard.h"
 #include "worker/session_teardown.h"
@@ -50,39 +51,45 @@ bool learnParameters(CallContext& ctx, CUfunction function, FunctionRecord* reco
   return false;
 }
 
+}  // namespace
+
+bool resolveOneFunction(CallContext& ctx, Token moduleToken, ModuleRecord& module, const std::string& name,
+                        v1::FunctionInfo* info) {
+  info->set_name(name);
+  FunctionRecord record;
+  record.module = moduleToken;
+  if (ctx.gpu.moduleGetFunction(module.module, name.c_str(), &record.function) != CUDA_SUCCESS ||
+      !learnParameters(ctx, record.function, &record)) {
+    info->set_error(cudaErrorInvalidDeviceFunction);
+    return false;
+  }
+  for (const ParamLayout& param : *record.params) {
+    v1::KernelParam* out = info->add_params();
+    out->set_offset(param.offset);
+    out->set_size(param.size);
+  }
+  info->set_param_buffer_size(record.paramBufferSize);
+  int maxThreads = 0, staticShared = 0;
+  if (ctx.gpu.functionGetAttribute(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, record.function, &maxThreads) ==
+          CUDA_SUCCESS &&
+      ctx.gpu.functionGetAttribute(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, record.function, &staticShared) ==
+          CUDA_SUCCESS &&
+      maxThreads > 0 && staticShared >= 0) {
+    info->set_max_threads_per_block(maxThreads);
+    info->set_static_shared_bytes(static_cast<std::uint32_t>(staticShared));
+  }
+  const Token token = ctx.session.functions.insert(std::move(record));
+  info->set_token(token);
+  module.functions.push_back(token);
+  return true;
+}
+
+namespace {
+
 void resolveFunctions(CallContext& ctx, Token moduleToken, ModuleRecord& module, const v1::ModuleLoad& args,
                       v1::ModuleLoaded* loaded) {
   for (const std::string& name : args.function_names()) {
-    v1::FunctionInfo* info = loaded->add_functions();
-    info->set_name(name);
-    FunctionRecord record;
-    record.module = moduleToken;
-    if (ctx.gpu.moduleGetFunction(module.module, name.c_str(), &record.function) != CUDA_SUCCESS) {
-      info->set_error(cudaErrorInvalidDeviceFunction);
-      continue;
-    }
-    if (!learnParameters(ctx, record.function, &record)) {
-      info->set_error(cudaErrorInvalidDeviceFunction);
-      continue;
-    }
-    for (const ParamLayout& param : *record.params) {
-      v1::KernelParam* out = info->add_params();
-      out->set_offset(param.offset);
-      out->set_size(param.size);
-    }
-    info->set_param_buffer_size(record.paramBufferSize);
-    int maxThreads = 0, staticShared = 0;
-    if (ctx.gpu.functionGetAttribute(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, record.function, &maxThreads) ==
-            CUDA_SUCCESS &&
-        ctx.gpu.functionGetAttribute(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, record.function, &staticShared) ==
-            CUDA_SUCCESS &&
-        maxThreads > 0 && staticShared >= 0) {
-      info->set_max_threads_per_block(maxThreads);
-      info->set_static_shared_bytes(static_cast<std::uint32_t>(staticShared));
-    }
-    const Token token = ctx.session.functions.insert(std::move(record));
-    info->set_token(token);
-    module.functions.push_back(token);
+    resolveOneFunction(ctx, moduleToken, module, name, loaded->add_functions());
   }
 }
 
@@ -106,6 +113,8 @@ void resolveVariables(CallContext& ctx, ModuleRecord& module, const v1::ModuleLo
     info->set_size(bytes);
   }
 }
+
+}  // namespace
 
 // Loads a prepared image. A guarded PTX image is compiled once per (text, architecture,
 // policy, driver) when the worker has a cache: the cubin is cached and loaded from there.
@@ -134,6 +143,25 @@ bool loadPreparedImage(CallContext& ctx, const PreparedImage& prepared, const Gu
   return false;
 }
 
+bool loadModuleEntries(CallContext& ctx, const std::vector<fatbin::Entry>& entries, ModuleRecord* module,
+                       v1::CallReply& reply) {
+  const DeviceDescription& device = ctx.gpu.device();
+  const auto sm = static_cast<std::uint32_t>(device.computeMajor * 10 + device.computeMinor);
+  std::string guardError;
+  GuardConfig guard;
+  if (!prepareModuleGuard(ctx, &guard, &guardError))
+    return refuse(reply, cudaErrorMemoryAllocation, guardError);
+  PreparedImage prepared = prepareModuleImage(entries, sm, guard);
+  if (!prepared.ok) return refuse(reply, static_cast<cudaError_t>(prepared.error), prepared.detail);
+  if (ctx.output != nullptr && DeviceOutputCapture::imageMayPrint(prepared.image)) ctx.output->expectOutput();
+  if (!loadPreparedImage(ctx, prepared, guard, sm, &module->module, reply)) return false;
+  SPDLOG_DEBUG("client {}: loaded module (sm_{} {}{})", ctx.session.id(), prepared.smArch,
+               prepared.ptx ? "PTX" : "SASS", prepared.guarded ? ", guarded" : "");
+  return true;
+}
+
+namespace {
+
 void moduleLoad(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) {
   const auto& args = request.module_load();
   if (!namesAreSane(args.function_names()) || !namesAreSane(args.variable_names())) {
@@ -146,22 +174,8 @@ void moduleLoad(CallContext& ctx, const v1::CallRequest& request, v1::CallReply&
     refuse(reply, cudaErrorInvalidKernelImage, "fatbin refused: " + parsed.error);
     return;
   }
-  const DeviceDescription& device = ctx.gpu.device();
-  const auto sm = static_cast<std::uint32_t>(device.computeMajor * 10 + device.computeMinor);
-  std::string guardError;
-  GuardConfig guard;
-  if (!prepareModuleGuard(ctx, &guard, &guardError)) {
-    refuse(reply, cudaErrorMemoryAllocation, guardError);
-    return;
-  }
-  PreparedImage prepared = prepareModuleImage(parsed.entries, sm, guard);
-  if (!prepared.ok) {
-    refuse(reply, static_cast<cudaError_t>(prepared.error), prepared.detail);
-    return;
-  }
-  if (ctx.output != nullptr && DeviceOutputCapture::imageMayPrint(prepared.image)) ctx.output->expectOutput();
   ModuleRecord module;
-  if (!loadPreparedImage(ctx, prepared, guard, sm, &module.module, reply)) return;
+  if (!loadModuleEntries(ctx, parsed.entries, &module, reply)) return;
   // The token is minted first so functions can name their module; the record is
   // completed below and stored under the same token.
   const Token moduleToken = ctx.session.modules.insert(module);
@@ -170,9 +184,6 @@ void moduleLoad(CallContext& ctx, const v1::CallRequest& request, v1::CallReply&
   resolveVariables(ctx, module, args, loaded);
   ctx.session.modules.replace(moduleToken, std::move(module));
   loaded->set_module(moduleToken);
-  SPDLOG_DEBUG("client {}: loaded module ({} functions, {} variables, sm_{} {}{})", ctx.session.id(),
-               args.function_names_size(), args.variable_names_size(), prepared.smArch,
-               prepared.ptx ? "PTX" : "SASS", prepared.guarded ? ", guarded" : "");
 }
 
 void moduleUnload(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) {

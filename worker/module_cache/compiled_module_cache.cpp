@@ -96,6 +96,12 @@ std::string CompiledModuleCache::keyFor(std::string_view ptx, std::uint32_t smAr
   return hash.hex();
 }
 
+std::string CompiledModuleCache::keyOf(std::initializer_list<std::string_view> fields) {
+  Sha256 hash;
+  for (std::string_view field : fields) hash.field(field);
+  return hash.hex();
+}
+
 std::optional<std::string> CompiledModuleCache::find(const std::string& key) {
   if (!isKey(key)) return std::nullopt;
   const std::string path = directory_ + "/" + key + std::string(kSuffix);

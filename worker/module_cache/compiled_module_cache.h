@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -40,6 +41,10 @@ class CompiledModuleCache {
   // Hex SHA-256 of the inputs, each length-prefixed so that no two inputs share a key.
   static std::string keyFor(std::string_view ptx, std::uint32_t smArch, std::string_view policy,
                             int driverVersion);
+
+  // Hex SHA-256 of `fields`, each length-prefixed (for other cached artefacts, e.g. NVRTC
+  // results, and for identifying images).
+  static std::string keyOf(std::initializer_list<std::string_view> fields);
 
   // The cached cubin for `key`, if a whole and undamaged one is there.
   std::optional<std::string> find(const std::string& key);

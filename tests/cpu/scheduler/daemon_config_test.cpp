@@ -262,3 +262,39 @@ TEST(DaemonConfig, LoadReadsAFile) {
 
 }  // namespace
 }  // namespace agileos::scheduler
+
+namespace agileos::scheduler {
+namespace {
+
+TEST(DaemonConfigAdapters, DefaultAdmitsEveryDeclaredLibrary) {
+  const auto result = parseDaemonConfig("{}");
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(admittedAdapterOperations(result.config->adapters),
+            (std::vector<std::string>{"cufft.*", "nvrtc.*"}));
+}
+
+TEST(DaemonConfigAdapters, ListsOperationsPerLibraryAndOmittedLibrariesAreNotAdmitted) {
+  const auto result =
+      parseDaemonConfig(R"({"adapters": {"cufft": ["create", "make_plan", "exec", "destroy"]}})");
+  ASSERT_TRUE(result.ok()) << result.errors.front();
+  EXPECT_EQ(admittedAdapterOperations(result.config->adapters),
+            (std::vector<std::string>{"cufft.create", "cufft.make_plan", "cufft.exec", "cufft.destroy"}));
+  const auto none = parseDaemonConfig(R"({"adapters": {}})");
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(admittedAdapterOperations(none.config->adapters).empty());
+}
+
+TEST(DaemonConfigAdapters, RefusesUnknownLibrariesAndOperations) {
+  const auto library = parseDaemonConfig(R"({"adapters": {"cublas": ["*"]}})");
+  ASSERT_FALSE(library.ok());
+  EXPECT_NE(library.errors.front().find("adapters.cublas: unknown key"), std::string::npos)
+      << library.errors.front();
+  const auto operation = parseDaemonConfig(R"({"adapters": {"cufft": ["exec", "xtSetCallback"]}})");
+  ASSERT_FALSE(operation.ok());
+  EXPECT_NE(operation.errors.front().find("unknown operation \"xtSetCallback\""), std::string::npos)
+      << operation.errors.front();
+  EXPECT_FALSE(parseDaemonConfig(R"({"adapters": {"nvrtc": "compile"}})").ok());
+}
+
+}  // namespace
+}  // namespace agileos::scheduler

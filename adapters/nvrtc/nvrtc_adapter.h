@@ -1,0 +1,27 @@
+// The NVRTC adapter: client containers have no CUDA installation, so run-time compilation is
+// served here, in the worker (adapters/nvrtc/nvrtc_operations.h).
+//
+// Invariants:
+// - NVRTC reads files named by #include directives and by options (it opens absolute and
+//   working-directory-relative paths, and its log quotes what it read). So a compilation only
+//   runs if every option is on an allowlist (nvrtc_source_policy.h: no include paths,
+//   pre-includes or precompiled headers) and every include-like directive in the source and
+//   the headers names one of the headers the client supplied; anything else is refused with a
+//   log that says why, before NVRTC sees the program.
+// - Output is data for the client: PTX loads through the kernel memory guard like any PTX. A
+//   CUBIN it returns is recorded (by SHA-256) with the PTX it was compiled from in the client's
+//   session, so loading that CUBIN offers the PTX too, and the guard applies (an NVRTC CUBIN
+//   cannot bypass it).
+// - Successful results are cached (CompiledModuleCache, keyed by SHA-256 over NVRTC's version
+//   and every input), so a program compiling the same kernel again pays nothing.
+#pragma once
+
+#include <memory>
+
+#include "worker/adapters/library_adapter.h"
+
+namespace agileos::adapters::nvrtc {
+
+std::unique_ptr<worker::LibraryAdapter> makeNvrtcAdapter(const worker::AdapterEnvironment& environment);
+
+}  // namespace agileos::adapters::nvrtc

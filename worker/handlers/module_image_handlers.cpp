@@ -1,0 +1,140 @@
+// Device code loaded at run time (cudaLibraryLoadData and its kernels): an image with no
+// registered names, which may be a fatbin, PTX text or an ELF cubin. Whatever it is, it
+// reaches the driver only through loadModuleEntries, so the kernel memory guard and the
+// sass_only policy apply exactly as to registered fatbins.
+#include <spdlog/spdlog.h>
+
+#include <cstring>
+#include <span>
+
+#include "worker/dispatcher.h"
+#include "worker/handlers/module_loading.h"
+#include "worker/module_cache/compiled_module_cache.h"
+
+namespace agileos::worker {
+namespace {
+
+constexpr std::size_t kMaxImageBytes = 512u << 20;
+constexpr std::size_t kMaxNameLength = 4096;
+constexpr std::uint32_t kFatbinMagic = 0xBA55ED50;
+
+bool startsWith(const std::string& bytes, std::string_view prefix) {
+  return bytes.size() >= prefix.size() && std::memcmp(bytes.data(), prefix.data(), prefix.size()) == 0;
+}
+
+// The architecture of a PTX text's `.target sm_NN[a|f]` directive; false if it has none.
+bool ptxTarget(std::string_view ptx, std::uint32_t* sm, fatbin::ArchVariant* variant) {
+  const auto at = ptx.find(".target");
+  if (at == std::string_view::npos) return false;
+  auto pos = ptx.find("sm_", at);
+  const auto lineEnd = ptx.find('\n', at);
+  if (pos == std::string_view::npos || (lineEnd != std::string_view::npos && pos > lineEnd)) return false;
+  pos += 3;
+  std::uint32_t value = 0;
+  std::size_t digits = 0;
+  while (pos < ptx.size() && ptx[pos] >= '0' && ptx[pos] <= '9' && digits < 4) {
+    value = value * 10 + static_cast<std::uint32_t>(ptx[pos++] - '0');
+    ++digits;
+  }
+  if (digits == 0) return false;
+  *sm = value;
+  *variant = fatbin::ArchVariant::kGeneric;
+  if (pos < ptx.size() && ptx[pos] == 'a') *variant = fatbin::ArchVariant::kArchSpecific;
+  if (pos < ptx.size() && ptx[pos] == 'f') *variant = fatbin::ArchVariant::kFamilySpecific;
+  return true;
+}
+
+fatbin::Entry ptxEntry(std::string text, std::uint32_t sm, fatbin::ArchVariant variant) {
+  fatbin::Entry entry;
+  entry.kind = fatbin::EntryKind::kPtx;
+  entry.smArch = sm;
+  entry.variant = variant;
+  entry.payload = std::move(text);
+  return entry;
+}
+
+// The entries an image offers. An ELF image is SASS for this device as far as the worker can
+// tell; one the NVRTC adapter produced comes with its PTX (ImageSubstitutes).
+bool imageEntries(CallContext& ctx, const std::string& image, std::vector<fatbin::Entry>* entries,
+                  v1::CallReply& reply) {
+  std::uint32_t magic = 0;
+  if (image.size() >= sizeof magic) std::memcpy(&magic, image.data(), sizeof magic);
+  if (magic == kFatbinMagic) {
+    const auto* bytes = reinterpret_cast<const std::uint8_t*>(image.data());
+    fatbin::ParseResult parsed = fatbin::parse(std::span<const std::uint8_t>(bytes, image.size()));
+    if (!parsed.ok) return refuse(reply, cudaErrorInvalidKernelImage, "fatbin refused: " + parsed.error);
+    *entries = std::move(parsed.entries);
+    return true;
+  }
+  if (startsWith(image,
+                 "\x7f"
+                 "ELF")) {
+    const DeviceDescription& device = ctx.gpu.device();
+    fatbin::Entry elf;
+    elf.kind = fatbin::EntryKind::kElf;
+    elf.smArch = static_cast<std::uint32_t>(device.computeMajor * 10 + device.computeMinor);
+    elf.payload = image;
+    entries->push_back(std::move(elf));
+    if (auto ptx = ctx.session.imageSubstitutes.find(CompiledModuleCache::keyOf({"image", image}))) {
+      std::uint32_t sm = 0;
+      fatbin::ArchVariant variant{};
+      if (ptxTarget(*ptx, &sm, &variant)) entries->push_back(ptxEntry(std::move(*ptx), sm, variant));
+    }
+    return true;
+  }
+  // PTX text: up to its first NUL.
+  std::string text = image.substr(0, image.find('\0'));
+  std::uint32_t sm = 0;
+  fatbin::ArchVariant variant{};
+  if (text.find(".version") == std::string::npos || !ptxTarget(text, &sm, &variant)) {
+    return refuse(reply, cudaErrorInvalidKernelImage,
+                  "image is neither a fatbin, an ELF cubin nor PTX with a .target");
+  }
+  entries->push_back(ptxEntry(std::move(text), sm, variant));
+  return true;
+}
+
+void moduleLoadImage(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) {
+  const std::string& image = request.module_load_image().image();
+  if (image.empty() || image.size() > kMaxImageBytes) {
+    refuse(reply, cudaErrorInvalidValue, "image is empty or larger than 512 MiB");
+    return;
+  }
+  std::vector<fatbin::Entry> entries;
+  if (!imageEntries(ctx, image, &entries, reply)) return;
+  ModuleRecord module;
+  if (!loadModuleEntries(ctx, entries, &module, reply)) return;
+  reply.mutable_module_loaded()->set_module(ctx.session.modules.insert(std::move(module)));
+}
+
+// Runs alone within its client (Exclusivity::kInvalidates): it adds to the module's record,
+// which a concurrent unload or lookup must not see half-updated.
+void moduleGetFunction(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) {
+  const auto& args = request.module_get_function();
+  if (args.name().empty() || args.name().size() > kMaxNameLength ||
+      args.name().find('\0') != std::string::npos) {
+    refuse(reply, cudaErrorInvalidValue, "malformed kernel name");
+    return;
+  }
+  auto module = ctx.session.modules.find(args.module());
+  if (!module) {
+    refuse(reply, cudaErrorInvalidResourceHandle, "unknown module handle");
+    return;
+  }
+  v1::FunctionInfo* info = reply.mutable_function_info();
+  if (!resolveOneFunction(ctx, args.module(), *module, args.name(), info)) {
+    refuse(reply, cudaErrorSymbolNotFound, "no kernel named " + args.name().substr(0, 256));
+    return;
+  }
+  ctx.session.modules.replace(args.module(), std::move(*module));
+}
+
+}  // namespace
+
+void registerModuleImageHandlers(HandlerRegistry& registry) {
+  using Op = v1::CallRequest::OpCase;
+  registry.add(Op::kModuleLoadImage, moduleLoadImage);
+  registry.add(Op::kModuleGetFunction, moduleGetFunction, Exclusivity::kInvalidates);
+}
+
+}  // namespace agileos::worker
