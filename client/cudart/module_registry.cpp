@@ -183,14 +183,7 @@ cudaError_t ModuleRegistry::ensureLoaded(Fatbin& fatbin) {
       fatbin.kernelErrors[info.name()] = static_cast<cudaError_t>(info.error());
       continue;
     }
-    KernelLayout layout;
-    layout.token = info.token();
-    layout.bufferSize = info.param_buffer_size();
-    layout.maxThreadsPerBlock = info.max_threads_per_block();
-    layout.staticSharedBytes = info.static_shared_bytes();
-    for (const v1::KernelParam& param : info.params())
-      layout.params.emplace_back(param.offset(), param.size());
-    fatbin.kernels[info.name()] = std::move(layout);
+    fatbin.kernels[info.name()] = layoutOf(info);
   }
   std::unique_lock registryLock(mutex_);
   for (const v1::VariableInfo& info : loaded.variables()) {
@@ -201,9 +194,29 @@ cudaError_t ModuleRegistry::ensureLoaded(Fatbin& fatbin) {
   return cudaSuccess;
 }
 
+KernelLayout ModuleRegistry::layoutOf(const v1::FunctionInfo& info) {
+  KernelLayout layout;
+  layout.token = info.token();
+  layout.bufferSize = info.param_buffer_size();
+  layout.maxThreadsPerBlock = info.max_threads_per_block();
+  layout.staticSharedBytes = info.static_shared_bytes();
+  for (const v1::KernelParam& param : info.params()) layout.params.emplace_back(param.offset(), param.size());
+  return layout;
+}
+
+void ModuleRegistry::addLibraryKernel(const void* handle, KernelLayout layout) {
+  std::unique_lock lock(mutex_);
+  libraryKernels_[handle] = std::move(layout);
+}
+
+void ModuleRegistry::removeLibraryKernel(const void* handle) {
+  std::unique_lock lock(mutex_);
+  libraryKernels_.erase(handle);
+}
+
 bool ModuleRegistry::isRegisteredKernel(const void* hostFunction) const {
   std::shared_lock lock(mutex_);
-  return functions_.contains(hostFunction);
+  return functions_.contains(hostFunction) || libraryKernels_.contains(hostFunction);
 }
 
 const char* ModuleRegistry::kernelName(const void* hostFunction) const {
@@ -217,8 +230,13 @@ cudaError_t ModuleRegistry::kernel(const void* hostFunction, KernelLayout* out) 
   {
     std::shared_lock lock(mutex_);
     auto it = functions_.find(hostFunction);
-    // What cudart 13 answers for a pointer that is not a registered kernel.
-    if (it == functions_.end()) return cudaErrorInvalidResourceHandle;
+    if (it == functions_.end()) {
+      auto library = libraryKernels_.find(hostFunction);
+      // What cudart 13 answers for a pointer that is not a registered kernel.
+      if (library == libraryKernels_.end()) return cudaErrorInvalidResourceHandle;
+      *out = library->second;
+      return cudaSuccess;
+    }
     symbol = it->second;
   }
   if (cudaError_t error = ensureLoaded(*symbol.fatbin); error != cudaSuccess) return error;

@@ -22,6 +22,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "agileos/v1/client_api.pb.h"
+
 namespace agileos::client {
 
 struct KernelLayout {
@@ -57,6 +59,11 @@ class ModuleRegistry {
   cudaError_t kernel(const void* hostFunction, KernelLayout* out);
   // Resolves a __device__/__constant__ variable by its host shadow address.
   cudaError_t variable(const void* hostVariable, DeviceVariable* out);
+  // Kernels of modules loaded at run time (cudaLibraryGetKernel): `handle` is the cudaKernel_t
+  // the program got, which it passes to cudaLaunchKernel like a host stub.
+  void addLibraryKernel(const void* handle, KernelLayout layout);
+  void removeLibraryKernel(const void* handle);
+
   // True if [p, p+bytes) lies inside one loaded module variable.
   bool isDeviceVariableRange(std::uint64_t p, std::uint64_t bytes) const;
   // True when p lies inside a loaded module variable (for cudaMemcpyDefault).
@@ -70,12 +77,20 @@ class ModuleRegistry {
   };
 
   cudaError_t ensureLoaded(Fatbin& fatbin);
+  static KernelLayout layoutOf(const v1::FunctionInfo& info);
+
+ public:
+  // The layout the worker reported for a kernel.
+  static KernelLayout kernelLayout(const v1::FunctionInfo& info) { return layoutOf(info); }
+
+ private:
   Fatbin* findFatbin(void** handle) const;  // caller holds mutex_
 
   mutable std::shared_mutex mutex_;
   std::map<Fatbin*, std::unique_ptr<Fatbin>> fatbins_;
   std::unordered_map<const void*, HostSymbol> functions_;
   std::unordered_map<const void*, HostSymbol> variables_;
+  std::unordered_map<const void*, KernelLayout> libraryKernels_;
   std::map<std::uint64_t, std::uint64_t> variableRanges_;  // base -> size, loaded variables only
 };
 
