@@ -35,6 +35,8 @@
 #   AGILEOS_BENCH_BUDGET_S  seconds after which no further workload is started (360)
 #   AGILEOS_BENCH_SETTLE_S  pause after each AgileOS run (2)
 #   AGILEOS_BENCH_LABEL     the name of the AgileOS side in the table ("AgileOS")
+#   AGILEOS_BENCH_NATIVE_LIB_PATH  directories put before the CUDA runtime's in the native runs'
+#                           LD_LIBRARY_PATH, for a program that needs more (run_cufft_bench.sh: cuFFT)
 #   OUT                     where the results go (./bench-out)
 #
 # Output, in $OUT, written as the run goes:
@@ -135,7 +137,7 @@ check_machine() {
   driver_dir="$(library_dir libcuda.so.1 /usr/local/nvidia/lib64)"
   [[ -n "$cudart_dir" ]] || { say "FAIL setup: libcudart.so.13 not found on this machine"; exit 1; }
   [[ -n "$driver_dir" ]] || { say "FAIL setup: libcuda.so.1 not found on this machine"; exit 1; }
-  native_library_path="$cudart_dir:$driver_dir"
+  native_library_path="${AGILEOS_BENCH_NATIVE_LIB_PATH:+$AGILEOS_BENCH_NATIVE_LIB_PATH:}$cudart_dir:$driver_dir"
   local path missing=0
   for path in "$program" "$bin_dir/agileosd" "$bin_dir/agileos-worker" "$bin_dir/agileos-sandbox" \
     "$shim_dir/libagileos_cudart.so"; do

@@ -19,6 +19,8 @@
 #              programs/: its output differs between native and AgileOS runs by design)
 #   bench/     agileos_bench, for tests/bench/run_bench.sh (not in programs/: run_suite.sh runs
 #              every program there and compares its output, which a benchmark's timings fail);
+#              agileos_cufft_bench, for tests/bench/run_cufft_bench.sh (it needs libcufft.so.12:
+#              the GPU machine's natively, AgileOS's cuFFT shim in the sandbox; never bundled);
 #              agileos_guard_bench and guard_kernels.ptx, for tests/bench/run_guard_bench.sh (a
 #              trusted tool on the driver API: its libraries go to deps/ like bin/'s)
 # ELF files are stripped. Fails if the bundle exceeds 48 MiB (the working tree that
@@ -128,8 +130,8 @@ main() {
   copy_required "$bundle/bin" "$build/bin/agileosd" "$build/bin/agileos-worker" "$build/bin/agileos-sandbox" \
     "$build/bin/adversary_wire" "$build/bin/sandbox_probe"
   copy_required "$bundle/shim" "$build/lib/libagileos_cudart.so"
-  copy_required "$bundle/bench" "$build/tests/bench/agileos_bench" "$build/tests/bench/agileos_guard_bench" \
-    "$build/tests/bench/guard_kernels.ptx"
+  copy_required "$bundle/bench" "$build/tests/bench/agileos_bench" "$build/tests/bench/agileos_cufft_bench" \
+    "$build/tests/bench/agileos_guard_bench" "$build/tests/bench/guard_kernels.ptx"
   copy_required "$bundle/guard" "$build/tests/gpu/guard/guard_escape"
   local program
   for program in "$build/tests/gpu/programs"/*; do

@@ -3,7 +3,7 @@
 #
 # Usage: tests/gpu/run_suite.sh [--native-only] [FILTER]
 #   FILTER         an extended regular expression; only the steps whose name matches run
-#                  (program names, sandbox_probe, concurrent_adversary_api, adversary_wire,
+#                  (program names, sandbox_probe, concurrent_adversary_api, adversary_cufft, adversary_wire,
 #                  guard_escape, service_after_attacks), e.g. 'matmul|adversary'.
 #   --native-only  run the CUDA programs (and the guard escape routes) natively only
 #                  (validates the programs on a new machine; no daemon, no sandbox).
@@ -16,6 +16,7 @@
 #   4. sandbox proof: sandbox_probe must find every way to the GPU blocked inside the
 #      sandbox, and must open the device outside it;
 #   5. adversary_api in one sandbox while matmul_tiled runs in another: both must pass;
+#      adversary_cufft (the cuFFT adapter's refusals) under AgileOS;
 #   6. adversary_wire, a raw gRPC client, against the daemon and its worker;
 #   7. guard_escape: the kernel memory guard's escape suite (guard/run_escape_suite.sh): every
 #      route natively and under each guard policy; needs the daemon's "guard" section to allow
@@ -305,7 +306,7 @@ run_programs() {
   local program name count=0
   for program in "$programs_dir"/*; do
     name="$(basename "$program")"
-    [[ -x "$program" && "$name" != adversary_api ]] || continue
+    [[ -x "$program" && "$name" != adversary_* ]] || continue
     wanted "$name" || continue
     count=$((count + 1))
     if ! budget_left; then
@@ -397,6 +398,32 @@ concurrent_adversary() {
   fi
 }
 
+# adversary_cufft: the cuFFT adapter's refusals (buffers too small for the plan's extent, freed,
+# protected or foreign memory, forged and stale plans, short work areas, callbacks), then the
+# same plans still give correct results. Under AgileOS only: natively these calls corrupt memory.
+cufft_adversary() {
+  wanted adversary_cufft || return 0
+  [[ -x "$programs_dir/adversary_cufft" ]] || return 0
+  say ""
+  say "== adversary_cufft"
+  if ! budget_left; then
+    fail "adversary_cufft: not run, the suite's time budget is spent"
+    return
+  fi
+  run_agileos adversary_cufft "$programs_dir/adversary_cufft"
+  local counts
+  counts="$(grep -Eo '[0-9]+ passed, [0-9]+ failed' "$logs/adversary_cufft.agileos.out" | tail -1)"
+  if ((run_status == 0)); then
+    pass "adversary_cufft: $counts"
+  else
+    fail "adversary_cufft: exit $(describe_status "$run_status"): $counts"
+    grep '^FAIL' "$logs/adversary_cufft.agileos.out" | head -n 12 >"$logs/adversary_cufft.fails"
+    quote "$logs/adversary_cufft.fails" 12
+    tail -n 8 "$logs/adversary_cufft.agileos.err" >"$logs/adversary_cufft.err.tail"
+    quote "$logs/adversary_cufft.err.tail" 8
+  fi
+}
+
 wire_adversary() {
   wanted adversary_wire || return 0
   say ""
@@ -477,6 +504,7 @@ start_daemon
 run_programs
 sandbox_proof
 concurrent_adversary
+cufft_adversary
 wire_adversary
 guard_escape_step
 service_after_attacks
