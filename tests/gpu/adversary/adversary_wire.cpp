@@ -305,6 +305,28 @@ v1::CallRequest launch(std::uint64_t function, std::string params, unsigned grid
 }
 
 // The parameter blob of agileos_adversary_increment(unsigned* data, unsigned n): 8 + 4 bytes.
+// A call of a trusted library adapter (AdapterCall); `args` are set by `fill`.
+v1::CallRequest adapterCall(const std::string& library, const std::string& operation,
+                            const std::function<void(v1::AdapterCall*)>& fill = {}) {
+  v1::CallRequest request;
+  auto* call = request.mutable_adapter_call();
+  call->set_library(library);
+  call->set_operation(operation);
+  if (fill) fill(call);
+  return request;
+}
+
+// cufft exec of `plan` (C2C forward) from `in` to `out`.
+v1::CallRequest cufftExec(std::uint64_t plan, std::uint64_t in, std::uint64_t out) {
+  return adapterCall("cufft", "exec", [&](v1::AdapterCall* call) {
+    call->add_args()->set_handle(plan);
+    call->add_args()->set_integer(0);  // C2C
+    call->add_args()->set_device_pointer(in);
+    call->add_args()->set_device_pointer(out);
+    call->add_args()->set_integer(-1);  // CUFFT_FORWARD
+  });
+}
+
 std::string incrementParams(std::uint64_t data, std::uint32_t n) {
   std::string blob(12, '\0');
   std::memcpy(blob.data(), &data, 8);
@@ -431,6 +453,27 @@ class WireAdversary {
                  ? std::string()
                  : "missing: " + std::string(allocation_ ? "" : "allocation ") + (stream_ ? "" : "stream ") +
                        (event_ ? "" : "event ") + (module_ ? "" : "module ") + (function_ ? "" : "function"));
+    // A cuFFT plan of 256 C2C points (a worker without the adapter, e.g. the fake one, has none).
+    const CallResult created = call(adapterCall("cufft", "create"));
+    if (!created.refused() && created.reply.adapter_reply().results_size() == 1) {
+      const std::uint64_t plan = created.reply.adapter_reply().results(0).handle();
+      const CallResult made = call(adapterCall("cufft", "make_plan", [&](v1::AdapterCall* c) {
+        c->add_args()->set_handle(plan);
+        c->add_args()->set_integer(1);  // ShapeVariant::kOne
+        c->add_args()->mutable_integers()->add_values(256);
+        c->add_args();  // no inembed
+        c->add_args()->set_integer(1);
+        c->add_args()->set_integer(0);
+        c->add_args();  // no onembed
+        c->add_args()->set_integer(1);
+        c->add_args()->set_integer(0);
+        c->add_args()->set_integer(0x29);  // CUFFT_C2C
+        c->add_args()->set_integer(1);
+      }));
+      if (!made.refused()) plan_ = plan;
+    }
+    std::fprintf(stderr, "cuFFT plan for the adapter cases: %s\n",
+                 plan_ != 0 ? "made" : "none (no cuFFT adapter)");
     property("set-up: kernel parameter buffer is 12 bytes",
              paramBufferSize_ == 12 ? "" : "reported " + std::to_string(paramBufferSize_));
   }
@@ -489,6 +532,41 @@ class WireAdversary {
   void forgedTokenCases() {
     const auto bad = Expectation::cuda(kInvalidResourceHandle);
     const std::uint64_t f = kForgedToken;
+    check("cufft exec(forged plan)", Expectation::anyRefusal(), cufftExec(f, allocation_, allocation_));
+    check("cufft exec(a stream token as the plan)", Expectation::anyRefusal(),
+          cufftExec(stream_, allocation_, allocation_));
+    check("cufft exec(plan, the I/O aperture as input)", Expectation::anyRefusal(),
+          cufftExec(plan_, kIoAperture, allocation_));
+    check("cufft exec in place, 8 bytes short of the plan's 2 KiB", Expectation::anyRefusal(),
+          cufftExec(plan_, allocation_ + 2048 + 8, allocation_ + 2048 + 8));
+    check("cufft exec with arguments of the wrong kinds", Expectation::anyRefusal(),
+          adapterCall("cufft", "exec", [&](v1::AdapterCall* c) {
+            c->add_args()->set_integer(static_cast<std::int64_t>(plan_));
+            c->add_args()->set_integer(0);
+            c->add_args()->set_integer(static_cast<std::int64_t>(allocation_));
+            c->add_args()->set_integer(static_cast<std::int64_t>(allocation_));
+            c->add_args()->set_integer(-1);
+          }));
+    check("cufft exec with a missing argument", Expectation::anyRefusal(),
+          adapterCall("cufft", "exec", [&](v1::AdapterCall* c) { c->add_args()->set_handle(plan_); }));
+    check("an undeclared cufft operation (xt_set_callback)", Expectation::anyRefusal(),
+          adapterCall("cufft", "xt_set_callback"));
+    check("a library no worker hosts (cublas)", Expectation::anyRefusal(), adapterCall("cublas", "create"));
+    // NVRTC would read the file and quote it in its log: the compilation must fail before it runs
+    // (a failed compilation, status NVRTC_ERROR_COMPILATION = 6, with AgileOS's reason as the log),
+    // or be refused outright where no NVRTC adapter is hosted.
+    const CallResult compiled = call(adapterCall("nvrtc", "compile", [&](v1::AdapterCall* c) {
+      c->add_args()->set_text("#include \"/etc/hostname\"\n");
+      c->add_args()->set_text("x.cu");
+      for (int i = 0; i < 4; ++i) c->add_args()->mutable_texts();
+    }));
+    const auto& result = compiled.reply.adapter_reply();
+    property("nvrtc compile including /etc/hostname: refused before NVRTC reads it",
+             compiled.refused() ? ""
+             : result.status() == 6 && result.results_size() > 0 &&
+                     result.results(0).text().starts_with("AgileOS:")
+                 ? ""
+                 : "status " + std::to_string(result.status()));
     v1::CallRequest r;
     r.mutable_stream_synchronize()->set_stream(f);
     check("stream_synchronize(forged stream)", bad, r);
@@ -728,6 +806,10 @@ class WireAdversary {
     r.Clear();
     r.mutable_module_unload()->set_module(module_);
     otherCall("module_unload(first client's module)", Expectation::anyRefusal(), r);
+    otherCall("cufft exec(first client's plan)", Expectation::anyRefusal(),
+              cufftExec(plan_, allocation_, allocation_));
+    otherCall("cufft destroy(first client's plan)", Expectation::anyRefusal(),
+              adapterCall("cufft", "destroy", [&](v1::AdapterCall* c) { c->add_args()->set_handle(plan_); }));
     if (endpoint2 != first.assignment().worker_endpoint()) {
       record("first client's token at the second client's worker", Expectation::auth(),
              other.call(memAlloc(4096), token_));
@@ -771,6 +853,7 @@ class WireAdversary {
   std::uint64_t event_ = 0;
   std::uint64_t module_ = 0;
   std::uint64_t function_ = 0;
+  std::uint64_t plan_ = 0;
   std::uint32_t paramBufferSize_ = 0;
   int passed_ = 0;
   int failed_ = 0;
