@@ -9,6 +9,7 @@
 #include <cstring>
 #include <string>
 
+#include "client/cudart/resource_epoch.h"
 #include "client/cudart/device_allocations.h"
 #include "client/cudart/device_properties.h"
 #include "client/cudart/error_state.h"
@@ -220,6 +221,7 @@ cudaError_t cudaDeviceSynchronize(void) {
 cudaError_t cudaDeviceReset(void) {
   agileos::v1::CallRequest request;
   request.mutable_device_reset();
+  noteResourcesReleased();
   cudaError_t error = simpleCall(request);
   if (error == cudaSuccess) {
     forgetAllStreams();

@@ -6,6 +6,7 @@
 #include <new>
 
 #include "agileos/library_call.h"
+#include "client/cudart/resource_epoch.h"
 #include "client/cudart/runtime.h"
 #include "client/cudart/streams.h"
 
@@ -111,23 +112,47 @@ void freeValue(agileos_value& value) {
   }
 }
 
+// The request for a call, or a cudaError_t for an argument that cannot be sent.
+cudaError_t buildRequest(const char* library, const char* operation, const agileos_value* args,
+                         size_t arg_count, v1::CallRequest* request) {
+  if (library == nullptr || operation == nullptr || (arg_count > 0 && args == nullptr))
+    return cudaErrorInvalidValue;
+  v1::AdapterCall* call = request->mutable_adapter_call();
+  call->set_library(library);
+  call->set_operation(operation);
+  for (std::size_t i = 0; i < arg_count; ++i) {
+    cudaError_t error = cudaSuccess;
+    if (!toWire(args[i], call->add_args(), &error)) return error;
+  }
+  return cudaSuccess;
+}
+
 }  // namespace
+
+extern "C" __attribute__((visibility("default"))) int agileos_library_call_async(const char* library,
+                                                                                 const char* operation,
+                                                                                 const agileos_value* args,
+                                                                                 size_t arg_count) {
+  v1::CallRequest request;
+  if (cudaError_t error = buildRequest(library, operation, args, arg_count, &request); error != cudaSuccess) {
+    return error;
+  }
+  return agileos::client::invokeAsync(request);
+}
+
+extern "C" __attribute__((visibility("default"))) uint64_t agileos_resource_epoch(void) {
+  return agileos::client::resourceEpoch();
+}
 
 extern "C" __attribute__((visibility("default"))) int agileos_library_call(const char* library,
                                                                            const char* operation,
                                                                            const agileos_value* args,
                                                                            size_t arg_count,
                                                                            agileos_library_reply** reply) {
-  if (library == nullptr || operation == nullptr || reply == nullptr || (arg_count > 0 && args == nullptr)) {
-    return cudaErrorInvalidValue;
-  }
+  if (reply == nullptr) return cudaErrorInvalidValue;
   v1::CallRequest request;
-  v1::AdapterCall* call = request.mutable_adapter_call();
-  call->set_library(library);
-  call->set_operation(operation);
-  for (std::size_t i = 0; i < arg_count; ++i) {
-    cudaError_t error = cudaSuccess;
-    if (!toWire(args[i], call->add_args(), &error)) return error;
+  if (cudaError_t error = buildRequest(library, operation, args, arg_count, &request); error != cudaSuccess) {
+    return error;
   }
   v1::CallReply wire;
   const cudaError_t error = agileos::client::invoke(request, &wire);

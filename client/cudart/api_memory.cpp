@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "client/common/log.h"
+#include "client/cudart/resource_epoch.h"
 #include "client/cudart/copy_engine.h"
 #include "client/cudart/device_allocations.h"
 #include "client/cudart/error_state.h"
@@ -136,6 +137,7 @@ cudaError_t cudaFree(void* devPtr) {
   agileos::v1::CallReply reply;
   // Forgotten first: a racing async call on this memory then waits for the worker's verdict.
   forgetDeviceAllocation(reinterpret_cast<std::uint64_t>(devPtr));
+  noteResourcesReleased();
   const std::uint64_t mark = workMark();
   const cudaError_t error = invoke(request, &reply);
   if (error == cudaSuccess) noteDeviceIdle(mark);  // cudaFree synchronized the device

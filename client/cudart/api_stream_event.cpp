@@ -2,6 +2,7 @@
 // stale one is refused by the worker with cudaErrorInvalidResourceHandle.
 #include <cuda_runtime_api.h>
 
+#include "client/cudart/resource_epoch.h"
 #include "client/cudart/error_state.h"
 #include "client/cudart/runtime.h"
 #include "client/cudart/streams.h"
@@ -116,6 +117,7 @@ cudaError_t cudaStreamDestroy(cudaStream_t stream) {
   agileos::v1::CallRequest request;
   request.mutable_stream_destroy()->set_stream(token);
   agileos::v1::CallReply reply;
+  noteResourcesReleased();
   cudaError_t error = invoke(request, &reply);
   if (error == cudaSuccess) forgetStream(token);
   return recordError(error);

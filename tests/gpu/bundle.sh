@@ -10,7 +10,10 @@
 #
 # Layout of .bundle/ (gitignored; carried to the GPU machine):
 #   bin/       agileosd, agileos-worker, agileos-sandbox, adversary_wire, sandbox_probe
-#   shim/      libagileos_cudart.so
+#   shim/      libagileos_cudart.so, and the library shims libagileos_cufft.so and
+#              libagileos_nvrtc.so with the symlinks libcufft.so.12 and libnvrtc.so.13 to them
+#              (the sandbox puts shim/ first on LD_LIBRARY_PATH, so a program that needs
+#              libcufft.so.12 or libnvrtc.so.13 gets the shim)
 #   deps/      every library ldd lists for bin/ and shim/, except glibc's own, libstdc++,
 #              libgcc_s, and any CUDA/NVIDIA library (the worker uses the GPU machine's
 #              own libcuda.so.1; the client must never see a real CUDA library)
@@ -100,6 +103,20 @@ strip_elf() {
   done
 }
 
+# The library shims in shim/, each reached through a symlink named after the library's soname.
+readonly LIBRARY_SHIMS=(libagileos_cufft.so libagileos_nvrtc.so)
+readonly LIBRARY_SHIM_SONAMES=(libcufft.so.12 libnvrtc.so.13)
+
+# link_library_shims DIR: the soname symlinks, relative so that they survive the bind mount
+# (made after strip_elf, which must only see regular files).
+link_library_shims() {
+  local dir="$1" i
+  for i in "${!LIBRARY_SHIMS[@]}"; do
+    [[ -f "$dir/${LIBRARY_SHIMS[i]}" ]] || die "$dir/${LIBRARY_SHIMS[i]} is missing"
+    ln -sfn -- "${LIBRARY_SHIMS[i]}" "$dir/${LIBRARY_SHIM_SONAMES[i]}"
+  done
+}
+
 copy_required() {
   local dest="$1" source
   shift
@@ -130,6 +147,7 @@ main() {
   copy_required "$bundle/bin" "$build/bin/agileosd" "$build/bin/agileos-worker" "$build/bin/agileos-sandbox" \
     "$build/bin/adversary_wire" "$build/bin/sandbox_probe"
   copy_required "$bundle/shim" "$build/lib/libagileos_cudart.so"
+  copy_required "$bundle/shim" "${LIBRARY_SHIMS[@]/#/$build/lib/}"
   copy_required "$bundle/bench" "$build/tests/bench/agileos_bench" "$build/tests/bench/agileos_cufft_bench" \
     "$build/tests/bench/agileos_guard_bench" "$build/tests/bench/guard_kernels.ptx"
   copy_required "$bundle/guard" "$build/tests/gpu/guard/guard_escape"
@@ -142,6 +160,7 @@ main() {
   collect_deps "$bundle/deps" "$bundle"/bin/* "$bundle"/shim/* "$bundle/bench/agileos_guard_bench"
   strip_elf "$bundle"/bin/* "$bundle"/shim/* "$bundle"/deps/* "$bundle"/programs/* "$bundle"/bench/* \
     "$bundle"/guard/*
+  link_library_shims "$bundle/shim"
   verify_deps "$bundle/deps" "$bundle"/bin/* "$bundle"/shim/* "$bundle/bench/agileos_guard_bench"
 
   local bytes

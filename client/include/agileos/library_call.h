@@ -59,6 +59,18 @@ int agileos_library_call(const char* library, const char* operation, const agile
                          size_t arg_count, agileos_library_reply** reply);
 void agileos_library_reply_free(agileos_library_reply* reply);
 
+/* Sends the call without waiting for its reply where the transport allows (the shared-memory
+ * transport), like a kernel launch: a refusal then comes back as the error of the program's
+ * next synchronizing call. Returns 0 once sent, or a cudaError_t if it could not be. For calls
+ * whose arguments the worker has accepted before, with nothing released since
+ * (agileos_resource_epoch unchanged); the worker checks every call either way. */
+int agileos_library_call_async(const char* library, const char* operation, const agileos_value* args,
+                               size_t arg_count);
+
+/* Changes whenever this process may have released memory or a stream that a library call
+ * could name (cudaFree, cudaStreamDestroy, cudaDeviceReset). */
+uint64_t agileos_resource_epoch(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,19 +1,21 @@
 #!/usr/bin/env python3
-"""Export checks of the cudart API surface (client/cudart/api/cudart_api.tsv).
+"""Export checks of an API surface table: the cudart one (client/cudart/api/cudart_api.tsv) or a
+library shim's (client/cufft/cufft_api.tsv, client/nvrtc/nvrtc_api.tsv).
 
-  table-matches-library --table T --library libcudart.so.13 --nm NM
-      The table lists exactly the functions the real runtime exports, and the real runtime
-      exports each as name@@libcudart.so.13.
-  library-exports --table T --library LIB --nm NM [--extension-map MAP]
+  table-matches-library --table T --library libcudart.so.13 --nm NM [--version-node V]
+      The table lists exactly the functions the real library exports, and the real library
+      exports each as name@@V.
+  library-exports --table T --library LIB --nm NM [--extension-map MAP] [--version-node V]
       LIB (the shim, or the scratch probe) exports exactly the table's functions, each as
-      name@@libcudart.so.13, and nothing else but the version node itself.
-  doc-is-current --generator G --table T --cuda-include DIR... --doc docs/api-coverage.md
-      The committed coverage document equals what the generator writes from the table.
+      name@@V, and nothing else but the version node itself.
+  doc-is-current --generator G --table T... [--cuda-include DIR...] --doc DOC [--doc-target T]
+      The committed coverage document equals what the generator writes from the table(s).
   selftest
       The comparison rejects each kind of wrong export it is meant to catch.
 
-Exit status 0 when the check holds; 1 with one line per problem otherwise. The table is parsed
-here independently of the generator, so a generator bug cannot hide a table mismatch.
+The version node V defaults to libcudart.so.13. Exit status 0 when the check holds; 1 with one
+line per problem otherwise. The table is parsed here independently of the generator, so a
+generator bug cannot hide a table mismatch.
 """
 
 from __future__ import annotations
@@ -31,11 +33,12 @@ VERSION_NODE = "libcudart.so.13"
 
 
 def table_symbols(path: str) -> set[str]:
-    """First field of every row that is neither blank nor a # comment."""
+    """First field of every row that is neither blank, a # comment nor an @ directive (the
+    library shims' tables describe their library with @name TAB value lines)."""
     symbols = set()
     with open(path, encoding="ascii") as table:
         for line in table:
-            if line.strip() and not line.startswith("#"):
+            if line.strip() and not line.startswith(("#", "@")):
                 symbols.add(line.split("\t")[0].strip())
     return symbols
 
@@ -47,14 +50,15 @@ def dynamic_symbols(nm: str, library: str) -> list[str]:
     return result.stdout.splitlines()
 
 
-def export_problems(expected: set[str], nm_lines: list[str]) -> list[tuple[str, str]]:
+def export_problems(expected: set[str], nm_lines: list[str],
+                    version_node: str = VERSION_NODE) -> list[tuple[str, str]]:
     """Differences between `expected` and the defined dynamic symbols in `nm -D` output, as
     (kind, message) with kind one of missing, extra, version, type, duplicate, malformed; the
     message describes what the library does.
 
-    Each expected name must be a function (T) with default version libcudart.so.13
-    (`name@@libcudart.so.13`). The only other symbol allowed is the version node, which GNU ld
-    defines as an absolute symbol named after it."""
+    Each expected name must be a function (T) with default version `version_node`
+    (`name@@libcudart.so.13` by default). The only other symbol allowed is the version node,
+    which GNU ld defines as an absolute symbol named after it."""
     problems = []
     exported = set()
     for line in nm_lines:
@@ -63,26 +67,26 @@ def export_problems(expected: set[str], nm_lines: list[str]) -> list[tuple[str, 
             problems.append(("malformed", f"unexpected nm line: {line!r}"))
             continue
         _, kind, versioned = fields
-        if versioned == VERSION_NODE and kind == "A":
+        if versioned == version_node and kind == "A":
             continue
         name, separator, version = versioned.partition("@")
         default_version = version.startswith("@")
         version = version.lstrip("@")
         if name not in expected:
-            problems.append(("extra", f"exports {versioned}, which is not a libcudart.so.13 function"))
+            problems.append(("extra", f"exports {versioned}, which is not a {version_node} function"))
             continue
         if name in exported:
             problems.append(("duplicate", f"exports {name} more than once ({versioned})"))
         exported.add(name)
         if not separator:
             problems.append(("version", f"exports {name} without a symbol version "
-                                        f"(expected {name}@@{VERSION_NODE})"))
-        elif version != VERSION_NODE or not default_version:
-            problems.append(("version", f"exports {versioned}, expected {name}@@{VERSION_NODE}"))
+                                        f"(expected {name}@@{version_node})"))
+        elif version != version_node or not default_version:
+            problems.append(("version", f"exports {versioned}, expected {name}@@{version_node}"))
         if kind != "T":
             problems.append(("type", f"exports {name} as nm type {kind}, expected a function (T)"))
     for name in sorted(expected - exported):
-        problems.append(("missing", f"does not export {name}@@{VERSION_NODE}"))
+        problems.append(("missing", f"does not export {name}@@{version_node}"))
     return problems
 
 
@@ -90,7 +94,8 @@ def check_table_matches_library(args) -> list[str]:
     """Here the library is the reference: a difference is a wrong table."""
     library = os.path.basename(args.library)
     messages = []
-    problems = export_problems(table_symbols(args.table), dynamic_symbols(args.nm, args.library))
+    problems = export_problems(table_symbols(args.table), dynamic_symbols(args.nm, args.library),
+                               args.version_node)
     for kind, message in problems:
         if kind == "missing":
             name = message.split()[-1].split("@")[0]
@@ -137,13 +142,16 @@ def check_library_exports(args) -> list[str]:
         lines = kept
         messages += [f"{library} does not export {name}@@{node}" for name in sorted(names - found)]
     return messages + [f"{library} {message}"
-                       for _, message in export_problems(table_symbols(args.table), lines)]
+                       for _, message in export_problems(table_symbols(args.table), lines, args.version_node)]
 
 
 def check_doc_is_current(args) -> list[str]:
     with tempfile.TemporaryDirectory() as scratch:
         fresh_path = os.path.join(scratch, "api-coverage.md")
-        command = [sys.executable, args.generator, "--table", args.table, "--coverage-doc", fresh_path]
+        command = [sys.executable, args.generator]
+        for table in args.table:
+            command += ["--table", table]
+        command += ["--coverage-doc", fresh_path]
         for directory in args.cuda_include:
             command += ["--cuda-include", directory]
         result = subprocess.run(command, capture_output=True, text=True)
@@ -155,12 +163,12 @@ def check_doc_is_current(args) -> list[str]:
         with open(args.doc, encoding="utf-8") as committed:
             actual = committed.read()
     except FileNotFoundError:
-        return [f"{args.doc} is missing: run `cmake --build <build dir> --target agileos_api_docs`"]
+        return [f"{args.doc} is missing: run `cmake --build <build dir> --target {args.doc_target}`"]
     if actual == expected:
         return []
     diff = difflib.unified_diff(actual.splitlines(), expected.splitlines(), args.doc,
                                 "generated from the table", lineterm="", n=1)
-    return [f"{args.doc} is stale: run `cmake --build <build dir> --target agileos_api_docs`",
+    return [f"{args.doc} is stale: run `cmake --build <build dir> --target {args.doc_target}`",
             *list(diff)[:60]]
 
 
@@ -205,6 +213,26 @@ class ExportComparisonTest(unittest.TestCase):
         self.assertEqual(export_problems(self.EXPECTED, self.GOOD + ["garbage"]),
                          [("malformed", "unexpected nm line: 'garbage'")])
 
+    def test_other_version_node(self):
+        lines = ["0000000000001000 T cufftPlan1d@@libcufft.so.12", "0000000000000000 A libcufft.so.12"]
+        self.assertEqual(export_problems({"cufftPlan1d"}, lines, "libcufft.so.12"), [])
+        problems = export_problems({"cufftPlan1d"}, ["0000000000001000 T cufftPlan1d@@libcudart.so.13"],
+                                   "libcufft.so.12")
+        self.assertEqual(problems, [("version", "exports cufftPlan1d@@libcudart.so.13, "
+                                                "expected cufftPlan1d@@libcufft.so.12")])
+        problems = export_problems({"cufftPlan1d"}, lines + ["0000000000002000 T helper@@libcufft.so.12"],
+                                   "libcufft.so.12")
+        self.assertEqual(problems, [("extra", "exports helper@@libcufft.so.12, "
+                                              "which is not a libcufft.so.12 function")])
+
+    def test_table_directives_are_not_symbols(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".tsv", delete=False) as table:
+            table.write("# comment\n@version\tlibcufft.so.12\n\ncufftPlan1d\timplemented\n")
+        try:
+            self.assertEqual(table_symbols(table.name), {"cufftPlan1d"})
+        finally:
+            os.unlink(table.name)
+
     def test_duplicate_export_is_reported(self):
         problems = export_problems(self.EXPECTED,
                                    self.GOOD + ["0000000000001000 T cudaMalloc@libcudart.so.13"])
@@ -220,11 +248,15 @@ def main(argv: list[str]) -> int:
         command.add_argument("--library", required=True)
         command.add_argument("--nm", default="nm")
         command.add_argument("--extension-map", help="a version script of AgileOS's own exports")
+        command.add_argument("--version-node", default=VERSION_NODE,
+                             help=f"the symbol version of every export (default {VERSION_NODE})")
     doc = commands.add_parser("doc-is-current")
     doc.add_argument("--generator", required=True)
-    doc.add_argument("--table", required=True)
-    doc.add_argument("--cuda-include", action="append", required=True)
+    doc.add_argument("--table", action="append", required=True, help="repeatable")
+    doc.add_argument("--cuda-include", action="append", default=[])
     doc.add_argument("--doc", required=True)
+    doc.add_argument("--doc-target", default="agileos_api_docs",
+                     help="the build target that regenerates --doc, named in the message")
     commands.add_parser("selftest")
     args = parser.parse_args(argv)
 

@@ -1,0 +1,526 @@
+// libagileos_cufft.so: the implemented cuFFT entry points (the `implemented` rows of
+// client/cufft/cufft_api.tsv). UNTRUSTED side: the plans live in the worker, which checks
+// every call (adapters/cufft/cufft_adapter.cpp); this file only translates each call into an
+// operation of the cuFFT adapter (adapters/cufft/cufft_operations.h: names, argument order and
+// kinds) and the answer back into cuFFT's results.
+#include <cufft.h>
+#include <library_types.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <limits>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "adapters/cufft/cufft_operations.h"
+#include "client/cufft/plan_table.h"
+#include "client/library_shim/library_call_client.h"
+
+namespace agileos::client::cufft_shim {
+namespace {
+
+using adapters::cufft::ExecKind;
+using adapters::cufft::ShapeVariant;
+using library_shim::devicePointerValue;
+using library_shim::handleValue;
+using library_shim::integersValue;
+using library_shim::integerValue;
+using library_shim::LibraryReply;
+using library_shim::noneValue;
+using library_shim::streamValue;
+
+constexpr char kLibrary[] = "cufft";
+// No reply at all: CUFFT_INTERNAL_ERROR; refused without a cuFFT status: CUFFT_INVALID_VALUE.
+constexpr library_shim::FailureCodes kCodes{CUFFT_INTERNAL_ERROR, CUFFT_INVALID_VALUE, CUFFT_INTERNAL_ERROR};
+
+cufftResult asResult(int status) { return static_cast<cufftResult>(status); }
+
+LibraryReply call(const char* entryPoint, const char* operation, std::span<const agileos_value> args) {
+  return LibraryReply::call(kLibrary, entryPoint, operation, args);
+}
+
+// The last execution of each plan that the worker accepted, and the resource epoch it was sent
+// in (agileos_resource_epoch). The same execution again, with nothing released since and the
+// plan unchanged, is sent without waiting, like a kernel launch: the worker still checks it,
+// and a refusal reaches the program at its next synchronizing call. Anything else waits for
+// the worker's verdict, so the program gets cuFFT's result at once.
+struct AcceptedExec {
+  ExecKind kind;
+  const void* idata;
+  const void* odata;
+  int direction;
+  std::uint64_t epoch;
+  bool operator==(const AcceptedExec&) const = default;
+};
+
+class AcceptedExecs {
+ public:
+  bool contains(std::uint64_t token, const AcceptedExec& exec) {
+    std::lock_guard lock(mutex_);
+    auto it = accepted_.find(token);
+    return it != accepted_.end() && it->second == exec;
+  }
+  void remember(std::uint64_t token, const AcceptedExec& exec) {
+    std::lock_guard lock(mutex_);
+    accepted_[token] = exec;
+  }
+  // After any change of a plan's configuration (stream, work area, properties, destroy).
+  void forget(std::uint64_t token) {
+    std::lock_guard lock(mutex_);
+    accepted_.erase(token);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::unordered_map<std::uint64_t, AcceptedExec> accepted_;
+};
+
+AcceptedExecs& acceptedExecs() {
+  static auto* execs = new AcceptedExecs;  // never destroyed: plans may be used from atexit handlers
+  return *execs;
+}
+
+// An operation whose only outcome is its status.
+cufftResult statusOf(const char* entryPoint, const char* operation, std::span<const agileos_value> args) {
+  return asResult(call(entryPoint, operation, args).status(kCodes));
+}
+
+// An operation that answers one integer (a work size, a version, a property value), at least
+// `minimum`.
+cufftResult integerOf(const char* entryPoint, const char* operation, std::span<const agileos_value> args,
+                      std::int64_t* out, std::int64_t minimum = std::numeric_limits<std::int64_t>::min()) {
+  const LibraryReply reply = call(entryPoint, operation, args);
+  const int status = reply.status(kCodes);
+  if (status != CUFFT_SUCCESS) return asResult(status);
+  if (!reply.integer(0, out) || *out < minimum) return asResult(reply.malformed(kCodes));
+  return CUFFT_SUCCESS;
+}
+
+// An operation that answers a work size; *workSize (when given) receives it.
+cufftResult workSizeOf(const char* entryPoint, const char* operation, std::span<const agileos_value> args,
+                       std::size_t* workSize) {
+  std::int64_t size = 0;
+  const cufftResult result = integerOf(entryPoint, operation, args, &size, 0);
+  if (result == CUFFT_SUCCESS && workSize != nullptr) *workSize = static_cast<std::size_t>(size);
+  return result;
+}
+
+// A plan shape, the adapter's op::kShape: variant, n[rank], inembed (or unset), istride, idist,
+// onembed (or unset), ostride, odist, type, batch.
+struct Shape {
+  ShapeVariant variant = ShapeVariant::kOne;
+  std::vector<std::int64_t> n;
+  std::optional<std::vector<std::int64_t>> inembed, onembed;
+  std::int64_t istride = 1, idist = 0, ostride = 1, odist = 0;
+  std::int64_t type = 0;
+  std::int64_t batch = 1;
+
+  // Appends the ten values; they point into this Shape, which must outlive the call.
+  void appendTo(std::vector<agileos_value>* args) const {
+    args->push_back(integerValue(static_cast<std::int64_t>(variant)));
+    args->push_back(integersValue(n));
+    args->push_back(inembed ? integersValue(*inembed) : noneValue());
+    args->push_back(integerValue(istride));
+    args->push_back(integerValue(idist));
+    args->push_back(onembed ? integersValue(*onembed) : noneValue());
+    args->push_back(integerValue(ostride));
+    args->push_back(integerValue(odist));
+    args->push_back(integerValue(type));
+    args->push_back(integerValue(batch));
+  }
+};
+
+// cufft*1d/2d/3d: the basic layout (no embeds, unit strides), batch 1 except for 1d.
+Shape basicShape(ShapeVariant variant, std::initializer_list<int> dims, cufftType type, int batch) {
+  Shape shape;
+  shape.variant = variant;
+  shape.n.assign(dims.begin(), dims.end());
+  shape.type = type;
+  shape.batch = batch;
+  return shape;
+}
+
+// cufft*Many and *Many64: n[rank], and inembed/onembed[rank] when given. cuFFT plans have rank 1,
+// 2 or 3; checked here because the arrays are read with that length.
+template <typename T>
+cufftResult manyShape(ShapeVariant variant, int rank, const T* n, const T* inembed, long long istride,
+                      long long idist, const T* onembed, long long ostride, long long odist, cufftType type,
+                      long long batch, Shape* shape) {
+  if (rank < 1 || rank > 3) return CUFFT_INVALID_SIZE;
+  if (n == nullptr) return CUFFT_INVALID_VALUE;
+  const auto count = static_cast<std::size_t>(rank);
+  shape->variant = variant;
+  shape->n.assign(n, n + count);
+  if (inembed != nullptr) shape->inembed.emplace(inembed, inembed + count);
+  if (onembed != nullptr) shape->onembed.emplace(onembed, onembed + count);
+  shape->istride = istride;
+  shape->idist = idist;
+  shape->ostride = ostride;
+  shape->odist = odist;
+  shape->type = type;
+  shape->batch = batch;
+  return CUFFT_SUCCESS;
+}
+
+// make_plan, estimate and get_size_for: [plan token,] shape -> work size.
+cufftResult shapeCall(const char* entryPoint, const char* operation, std::optional<std::uint64_t> token,
+                      const Shape& shape, std::size_t* workSize) {
+  std::vector<agileos_value> args;
+  if (token) args.push_back(handleValue(*token));
+  shape.appendTo(&args);
+  return workSizeOf(entryPoint, operation, args, workSize);
+}
+
+// make_plan / get_size_for on the plan `plan` names.
+cufftResult onPlan(const char* entryPoint, const char* operation, cufftHandle plan, const Shape& shape,
+                   std::size_t* workSize) {
+  const std::optional<std::uint64_t> token = plans().find(plan);
+  if (!token) return CUFFT_INVALID_PLAN;
+  return shapeCall(entryPoint, operation, token, shape, workSize);
+}
+
+cufftResult createToken(const char* entryPoint, std::uint64_t* token) {
+  const LibraryReply reply = call(entryPoint, "create", {});
+  const int status = reply.status(kCodes);
+  if (status != CUFFT_SUCCESS) return asResult(status);
+  if (!reply.handle(0, token)) return asResult(reply.malformed(kCodes));
+  return CUFFT_SUCCESS;
+}
+
+void destroyToken(const char* entryPoint, std::uint64_t token) {
+  acceptedExecs().forget(token);
+  const agileos_value args[] = {handleValue(token)};
+  (void)statusOf(entryPoint, "destroy", args);
+}
+
+// Registers a plan the worker created; if the handle numbers ran out, destroys it again.
+cufftResult registerToken(const char* entryPoint, std::uint64_t token, cufftHandle* plan) {
+  const std::optional<int> handle = plans().add(token);
+  if (!handle) {
+    destroyToken(entryPoint, token);
+    return CUFFT_INTERNAL_ERROR;
+  }
+  *plan = *handle;
+  return CUFFT_SUCCESS;
+}
+
+// cufftPlan1d/2d/3d/Many: cufftCreate + cufftMakePlan*, in the worker. If making the plan
+// fails, the worker's plan is destroyed and *plan is left as it was.
+cufftResult createAndMake(const char* entryPoint, cufftHandle* plan, const Shape& shape) {
+  if (plan == nullptr) return CUFFT_INVALID_VALUE;
+  std::uint64_t token = 0;
+  cufftResult result = createToken(entryPoint, &token);
+  if (result != CUFFT_SUCCESS) return result;
+  result = shapeCall(entryPoint, "make_plan", token, shape, nullptr);
+  if (result != CUFFT_SUCCESS) {
+    destroyToken(entryPoint, token);
+    return result;
+  }
+  return registerToken(entryPoint, token, plan);
+}
+
+cufftResult exec(const char* entryPoint, cufftHandle plan, ExecKind kind, const void* idata,
+                 const void* odata, int direction) {
+  const std::optional<std::uint64_t> token = plans().find(plan);
+  if (!token) return CUFFT_INVALID_PLAN;
+  const agileos_value args[] = {handleValue(*token), integerValue(static_cast<std::int64_t>(kind)),
+                                devicePointerValue(idata), devicePointerValue(odata),
+                                integerValue(direction)};
+  const AcceptedExec attempt{kind, idata, odata, direction, agileos_resource_epoch()};
+  if (acceptedExecs().contains(*token, attempt)) {
+    const int sent = agileos_library_call_async(kLibrary, "exec", args, std::size(args));
+    if (sent == 0) return CUFFT_SUCCESS;
+    // Not sent, or refused at once (a transport that cannot defer): no transform ran.
+    acceptedExecs().forget(*token);
+    return sent == cudaErrorInvalidValue || sent == cudaErrorInvalidResourceHandle ? CUFFT_INVALID_VALUE
+                                                                                   : CUFFT_EXEC_FAILED;
+  }
+  const cufftResult result = statusOf(entryPoint, "exec", args);
+  if (result == CUFFT_SUCCESS) {
+    acceptedExecs().remember(*token, attempt);
+  } else {
+    acceptedExecs().forget(*token);
+  }
+  return result;
+}
+
+// An operation on a plan with integer arguments and no result.
+cufftResult planStatus(const char* entryPoint, const char* operation, cufftHandle plan,
+                       std::initializer_list<std::int64_t> integers) {
+  const std::optional<std::uint64_t> token = plans().find(plan);
+  if (!token) return CUFFT_INVALID_PLAN;
+  acceptedExecs().forget(*token);
+  std::vector<agileos_value> args{handleValue(*token)};
+  for (std::int64_t value : integers) args.push_back(integerValue(value));
+  return statusOf(entryPoint, operation, args);
+}
+
+}  // namespace
+}  // namespace agileos::client::cufft_shim
+
+using agileos::adapters::cufft::ExecKind;
+using agileos::adapters::cufft::ShapeVariant;
+namespace shim = agileos::client::cufft_shim;
+
+// --- plans ----------------------------------------------------------------------------------
+
+AGILEOS_SHIM_EXPORT cufftResult cufftCreate(cufftHandle* handle) {
+  if (handle == nullptr) return CUFFT_INVALID_VALUE;
+  std::uint64_t token = 0;
+  const cufftResult result = shim::createToken("cufftCreate", &token);
+  if (result != CUFFT_SUCCESS) return result;
+  return shim::registerToken("cufftCreate", token, handle);
+}
+
+AGILEOS_SHIM_EXPORT cufftResult cufftDestroy(cufftHandle plan) {
+  if (plan == CUFFT_PLAN_NULL) return CUFFT_SUCCESS;  // "safe to call cufftDestroy on" (cufft.h)
+  // Removed first, so that of two concurrent destroys only one reaches the worker, and the
+  // number is gone even if the worker cannot be reached (its session ends with the process).
+  const std::optional<std::uint64_t> token = shim::plans().remove(plan);
+  if (!token) return CUFFT_INVALID_PLAN;
+  shim::acceptedExecs().forget(*token);
+  const agileos_value args[] = {agileos::client::library_shim::handleValue(*token)};
+  return shim::statusOf("cufftDestroy", "destroy", args);
+}
+
+AGILEOS_SHIM_EXPORT cufftResult cufftPlan1d(cufftHandle* plan, int nx, cufftType type, int batch) {
+  return shim::createAndMake("cufftPlan1d", plan, shim::basicShape(ShapeVariant::kOne, {nx}, type, batch));
+}
+
+AGILEOS_SHIM_EXPORT cufftResult cufftPlan2d(cufftHandle* plan, int nx, int ny, cufftType type) {
+  return shim::createAndMake("cufftPlan2d", plan, shim::basicShape(ShapeVariant::kTwo, {nx, ny}, type, 1));
+}
+
+AGILEOS_SHIM_EXPORT cufftResult cufftPlan3d(cufftHandle* plan, int nx, int ny, int nz, cufftType type) {
+  return shim::createAndMake("cufftPlan3d", plan,
+                             shim::basicShape(ShapeVariant::kThree, {nx, ny, nz}, type, 1));
+}
+
+AGILEOS_SHIM_EXPORT cufftResult cufftPlanMany(cufftHandle* plan, int rank, int* n, int* inembed, int istride,
+                                              int idist, int* onembed, int ostride, int odist, cufftType type,
+                                              int batch) {
+  shim::Shape shape;
+  const cufftResult result = shim::manyShape(ShapeVariant::kMany, rank, n, inembed, istride, idist, onembed,
+                                             ostride, odist, type, batch, &shape);
+  if (result != CUFFT_SUCCESS) return result;
+  return shim::createAndMake("cufftPlanMany", plan, shape);
+}
+
+AGILEOS_SHIM_EXPORT cufftResult cufftMakePlan1d(cufftHandle plan, int nx, cufftType type, int batch,
+                                                size_t* workSize) {
+  return shim::onPlan("cufftMakePlan1d", "make_plan", plan,
+                      shim::basicShape(ShapeVariant::kOne, {nx}, type, batch), workSize);
+}
+
+AGILEOS_SHIM_EXPORT cufftResult cufftMakePlan2d(cufftHandle plan, int nx, int ny, cufftType type,
+                                                size_t* workSize) {
+  return shim::onPlan("cufftMakePlan2d", "make_plan", plan,
+                      shim::basicShape(ShapeVariant::kTwo, {nx, ny}, type, 1), workSize);
+}
+
+AGILEOS_SHIM_EXPORT cufftResult cufftMakePlan3d(cufftHandle plan, int nx, int ny, int nz, cufftType type,
+                                                size_t* workSize) {
+  return shim::onPlan("cufftMakePlan3d", "make_plan", plan,
+                      shim::basicShape(ShapeVariant::kThree, {nx, ny, nz}, type, 1), workSize);
+}
+
+AGILEOS_SHIM_EXPORT cufftResult cufftMakePlanMany(cufftHandle plan, int rank, int* n, int* inembed,
+                                                  int istride, int idist, int* onembed, int ostride,
+                                                  int odist, cufftType type, int batch, size_t* workSize) {
+  if (!shim::plans().find(plan)) return CUFFT_INVALID_PLAN;
+  shim::Shape shape;
+  const cufftResult result = shim::manyShape(ShapeVariant::kMany, rank, n, inembed, istride, idist, onembed,
+                                             ostride, odist, type, batch, &shape);
+  if (result != CUFFT_SUCCESS) return result;
+  return shim::onPlan("cufftMakePlanMany", "make_plan", plan, shape, workSize);
+}
+
+AGILEOS_SHIM_EXPORT cufftResult cufftMakePlanMany64(cufftHandle plan, int rank, long long int* n,
+                                                    long long int* inembed, long long int istride,
+                                                    long long int idist, long long int* onembed,
+                                                    long long int ostride, long long int odist,
+                                                    cufftType type, long long int batch, size_t* workSize) {
+  if (!shim::plans().find(plan)) return CUFFT_INVALID_PLAN;
+  shim::Shape shape;
+  const cufftResult result = shim::manyShape(ShapeVariant::kMany64, rank, n, inembed, istride, idist, onembed,
+                                             ostride, odist, type, batch, &shape);
+  if (result != CUFFT_SUCCESS) return result;
+  return shim::onPlan("cufftMakePlanMany64", "make_plan", plan, shape, workSize);
+}
+
+// --- sizes ----------------------------------------------------------------------------------
+
+AGILEOS_SHIM_EXPORT cufftResult cufftEstimate1d(int nx, cufftType type, int batch, size_t* workSize) {
+  return shim::shapeCall("cufftEstimate1d", "estimate", std::nullopt,
+                         shim::basicShape(ShapeVariant::kOne, {nx}, type, batch), workSize);
+}
+
+AGILEOS_SHIM_EXPORT cufftResult cufftEstimate2d(int nx, int ny, cufftType type, size_t* workSize) {
+  return shim::shapeCall("cufftEstimate2d", "estimate", std::nullopt,
+                         shim::basicShape(ShapeVariant::kTwo, {nx, ny}, type, 1), workSize);
+}
+
+AGILEOS_SHIM_EXPORT cufftResult cufftEstimate3d(int nx, int ny, int nz, cufftType type, size_t* workSize) {
+  return shim::shapeCall("cufftEstimate3d", "estimate", std::nullopt,
+                         shim::basicShape(ShapeVariant::kThree, {nx, ny, nz}, type, 1), workSize);
+}
+
+AGILEOS_SHIM_EXPORT cufftResult cufftEstimateMany(int rank, int* n, int* inembed, int istride, int idist,
+                                                  int* onembed, int ostride, int odist, cufftType type,
+                                                  int batch, size_t* workSize) {
+  shim::Shape shape;
+  const cufftResult result = shim::manyShape(ShapeVariant::kMany, rank, n, inembed, istride, idist, onembed,
+                                             ostride, odist, type, batch, &shape);
+  if (result != CUFFT_SUCCESS) return result;
+  return shim::shapeCall("cufftEstimateMany", "estimate", std::nullopt, shape, workSize);
+}
+
+AGILEOS_SHIM_EXPORT cufftResult cufftGetSize1d(cufftHandle handle, int nx, cufftType type, int batch,
+                                               size_t* workSize) {
+  return shim::onPlan("cufftGetSize1d", "get_size_for", handle,
+                      shim::basicShape(ShapeVariant::kOne, {nx}, type, batch), workSize);
+}
+
+AGILEOS_SHIM_EXPORT cufftResult cufftGetSize2d(cufftHandle handle, int nx, int ny, cufftType type,
+                                               size_t* workSize) {
+  return shim::onPlan("cufftGetSize2d", "get_size_for", handle,
+                      shim::basicShape(ShapeVariant::kTwo, {nx, ny}, type, 1), workSize);
+}
+
+AGILEOS_SHIM_EXPORT cufftResult cufftGetSize3d(cufftHandle handle, int nx, int ny, int nz, cufftType type,
+                                               size_t* workSize) {
+  return shim::onPlan("cufftGetSize3d", "get_size_for", handle,
+                      shim::basicShape(ShapeVariant::kThree, {nx, ny, nz}, type, 1), workSize);
+}
+
+AGILEOS_SHIM_EXPORT cufftResult cufftGetSizeMany(cufftHandle handle, int rank, int* n, int* inembed,
+                                                 int istride, int idist, int* onembed, int ostride, int odist,
+                                                 cufftType type, int batch, size_t* workArea) {
+  if (!shim::plans().find(handle)) return CUFFT_INVALID_PLAN;
+  shim::Shape shape;
+  const cufftResult result = shim::manyShape(ShapeVariant::kMany, rank, n, inembed, istride, idist, onembed,
+                                             ostride, odist, type, batch, &shape);
+  if (result != CUFFT_SUCCESS) return result;
+  return shim::onPlan("cufftGetSizeMany", "get_size_for", handle, shape, workArea);
+}
+
+AGILEOS_SHIM_EXPORT cufftResult cufftGetSizeMany64(cufftHandle plan, int rank, long long int* n,
+                                                   long long int* inembed, long long int istride,
+                                                   long long int idist, long long int* onembed,
+                                                   long long int ostride, long long int odist, cufftType type,
+                                                   long long int batch, size_t* workSize) {
+  if (!shim::plans().find(plan)) return CUFFT_INVALID_PLAN;
+  shim::Shape shape;
+  const cufftResult result = shim::manyShape(ShapeVariant::kMany64, rank, n, inembed, istride, idist, onembed,
+                                             ostride, odist, type, batch, &shape);
+  if (result != CUFFT_SUCCESS) return result;
+  return shim::onPlan("cufftGetSizeMany64", "get_size_for", plan, shape, workSize);
+}
+
+AGILEOS_SHIM_EXPORT cufftResult cufftGetSize(cufftHandle handle, size_t* workSize) {
+  const std::optional<std::uint64_t> token = shim::plans().find(handle);
+  if (!token) return CUFFT_INVALID_PLAN;
+  const agileos_value args[] = {agileos::client::library_shim::handleValue(*token)};
+  return shim::workSizeOf("cufftGetSize", "work_size", args, workSize);
+}
+
+// --- work area and stream -------------------------------------------------------------------
+
+AGILEOS_SHIM_EXPORT cufftResult cufftSetAutoAllocation(cufftHandle plan, int autoAllocate) {
+  return shim::planStatus("cufftSetAutoAllocation", "set_auto_allocation", plan, {autoAllocate});
+}
+
+AGILEOS_SHIM_EXPORT cufftResult cufftSetWorkArea(cufftHandle plan, void* workArea) {
+  const std::optional<std::uint64_t> token = shim::plans().find(plan);
+  if (!token) return CUFFT_INVALID_PLAN;
+  const agileos_value args[] = {agileos::client::library_shim::handleValue(*token),
+                                agileos::client::library_shim::devicePointerValue(workArea)};
+  shim::acceptedExecs().forget(*token);
+  return shim::statusOf("cufftSetWorkArea", "set_work_area", args);
+}
+
+AGILEOS_SHIM_EXPORT cufftResult cufftSetStream(cufftHandle plan, cudaStream_t stream) {
+  const std::optional<std::uint64_t> token = shim::plans().find(plan);
+  if (!token) return CUFFT_INVALID_PLAN;
+  // The runtime shim translates the stream into its token (agileos_library_call).
+  const agileos_value args[] = {agileos::client::library_shim::handleValue(*token),
+                                agileos::client::library_shim::streamValue(stream)};
+  shim::acceptedExecs().forget(*token);
+  return shim::statusOf("cufftSetStream", "set_stream", args);
+}
+
+// --- execution ------------------------------------------------------------------------------
+// The direction of a real transform is implied by its kind; the adapter ignores it.
+
+AGILEOS_SHIM_EXPORT cufftResult cufftExecC2C(cufftHandle plan, cufftComplex* idata, cufftComplex* odata,
+                                             int direction) {
+  return shim::exec("cufftExecC2C", plan, ExecKind::kC2C, idata, odata, direction);
+}
+
+AGILEOS_SHIM_EXPORT cufftResult cufftExecR2C(cufftHandle plan, cufftReal* idata, cufftComplex* odata) {
+  return shim::exec("cufftExecR2C", plan, ExecKind::kR2C, idata, odata, CUFFT_FORWARD);
+}
+
+AGILEOS_SHIM_EXPORT cufftResult cufftExecC2R(cufftHandle plan, cufftComplex* idata, cufftReal* odata) {
+  return shim::exec("cufftExecC2R", plan, ExecKind::kC2R, idata, odata, CUFFT_INVERSE);
+}
+
+AGILEOS_SHIM_EXPORT cufftResult cufftExecZ2Z(cufftHandle plan, cufftDoubleComplex* idata,
+                                             cufftDoubleComplex* odata, int direction) {
+  return shim::exec("cufftExecZ2Z", plan, ExecKind::kZ2Z, idata, odata, direction);
+}
+
+AGILEOS_SHIM_EXPORT cufftResult cufftExecD2Z(cufftHandle plan, cufftDoubleReal* idata,
+                                             cufftDoubleComplex* odata) {
+  return shim::exec("cufftExecD2Z", plan, ExecKind::kD2Z, idata, odata, CUFFT_FORWARD);
+}
+
+AGILEOS_SHIM_EXPORT cufftResult cufftExecZ2D(cufftHandle plan, cufftDoubleComplex* idata,
+                                             cufftDoubleReal* odata) {
+  return shim::exec("cufftExecZ2D", plan, ExecKind::kZ2D, idata, odata, CUFFT_INVERSE);
+}
+
+// --- versions and properties ----------------------------------------------------------------
+
+AGILEOS_SHIM_EXPORT cufftResult cufftGetVersion(int* version) {
+  if (version == nullptr) return CUFFT_INVALID_VALUE;
+  std::int64_t value = 0;
+  const cufftResult result = shim::integerOf("cufftGetVersion", "get_version", {}, &value);
+  if (result == CUFFT_SUCCESS) *version = static_cast<int>(value);
+  return result;
+}
+
+AGILEOS_SHIM_EXPORT cufftResult cufftGetProperty(libraryPropertyType type, int* value) {
+  if (value == nullptr) return CUFFT_INVALID_VALUE;
+  const agileos_value args[] = {agileos::client::library_shim::integerValue(type)};
+  std::int64_t answer = 0;
+  const cufftResult result = shim::integerOf("cufftGetProperty", "get_property", args, &answer);
+  if (result == CUFFT_SUCCESS) *value = static_cast<int>(answer);
+  return result;
+}
+
+AGILEOS_SHIM_EXPORT cufftResult cufftSetPlanPropertyInt64(cufftHandle plan, cufftProperty property,
+                                                          const long long int inputValueInt) {
+  return shim::planStatus("cufftSetPlanPropertyInt64", "set_plan_property", plan, {property, inputValueInt});
+}
+
+AGILEOS_SHIM_EXPORT cufftResult cufftGetPlanPropertyInt64(cufftHandle plan, cufftProperty property,
+                                                          long long int* returnPtrValue) {
+  const std::optional<std::uint64_t> token = shim::plans().find(plan);
+  if (!token) return CUFFT_INVALID_PLAN;
+  if (returnPtrValue == nullptr) return CUFFT_INVALID_VALUE;
+  const agileos_value args[] = {agileos::client::library_shim::handleValue(*token),
+                                agileos::client::library_shim::integerValue(property)};
+  std::int64_t value = 0;
+  const cufftResult result = shim::integerOf("cufftGetPlanPropertyInt64", "get_plan_property", args, &value);
+  if (result == CUFFT_SUCCESS) *returnPtrValue = value;
+  return result;
+}
+
+AGILEOS_SHIM_EXPORT cufftResult cufftResetPlanProperty(cufftHandle plan, cufftProperty property) {
+  return shim::planStatus("cufftResetPlanProperty", "reset_plan_property", plan, {property});
+}
