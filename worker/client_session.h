@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -92,6 +93,30 @@ class ImageSubstitutes {
   std::vector<std::pair<std::string, std::string>> entries_;  // oldest first
 };
 
+// Per-client state of a library adapter that outlives single objects (a cuFFT work-area pool),
+// by library name; cleared after the client's library objects at the end of its session.
+class LibraryStates {
+ public:
+  template <typename T, typename Make>
+  std::shared_ptr<T> getOrCreate(std::string_view library, Make make) {
+    std::lock_guard lock(mutex_);
+    auto& slot = states_[std::string(library)];
+    if (!slot) slot = make();
+    return std::static_pointer_cast<T>(slot);
+  }
+  void clear() {
+    std::map<std::string, std::shared_ptr<LibraryObject>> states;
+    {
+      std::lock_guard lock(mutex_);
+      states.swap(states_);
+    }
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<std::string, std::shared_ptr<LibraryObject>> states_;
+};
+
 class ClientSession {
  public:
   ClientSession(ClientId id, std::string sessionToken) : id_(id), sessionToken_(std::move(sessionToken)) {}
@@ -110,6 +135,7 @@ class ClientSession {
 
   // Objects of trusted library adapters (cuFFT plans, ...) this client created.
   HandleTable<std::shared_ptr<LibraryObject>> libraryObjects;
+  LibraryStates libraryStates;
   ImageSubstitutes imageSubstitutes;
   // The adapter operations the daemon admitted for this client ("library.operation" or
   // "library.*"); set at attach, immutable after.

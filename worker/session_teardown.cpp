@@ -40,6 +40,7 @@ void releaseSession(GpuBackend& gpu, memmgr::MemoryManager& memory, ClientSessio
   }
   // Library objects first: a plan's destructor may still name the client's streams.
   session.libraryObjects.drain();
+  session.libraryStates.clear();
   releaseStreamsAndEvents(gpu, session);
   session.hostSegments.drain();  // after the synchronize: no copy still targets them
   session.hostSegmentBytes = 0;

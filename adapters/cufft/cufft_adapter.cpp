@@ -6,6 +6,7 @@
 
 #include <climits>
 #include <mutex>
+#include <utility>
 
 #include "adapters/cufft/cufft_operations.h"
 #include "adapters/cufft/plan_extent.h"
@@ -15,17 +16,63 @@ namespace {
 
 using worker::AdapterInvocation;
 
+// A client's protected work areas: a destroyed plan's area is kept (the largest one only) for
+// the client's next plan, since mapping protected memory costs far more than making a plan.
+// The areas hold only this client's intermediate data, so reuse within the client is harmless.
+class WorkAreaPool final : public worker::LibraryObject {
+ public:
+  WorkAreaPool(memmgr::MemoryManager& memory, memmgr::ClientId client)
+      : LibraryObject(kLibrary.name), memory_(memory), client_(client) {}
+  ~WorkAreaPool() override {
+    if (spare_ != 0) memory_.freeProtected(client_, spare_);
+  }
+  // An area of at least `bytes`: the spare if it is large enough, else a new one.
+  CUresult take(std::uint64_t bytes, memmgr::DevicePtr* area, std::uint64_t* size) {
+    {
+      std::lock_guard lock(mutex_);
+      if (spare_ != 0 && spareBytes_ >= bytes) {
+        *area = std::exchange(spare_, 0);
+        *size = std::exchange(spareBytes_, 0);
+        return CUDA_SUCCESS;
+      }
+    }
+    *size = bytes;
+    return memory_.allocateProtected(client_, bytes, area);
+  }
+  // Takes back an area no plan uses any more (the caller synchronized).
+  void give(memmgr::DevicePtr area, std::uint64_t bytes) {
+    memmgr::DevicePtr release = area;
+    {
+      std::lock_guard lock(mutex_);
+      if (bytes > spareBytes_) {
+        release = std::exchange(spare_, area);
+        spareBytes_ = bytes;
+      }
+    }
+    if (release != 0) memory_.freeProtected(client_, release);
+  }
+
+ private:
+  memmgr::MemoryManager& memory_;
+  memmgr::ClientId client_;
+  std::mutex mutex_;
+  memmgr::DevicePtr spare_ = 0;
+  std::uint64_t spareBytes_ = 0;
+};
+
 class Plan final : public worker::LibraryObject {
  public:
-  Plan(worker::GpuBackend& gpu, memmgr::MemoryManager& memory, memmgr::ClientId client, cufftHandle handle)
-      : LibraryObject(kLibrary.name), gpu_(gpu), memory_(memory), client_(client), handle_(handle) {}
+  Plan(worker::GpuBackend& gpu, std::shared_ptr<WorkAreaPool> pool, memmgr::ClientId client,
+       cufftHandle handle)
+      : LibraryObject(kLibrary.name), gpu_(gpu), pool_(std::move(pool)), client_(client), handle_(handle) {}
   ~Plan() override {
     // The caller synchronized (destroy waits like cufftDestroy; teardown synchronizes first).
     gpu_.bindContext();
     const cufftResult destroyed = cufftDestroy(handle_);
-    if (destroyed != CUFFT_SUCCESS)
+    if (destroyed != CUFFT_SUCCESS) {
       spdlog::warn("client {}: cufftDestroy returned {}", client_, int(destroyed));
-    if (ownWorkArea != 0) memory_.freeProtected(client_, ownWorkArea);
+    }
+    if (ownWorkArea != 0) pool_->give(ownWorkArea, ownWorkAreaBytes);
   }
 
   cufftHandle handle() const { return handle_; }
@@ -43,22 +90,43 @@ class Plan final : public worker::LibraryObject {
   memmgr::DevicePtr userWorkArea = 0;  // the client's, when !autoAllocate; checked at each exec
   std::uint64_t stream = 0;            // stream token; resolved at each exec
 
+  // What cuFFT was last told, so that an execution repeats neither call when nothing changed.
+  cufftResult applyWorkArea(void* area) {
+    if (workAreaApplied_ && appliedWorkArea_ == area) return CUFFT_SUCCESS;
+    const cufftResult result = cufftSetWorkArea(handle_, area);
+    workAreaApplied_ = result == CUFFT_SUCCESS;
+    appliedWorkArea_ = area;
+    return result;
+  }
+  cufftResult applyStream(CUstream stream) {
+    if (streamApplied_ && appliedStream_ == stream) return CUFFT_SUCCESS;
+    const cufftResult result = cufftSetStream(handle_, reinterpret_cast<cudaStream_t>(stream));
+    streamApplied_ = result == CUFFT_SUCCESS;
+    appliedStream_ = stream;
+    return result;
+  }
+
   // Gives the plan a protected work area of workSize bytes if it has none large enough.
   cufftResult ensureOwnWorkArea() {
     if (workSize == 0 || ownWorkAreaBytes >= workSize) return CUFFT_SUCCESS;
     memmgr::DevicePtr area = 0;
-    if (memory_.allocateProtected(client_, workSize, &area) != CUDA_SUCCESS) return CUFFT_ALLOC_FAILED;
-    if (ownWorkArea != 0) memory_.freeProtected(client_, ownWorkArea);
+    std::uint64_t bytes = 0;
+    if (pool_->take(workSize, &area, &bytes) != CUDA_SUCCESS) return CUFFT_ALLOC_FAILED;
+    if (ownWorkArea != 0) pool_->give(ownWorkArea, ownWorkAreaBytes);
     ownWorkArea = area;
-    ownWorkAreaBytes = workSize;
-    return cufftSetWorkArea(handle_, reinterpret_cast<void*>(ownWorkArea));
+    ownWorkAreaBytes = bytes;
+    return applyWorkArea(reinterpret_cast<void*>(ownWorkArea));
   }
 
  private:
   worker::GpuBackend& gpu_;
-  memmgr::MemoryManager& memory_;
+  std::shared_ptr<WorkAreaPool> pool_;
   memmgr::ClientId client_;
   cufftHandle handle_;
+  bool workAreaApplied_ = false;
+  void* appliedWorkArea_ = nullptr;
+  bool streamApplied_ = false;
+  CUstream appliedStream_ = nullptr;
 };
 
 bool knownType(long long type) {
@@ -291,7 +359,10 @@ class CufftAdapter final : public worker::LibraryAdapter {
       libraryOk(call, off, "cufftSetAutoAllocation");
       return;
     }
-    auto plan = std::make_shared<Plan>(gpu_, call.ctx.memory, call.ctx.session.id(), handle);
+    auto pool = call.ctx.session.libraryStates.getOrCreate<WorkAreaPool>(kLibrary.name, [&] {
+      return std::make_shared<WorkAreaPool>(call.ctx.memory, call.ctx.session.id());
+    });
+    auto plan = std::make_shared<Plan>(gpu_, std::move(pool), call.ctx.session.id(), handle);
     call.addHandle(call.ctx.session.libraryObjects.insert(std::move(plan)));
     call.result.set_status(CUFFT_SUCCESS);
   }
@@ -435,7 +506,7 @@ class CufftAdapter final : public worker::LibraryAdapter {
       return;
     }
     if (plan->workSize > 0 &&
-        !libraryOk(call, cufftSetWorkArea(plan->handle(), const_cast<void*>(workArea)), "cufftSetWorkArea")) {
+        !libraryOk(call, plan->applyWorkArea(const_cast<void*>(workArea)), "cufftSetWorkArea")) {
       return;
     }
     CUstream stream = nullptr;
@@ -443,8 +514,7 @@ class CufftAdapter final : public worker::LibraryAdapter {
       call.result.set_status(CUFFT_INVALID_VALUE);
       return;
     }
-    if (!libraryOk(call, cufftSetStream(plan->handle(), reinterpret_cast<cudaStream_t>(stream)),
-                   "cufftSetStream")) {
+    if (!libraryOk(call, plan->applyStream(stream), "cufftSetStream")) {
       return;
     }
     void* in = reinterpret_cast<void*>(idata);
