@@ -304,7 +304,7 @@ void verifyImpulse(const char* name, const char* when, const FftShape& shape, co
 
 // An exec workload: see the top of this file.
 void execWorkload(const Scale& scale, const char* name, const FftShape& shape) {
-  const int warmup = scale.pick(20, 5), samples = scale.pick(200, 50), rounds = scale.pick(5, 3);
+  const int warmup = scale.pick(20, 5), samples = scale.pick(200, 50), rounds = scale.pick(21, 3);
   const auto planStart = Clock::now();
   const cufftHandle plan = createPlan(shape);
   const double planCreateMs = secondsSince(planStart) * 1e3;

