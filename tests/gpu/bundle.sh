@@ -150,7 +150,7 @@ main() {
   copy_required "$bundle/shim" "${LIBRARY_SHIMS[@]/#/$build/lib/}"
   copy_required "$bundle/bench" "$build/tests/bench/agileos_bench" "$build/tests/bench/agileos_cufft_bench" \
     "$build/tests/bench/agileos_guard_bench" "$build/tests/bench/guard_kernels.ptx"
-  copy_required "$bundle/guard" "$build/tests/gpu/guard/guard_escape"
+  copy_required "$bundle/guard" "$build/tests/gpu/guard/guard_escape" "$build/tests/gpu/guard/nvrtc_cubin_guard"
   local program
   for program in "$build/tests/gpu/programs"/*; do
     [[ -x "$program" ]] && cp -L -- "$program" "$bundle/programs/"

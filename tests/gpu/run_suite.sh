@@ -4,7 +4,7 @@
 # Usage: tests/gpu/run_suite.sh [--native-only] [FILTER]
 #   FILTER         an extended regular expression; only the steps whose name matches run
 #                  (program names, sandbox_probe, concurrent_adversary_api, adversary_cufft, adversary_wire,
-#                  guard_escape, service_after_attacks), e.g. 'matmul|adversary'.
+#                  guard_escape, nvrtc_cubin_guard, service_after_attacks), e.g. 'matmul|adversary'.
 #   --native-only  run the CUDA programs (and the guard escape routes) natively only
 #                  (validates the programs on a new machine; no daemon, no sandbox).
 #
@@ -21,7 +21,8 @@
 #   7. guard_escape: the kernel memory guard's escape suite (guard/run_escape_suite.sh): every
 #      route natively and under each guard policy; needs the daemon's "guard" section to allow
 #      all five policies and the worker argument --test-guard-canary;
-#   8. the daemon is still alive and still serves a new client;
+#   8. nvrtc_cubin_guard: an NVRTC CUBIN aimed at protected memory is stopped by the guard;
+#   9. the daemon is still alive and still serves a new client;
 #   and on exit stops the daemon (trap), whatever happened.
 #
 # Inputs (environment; the defaults are the bundle made by tests/gpu/bundle.sh):
@@ -249,6 +250,7 @@ run_agileos() {
   shift
   local sandbox=("$bin_dir/agileos-sandbox" --socket-dir "$runtime_dir" --shim "$shim_dir"
     --keep "$programs_dir" --keep "$bin_dir")
+  if [[ -d "$guard_dir" ]]; then sandbox+=(--keep "$guard_dir"); fi
   if [[ -n "$deps_dir" ]]; then sandbox+=(--lib-path "$deps_dir"); fi
   timeout --kill-after=10 "$PROGRAM_TIMEOUT_S" "${sandbox[@]}" -- "$@" \
     >"$logs/$name.agileos.out" 2>"$logs/$name.agileos.err" </dev/null
@@ -469,6 +471,33 @@ guard_escape_step() {
   fi
 }
 
+# nvrtc_cubin_guard: a CUBIN compiled by NVRTC through AgileOS, aimed at the protected canary, is
+# stopped by the guard (the worker loads the PTX it came from), and the canary stays intact.
+nvrtc_cubin_guard_step() {
+  wanted nvrtc_cubin_guard || return 0
+  [[ -x "$guard_dir/nvrtc_cubin_guard" ]] || return 0
+  say ""
+  say "== nvrtc_cubin_guard"
+  if ! budget_left; then
+    fail "nvrtc_cubin_guard: not run, the suite's time budget is spent"
+    return
+  fi
+  local policy name counts
+  for policy in trap poison; do
+    name="nvrtc_cubin_guard_$policy"
+    AGILEOS_GUARD_POLICY=$policy run_agileos "$name" "$guard_dir/nvrtc_cubin_guard"
+    counts="$(grep -Eo '[0-9]+ passed, [0-9]+ failed' "$logs/$name.agileos.out" | tail -1)"
+    if ((run_status == 0)); then
+      pass "nvrtc_cubin_guard under $policy: $counts"
+    else
+      fail "nvrtc_cubin_guard under $policy: exit $(describe_status "$run_status"): $counts"
+      quote "$logs/$name.agileos.out" 12
+      tail -n 8 "$logs/$name.agileos.err" >"$logs/$name.err.tail"
+      quote "$logs/$name.err.tail" 8
+    fi
+  done
+}
+
 service_after_attacks() {
   say ""
   say "== the service after all of the above"
@@ -507,5 +536,6 @@ concurrent_adversary
 cufft_adversary
 wire_adversary
 guard_escape_step
+nvrtc_cubin_guard_step
 service_after_attacks
 exit 0
