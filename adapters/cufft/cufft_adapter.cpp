@@ -129,20 +129,6 @@ class Plan final : public worker::LibraryObject {
   CUstream appliedStream_ = nullptr;
 };
 
-bool knownType(long long type) {
-  switch (type) {
-    case CUFFT_R2C:
-    case CUFFT_C2R:
-    case CUFFT_C2C:
-    case CUFFT_D2Z:
-    case CUFFT_Z2D:
-    case CUFFT_Z2Z:
-      return true;
-    default:
-      return false;
-  }
-}
-
 bool fitsInt(long long value) { return value >= INT_MIN && value <= INT_MAX; }
 
 // A plan shape as the client sent it, checked: variant, rank, sizes and layouts. The int
@@ -166,7 +152,7 @@ bool readShape(AdapterInvocation& call, int first, RequestedShape* out) {
     return call.refuse(CUFFT_INVALID_SIZE, cudaErrorInvalidValue, "a plan has rank 1, 2 or 3");
   }
   const long long type = call.integer(first + 8);
-  if (!knownType(type)) return call.refuse(CUFFT_INVALID_TYPE, cudaErrorInvalidValue, "unknown cufftType");
+  if (!isKnownType(type)) return call.refuse(CUFFT_INVALID_TYPE, cudaErrorInvalidValue, "unknown cufftType");
   shape.type = static_cast<cufftType>(type);
   shape.batch = call.integer(first + 9);
   out->inembedGiven = call.present(first + 2);

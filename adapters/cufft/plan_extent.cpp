@@ -24,19 +24,6 @@ bool isRealTransform(cufftType type) {
 
 bool isDouble(cufftType type) { return type == CUFFT_D2Z || type == CUFFT_Z2D || type == CUFFT_Z2Z; }
 
-bool knownType(cufftType type) {
-  switch (type) {
-    case CUFFT_R2C:
-    case CUFFT_C2R:
-    case CUFFT_C2C:
-    case CUFFT_D2Z:
-    case CUFFT_Z2D:
-    case CUFFT_Z2Z:
-      return true;
-  }
-  return false;
-}
-
 bool mul(long long a, long long b, long long* out) { return !__builtin_mul_overflow(a, b, out); }
 bool add(long long a, long long b, long long* out) { return !__builtin_add_overflow(a, b, out); }
 
@@ -66,14 +53,28 @@ bool sideElements(const std::vector<long long>& logical, const std::vector<long 
 
 }  // namespace
 
+bool isKnownType(long long type) {
+  switch (type) {
+    case CUFFT_R2C:
+    case CUFFT_C2R:
+    case CUFFT_C2C:
+    case CUFFT_D2Z:
+    case CUFFT_Z2D:
+    case CUFFT_Z2Z:
+      return true;
+    default:
+      return false;
+  }
+}
+
 std::uint32_t inputElementBytes(cufftType type) {
-  if (!knownType(type)) return 0;
+  if (!isKnownType(type)) return 0;
   const std::uint32_t scalar = isDouble(type) ? 8 : 4;
   return isReal(type, true) ? scalar : 2 * scalar;
 }
 
 std::uint32_t outputElementBytes(cufftType type) {
-  if (!knownType(type)) return 0;
+  if (!isKnownType(type)) return 0;
   const std::uint32_t scalar = isDouble(type) ? 8 : 4;
   return isReal(type, false) ? scalar : 2 * scalar;
 }
@@ -83,7 +84,7 @@ std::optional<PlanExtent> computeExtent(const PlanShape& shape, std::string* err
     *error = std::move(why);
     return std::nullopt;
   };
-  if (!knownType(shape.type)) return fail("unknown transform type");
+  if (!isKnownType(shape.type)) return fail("unknown transform type");
   if (shape.n.empty() || shape.n.size() > 3) return fail("rank must be 1, 2 or 3");
   for (long long size : shape.n) {
     if (size <= 0) return fail("a transform size must be positive");

@@ -53,6 +53,9 @@ struct PlanExtent {
 // The extents of `shape`, or nullopt and *error (which names the offending value).
 std::optional<PlanExtent> computeExtent(const PlanShape& shape, std::string* error);
 
+// Whether `type` is one of cuFFT's six transform types (an untrusted value).
+bool isKnownType(long long type);
+
 // Bytes of one input / output element of `type` (real or complex, single or double), or 0.
 std::uint32_t inputElementBytes(cufftType type);
 std::uint32_t outputElementBytes(cufftType type);

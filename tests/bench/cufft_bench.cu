@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "bench_support.cuh"
+#include "tests/gpu/programs/cufft_result_name.cuh"
 
 // Exits when a CUDA runtime call does not return cudaSuccess (cudaGetErrorName is not used: it
 // is not among the calls this program is meant to exercise).
@@ -70,41 +71,6 @@
   } while (0)
 
 namespace bench {
-
-inline const char* cufftResultName(cufftResult result) {
-  switch (result) {
-    case CUFFT_SUCCESS:
-      return "CUFFT_SUCCESS";
-    case CUFFT_INVALID_PLAN:
-      return "CUFFT_INVALID_PLAN";
-    case CUFFT_ALLOC_FAILED:
-      return "CUFFT_ALLOC_FAILED";
-    case CUFFT_INVALID_TYPE:
-      return "CUFFT_INVALID_TYPE";
-    case CUFFT_INVALID_VALUE:
-      return "CUFFT_INVALID_VALUE";
-    case CUFFT_INTERNAL_ERROR:
-      return "CUFFT_INTERNAL_ERROR";
-    case CUFFT_EXEC_FAILED:
-      return "CUFFT_EXEC_FAILED";
-    case CUFFT_SETUP_FAILED:
-      return "CUFFT_SETUP_FAILED";
-    case CUFFT_INVALID_SIZE:
-      return "CUFFT_INVALID_SIZE";
-    case CUFFT_UNALIGNED_DATA:
-      return "CUFFT_UNALIGNED_DATA";
-    case CUFFT_INVALID_DEVICE:
-      return "CUFFT_INVALID_DEVICE";
-    case CUFFT_NO_WORKSPACE:
-      return "CUFFT_NO_WORKSPACE";
-    case CUFFT_NOT_IMPLEMENTED:
-      return "CUFFT_NOT_IMPLEMENTED";
-    case CUFFT_NOT_SUPPORTED:
-      return "CUFFT_NOT_SUPPORTED";
-    default:
-      return "cufftResult";
-  }
-}
 
 // The error first: run_bench.sh keeps only 200 characters of the message as the failure's reason.
 inline void checkCufft(cufftResult result, const char* call, const char* file, int line) {

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "tests/gpu/programs/check.cuh"
+#include "tests/gpu/programs/cufft_result_name.cuh"
 
 namespace {
 
@@ -41,48 +42,6 @@ constexpr unsigned char kSentinel = 0xA5;
 template <typename T>
 T* forged(std::uint64_t address) {
   return reinterpret_cast<T*>(static_cast<std::uintptr_t>(address));
-}
-
-const char* resultName(cufftResult r) {
-  switch (r) {
-    case CUFFT_SUCCESS:
-      return "CUFFT_SUCCESS";
-    case CUFFT_INVALID_PLAN:
-      return "CUFFT_INVALID_PLAN";
-    case CUFFT_ALLOC_FAILED:
-      return "CUFFT_ALLOC_FAILED";
-    case CUFFT_INVALID_TYPE:
-      return "CUFFT_INVALID_TYPE";
-    case CUFFT_INVALID_VALUE:
-      return "CUFFT_INVALID_VALUE";
-    case CUFFT_INTERNAL_ERROR:
-      return "CUFFT_INTERNAL_ERROR";
-    case CUFFT_EXEC_FAILED:
-      return "CUFFT_EXEC_FAILED";
-    case CUFFT_SETUP_FAILED:
-      return "CUFFT_SETUP_FAILED";
-    case CUFFT_INVALID_SIZE:
-      return "CUFFT_INVALID_SIZE";
-    case CUFFT_UNALIGNED_DATA:
-      return "CUFFT_UNALIGNED_DATA";
-    case CUFFT_INVALID_DEVICE:
-      return "CUFFT_INVALID_DEVICE";
-    case CUFFT_NO_WORKSPACE:
-      return "CUFFT_NO_WORKSPACE";
-    case CUFFT_NOT_IMPLEMENTED:
-      return "CUFFT_NOT_IMPLEMENTED";
-    case CUFFT_NOT_SUPPORTED:
-      return "CUFFT_NOT_SUPPORTED";
-    case CUFFT_MISSING_DEPENDENCY:
-      return "CUFFT_MISSING_DEPENDENCY";
-    case CUFFT_NVRTC_FAILURE:
-      return "CUFFT_NVRTC_FAILURE";
-    case CUFFT_NVJITLINK_FAILURE:
-      return "CUFFT_NVJITLINK_FAILURE";
-    case CUFFT_NVSHMEM_FAILURE:
-      return "CUFFT_NVSHMEM_FAILURE";
-  }
-  return "CUFFT_(unknown result)";
 }
 
 // --------------------------------------------------------------- crash reporting
@@ -135,7 +94,7 @@ bool deviceHealthy(const std::string& what) {
 // A refusal case: `got` must not be CUFFT_SUCCESS (or must be exactly `exactly`, when given),
 // and the device must be healthy afterwards. Returns whether it passed.
 bool refusal(const std::string& what, cufftResult got, const cufftResult* exactly = nullptr) {
-  std::fprintf(stderr, "%s -> %s\n", what.c_str(), resultName(got));
+  std::fprintf(stderr, "%s -> %s\n", what.c_str(), cufftResultName(got));
   bool ok = exactly != nullptr ? got == *exactly : got != CUFFT_SUCCESS;
   ok = deviceHealthy(what) && ok;
   report(ok, what);
@@ -258,7 +217,7 @@ bool planAWorks(cufftHandle planA, Buffers& b, const std::string& when) {
   const cufftResult r = cufftExecC2C(planA, b.dInA, b.dOutA, CUFFT_FORWARD);
   CHECK_CUDA(cudaDeviceSynchronize());
   if (r != CUFFT_SUCCESS) {
-    std::fprintf(stderr, "plan A %s: exec -> %s\n", when.c_str(), resultName(r));
+    std::fprintf(stderr, "plan A %s: exec -> %s\n", when.c_str(), cufftResultName(r));
     return false;
   }
   const double err =
@@ -273,7 +232,7 @@ bool planBWorks(cufftHandle planB, Buffers& b, const std::string& when) {
   const cufftResult r = cufftExecR2C(planB, b.dPadded, reinterpret_cast<cufftComplex*>(b.dPadded));
   CHECK_CUDA(cudaDeviceSynchronize());
   if (r != CUFFT_SUCCESS) {
-    std::fprintf(stderr, "plan B %s: exec -> %s\n", when.c_str(), resultName(r));
+    std::fprintf(stderr, "plan B %s: exec -> %s\n", when.c_str(), cufftResultName(r));
     return false;
   }
   std::vector<cufftComplex> rows(static_cast<std::size_t>(kRealN) * kRealBatch);
@@ -293,7 +252,7 @@ bool planWWorks(cufftHandle planW, Buffers& b, const std::string& when) {
   const cufftResult r = cufftExecC2C(planW, b.dInW, b.dOutW, CUFFT_FORWARD);
   CHECK_CUDA(cudaDeviceSynchronize());
   if (r != CUFFT_SUCCESS) {
-    std::fprintf(stderr, "plan W %s: exec -> %s\n", when.c_str(), resultName(r));
+    std::fprintf(stderr, "plan W %s: exec -> %s\n", when.c_str(), cufftResultName(r));
     return false;
   }
   const double err = dftError(b.inW, download<cufftComplex>(b.dOutW, kPrimeN), kPrimeN, 1, kPrimeN,
@@ -323,18 +282,18 @@ int main() {
 
   cufftHandle planA = 0, planB = 0, planW = 0;
   cufftResult r = cufftPlan1d(&planA, kN, CUFFT_C2C, kBatch);
-  EXPECT_TRUE(r == CUFFT_SUCCESS, "cufftPlan1d(C2C %d x %d) -> %s", kN, kBatch, resultName(r));
+  EXPECT_TRUE(r == CUFFT_SUCCESS, "cufftPlan1d(C2C %d x %d) -> %s", kN, kBatch, cufftResultName(r));
   r = cufftPlan1d(&planB, kRealN, CUFFT_R2C, kRealBatch);
-  EXPECT_TRUE(r == CUFFT_SUCCESS, "cufftPlan1d(R2C %d x %d) -> %s", kRealN, kRealBatch, resultName(r));
+  EXPECT_TRUE(r == CUFFT_SUCCESS, "cufftPlan1d(R2C %d x %d) -> %s", kRealN, kRealBatch, cufftResultName(r));
   r = cufftCreate(&planW);
-  EXPECT_TRUE(r == CUFFT_SUCCESS, "cufftCreate -> %s", resultName(r));
+  EXPECT_TRUE(r == CUFFT_SUCCESS, "cufftCreate -> %s", cufftResultName(r));
   r = cufftSetAutoAllocation(planW, 0);
-  EXPECT_TRUE(r == CUFFT_SUCCESS, "cufftSetAutoAllocation(0) -> %s", resultName(r));
+  EXPECT_TRUE(r == CUFFT_SUCCESS, "cufftSetAutoAllocation(0) -> %s", cufftResultName(r));
   std::size_t madeSize = 0, workSize = 0;
   r = cufftMakePlan1d(planW, kPrimeN, CUFFT_C2C, 1, &madeSize);
-  EXPECT_TRUE(r == CUFFT_SUCCESS, "cufftMakePlan1d(C2C %d) -> %s", kPrimeN, resultName(r));
+  EXPECT_TRUE(r == CUFFT_SUCCESS, "cufftMakePlan1d(C2C %d) -> %s", kPrimeN, cufftResultName(r));
   r = cufftGetSize(planW, &workSize);
-  EXPECT_TRUE(r == CUFFT_SUCCESS, "cufftGetSize -> %s", resultName(r));
+  EXPECT_TRUE(r == CUFFT_SUCCESS, "cufftGetSize -> %s", cufftResultName(r));
   std::fprintf(stderr, "plan W: work size %zu (cufftMakePlan1d said %zu)\n", workSize, madeSize);
 
   // Baseline: the plans work before any attack.
@@ -410,9 +369,9 @@ int main() {
           cufftExecC2C(static_cast<cufftHandle>(12345), b.dInA, b.dOutA, CUFFT_FORWARD), &invalidPlan);
   cufftHandle destroyed = 0;
   r = cufftPlan1d(&destroyed, kN, CUFFT_C2C, kBatch);
-  EXPECT_TRUE(r == CUFFT_SUCCESS, "cufftPlan1d -> %s", resultName(r));
+  EXPECT_TRUE(r == CUFFT_SUCCESS, "cufftPlan1d -> %s", cufftResultName(r));
   r = cufftDestroy(destroyed);
-  EXPECT_TRUE(r == CUFFT_SUCCESS, "cufftDestroy -> %s", resultName(r));
+  EXPECT_TRUE(r == CUFFT_SUCCESS, "cufftDestroy -> %s", cufftResultName(r));
   refusal("exec C2C with the handle of a destroyed plan -> CUFFT_INVALID_PLAN",
           cufftExecC2C(destroyed, b.dInA, b.dOutA, CUFFT_FORWARD), &invalidPlan);
   report(allBytesAre(b.dOutA, kBytesA, kSentinel), "bad plan handles: the output buffer was not written");
@@ -423,7 +382,7 @@ int main() {
   void* smallWork = nullptr;
   CHECK_CUDA(cudaMalloc(&smallWork, workSize > 1 ? workSize / 2 : 1));
   r = cufftSetWorkArea(planW, smallWork);
-  std::fprintf(stderr, "cufftSetWorkArea(half of the work size) -> %s\n", resultName(r));
+  std::fprintf(stderr, "cufftSetWorkArea(half of the work size) -> %s\n", cufftResultName(r));
   CHECK_CUDA(cudaMemset(b.dOutW, kSentinel, kBytesW));
   refusal("exec with a work area of half the size cufftGetSize reported is refused",
           cufftExecC2C(planW, b.dInW, b.dOutW, CUFFT_FORWARD));
@@ -431,7 +390,7 @@ int main() {
 
   currentCase = "work area in the I/O aperture";
   r = cufftSetWorkArea(planW, forged<void>(kIoAperture + 4096));
-  std::fprintf(stderr, "cufftSetWorkArea(I/O aperture) -> %s\n", resultName(r));
+  std::fprintf(stderr, "cufftSetWorkArea(I/O aperture) -> %s\n", cufftResultName(r));
   refusal("exec with a work area in the I/O aperture is refused",
           cufftExecC2C(planW, b.dInW, b.dOutW, CUFFT_FORWARD));
 
@@ -439,7 +398,7 @@ int main() {
   void* freedWork = nullptr;
   CHECK_CUDA(cudaMalloc(&freedWork, workSize > 0 ? workSize : 1));
   r = cufftSetWorkArea(planW, freedWork);
-  std::fprintf(stderr, "cufftSetWorkArea(soon freed) -> %s\n", resultName(r));
+  std::fprintf(stderr, "cufftSetWorkArea(soon freed) -> %s\n", cufftResultName(r));
   CHECK_CUDA(cudaFree(freedWork));
   refusal("exec with a work area freed after it was set is refused",
           cufftExecC2C(planW, b.dInW, b.dOutW, CUFFT_FORWARD));
@@ -449,7 +408,7 @@ int main() {
   void* work = nullptr;
   CHECK_CUDA(cudaMalloc(&work, workSize > 0 ? workSize : 1));
   r = cufftSetWorkArea(planW, work);
-  std::fprintf(stderr, "cufftSetWorkArea(proper) -> %s\n", resultName(r));
+  std::fprintf(stderr, "cufftSetWorkArea(proper) -> %s\n", cufftResultName(r));
   report(r == CUFFT_SUCCESS && planWWorks(planW, b, "after the work-area attacks"),
          "plan W works once a work area of the reported size is set");
 
@@ -471,8 +430,8 @@ int main() {
   currentCase = "tear-down";
   const cufftResult destroyA = cufftDestroy(planA), destroyB = cufftDestroy(planB),
                     destroyW = cufftDestroy(planW);
-  std::fprintf(stderr, "cufftDestroy -> %s, %s, %s\n", resultName(destroyA), resultName(destroyB),
-               resultName(destroyW));
+  std::fprintf(stderr, "cufftDestroy -> %s, %s, %s\n", cufftResultName(destroyA), cufftResultName(destroyB),
+               cufftResultName(destroyW));
   report(destroyA == CUFFT_SUCCESS && destroyB == CUFFT_SUCCESS && destroyW == CUFFT_SUCCESS,
          "every plan is destroyed");
   for (void* p : {static_cast<void*>(b.dInA), static_cast<void*>(b.dOutA), static_cast<void*>(b.dSmall),

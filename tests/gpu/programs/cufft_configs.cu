@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "check.cuh"
+#include "tests/gpu/programs/cufft_result_name.cuh"
 
 namespace {
 
@@ -35,48 +36,6 @@ constexpr double kTolSingle = 1e-4;        // relative L2 error, float transform
 constexpr double kTolDouble = 1e-10;       // relative L2 error, double transforms
 constexpr float kInputGapValue = 1000.5f;  // input buffer elements outside the layout (never read)
 constexpr int kSampledBins = 48;           // bins checked against the direct DFT in round-trip configurations
-
-const char* resultName(cufftResult r) {
-  switch (r) {
-    case CUFFT_SUCCESS:
-      return "CUFFT_SUCCESS";
-    case CUFFT_INVALID_PLAN:
-      return "CUFFT_INVALID_PLAN";
-    case CUFFT_ALLOC_FAILED:
-      return "CUFFT_ALLOC_FAILED";
-    case CUFFT_INVALID_TYPE:
-      return "CUFFT_INVALID_TYPE";
-    case CUFFT_INVALID_VALUE:
-      return "CUFFT_INVALID_VALUE";
-    case CUFFT_INTERNAL_ERROR:
-      return "CUFFT_INTERNAL_ERROR";
-    case CUFFT_EXEC_FAILED:
-      return "CUFFT_EXEC_FAILED";
-    case CUFFT_SETUP_FAILED:
-      return "CUFFT_SETUP_FAILED";
-    case CUFFT_INVALID_SIZE:
-      return "CUFFT_INVALID_SIZE";
-    case CUFFT_UNALIGNED_DATA:
-      return "CUFFT_UNALIGNED_DATA";
-    case CUFFT_INVALID_DEVICE:
-      return "CUFFT_INVALID_DEVICE";
-    case CUFFT_NO_WORKSPACE:
-      return "CUFFT_NO_WORKSPACE";
-    case CUFFT_NOT_IMPLEMENTED:
-      return "CUFFT_NOT_IMPLEMENTED";
-    case CUFFT_NOT_SUPPORTED:
-      return "CUFFT_NOT_SUPPORTED";
-    case CUFFT_MISSING_DEPENDENCY:
-      return "CUFFT_MISSING_DEPENDENCY";
-    case CUFFT_NVRTC_FAILURE:
-      return "CUFFT_NVRTC_FAILURE";
-    case CUFFT_NVJITLINK_FAILURE:
-      return "CUFFT_NVJITLINK_FAILURE";
-    case CUFFT_NVSHMEM_FAILURE:
-      return "CUFFT_NVSHMEM_FAILURE";
-  }
-  return "CUFFT_(unknown result)";
-}
 
 // --------------------------------------------------------------- configurations
 
@@ -329,7 +288,9 @@ std::string createPlan(const Config& c, Plan& plan) {
   int* onembedArg = c.advanced ? onembed.data() : nullptr;
   const int istride = static_cast<int>(sIn.stride), idist = static_cast<int>(sIn.dist);
   const int ostride = static_cast<int>(sOut.stride), odist = static_cast<int>(sOut.dist);
-  auto failed = [](const char* call, cufftResult r) { return std::string(call) + " -> " + resultName(r); };
+  auto failed = [](const char* call, cufftResult r) {
+    return std::string(call) + " -> " + cufftResultName(r);
+  };
   cufftResult r = CUFFT_SUCCESS;
 
   if (c.maker == Maker::kPlan) {
@@ -404,7 +365,7 @@ std::string createPlan(const Config& c, Plan& plan) {
 void destroyPlan(Plan& plan, std::string& failure) {
   if (plan.created) {
     const cufftResult r = cufftDestroy(plan.handle);
-    if (r != CUFFT_SUCCESS && failure.empty()) failure = std::string("cufftDestroy -> ") + resultName(r);
+    if (r != CUFFT_SUCCESS && failure.empty()) failure = std::string("cufftDestroy -> ") + cufftResultName(r);
   }
   if (plan.workArea != nullptr) CHECK_CUDA(cudaFree(plan.workArea));
   plan = Plan{};
@@ -562,7 +523,7 @@ Outcome runConfig(const Config& c, std::uint64_t seed, cudaStream_t stream) {
   outcome.failure = createPlan(c, plan);
   if (outcome.failure.empty() && c.onStream) {
     const cufftResult r = cufftSetStream(plan.handle, stream);
-    if (r != CUFFT_SUCCESS) outcome.failure = std::string("cufftSetStream -> ") + resultName(r);
+    if (r != CUFFT_SUCCESS) outcome.failure = std::string("cufftSetStream -> ") + cufftResultName(r);
   }
   std::vector<T> rawOut(outScalars);
   auto toDevice = [&](void* dst, const void* src, std::size_t bytes) {
@@ -583,7 +544,7 @@ Outcome runConfig(const Config& c, std::uint64_t seed, cudaStream_t stream) {
   auto run = [&](void* from, void* to, int direction) {
     const cufftResult r = execute<T>(plan.handle, c.kind, from, to, direction);
     if (r != CUFFT_SUCCESS) {
-      outcome.failure = std::string("exec -> ") + resultName(r);
+      outcome.failure = std::string("exec -> ") + cufftResultName(r);
       return false;
     }
     CHECK_CUDA(c.onStream ? cudaStreamSynchronize(stream) : cudaDeviceSynchronize());
@@ -728,11 +689,12 @@ constexpr std::size_t kPlausibleWorkSize = std::size_t{1} << 30;
 int apiFailures = 0;
 
 void reportQuery(const char* what, cufftResult r, bool plausible, std::size_t value) {
-  std::fprintf(stderr, "%s -> %s, value %zu\n", what, resultName(r), value);
+  std::fprintf(stderr, "%s -> %s, value %zu\n", what, cufftResultName(r), value);
   if (r == CUFFT_SUCCESS && plausible) {
     std::printf("%s ok\n", what);
   } else {
-    std::printf("FAIL %s: %s%s\n", what, resultName(r), r == CUFFT_SUCCESS ? " (implausible value)" : "");
+    std::printf("FAIL %s: %s%s\n", what, cufftResultName(r),
+                r == CUFFT_SUCCESS ? " (implausible value)" : "");
     ++apiFailures;
   }
 }
