@@ -7,6 +7,7 @@
 #include <optional>
 #include <thread>
 
+#include "modules/catalog/module_admission.h"
 #include "scheduler/session_token.h"
 
 namespace agileos::scheduler {
@@ -84,6 +85,49 @@ class SessionEndSignal {
   std::optional<std::string> worker_end_reason_;
 };
 
+// Admits the Hello's module requests against the daemon's pool and policy. On success
+// *modules holds the admitted modules in load order; else *error says why. The error text
+// quotes client input only through quoteText (bounded, printable), so it may be logged and
+// sent back as is.
+bool admitHelloModules(const ModulesSection& section, const agileos::v1::Hello& hello,
+                       std::vector<AdmittedModuleSetting>* modules, std::string* error) {
+  // Checked before anything is copied. Each name and requirement is bounded by the Hello's own
+  // size limit (gRPC's receive limit) and then by admitModules, which checks lengths first.
+  const auto count = static_cast<std::size_t>(hello.modules_size());
+  if (count > agileos::modules::kMaxModuleRequests) {
+    *error = "too many module requests (" + std::to_string(count) + "); at most " +
+             std::to_string(agileos::modules::kMaxModuleRequests);
+    return false;
+  }
+  std::vector<agileos::modules::ModuleRequest> requests;
+  requests.reserve(count);
+  for (const agileos::v1::ModuleRequest& request : hello.modules()) {
+    requests.push_back({request.name(), request.version()});
+  }
+  agileos::modules::AdmissionResult admitted =
+      agileos::modules::admitModules(section.pool, section.allowed, requests);
+  if (!admitted.admitted()) {
+    *error = std::move(admitted.error);
+    return false;
+  }
+  modules->clear();
+  for (const agileos::modules::ModuleEntry& entry : admitted.load_order) {
+    modules->push_back(
+        {entry.name, entry.version.toString(), entry.ptx_path, entry.host_library_path, entry.service});
+  }
+  return true;
+}
+
+// "queue 1.0.0, kvstore 1.2.0" (pool names: trusted, bounded), or "none".
+std::string describeModules(const std::vector<AdmittedModuleSetting>& modules) {
+  if (modules.empty()) return "none";
+  std::string out;
+  for (const AdmittedModuleSetting& module : modules) {
+    out += (out.empty() ? "" : ", ") + module.name + " " + module.version;
+  }
+  return out;
+}
+
 // Reads the first message, cancelling the stream if none arrives within `timeout`.
 bool readHello(SessionStream& stream, SessionUp* up, std::chrono::milliseconds timeout) {
   std::mutex mutex;
@@ -135,6 +179,13 @@ void SessionRunner::run(SessionStream& stream) {
     writeRefusal(stream, Refusal::BAD_REQUEST, guardError);
     return;
   }
+  std::vector<AdmittedModuleSetting> modules;
+  if (std::string modulesError; !admitHelloModules(options_.modules, hello, &modules, &modulesError)) {
+    const std::string message = "module admission: " + modulesError;
+    spdlog::info("session from {}: refused: {}", stream.peer(), message);
+    writeRefusal(stream, Refusal::BAD_REQUEST, message);
+    return;
+  }
 
   const ClientId client = next_client_id_.fetch_add(1);
   const std::string program = loggable(hello.program());
@@ -144,14 +195,15 @@ void SessionRunner::run(SessionStream& stream) {
     writeRefusal(stream, Refusal::INTERNAL, "the daemon cannot mint a session token");
     return;
   }
-  spdlog::info("client {}: hello from {} (program '{}', claims pid {}); kernel memory guard {}", client,
-               stream.peer(), program, hello.pid(), guardPolicy);
+  spdlog::info("client {}: hello from {} (program '{}', claims pid {}); kernel memory guard {}; modules {}",
+               client, stream.peer(), program, hello.pid(), guardPolicy, describeModules(modules));
 
   SessionEndSignal end_signal;
   const AcquireResult placed = pool_.acquire(
       client, *token, [&end_signal](const std::string& reason) { end_signal.workerEnded(reason); },
       ClientAttachSetting{guardPolicy, options_.guard.sass_only == "allow",
-                          options_.guard.require == "always", admittedAdapterOperations(options_.adapters)});
+                          options_.guard.require == "always", admittedAdapterOperations(options_.adapters),
+                          std::move(modules)});
   if (!placed.assigned) {
     writeRefusal(stream, toProto(placed.refusal), placed.message);
     return;

@@ -3,6 +3,8 @@
 //   1. The first message must be Hello with protocol_version == PROTOCOL_VERSION_CURRENT
 //      (else Refusal BAD_REQUEST / VERSION_MISMATCH), within `hello_timeout` (else the stream
 //      is cancelled). A stream that ends before Hello costs nothing: no id, no token, no worker.
+//      The Hello's guard policy and modules are then admitted (guard, modules sections of the
+//      config), else Refusal BAD_REQUEST naming the reason; nothing is placed for a refused client.
 //   2. A client id (monotonic) and a 32-byte session token are minted and the pool places and
 //      attaches the client; the answer is exactly one Assignment or Refusal.
 //   3. The stream then stays open. When the client ends it (exit, crash, half-close), the
@@ -35,6 +37,8 @@ struct SessionOptions {
   GuardSection guard;
   // Which library adapter operations a client may call.
   AdaptersSection adapters;
+  // Which protected modules a client may ask for (Hello.modules), from which pool.
+  ModulesSection modules;
 };
 
 class SessionRunner {

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "adapters/adapter_declaration.h"
+#include "modules/catalog/message_text.h"
 
 namespace agileos::scheduler {
 namespace {
@@ -150,6 +151,10 @@ class ObjectReader {
     if (all_ok) *out = std::move(items);
   }
 
+  // The value under `key` whatever its type, or nullptr if absent: for readers that check
+  // the type themselves (parseModulePool).
+  const json* readValue(std::string_view key) { return claim(key); }
+
   // The nested object under `key`, or nullptr if absent or not an object (an error then).
   const json* readObject(std::string_view key) {
     const json* value = claim(key);
@@ -223,6 +228,69 @@ std::string checkWorkerArg(std::string_view value) {
     }
   }
   return "";
+}
+
+// "" if `value` may stand in modules.allowed: "*" or a valid module name.
+std::string checkAllowedModule(std::string_view value) {
+  if (value == "*") return "";
+  const std::string problem = agileos::modules::checkModuleName(value);
+  return problem.empty() ? "" : "expected \"*\" or a module name: " + problem;
+}
+
+// Every allowed name must be a module of the pool: a name that is not is a typo (or a module
+// the operator removed), which must not pass silently.
+void checkAllowedInPool(const ModulesSection& modules, const std::string& path,
+                        std::vector<std::string>* errors) {
+  for (std::size_t i = 0; i < modules.allowed.size(); ++i) {
+    const std::string& name = modules.allowed[i];
+    if (name == "*" || modules.pool.find(name) != nullptr) continue;
+    errors->push_back(path + ".allowed[" + std::to_string(i) + "]: " + agileos::modules::quoteText(name) +
+                      " is not a module of " + path + ".pool");
+  }
+}
+
+// The `modules` section: {"pool": [entries as parseModulePool reads them], "allowed": [...]}.
+void readModulesSection(const json& section, const std::string& path, ModulesSection* out,
+                        std::vector<std::string>* errors) {
+  const std::size_t errors_before = errors->size();
+  ObjectReader reader(section, path, errors);
+  if (const json* pool = reader.readValue("pool"); pool != nullptr) {
+    const std::size_t before_pool = errors->size();
+    out->pool = agileos::modules::parseModulePool(*pool, reader.childPath("pool"), errors);
+    // parseModulePool validates as it reads; validateModulePool states the invariants admission
+    // relies on, so a clean parse is checked against it too (it finds nothing unless they drift).
+    if (errors->size() == before_pool) {
+      for (std::string& error : agileos::modules::validateModulePool(out->pool, reader.childPath("pool"))) {
+        errors->push_back(std::move(error));
+      }
+    }
+  }
+  reader.readStringArray("allowed", &out->allowed, checkAllowedModule);
+  reader.finish();
+  // Only against a pool that parsed cleanly: otherwise every name would add a misleading error.
+  if (errors->size() == errors_before) checkAllowedInPool(*out, path, errors);
+}
+
+// One pool entry in the format parseModulePool reads, every key written (empty ones included).
+json moduleEntryToJson(const agileos::modules::ModuleEntry& entry) {
+  json depends = json::array();
+  for (const agileos::modules::Dependency& dependency : entry.depends) {
+    depends.push_back(json{{"name", dependency.name}, {"version", dependency.requirement.text}});
+  }
+  return json{{"name", entry.name},
+              {"version", entry.version.toString()},
+              {"depends", std::move(depends)},
+              {"ptx", entry.ptx_path},
+              {"host_library", entry.host_library_path},
+              {"service", entry.service},
+              {"description", entry.description}};
+}
+
+json modulesToJson(const ModulesSection& modules) {
+  json pool = json::array();
+  for (const agileos::modules::ModuleEntry& entry : modules.pool.modules)
+    pool.push_back(moduleEntryToJson(entry));
+  return json{{"pool", std::move(pool)}, {"allowed", modules.allowed}};
 }
 
 // Reports keys that appear twice in one object (the JSON library would silently keep the last).
@@ -387,6 +455,9 @@ ConfigResult parseDaemonConfig(std::string_view json_text) {
     }
     reader.finish();
   }
+  if (const json* section = top.readObject("modules"); section != nullptr) {
+    readModulesSection(*section, top.childPath("modules"), &config.modules, &result.errors);
+  }
   top.finish();
 
   if (result.errors.empty()) {
@@ -434,6 +505,7 @@ std::string toJsonText(const DaemonConfig& config) {
         {"cache_dir", config.guard.cache_dir},
         {"cache_max_bytes", config.guard.cache_max_bytes}}},
       {"adapters", config.adapters.admitted},
+      {"modules", modulesToJson(config.modules)},
   };
   return out.dump(2);
 }

@@ -16,6 +16,8 @@
 #include <string_view>
 #include <vector>
 
+#include "modules/catalog/module_manifest.h"
+
 namespace agileos::scheduler {
 
 // Longest path bind() accepts for a unix socket (sizeof(sockaddr_un::sun_path) - 1).
@@ -63,6 +65,17 @@ struct AdaptersSection {
   std::map<std::string, std::vector<std::string>> admitted = {{"cufft", {"*"}}, {"nvrtc", {"*"}}};
 };
 
+// Protected modules (modules/catalog): what the daemon can load into a client's context and
+// which of it clients may ask for (Hello.modules). Absent section: no modules at all.
+struct ModulesSection {
+  // Every entry validated (module_manifest.h invariants): unique names, dependencies present,
+  // satisfied and acyclic, absolute artifact paths.
+  agileos::modules::ModulePool pool;
+  // Module names clients may use, or "*" for every module of the pool. A module is usable only
+  // if everything it depends on is allowed too. Every name is a module of `pool`.
+  std::vector<std::string> allowed;
+};
+
 struct DaemonConfig {
   std::string socket_path = "/run/agileos/agileosd.sock";
   std::string runtime_dir = "/run/agileos";  // worker sockets: <runtime_dir>/worker-<id>.sock
@@ -71,6 +84,7 @@ struct DaemonConfig {
   WorkerConfig worker;
   GuardSection guard;
   AdaptersSection adapters;
+  ModulesSection modules;
 };
 
 // The admitted operations as the worker takes them: "library.operation" or "library.*".

@@ -96,6 +96,7 @@ DaemonServerOptions serverOptionsFromConfig(const DaemonConfig& config,
   }
   options.session.guard = config.guard;
   options.session.adapters = config.adapters;
+  options.session.modules = config.modules;
   options.pool.runtime_dir = config.runtime_dir;
   options.pool.device = config.worker.device;
   options.pool.worker_log_level = config.log_level;

@@ -103,13 +103,26 @@ struct PoolSnapshot {
   std::string last_start_failure;
 };
 
+// One protected module admitted for a client (modules/catalog admitModules), as the worker gets
+// it in AttachClient.modules. Every field comes from the daemon's module pool (trusted), none
+// from the client.
+struct AdmittedModuleSetting {
+  std::string name;
+  std::string version;  // "MAJOR.MINOR.PATCH"
+  std::string ptx_path;
+  std::string host_library_path;
+  std::string service;
+};
+
 // What the daemon admitted for one client, sent with its attach: the kernel memory guard
-// setting and the library adapter operations it may call.
+// setting, the library adapter operations it may call and its protected modules.
 struct ClientAttachSetting {
   std::string policy = "off";  // off|trap|poison|sink|remap_or|report
   bool allow_sass_only = true;
   bool always = false;  // guard every module, not only while the context holds protected state
   std::vector<std::string> adapter_operations;  // "library.operation" or "library.*"
+  // In load order (each after its dependencies); the attach carries them in this order.
+  std::vector<AdmittedModuleSetting> modules;
 };
 
 class WorkerPool {

@@ -195,6 +195,15 @@ void WorkerPool::sendAttach(Worker& worker, Client& client) {
   for (const std::string& operation : client.guard.adapter_operations) {
     message.mutable_attach()->add_adapter_operations(operation);
   }
+  // Load order is the order of the repeated field: the worker creates instances in it.
+  for (const AdmittedModuleSetting& module : client.guard.modules) {
+    agileos::v1::internal::AdmittedModule* admitted = message.mutable_attach()->add_modules();
+    admitted->set_name(module.name);
+    admitted->set_version(module.version);
+    admitted->set_ptx_path(module.ptx_path);
+    admitted->set_host_library_path(module.host_library_path);
+    admitted->set_service(module.service);
+  }
   spdlog::debug("client {}: attach sent to worker {}", client.id, worker.id);
   sendToWorker(worker, message);  // on failure the worker is lost and the client refused
 }

@@ -18,7 +18,29 @@ std::string programName() {
   return name;
 }
 
+std::string_view trimBlanks(std::string_view text) {
+  constexpr std::string_view kBlanks = " \t";
+  const std::size_t first = text.find_first_not_of(kBlanks);
+  if (first == std::string_view::npos) return {};
+  return text.substr(first, text.find_last_not_of(kBlanks) - first + 1);
+}
+
 }  // namespace
+
+std::vector<v1::ModuleRequest> parseModuleRequests(std::string_view text) {
+  std::vector<v1::ModuleRequest> requests;
+  while (!text.empty()) {
+    const std::size_t end = text.find(';');
+    const std::string_view entry = trimBlanks(text.substr(0, end));
+    text = end == std::string_view::npos ? std::string_view{} : text.substr(end + 1);
+    if (entry.empty()) continue;
+    const std::size_t at = entry.find('@');
+    v1::ModuleRequest& request = requests.emplace_back();
+    request.set_name(std::string(trimBlanks(entry.substr(0, at))));
+    if (at != std::string_view::npos) request.set_version(std::string(trimBlanks(entry.substr(at + 1))));
+  }
+  return requests;
+}
 
 DaemonSession::Result DaemonSession::open(const std::string& socketPath) {
   Result result;
@@ -36,6 +58,12 @@ DaemonSession::Result DaemonSession::open(const std::string& socketPath) {
   // the session (guard.allowed_policies). Unset: the daemon's default.
   if (const char* policy = std::getenv("AGILEOS_GUARD_POLICY"); policy != nullptr)
     hello->set_guard_policy(policy);
+  // The protected modules it asks for; the daemon admits them all (with their dependencies) or
+  // refuses the session with the reason.
+  if (const char* modules = std::getenv("AGILEOS_MODULES"); modules != nullptr) {
+    for (v1::ModuleRequest& request : parseModuleRequests(modules))
+      *hello->add_modules() = std::move(request);
+  }
   v1::SessionDown down;
   if (!stream_->Write(up) || !stream_->Read(&down)) {
     const grpc::Status status = stream_->Finish();

@@ -1,8 +1,8 @@
 // DaemonSession: the client's Session stream with agileosd (untrusted side).
 //
-// open() sends Hello and waits for the daemon's answer. On an Assignment the
-// stream stays open for the life of the process: its end tells the daemon the
-// client is gone. A background thread watches for the daemon ending the
+// open() sends Hello (with AGILEOS_GUARD_POLICY and AGILEOS_MODULES, if set) and waits for the
+// daemon's answer. On an Assignment the stream stays open for the life of the process: its end
+// tells the daemon the client is gone. A background thread watches for the daemon ending the
 // session (worker lost, daemon shutdown) and flips `ended()`.
 #pragma once
 
@@ -11,18 +11,28 @@
 #include <atomic>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <vector>
 
 #include "agileos/v1/client_api.grpc.pb.h"
 
 namespace agileos::client {
 
+// The protected modules a program asks for, from AGILEOS_MODULES: entries separated by ';', each
+// "name" or "name@requirement", split at the first '@' (a requirement may hold ',' as in
+// ">=1,<2", hence ';' between entries), e.g. "kvstore@^1.2;storage". Blanks around entries,
+// names and requirements are dropped and empty entries skipped; nothing else is checked here:
+// a malformed entry is sent as written, and the daemon, which validates every request, refuses
+// the session naming it (fail closed: never a session without a module the program asked for).
+std::vector<v1::ModuleRequest> parseModuleRequests(std::string_view text);
+
 class DaemonSession {
  public:
   struct Result {
     bool assigned = false;
-    bool busy = false;     // the daemon had no worker for us
-    std::string message;   // why not, for the log
+    bool busy = false;    // the daemon had no worker for us
+    std::string message;  // why not, for the log
     v1::Assignment assignment;
   };
 

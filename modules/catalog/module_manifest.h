@@ -50,7 +50,7 @@ struct ModuleEntry {
   std::vector<Dependency> depends;
   std::string ptx_path;           // device code, guarded like a client's own PTX; may be empty
   std::string host_library_path;  // lib<name>.so run in the worker; may be empty
-  std::string service;            // the service the module provides; may be empty
+  std::string service;            // the service process backing the module; may be empty
   std::string description;
 };
 

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <thread>
 
+#include "modules/catalog/module_manifest.h"
 #include "scheduler/dedicated_placement.h"
 #include "tests/cpu/scheduler/test_support.h"
 
@@ -38,6 +39,17 @@ class FakeSessionStream final : public SessionStream {
     up.mutable_hello()->set_protocol_version(version);
     up.mutable_hello()->set_guard_policy(guard);
     up.mutable_hello()->set_program("fake\nclient\x01");  // control characters must not reach the log raw
+    send(up);
+  }
+  // A Hello asking for `modules`, each {name, version requirement}.
+  void sendHelloWithModules(const std::vector<std::pair<std::string, std::string>>& modules) {
+    SessionUp up;
+    up.mutable_hello()->set_protocol_version(agileos::v1::PROTOCOL_VERSION_CURRENT);
+    for (const auto& [name, version] : modules) {
+      agileos::v1::ModuleRequest* request = up.mutable_hello()->add_modules();
+      request->set_name(name);
+      request->set_version(version);
+    }
     send(up);
   }
   void closeFromClient() {
@@ -194,6 +206,88 @@ TEST_F(ClientSessionTest, TheGuardPolicyIsTheDefaultOrAnAllowedChoiceAndReachesT
     stream.closeFromClient();
     session.join();
   }
+}
+
+// kvstore 1.2.0 needs queue ^1.0 (queue is 1.0.3); zeta is in the pool but not allowed.
+ModulesSection twoModulesAndAForbiddenOne() {
+  using agileos::modules::ModuleEntry;
+  ModulesSection section;
+  ModuleEntry kv;
+  kv.name = "kvstore";
+  kv.version = {1, 2, 0};
+  kv.depends.push_back({"queue", *agileos::modules::parseRequirement("^1.0")});
+  kv.host_library_path = "/opt/m/libkvstore.so";
+  kv.service = "kv";
+  ModuleEntry queue;
+  queue.name = "queue";
+  queue.version = {1, 0, 3};
+  queue.ptx_path = "/opt/m/queue.ptx";
+  ModuleEntry zeta;
+  zeta.name = "zeta";
+  zeta.version = {0, 1, 0};
+  zeta.ptx_path = "/opt/m/zeta.ptx";
+  section.pool.modules = {kv, queue, zeta};
+  section.allowed = {"kvstore", "queue"};
+  return section;
+}
+
+TEST_F(ClientSessionTest, ModuleRequestsThatAreNotAdmittedAreRefusedWithTheReason) {
+  session_options_.modules = twoModulesAndAForbiddenOne();
+  ASSERT_TRUE(agileos::modules::validateModulePool(session_options_.modules.pool, "pool").empty());
+  startPool();
+  const std::vector<std::pair<std::string, std::string>> too_many(65, {"queue", ""});
+  const struct {
+    std::vector<std::pair<std::string, std::string>> modules;
+    std::string reason;
+  } cases[] = {
+      {{{"nosuch", ""}}, "module admission: module 'nosuch' is not in the pool"},
+      {{{"zeta", ""}}, "module admission: module 'zeta' is not allowed by the policy"},
+      {{{"kvstore", ">=2"}}, "module admission: module 'kvstore' 1.2.0 does not satisfy '>=2'"},
+      {{{"queue", "^1"}, {"Bad\nName", ""}}, "module admission: invalid module name"},
+      {too_many, "module admission: too many module requests (65); at most 64"},
+  };
+  for (const auto& c : cases) {
+    FakeSessionStream stream;
+    stream.sendHelloWithModules(c.modules);
+    serve(stream).join();
+    ASSERT_EQ(stream.writeCount(), 1u) << c.reason;
+    const SessionDown reply = *stream.written(0);
+    ASSERT_TRUE(reply.has_refusal()) << c.reason;
+    EXPECT_EQ(reply.refusal().reason(), Refusal::BAD_REQUEST);
+    EXPECT_THAT(reply.refusal().message(), HasSubstr(c.reason));
+    EXPECT_EQ(reply.refusal().message().find('\n'), std::string::npos) << "client text is quoted";
+  }
+  EXPECT_EQ(pool_->snapshot().clients, 0u);
+  EXPECT_EQ(events_.count({"attach"}), 0u) << "a refused request never reaches a worker";
+}
+
+TEST_F(ClientSessionTest, AdmittedModulesReachTheWorkerInLoadOrder) {
+  session_options_.modules = twoModulesAndAForbiddenOne();
+  startPool();
+  FakeSessionStream stream;
+  stream.sendHelloWithModules({{"kvstore", "^1.2"}});
+  std::thread session = serve(stream);
+  const auto reply = stream.written(0);
+  ASSERT_TRUE(reply.has_value() && reply->has_assignment());
+  EXPECT_TRUE(
+      events_.waitFor({"attach client=" + std::to_string(reply->assignment().client_id()),
+                       " modules=queue@1.0.3(/opt/m/queue.ptx||),kvstore@1.2.0(|/opt/m/libkvstore.so|kv)"}));
+  stream.closeFromClient();
+  session.join();
+}
+
+TEST_F(ClientSessionTest, AClientThatAsksForNoModulesGetsNone) {
+  session_options_.modules = twoModulesAndAForbiddenOne();
+  startPool();
+  FakeSessionStream stream;
+  stream.sendHello();
+  std::thread session = serve(stream);
+  const auto reply = stream.written(0);
+  ASSERT_TRUE(reply.has_value() && reply->has_assignment());
+  EXPECT_TRUE(events_.waitFor({"attach client=" + std::to_string(reply->assignment().client_id())}));
+  EXPECT_EQ(events_.count({" modules=", "queue"}), 0u);
+  stream.closeFromClient();
+  session.join();
 }
 
 TEST_F(ClientSessionTest, AssignedClientIsReleasedWhenItCloses) {

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "modules/catalog/module_admission.h"
 #include "tests/cpu/scheduler/test_support.h"
 
 namespace agileos::scheduler {
@@ -222,6 +223,30 @@ const BadConfig kBadConfigs[] = {
      "worker.args[0]: --module-cache-dir is set by the daemon"},
     {"PrestartAboveMaxWorkers", R"({"worker": {"prestart": 5, "max_workers": 4}})",
      "worker.prestart: 5 ready workers cannot be kept with worker.max_workers = 4"},
+    {"ModulesNotObject", R"({"modules": []})", "modules: expected an object, got an array"},
+    {"ModulesUnknownKey", R"({"modules": {"pools": []}})",
+     "modules.pools: unknown key (expected one of: pool, allowed)"},
+    {"ModulesPoolNotArray", R"({"modules": {"pool": {}}})",
+     "modules.pool: expected an array of module entries, got an object"},
+    {"ModulesEntryUnknownKey",
+     R"({"modules": {"pool": [{"name": "a", "version": "1.0.0", "ptx": "/m/a.ptx", "path": "/m"}]}})",
+     "modules.pool[0].path: unknown key"},
+    {"ModulesEntryBadVersion",
+     R"({"modules": {"pool": [{"name": "a", "version": "1.0", "ptx": "/m/a.ptx"}]}})",
+     "modules.pool[0].version: "},
+    {"ModulesEntryWithoutArtifact", R"({"modules": {"pool": [{"name": "a", "version": "1.0.0"}]}})",
+     "modules.pool[0]: needs at least one artifact"},
+    {"ModulesMissingDependency",
+     R"({"modules": {"pool": [{"name": "a", "version": "1.0.0", "ptx": "/m/a.ptx", "depends": [{"name": "b"}]}],
+                     "allowed": ["a", "c"]}})",
+     "modules.pool[0].depends[0].name: 'b' is not a module of the pool"},
+    {"ModulesAllowedNotArray", R"({"modules": {"allowed": "*"}})",
+     "modules.allowed: expected an array of strings, got \"*\" (a string)"},
+    {"ModulesAllowedBadName", R"({"modules": {"allowed": ["Kv"]}})",
+     "modules.allowed[0]: expected \"*\" or a module name: expected a name matching"},
+    {"ModulesAllowedNotInPool",
+     R"({"modules": {"pool": [{"name": "a", "version": "1.0.0", "ptx": "/m/a.ptx"}], "allowed": ["a", "b"]}})",
+     "modules.allowed[1]: 'b' is not a module of modules.pool"},
 };
 
 INSTANTIATE_TEST_SUITE_P(AllErrorPaths, DaemonConfigRejects, ::testing::ValuesIn(kBadConfigs),
@@ -294,6 +319,106 @@ TEST(DaemonConfigAdapters, RefusesUnknownLibrariesAndOperations) {
   EXPECT_NE(operation.errors.front().find("unknown operation \"xtSetCallback\""), std::string::npos)
       << operation.errors.front();
   EXPECT_FALSE(parseDaemonConfig(R"({"adapters": {"nvrtc": "compile"}})").ok());
+}
+
+}  // namespace
+}  // namespace agileos::scheduler
+
+namespace agileos::scheduler {
+namespace {
+
+// Two modules, kvstore needing queue, both allowed.
+constexpr const char* kTwoModules = R"({"modules": {
+  "pool": [
+    {"name": "kvstore", "version": "1.2.0",
+     "depends": [{"name": "queue", "version": "^1.0"}],
+     "host_library": "/opt/agileos/modules/libkvstore.so",
+     "service": "kv", "description": "a key-value store"},
+    {"name": "queue", "version": "1.0.3", "ptx": "/opt/agileos/modules/queue.ptx"}
+  ],
+  "allowed": ["kvstore", "queue"]
+}})";
+
+TEST(DaemonConfigModules, DefaultIsAnEmptyPoolAndNothingAllowed) {
+  const auto result = parseDaemonConfig("{}");
+  ASSERT_TRUE(result.ok());
+  EXPECT_TRUE(result.config->modules.pool.modules.empty());
+  EXPECT_TRUE(result.config->modules.allowed.empty());
+  const auto empty = parseDaemonConfig(R"({"modules": {}})");
+  ASSERT_TRUE(empty.ok()) << joined(empty.errors);
+  EXPECT_TRUE(empty.config->modules.pool.modules.empty());
+}
+
+TEST(DaemonConfigModules, ReadsAPoolWithDependenciesAndTheAllowedNames) {
+  const auto result = parseDaemonConfig(kTwoModules);
+  ASSERT_TRUE(result.ok()) << joined(result.errors);
+  const ModulesSection& modules = result.config->modules;
+  ASSERT_EQ(modules.pool.modules.size(), 2u);
+  const agileos::modules::ModuleEntry* kv = modules.pool.find("kvstore");
+  ASSERT_NE(kv, nullptr);
+  EXPECT_EQ(kv->version.toString(), "1.2.0");
+  ASSERT_EQ(kv->depends.size(), 1u);
+  EXPECT_EQ(kv->depends[0].name, "queue");
+  EXPECT_EQ(kv->depends[0].requirement.text, "^1.0");
+  EXPECT_EQ(kv->host_library_path, "/opt/agileos/modules/libkvstore.so");
+  EXPECT_EQ(kv->service, "kv");
+  EXPECT_EQ(modules.pool.find("queue")->ptx_path, "/opt/agileos/modules/queue.ptx");
+  EXPECT_EQ(modules.allowed, (std::vector<std::string>{"kvstore", "queue"}));
+
+  const auto admitted = agileos::modules::admitModules(modules.pool, modules.allowed, {{"kvstore", ">=1.1"}});
+  ASSERT_TRUE(admitted.admitted()) << admitted.error;
+  ASSERT_EQ(admitted.load_order.size(), 2u);
+  EXPECT_EQ(admitted.load_order[0].name, "queue");
+  EXPECT_EQ(admitted.load_order[1].name, "kvstore");
+}
+
+TEST(DaemonConfigModules, StarAllowsEveryModule) {
+  const auto result =
+      parseDaemonConfig(R"({"modules": {"pool": [{"name": "a", "version": "0.1.0", "ptx": "/m/a.ptx"}],
+                                        "allowed": ["*"]}})");
+  ASSERT_TRUE(result.ok()) << joined(result.errors);
+  EXPECT_EQ(result.config->modules.allowed, (std::vector<std::string>{"*"}));
+  EXPECT_TRUE(
+      agileos::modules::admitModules(result.config->modules.pool, result.config->modules.allowed, {{"a", ""}})
+          .admitted());
+}
+
+TEST(DaemonConfigModules, EffectiveConfigTextRoundTripsThePool) {
+  const auto first = parseDaemonConfig(kTwoModules);
+  ASSERT_TRUE(first.ok()) << joined(first.errors);
+  const std::string text = toJsonText(*first.config);
+  const auto again = parseDaemonConfig(text);
+  ASSERT_TRUE(again.ok()) << joined(again.errors) << text;
+  const ModulesSection& modules = again.config->modules;
+  ASSERT_EQ(modules.pool.modules.size(), 2u);
+  const agileos::modules::ModuleEntry& kv = modules.pool.modules[0];
+  EXPECT_EQ(kv.name, "kvstore");
+  EXPECT_EQ(kv.version.toString(), "1.2.0");
+  ASSERT_EQ(kv.depends.size(), 1u);
+  EXPECT_EQ(kv.depends[0].requirement.text, "^1.0");
+  EXPECT_EQ(kv.host_library_path, "/opt/agileos/modules/libkvstore.so");
+  EXPECT_EQ(kv.ptx_path, "");
+  EXPECT_EQ(kv.service, "kv");
+  EXPECT_EQ(kv.description, "a key-value store");
+  EXPECT_EQ(modules.pool.modules[1].ptx_path, "/opt/agileos/modules/queue.ptx");
+  EXPECT_EQ(modules.allowed, first.config->modules.allowed);
+  EXPECT_EQ(toJsonText(*again.config), text) << "the effective config is a fixed point";
+}
+
+TEST(DaemonConfigModules, ReportsEveryPoolErrorWithItsPath) {
+  const auto result = parseDaemonConfig(R"({"modules": {"pool": [
+    {"name": "a", "version": "1.0.0", "ptx": "relative.ptx"},
+    {"name": "a", "version": "2.0.0", "host_library": "/m/liba.so", "depends": [{"name": "b", "version": ">=3"}]},
+    {"name": "b", "version": "1.0.0", "ptx": "/m/b.ptx", "colour": "red"}
+  ], "allowed": ["zzz"]}})");
+  ASSERT_FALSE(result.ok());
+  const std::string all = joined(result.errors);
+  EXPECT_THAT(all, HasSubstr("modules.pool[0].ptx: expected an absolute path"));
+  EXPECT_THAT(all, HasSubstr("modules.pool[1].name: 'a' is already the name of modules.pool[0]"));
+  EXPECT_THAT(all, HasSubstr("modules.pool[1].depends[0].version: 'b' 1.0.0 does not satisfy '>=3'"));
+  EXPECT_THAT(all, HasSubstr("modules.pool[2].colour: unknown key"));
+  EXPECT_THAT(all, ::testing::Not(HasSubstr("modules.allowed")))
+      << "allowed names are checked only against a pool that parsed";
 }
 
 }  // namespace

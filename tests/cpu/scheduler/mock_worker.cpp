@@ -4,7 +4,8 @@
 // Daemon-owned flags (all required, as the real worker requires them):
 //   --control-fd=N --endpoint=E --device=D --worker-id=I --log-level=L
 // Test flags (from worker.args):
-//   --event-log=PATH   append one line per event: "worker=<id> pid=<pid> <event>"
+//   --event-log=PATH   append one line per event: "worker=<id> pid=<pid> <event>"; an attach
+//                      logs its client, token, guard setting and modules (in attach order)
 //   --mode=M           normal (default) | fail-start | never-ready | crash-after-attach |
 //                      ignore-shutdown (also ignores SIGTERM) | wrong-ack (acknowledges an
 //                      attach with the wrong client id)
@@ -58,6 +59,16 @@ std::string hex(const std::string& bytes) {
   for (unsigned char byte : bytes) {
     out += digits[byte >> 4];
     out += digits[byte & 15];
+  }
+  return out;
+}
+
+// The attach's modules in order, "name@version(ptx|host_library|service)" joined by ','; "" if none.
+std::string describeModules(const agileos::v1::internal::AttachClient& attach) {
+  std::string out;
+  for (const auto& module : attach.modules()) {
+    out += (out.empty() ? "" : ",") + module.name() + "@" + module.version() + "(" + module.ptx_path() + "|" +
+           module.host_library_path() + "|" + module.service() + ")";
   }
   return out;
 }
@@ -135,7 +146,8 @@ int main(int argc, char** argv) {
         logEvent("attach client=" + std::to_string(client) + " token=" +
                  hex(message.attach().session_token()) + " guard=" + message.attach().guard_policy() +
                  (message.attach().allow_sass_only() ? " sass=allow" : " sass=refuse") +
-                 (message.attach().guard_always() ? " always" : " when-protected"));
+                 (message.attach().guard_always() ? " always" : " when-protected") +
+                 " modules=" + describeModules(message.attach()));
         reply.mutable_attached()->set_client_id(mode == "wrong-ack" ? client + 1000 : client);
         send(control, reply);
         if (mode == "crash-after-attach") {
