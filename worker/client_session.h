@@ -23,6 +23,7 @@
 #include "memmgr/address_layout.h"
 #include "worker/handle_table.h"
 #include "worker/host_memory/shared_host_segment.h"
+#include "worker/modules/module_set.h"
 #include "worker/session_guard.h"
 
 namespace agileos::worker {
@@ -143,6 +144,11 @@ class ClientSession {
 
   // The kernel memory guard for this client's modules (policy from the attach).
   SessionGuard guard;
+
+  // The client's protected module instances (from the attach; null for a session made
+  // without one). The pointer is set before the session is shared and never changes; the set
+  // is torn down by releaseSession and kept across cudaDeviceReset (like protected memory).
+  std::unique_ptr<worker::modules::ModuleSet> protectedModules;
 
   // Set once the session is being torn down; calls racing with teardown are refused.
   std::atomic<bool> closing{false};

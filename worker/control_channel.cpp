@@ -69,9 +69,16 @@ void ControlChannel::serve(WorkerRuntime& runtime) {
         guard.always = attach.guard_always();
         std::vector<std::string> adapterOperations(attach.adapter_operations().begin(),
                                                    attach.adapter_operations().end());
-        if (!runtime.attach(attach.client_id(), attach.session_token(), guard,
-                            std::move(adapterOperations))) {
-          spdlog::error("refused to attach client {} (duplicate id or token)", attach.client_id());
+        std::vector<modules::AdmittedModule> protectedModules;
+        protectedModules.reserve(static_cast<std::size_t>(attach.modules_size()));
+        for (const auto& module : attach.modules()) {
+          protectedModules.push_back({module.name(), module.version(), module.ptx_path(),
+                                      module.host_library_path(), module.service()});
+        }
+        if (!runtime.attach(attach.client_id(), attach.session_token(), guard, std::move(adapterOperations),
+                            protectedModules)) {
+          spdlog::error("refused to attach client {} (duplicate id or token, or a protected module failed)",
+                        attach.client_id());
           break;  // the daemon times out waiting for `attached` and retires this worker
         }
         v1::internal::WorkerToDaemon reply;

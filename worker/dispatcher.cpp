@@ -47,6 +47,7 @@ Dispatcher::Dispatcher() {
   registerHostMemoryHandlers(registry_);
   registerGuardHandlers(registry_);
   registerModuleImageHandlers(registry_);
+  registerModuleControlHandlers(registry_);
 }
 
 Exclusivity Dispatcher::exclusivity(const v1::CallRequest& request) const {

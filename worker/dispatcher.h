@@ -43,6 +43,7 @@ void registerEventHandlers(HandlerRegistry& registry);
 void registerModuleHandlers(HandlerRegistry& registry);
 void registerHostMemoryHandlers(HandlerRegistry& registry);
 void registerGuardHandlers(HandlerRegistry& registry);
+void registerModuleControlHandlers(HandlerRegistry& registry);
 
 class AdapterHost;
 

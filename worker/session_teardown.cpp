@@ -41,6 +41,13 @@ void releaseSession(GpuBackend& gpu, memmgr::MemoryManager& memory, ClientSessio
   // Library objects first: a plan's destructor may still name the client's streams.
   session.libraryObjects.drain();
   session.libraryStates.clear();
+  // Then the protected module instances, last created first (dependencies outlive their
+  // dependents): after the library objects, so no client-made object still works when a
+  // plugin's cleanup runs; before the client's streams, modules and memory, so the cleanup
+  // sees the context as the client's calls left it; and before releaseProtected, so each
+  // plugin's cleanup still finds its protected memory and what it leaves is revoked through
+  // its own instance (and reported) rather than pulled from under a live instance.
+  if (session.protectedModules) session.protectedModules->tearDown();
   releaseStreamsAndEvents(gpu, session);
   session.hostSegments.drain();  // after the synchronize: no copy still targets them
   session.hostSegmentBytes = 0;

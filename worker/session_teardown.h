@@ -19,7 +19,8 @@ void releaseUserMemory(memmgr::MemoryManager& memory, ClientSession& session);
 void unloadModule(GpuBackend& gpu, memmgr::MemoryManager& memory, ClientSession& session,
                   const ModuleRecord& module);
 
-// Everything: synchronize, streams, events, modules, memory. Never fails; problems are logged.
+// Everything: synchronize, library objects, protected module instances (reverse order), streams,
+// events, modules, memory, protected memory. Never fails; problems are logged.
 void releaseSession(GpuBackend& gpu, memmgr::MemoryManager& memory, ClientSession& session);
 
 }  // namespace agileos::worker

@@ -16,19 +16,39 @@ void WorkerRuntime::setAdapters(std::unique_ptr<AdapterHost> adapters) {
 }
 
 bool WorkerRuntime::attach(ClientId client, const std::string& sessionToken, const GuardConfig& guard,
-                           std::vector<std::string> adapterOperations) {
+                           std::vector<std::string> adapterOperations,
+                           const std::vector<modules::AdmittedModule>& protectedModules) {
   if (sessionToken.empty()) return false;
-  std::lock_guard lock(mutex_);
-  if (clients_.contains(client) || byToken_.contains(sessionToken)) return false;
+  auto taken = [&] { return clients_.contains(client) || byToken_.contains(sessionToken); };
+  {
+    std::lock_guard lock(mutex_);
+    if (taken()) return false;  // checked before any plugin sees the client id
+  }
+  // The module instances are made without the lock (a plugin's init may take its time), before
+  // the session is reachable by any call.
+  std::string error;
+  auto moduleSet =
+      modules::ModuleSet::create(client, protectedModules, pluginLibraries_, memory_, gpu_, &error);
+  if (!moduleSet) {
+    spdlog::error("refused to attach client {}: protected module: {}", client, error);
+    return false;
+  }
   auto session = std::make_shared<ClientSession>(client, sessionToken);
   session->guard.setting = guard;
   session->adapterOperations = std::move(adapterOperations);
-  clients_.emplace(client, Attached{std::move(session), std::make_shared<std::shared_mutex>()});
-  byToken_.emplace(sessionToken, client);
-  spdlog::info("client {} attached; kernel memory guard {}{}", client, policyName(guard),
+  session->protectedModules = std::move(moduleSet);
+  {
+    std::lock_guard lock(mutex_);
+    if (taken()) return false;  // a racing attach won; ~ClientSession tears the modules down
+    clients_.emplace(client, Attached{session, std::make_shared<std::shared_mutex>()});
+    byToken_.emplace(sessionToken, client);
+  }
+  spdlog::info("client {} attached; kernel memory guard {}{}; {} protected module instance(s)", client,
+               policyName(guard),
                guard.enabled ? (guard.allowSassOnly ? " (SASS-only modules load unguarded)"
                                                     : " (SASS-only modules refused)")
-                             : "");
+                             : "",
+               session->protectedModules->instanceCount());
   return true;
 }
 

@@ -22,6 +22,8 @@
 #include "worker/call_context.h"
 #include "worker/device_output.h"
 #include "worker/dispatcher.h"
+#include "worker/modules/admitted_module.h"
+#include "worker/modules/plugin_library_cache.h"
 
 namespace agileos::worker {
 
@@ -30,11 +32,14 @@ class WorkerRuntime {
   WorkerRuntime(GpuBackend& gpu, memmgr::MemoryManager& memory, DeviceOutputCapture* output,
                 TaintListener* taint);
 
-  // Returns false if the client id or token is already attached.
+  // Returns false if the client id or token is already attached, or if an instance of one of
+  // `protectedModules` cannot be created (the reason is logged; nothing of the client is kept).
   // `guard` is the client's kernel memory guard setting (from the daemon).
   // `adapterOperations` are the library adapter operations the daemon admitted for it.
+  // `protectedModules` are its admitted protected modules in load order (dependencies first).
   bool attach(ClientId client, const std::string& sessionToken, const GuardConfig& guard = {},
-              std::vector<std::string> adapterOperations = {});
+              std::vector<std::string> adapterOperations = {},
+              const std::vector<modules::AdmittedModule>& protectedModules = {});
   // Releases everything the client holds; returns false if it was not attached.
   bool release(ClientId client);
   // Releases every attached client (worker shutdown).
@@ -83,6 +88,7 @@ class WorkerRuntime {
   std::unique_ptr<AdapterHost> adapters_;
   TaintListener* taint_;
   Dispatcher dispatcher_;
+  modules::PluginLibraryCache pluginLibraries_;  // every client's module instances share these
 
   mutable std::mutex mutex_;
   std::map<ClientId, Attached> clients_;

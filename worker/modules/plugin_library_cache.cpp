@@ -1,0 +1,14 @@
+#include "worker/modules/plugin_library_cache.h"
+
+namespace agileos::worker::modules {
+
+std::shared_ptr<const agileos::modules::PluginLibrary> PluginLibraryCache::open(const std::string& path,
+                                                                                std::string* error) {
+  std::lock_guard lock(mutex_);
+  if (auto it = libraries_.find(path); it != libraries_.end()) return it->second;
+  auto library = agileos::modules::PluginLibrary::open(path, error);
+  if (library) libraries_.emplace(path, library);
+  return library;
+}
+
+}  // namespace agileos::worker::modules
