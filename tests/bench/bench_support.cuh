@@ -80,6 +80,46 @@ struct Scale {
   }
 };
 
+// The command line every benchmark program takes: `PROGRAM [--quick] [WORKLOAD...] | --list`.
+// `workloads` is the program's table (each entry has a `name`). Fills *scale and *selected (every
+// workload when none is named) and returns -1 to go on, or the exit status main returns: 0 after
+// --list or --help, kExitUsage for an unknown argument.
+template <typename Workload, std::size_t N>
+int parseCommandLine(int argc, char** argv, const char* program, const Workload (&workloads)[N], Scale* scale,
+                     std::vector<const Workload*>* selected) {
+  auto usage = [&](const std::string& problem) {
+    if (!problem.empty()) std::fprintf(stderr, "%s: %s\n", program, problem.c_str());
+    std::fprintf(stderr, "usage: %s [--quick] [WORKLOAD...] | --list\nworkloads:", program);
+    for (const Workload& workload : workloads) std::fprintf(stderr, " %s", workload.name);
+    std::fprintf(stderr, "\n");
+  };
+  for (int i = 1; i < argc; ++i) {
+    const std::string argument = argv[i];
+    const Workload* named = nullptr;
+    for (const Workload& workload : workloads) {
+      if (argument == workload.name) named = &workload;
+    }
+    if (argument == "--quick") {
+      scale->quick = true;
+    } else if (argument == "--list") {
+      for (const Workload& workload : workloads) std::printf("%s\n", workload.name);
+      return 0;
+    } else if (argument == "-h" || argument == "--help") {
+      usage("");
+      return 0;
+    } else if (named != nullptr) {
+      selected->push_back(named);
+    } else {
+      usage("unknown workload or option: " + argument);
+      return kExitUsage;
+    }
+  }
+  if (selected->empty()) {
+    for (const Workload& workload : workloads) selected->push_back(&workload);
+  }
+  return -1;
+}
+
 // One workload's measurement. `samples` are in `unit` (a time per call, per copy or
 // per run); `throughput` is derived by the workload (calls/s, GB/s, GFLOP/s, ...)
 // from the median sample, so that one slow outlier does not move it.

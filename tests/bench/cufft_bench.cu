@@ -419,21 +419,6 @@ const Workload kWorkloads[] = {
     {"plan_create", {Transform::kC2C, 1, {1 << 22, 1, 1}, 1}, planCreate},
 };
 
-const Workload* findWorkload(const std::string& name) {
-  for (const Workload& workload : kWorkloads) {
-    if (name == workload.name) return &workload;
-  }
-  return nullptr;
-}
-
-int usage(const char* problem) {
-  if (problem != nullptr) std::fprintf(stderr, "agileos_cufft_bench: %s\n", problem);
-  std::fprintf(stderr, "usage: agileos_cufft_bench [--quick] [WORKLOAD...] | --list\nworkloads:");
-  for (const Workload& workload : kWorkloads) std::fprintf(stderr, " %s", workload.name);
-  std::fprintf(stderr, "\n");
-  return kExitUsage;
-}
-
 }  // namespace
 }  // namespace bench
 
@@ -441,24 +426,9 @@ int main(int argc, char** argv) {
   using namespace bench;
   Scale scale;
   std::vector<const Workload*> selected;
-  for (int i = 1; i < argc; ++i) {
-    const std::string argument = argv[i];
-    if (argument == "--quick") {
-      scale.quick = true;
-    } else if (argument == "--list") {
-      for (const Workload& workload : kWorkloads) std::printf("%s\n", workload.name);
-      return 0;
-    } else if (argument == "-h" || argument == "--help") {
-      usage(nullptr);
-      return 0;
-    } else if (const Workload* workload = findWorkload(argument)) {
-      selected.push_back(workload);
-    } else {
-      return usage(("unknown workload or option: " + argument).c_str());
-    }
-  }
-  if (selected.empty()) {
-    for (const Workload& workload : kWorkloads) selected.push_back(&workload);
+  if (const int status = parseCommandLine(argc, argv, "agileos_cufft_bench", kWorkloads, &scale, &selected);
+      status >= 0) {
+    return status;
   }
 
   // Context creation is process start-up, not part of any workload.
