@@ -208,13 +208,7 @@ bool extentOf(AdapterInvocation& call, const RequestedShape& requested, PlanExte
     PlanShape mixed = requested.shape;
     SideLayout& missing = requested.inembedGiven ? mixed.output : mixed.input;
     const bool missingIsInput = !requested.inembedGiven;
-    missing.embed = mixed.n;
-    const bool realTransform = mixed.type == CUFFT_R2C || mixed.type == CUFFT_D2Z ||
-                               mixed.type == CUFFT_C2R || mixed.type == CUFFT_Z2D;
-    const bool missingIsComplexOfReal =
-        realTransform &&
-        ((mixed.type == CUFFT_C2R || mixed.type == CUFFT_Z2D) ? missingIsInput : !missingIsInput);
-    if (missingIsComplexOfReal) missing.embed.back() = missing.embed.back() / 2 + 1;
+    missing.embed = logicalShape(mixed, missingIsInput);
     auto second = computeExtent(mixed, &error);
     if (!second)
       return call.refuse(CUFFT_INVALID_VALUE, cudaErrorInvalidValue, "plan shape refused: " + error);

@@ -27,14 +27,6 @@ bool isDouble(cufftType type) { return type == CUFFT_D2Z || type == CUFFT_Z2D ||
 bool mul(long long a, long long b, long long* out) { return !__builtin_mul_overflow(a, b, out); }
 bool add(long long a, long long b, long long* out) { return !__builtin_add_overflow(a, b, out); }
 
-// The logical shape of one side: n, with n/2 + 1 in the last dimension of a real
-// transform's complex side.
-std::vector<long long> logicalShape(const PlanShape& shape, bool input) {
-  std::vector<long long> dims = shape.n;
-  if (isRealTransform(shape.type) && !isReal(shape.type, input)) dims.back() = dims.back() / 2 + 1;
-  return dims;
-}
-
 // Elements spanned by one side: (batch - 1) * dist + stride * maxLinear + 1.
 bool sideElements(const std::vector<long long>& logical, const std::vector<long long>& embed,
                   long long stride, long long dist, long long batch, long long* elements) {
@@ -52,6 +44,12 @@ bool sideElements(const std::vector<long long>& logical, const std::vector<long 
 }
 
 }  // namespace
+
+std::vector<long long> logicalShape(const PlanShape& shape, bool input) {
+  std::vector<long long> dims = shape.n;
+  if (isRealTransform(shape.type) && !isReal(shape.type, input)) dims.back() = dims.back() / 2 + 1;
+  return dims;
+}
 
 bool isKnownType(long long type) {
   switch (type) {

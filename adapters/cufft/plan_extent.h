@@ -53,6 +53,10 @@ struct PlanExtent {
 // The extents of `shape`, or nullopt and *error (which names the offending value).
 std::optional<PlanExtent> computeExtent(const PlanShape& shape, std::string* error);
 
+// The logical shape of one side of `shape` (input or output): n, except that the complex side of
+// a real transform holds n[rank-1]/2 + 1 in its last dimension.
+std::vector<long long> logicalShape(const PlanShape& shape, bool input);
+
 // Whether `type` is one of cuFFT's six transform types (an untrusted value).
 bool isKnownType(long long type);
 
