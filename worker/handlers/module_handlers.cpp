@@ -8,6 +8,7 @@
 // blob must match the layout exactly.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <array>
 #include <span>
 
@@ -29,10 +30,7 @@ constexpr std::uint32_t kMaxParamBufferBytes = 32764;  // CUDA's kernel paramete
 
 bool namesAreSane(const google::protobuf::RepeatedPtrField<std::string>& names) {
   if (names.size() > kMaxNamesPerModule) return false;
-  for (const std::string& name : names) {
-    if (name.empty() || name.size() > kMaxNameLength || name.find('\0') != std::string::npos) return false;
-  }
-  return true;
+  return std::all_of(names.begin(), names.end(), isSaneSymbolName);
 }
 
 // Reads the parameter layout of `function` from the driver.
@@ -52,6 +50,10 @@ bool learnParameters(CallContext& ctx, CUfunction function, FunctionRecord* reco
 }
 
 }  // namespace
+
+bool isSaneSymbolName(const std::string& name) {
+  return !name.empty() && name.size() <= kMaxNameLength && name.find('\0') == std::string::npos;
+}
 
 bool resolveOneFunction(CallContext& ctx, Token moduleToken, ModuleRecord& module, const std::string& name,
                         v1::FunctionInfo* info) {

@@ -15,7 +15,6 @@ namespace agileos::worker {
 namespace {
 
 constexpr std::size_t kMaxImageBytes = 512u << 20;
-constexpr std::size_t kMaxNameLength = 4096;
 constexpr std::uint32_t kFatbinMagic = 0xBA55ED50;
 
 bool startsWith(const std::string& bytes, std::string_view prefix) {
@@ -111,8 +110,7 @@ void moduleLoadImage(CallContext& ctx, const v1::CallRequest& request, v1::CallR
 // which a concurrent unload or lookup must not see half-updated.
 void moduleGetFunction(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) {
   const auto& args = request.module_get_function();
-  if (args.name().empty() || args.name().size() > kMaxNameLength ||
-      args.name().find('\0') != std::string::npos) {
+  if (!isSaneSymbolName(args.name())) {
     refuse(reply, cudaErrorInvalidValue, "malformed kernel name");
     return;
   }

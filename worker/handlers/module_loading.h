@@ -22,6 +22,9 @@ bool loadModuleEntries(CallContext& ctx, const std::vector<fatbin::Entry>& entri
 bool loadPreparedImage(CallContext& ctx, const PreparedImage& prepared, const GuardConfig& guard,
                        std::uint32_t sm, CUmodule* module, v1::CallReply& reply);
 
+// Whether a kernel or variable name a client sent is usable: non-empty, at most 4096 bytes, no NUL.
+bool isSaneSymbolName(const std::string& name);
+
 // Resolves kernel `name` of `module` (token `moduleToken`), learns its parameter layout from
 // the driver, mints a function token and adds it to module.functions. On failure info's
 // error is set and false returned.
