@@ -233,6 +233,11 @@ class Rewriter {
   std::size_t checked_ = 0;
 };
 
+// A body the guard leaves alone: trusted module code (GuardOptions::trustedFunctions).
+bool trusted(const Function& function, const GuardOptions& options) {
+  return function.kind == Function::Kind::kFunc && options.trustedFunctions.count(function.name) != 0;
+}
+
 // ---------------------------------------------------------------- the independent checker
 
 std::optional<std::uint64_t> immediate(const Operand& operand) {
@@ -525,6 +530,8 @@ GuardResult guardModule(const Module& input, const GuardOptions& options) {
     result.error = "guard options: " + invalid;
     return result;
   }
+  // Every identifier of the module, trusted functions' included: the prefix is fresh for
+  // the whole module, whatever the link (ptx/module_link.h) merged into it.
   std::set<std::string> identifiers;
   for (const TopLevel& item : input.items) {
     if (item.kind == TopLevel::Kind::kDirective) collectIdentifiers(item.directive.tokens, &identifiers);
@@ -538,6 +545,7 @@ GuardResult guardModule(const Module& input, const GuardOptions& options) {
   Rewriter rewriter(options, result.registerPrefix);
   for (TopLevel& item : result.module.items) {
     if (item.kind != TopLevel::Kind::kFunction || !item.function.hasBody) continue;
+    if (trusted(item.function, options)) continue;
     if (!rewriter.rewrite(&item.function.body)) {
       result.error = rewriter.error();
       result.module = {};
@@ -553,7 +561,7 @@ std::vector<std::string> findUnguardedAccesses(const Module& module, const Guard
                                                const std::string& registerPrefix) {
   std::vector<std::string> unguarded;
   for (const TopLevel& item : module.items) {
-    if (item.kind == TopLevel::Kind::kFunction && item.function.hasBody) {
+    if (item.kind == TopLevel::Kind::kFunction && item.function.hasBody && !trusted(item.function, options)) {
       findUnguarded(item.function.body, false, options, registerPrefix, &unguarded);
     }
   }

@@ -30,6 +30,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -65,6 +66,12 @@ struct GuardOptions {
   // The widest access a redirecting policy redirects; wider fixed-width accesses make the
   // module refused, wider run-time widths trap.
   std::uint64_t redirectLimit = 0;
+  // .func definitions whose bodies are trusted protected-module code (ptx/module_link.h:
+  // LinkResult::trustedFunctions): guardModule leaves their bodies unchanged and
+  // findUnguardedAccesses does not report them. The module code checks the untrusted
+  // pointers it is given itself. Only the link's own list belongs here: every other
+  // function (and every .entry, whatever its name) is guarded as before.
+  std::set<std::string> trustedFunctions;
 };
 
 // Why `options` cannot be used (empty when they can).
