@@ -34,9 +34,21 @@ void ensureStandardDescriptorsOpen() {
   }
 }
 
-std::string workerExecutableProblem(const std::string& path) {
+// "" if `path` (the resolved value of config key `key`) can be executed, else the problem.
+std::string executableProblem(const std::string& key, const std::string& path) {
   if (::access(path.c_str(), X_OK) == 0) return "";
-  return "worker.executable: " + path + " is not an executable file (" + std::strerror(errno) + ")";
+  return key + ": " + path + " is not an executable file (" + std::strerror(errno) + ")";
+}
+
+std::vector<std::string> serviceExecutableProblems(const SupervisorOptions& services) {
+  std::vector<std::string> problems;
+  for (std::size_t i = 0; i < services.services.size(); ++i) {
+    const std::string key = "services[" + std::to_string(i) + "].executable";
+    if (std::string problem = executableProblem(key, services.services[i].executable); !problem.empty()) {
+      problems.push_back(std::move(problem));
+    }
+  }
+  return problems;
 }
 
 }  // namespace
@@ -67,12 +79,14 @@ int main(int argc, char** argv) {
     printErrors(errors);
     return 1;
   }
-  const std::string worker_executable =
-      resolveWorkerExecutable(config.worker.executable, currentExecutableDir());
+  const DaemonServerOptions options = serverOptionsFromConfig(config, currentExecutableDir());
+  const std::string worker_problem = executableProblem("worker.executable", options.pool.worker_executable);
 
   if (command_line.check_config) {
-    if (std::string problem = workerExecutableProblem(worker_executable); !problem.empty()) {
-      printErrors({problem});
+    std::vector<std::string> problems = serviceExecutableProblems(options.services);
+    if (!worker_problem.empty()) problems.insert(problems.begin(), worker_problem);
+    if (!problems.empty()) {
+      printErrors(problems);
       return 1;
     }
     std::printf("%s\n", toJsonText(config).c_str());
@@ -84,9 +98,8 @@ int main(int argc, char** argv) {
   spdlog::set_default_logger(spdlog::stderr_color_mt("agileosd"));
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e [%l] %v");
   spdlog::set_level(spdlog::level::from_str(config.log_level));
-  if (std::string problem = workerExecutableProblem(worker_executable); !problem.empty()) {
-    spdlog::warn("{}; clients will be refused until it exists", problem);
-  }
+  if (!worker_problem.empty()) spdlog::warn("{}; clients will be refused until it exists", worker_problem);
+  // A service executable that is missing fails the start below, naming the service.
 
   // SIGTERM/SIGINT are taken synchronously by sigwait() below. Blocked before any thread exists,
   // so every thread inherits the mask and none of them is interrupted by these signals.
@@ -97,7 +110,7 @@ int main(int argc, char** argv) {
   ::pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   ::signal(SIGPIPE, SIG_IGN);
 
-  DaemonServer server(serverOptionsFromConfig(config, worker_executable));
+  DaemonServer server(options);
   if (!server.start(&error)) {
     spdlog::critical("cannot start: {}", error);
     return 1;

@@ -10,6 +10,7 @@
 
 #include "adapters/adapter_declaration.h"
 #include "modules/catalog/message_text.h"
+#include "scheduler/runtime_files.h"
 
 namespace agileos::scheduler {
 namespace {
@@ -29,6 +30,10 @@ constexpr std::array<std::string_view, 2> kGuardRequire = {"protected_state", "a
 constexpr std::int64_t kMaxCacheBytes = std::int64_t{1} << 40;
 constexpr std::int64_t kMaxWorkersLimit = 1024;
 constexpr std::int64_t kMaxStartTimeoutMs = 3600 * 1000;
+constexpr std::int64_t kMaxServiceRestarts = 1000;
+constexpr std::int64_t kMaxRestartWindowSeconds = 24 * 3600;
+// The flag the daemon itself puts on every service command line.
+constexpr std::string_view kDaemonOwnedServiceFlag = "--socket";
 
 std::string joinPath(const std::string& parent, std::string_view key) {
   return parent.empty() ? std::string(key) : parent + "." + std::string(key);
@@ -237,6 +242,67 @@ std::string checkAllowedModule(std::string_view value) {
   return problem.empty() ? "" : "expected \"*\" or a module name: " + problem;
 }
 
+std::string checkServiceArg(std::string_view value) {
+  if (value.find('\0') != std::string_view::npos) return "must not contain NUL characters";
+  const std::string_view flag = kDaemonOwnedServiceFlag;
+  if (value == flag || (value.starts_with(flag) && value.size() > flag.size() && value[flag.size()] == '=')) {
+    return std::string(flag) + " is set by the daemon (<runtime_dir>/service-<name>.sock)";
+  }
+  return "";
+}
+
+// The `services` array: one object per service (ServiceConfig), names unique.
+void readServices(const json& array, const std::string& path, std::vector<ServiceConfig>* out,
+                  std::vector<std::string>* errors) {
+  if (!array.is_array()) {
+    errors->push_back(path + ": expected an array of service entries, got " + describe(array));
+    return;
+  }
+  std::map<std::string, std::size_t> first_index;  // name -> the entry that has it
+  for (std::size_t i = 0; i < array.size(); ++i) {
+    const std::string entry_path = path + "[" + std::to_string(i) + "]";
+    const json& entry = array[i];
+    if (!entry.is_object()) {
+      errors->push_back(entry_path + ": expected an object, got " + describe(entry));
+      continue;
+    }
+    ServiceConfig service;
+    ObjectReader reader(entry, entry_path, errors);
+    reader.readString("name", &service.name, agileos::modules::checkModuleName);
+    reader.readString("executable", &service.executable, checkExecutable);
+    reader.readStringArray("args", &service.args, checkServiceArg);
+    reader.readInteger("start_timeout_ms", 1, kMaxStartTimeoutMs, &service.start_timeout_ms);
+    reader.readInteger("max_restarts", 0, kMaxServiceRestarts, &service.max_restarts);
+    reader.readInteger("restart_window_s", 1, kMaxRestartWindowSeconds, &service.restart_window_s);
+    reader.finish();
+    for (const char* required : {"name", "executable"}) {
+      if (!entry.contains(required)) errors->push_back(joinPath(entry_path, required) + ": required");
+    }
+    if (!service.name.empty()) {
+      const auto [it, inserted] = first_index.emplace(service.name, i);
+      if (!inserted) {
+        errors->push_back(joinPath(entry_path, "name") + ": duplicate service " +
+                          agileos::modules::quoteText(service.name) + " (also " + path + "[" +
+                          std::to_string(it->second) + "])");
+      }
+    }
+    out->push_back(std::move(service));
+  }
+}
+
+json servicesToJson(const std::vector<ServiceConfig>& services) {
+  json out = json::array();
+  for (const ServiceConfig& service : services) {
+    out.push_back(json{{"name", service.name},
+                       {"executable", service.executable},
+                       {"args", service.args},
+                       {"start_timeout_ms", service.start_timeout_ms},
+                       {"max_restarts", service.max_restarts},
+                       {"restart_window_s", service.restart_window_s}});
+  }
+  return out;
+}
+
 // Every allowed name must be a module of the pool: a name that is not is a typo (or a module
 // the operator removed), which must not pass silently.
 void checkAllowedInPool(const ModulesSection& modules, const std::string& path,
@@ -388,6 +454,25 @@ std::vector<std::string> checkConsistency(const DaemonConfig& config) {
                      " ready workers cannot be kept with worker.max_workers = " +
                      std::to_string(config.worker.max_workers));
   }
+  std::set<std::string, std::less<>> service_names;
+  for (std::size_t i = 0; i < config.services.size(); ++i) {
+    const ServiceConfig& service = config.services[i];
+    service_names.insert(service.name);
+    const std::string socket = serviceSocketPath(config.runtime_dir, service.name);
+    if (socket.size() > kMaxUnixSocketPathBytes) {
+      errors.push_back("services[" + std::to_string(i) + "].name: its socket " + socket + " is " +
+                       std::to_string(socket.size()) + " bytes; at most " +
+                       std::to_string(kMaxUnixSocketPathBytes) +
+                       " fit in a unix socket address (shorten the name or runtime_dir)");
+    }
+  }
+  const std::vector<agileos::modules::ModuleEntry>& modules = config.modules.pool.modules;
+  for (std::size_t i = 0; i < modules.size(); ++i) {
+    const std::string& service = modules[i].service;
+    if (service.empty() || service_names.count(service) != 0) continue;
+    errors.push_back("modules.pool[" + std::to_string(i) + "].service: " +
+                     agileos::modules::quoteText(service) + " is not a configured service (services[].name)");
+  }
   return errors;
 }
 
@@ -458,6 +543,9 @@ ConfigResult parseDaemonConfig(std::string_view json_text) {
   if (const json* section = top.readObject("modules"); section != nullptr) {
     readModulesSection(*section, top.childPath("modules"), &config.modules, &result.errors);
   }
+  if (const json* services = top.readValue("services"); services != nullptr) {
+    readServices(*services, top.childPath("services"), &config.services, &result.errors);
+  }
   top.finish();
 
   if (result.errors.empty()) {
@@ -506,6 +594,7 @@ std::string toJsonText(const DaemonConfig& config) {
         {"cache_max_bytes", config.guard.cache_max_bytes}}},
       {"adapters", config.adapters.admitted},
       {"modules", modulesToJson(config.modules)},
+      {"services", servicesToJson(config.services)},
   };
   return out.dump(2);
 }

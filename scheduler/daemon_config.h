@@ -27,7 +27,7 @@ inline constexpr std::size_t kMaxRuntimeDirBytes = kMaxUnixSocketPathBytes - 33;
 
 struct WorkerConfig {
   // Worker binary. A relative path is resolved against the directory of the agileosd binary
-  // (see resolveWorkerExecutable in runtime_files.h).
+  // (see resolveExecutable in runtime_files.h).
   std::string executable = "agileos-worker";
   int device = 0;                          // CUDA device ordinal the workers open
   std::uint32_t prestart = 1;              // ready workers kept waiting for clients (<= max_workers)
@@ -76,15 +76,32 @@ struct ModulesSection {
   std::vector<std::string> allowed;
 };
 
+// One service: a trusted helper process the daemon starts, supervises and stops, listening on
+// <runtime_dir>/service-<name>.sock (scheduler/service_supervisor.h). Modules name it in their
+// `service` key; their clients' workers connect to its socket.
+struct ServiceConfig {
+  std::string name;  // required; the syntax of a module name, unique among the services
+  // Required. A relative path is resolved against the directory of the agileosd binary, like
+  // worker.executable.
+  std::string executable;
+  std::vector<std::string> args;           // the daemon appends "--socket <path>"
+  std::uint32_t start_timeout_ms = 10000;  // spawn -> its socket accepts; else a start failure
+  std::uint32_t max_restarts = 5;          // restarts allowed within restart_window_s; beyond: failed
+  std::uint32_t restart_window_s = 60;
+};
+
 struct DaemonConfig {
   std::string socket_path = "/run/agileos/agileosd.sock";
-  std::string runtime_dir = "/run/agileos";  // worker sockets: <runtime_dir>/worker-<id>.sock
-  std::string log_level = "info";            // trace|debug|info|warn|error
-  std::string placement = "dedicated";       // the only policy so far
+  // Worker sockets: <runtime_dir>/worker-<id>.sock; service sockets: <runtime_dir>/service-<name>.sock.
+  std::string runtime_dir = "/run/agileos";
+  std::string log_level = "info";       // trace|debug|info|warn|error
+  std::string placement = "dedicated";  // the only policy so far
   WorkerConfig worker;
   GuardSection guard;
   AdaptersSection adapters;
   ModulesSection modules;
+  // Started in this order at daemon start; every module's non-empty `service` names one of them.
+  std::vector<ServiceConfig> services;
 };
 
 // The admitted operations as the worker takes them: "library.operation" or "library.*".
@@ -118,7 +135,8 @@ std::string toJsonText(const DaemonConfig& config);
 std::string checkLogLevel(std::string_view value);
 std::string checkSocketPath(std::string_view value);
 
-// Cross-field checks that must hold after overrides are applied (e.g. prestart <= max_workers).
+// Cross-field checks that must hold after overrides are applied (e.g. prestart <= max_workers,
+// every module's service is configured, every service socket path fits a socket address).
 std::vector<std::string> checkConsistency(const DaemonConfig& config);
 
 }  // namespace agileos::scheduler

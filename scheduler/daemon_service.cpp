@@ -80,14 +80,13 @@ class DaemonServer::GrpcService final : public agileos::v1::Daemon::Service {
   int running_ = 0;
 };
 
-DaemonServerOptions serverOptionsFromConfig(const DaemonConfig& config,
-                                            const std::string& worker_executable) {
+DaemonServerOptions serverOptionsFromConfig(const DaemonConfig& config, const std::string& daemon_dir) {
   DaemonServerOptions options;
   options.socket_path = config.socket_path;
   options.runtime_dir = config.runtime_dir;
   options.placement = config.placement;
   options.max_threads = static_cast<int>(config.worker.max_workers) * 2 + 8;
-  options.pool.worker_executable = worker_executable;
+  options.pool.worker_executable = resolveExecutable(config.worker.executable, daemon_dir);
   options.pool.worker_args = config.worker.args;
   if (!config.guard.cache_dir.empty()) {
     options.pool.worker_args.push_back("--module-cache-dir=" + config.guard.cache_dir);
@@ -103,6 +102,12 @@ DaemonServerOptions serverOptionsFromConfig(const DaemonConfig& config,
   options.pool.prestart = config.worker.prestart;
   options.pool.max_workers = config.worker.max_workers;
   options.pool.start_timeout = std::chrono::milliseconds(config.worker.start_timeout_ms);
+  for (const ServiceConfig& service : config.services) {
+    options.services.services.push_back({service.name, resolveExecutable(service.executable, daemon_dir),
+                                         service.args, std::chrono::milliseconds(service.start_timeout_ms),
+                                         service.max_restarts,
+                                         std::chrono::seconds(service.restart_window_s)});
+  }
   return options;
 }
 
@@ -120,7 +125,19 @@ bool DaemonServer::start(std::string* error) {
   if (!ensureDirectory(options_.runtime_dir, error)) return false;
   if (!prepareSocketPath(options_.socket_path, error)) return false;
 
-  pool_ = std::make_unique<WorkerPool>(options_.pool, std::move(policy));
+  SupervisorOptions supervisor_options = options_.services;
+  supervisor_options.runtime_dir = options_.runtime_dir;
+  services_ = std::make_unique<ServiceSupervisor>(std::move(supervisor_options));
+  if (!services_->start(error)) {
+    services_.reset();
+    return false;
+  }
+  // The workers learn each service's socket from the supervisor that runs it.
+  PoolOptions pool_options = options_.pool;
+  for (const ServiceSpec& spec : options_.services.services) {
+    pool_options.service_sockets[spec.name] = services_->socketPath(spec.name);
+  }
+  pool_ = std::make_unique<WorkerPool>(std::move(pool_options), std::move(policy));
   runner_ = std::make_unique<SessionRunner>(*pool_, options_.session);
   service_ = std::make_unique<GrpcService>(*runner_);
 
@@ -137,6 +154,7 @@ bool DaemonServer::start(std::string* error) {
     service_.reset();
     runner_.reset();
     pool_.reset();
+    services_.reset();
     return false;
   }
   if (::chmod(options_.socket_path.c_str(), 0666) != 0) {
@@ -146,6 +164,7 @@ bool DaemonServer::start(std::string* error) {
     service_.reset();
     runner_.reset();
     pool_.reset();
+    services_.reset();
     ::unlink(options_.socket_path.c_str());
     return false;
   }
@@ -171,6 +190,7 @@ void DaemonServer::stop() {
   }
   server_->Shutdown(std::chrono::system_clock::now());
   server_.reset();
+  services_->stop();
   ::unlink(options_.socket_path.c_str());
   spdlog::info("agileosd: stopped; removed {}", options_.socket_path);
 }

@@ -1,6 +1,9 @@
 // DaemonServer: agileosd's gRPC front end. Serves agileos.v1.Daemon/Session on
-// unix:<socket_path> with a synchronous gRPC server; the session logic lives in SessionRunner
-// and the workers in WorkerPool, neither of which sees a gRPC type.
+// unix:<socket_path> with a synchronous gRPC server; the session logic lives in SessionRunner,
+// the workers in WorkerPool and the services in ServiceSupervisor, none of which sees a gRPC type.
+//
+// Order: services start before the pool and the listener (a client's worker may need one at
+// once) and stop after them (a worker may use one until it is gone).
 //
 // Socket permissions: the socket file is mode 0666 so that clients in sandboxes running as any
 // user can connect. Access control is by mount namespace: only containers into which the
@@ -16,6 +19,7 @@
 
 #include "scheduler/client_session.h"
 #include "scheduler/daemon_config.h"
+#include "scheduler/service_supervisor.h"
 #include "scheduler/worker_pool.h"
 
 namespace grpc {
@@ -31,15 +35,17 @@ struct DaemonServerOptions {
   // Upper bound on gRPC server threads. Each live session holds one; sessions beyond the
   // worker slots are refused quickly, so max_workers * 2 + 8 leaves ample room.
   int max_threads = 16;
-  PoolOptions pool;
+  PoolOptions pool;  // start() adds the sockets of `services` to pool.service_sockets
   SessionOptions session;
+  SupervisorOptions services;  // start() sets services.runtime_dir to runtime_dir
   // After sessions have been told to end, how long stop() waits for their streams to close
   // before gRPC cancels them.
   std::chrono::milliseconds rpc_drain_timeout{5000};
 };
 
-// Options for a config, with the worker binary already resolved (resolveWorkerExecutable).
-DaemonServerOptions serverOptionsFromConfig(const DaemonConfig& config, const std::string& worker_executable);
+// Options for a config. Relative worker and service executables are resolved against
+// `daemon_dir`, the directory of the agileosd binary (resolveExecutable).
+DaemonServerOptions serverOptionsFromConfig(const DaemonConfig& config, const std::string& daemon_dir);
 
 class DaemonServer {
  public:
@@ -48,20 +54,23 @@ class DaemonServer {
   DaemonServer(const DaemonServer&) = delete;
   DaemonServer& operator=(const DaemonServer&) = delete;
 
-  // Creates the runtime directory, replaces a stale socket, starts the pool and listens.
-  // False with *error on failure (nothing is left running then).
+  // Creates the runtime directory, replaces a stale socket, starts the services (failing if one
+  // cannot be started), starts the pool and listens. False with *error on failure (nothing is
+  // left running then).
   bool start(std::string* error);
 
   // Stops accepting clients, ends every session (SessionEnded "daemon shutting down"), shuts
-  // all workers down, and removes the socket file. Blocks until done.
+  // all workers down, stops the services, and removes the socket file. Blocks until done.
   void stop();
 
   WorkerPool& pool() { return *pool_; }
+  ServiceSupervisor& services() { return *services_; }
 
  private:
   class GrpcService;
 
   const DaemonServerOptions options_;
+  std::unique_ptr<ServiceSupervisor> services_;
   std::unique_ptr<WorkerPool> pool_;
   std::unique_ptr<SessionRunner> runner_;
   std::unique_ptr<GrpcService> service_;

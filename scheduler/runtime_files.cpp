@@ -14,22 +14,38 @@ namespace {
 
 std::string errnoText(const std::string& what) { return what + ": " + std::strerror(errno); }
 
-// True if something accepts connections on the unix socket at `path`.
-bool socketIsLive(const std::string& path) {
+}  // namespace
+
+bool unixSocketAccepts(const std::string& path) {
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
   if (path.size() >= sizeof address.sun_path) return false;
   std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
-  // Non-blocking, so a listener with a full backlog answers EAGAIN instead of stalling us.
-  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd < 0) return false;
-  const bool live =
-      ::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0 || errno == EAGAIN;
-  ::close(fd);
-  return live;
+  // Non-blocking, so a listener with a full backlog answers EAGAIN instead of stalling us. The
+  // daemon and the workers listen on stream sockets; a service may use SOCK_SEQPACKET (the
+  // storage service does), which a stream connect reports as EPROTOTYPE: try that type then.
+  for (const int type : {SOCK_STREAM, SOCK_SEQPACKET}) {
+    const int fd = ::socket(AF_UNIX, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) return false;
+    const bool live =
+        ::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0 || errno == EAGAIN;
+    const int failure = errno;
+    ::close(fd);
+    if (live) return true;
+    if (failure != EPROTOTYPE) return false;
+  }
+  return false;
 }
 
-}  // namespace
+std::string serviceSocketDir(const std::string& runtime_dir) {
+  std::string dir = runtime_dir;
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  return dir + "-services";
+}
+
+std::string serviceSocketPath(const std::string& runtime_dir, const std::string& name) {
+  return serviceSocketDir(runtime_dir) + "/service-" + name + ".sock";
+}
 
 bool ensureDirectory(const std::string& path, std::string* error) {
   std::string prefix;
@@ -74,7 +90,7 @@ bool prepareSocketPath(const std::string& socket_path, std::string* error) {
     *error = socket_path + " exists and is not a socket; not removing it";
     return false;
   }
-  if (socketIsLive(socket_path)) {
+  if (unixSocketAccepts(socket_path)) {
     *error = "another process is already serving " + socket_path;
     return false;
   }
@@ -91,7 +107,7 @@ std::string currentExecutableDir() {
   return ec ? std::string() : self.parent_path().string();
 }
 
-std::string resolveWorkerExecutable(const std::string& configured, const std::string& daemon_dir) {
+std::string resolveExecutable(const std::string& configured, const std::string& daemon_dir) {
   if (configured.empty() || configured.front() == '/' || daemon_dir.empty()) return configured;
   return (std::filesystem::path(daemon_dir) / configured).lexically_normal().string();
 }

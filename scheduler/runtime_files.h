@@ -1,5 +1,5 @@
-// Filesystem chores of the daemon: its runtime directory, its listening socket's path, and
-// finding the worker binary.
+// Filesystem chores of the daemon: its runtime directory, its listening socket's path, the
+// service sockets' paths, and finding the worker and service binaries.
 //
 // Thread-safety: plain functions; call from one thread at a time for the same path.
 #pragma once
@@ -17,11 +17,24 @@ bool ensureDirectory(const std::string& path, std::string* error);
 // if the path holds something other than a socket (never deletes a regular file).
 bool prepareSocketPath(const std::string& socket_path, std::string* error);
 
+// True if something accepts connections on the unix socket at `path` now. Connects without
+// blocking (a listener with a full backlog counts as accepting) and closes at once, sending
+// nothing.
+bool unixSocketAccepts(const std::string& path);
+
+// Where service `name` listens: <runtime_dir>-services/service-<name>.sock (serviceSocketDir). The
+// daemon passes it to the service (--socket) and to the workers of clients whose modules use the
+// service. NOT inside runtime_dir: that directory is what client sandboxes see (the daemon's and
+// the workers' sockets), and a service must be reachable from trusted workers only; the
+// directory is created mode 0700.
+std::string serviceSocketDir(const std::string& runtime_dir);
+std::string serviceSocketPath(const std::string& runtime_dir, const std::string& name);
+
 // The directory holding the running executable (from /proc/self/exe), or "" if unknown.
 std::string currentExecutableDir();
 
 // `configured` if absolute; else `configured` resolved against `daemon_dir` (the directory of
-// the agileosd binary), so an installed tree finds its worker next to the daemon.
-std::string resolveWorkerExecutable(const std::string& configured, const std::string& daemon_dir);
+// the agileosd binary), so an installed tree finds its worker and services next to the daemon.
+std::string resolveExecutable(const std::string& configured, const std::string& daemon_dir);
 
 }  // namespace agileos::scheduler

@@ -57,6 +57,10 @@ struct PoolOptions {
   std::chrono::milliseconds terminate_grace{2000};  // SIGTERM -> SIGKILL
   std::chrono::milliseconds initial_backoff{500};   // after the first start failure; doubles per failure
   std::chrono::milliseconds max_backoff{30000};
+  // Service name -> the unix socket it listens on (ServiceSupervisor::socketPath). An admitted
+  // module's service goes to the worker as this path; a client with a module whose service is
+  // not here is refused.
+  std::map<std::string, std::string> service_sockets;
 };
 
 // Called at most once per client, from the supervisor thread with the pool's lock held, when
@@ -111,7 +115,7 @@ struct AdmittedModuleSetting {
   std::string version;  // "MAJOR.MINOR.PATCH"
   std::string ptx_path;
   std::string host_library_path;
-  std::string service;
+  std::string service;  // the service's name (config); the worker gets its socket path instead
 };
 
 // What the daemon admitted for one client, sent with its attach: the kernel memory guard

@@ -183,9 +183,6 @@ WorkerPool::Worker* WorkerPool::spawnWorker(std::string* error) {
 }
 
 void WorkerPool::sendAttach(Worker& worker, Client& client) {
-  setClientState(client, ClientState::kAttaching);
-  client.deadline = Clock::now() + options_.reply_timeout;
-  worker.has_served = true;
   DaemonToWorker message;
   message.mutable_attach()->set_client_id(client.id);
   message.mutable_attach()->set_session_token(client.token);
@@ -202,8 +199,21 @@ void WorkerPool::sendAttach(Worker& worker, Client& client) {
     admitted->set_version(module.version);
     admitted->set_ptx_path(module.ptx_path);
     admitted->set_host_library_path(module.host_library_path);
-    admitted->set_service(module.service);
+    if (module.service.empty()) continue;
+    // The worker connects to the service: it gets the socket path, not the name.
+    const auto socket = options_.service_sockets.find(module.service);
+    if (socket == options_.service_sockets.end()) {
+      return refuse(client, RefusalKind::kInternal,
+                    "module '" + module.name + "' needs service '" + module.service +
+                        "', which this daemon does not run");
+    }
+    admitted->set_service(socket->second);
+    spdlog::info("client {}: module {} uses service {} at {}", client.id, module.name, module.service,
+                 socket->second);
   }
+  setClientState(client, ClientState::kAttaching);
+  client.deadline = Clock::now() + options_.reply_timeout;
+  worker.has_served = true;
   spdlog::debug("client {}: attach sent to worker {}", client.id, worker.id);
   sendToWorker(worker, message);  // on failure the worker is lost and the client refused
 }

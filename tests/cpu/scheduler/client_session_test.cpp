@@ -263,17 +263,34 @@ TEST_F(ClientSessionTest, ModuleRequestsThatAreNotAdmittedAreRefusedWithTheReaso
 
 TEST_F(ClientSessionTest, AdmittedModulesReachTheWorkerInLoadOrder) {
   session_options_.modules = twoModulesAndAForbiddenOne();
-  startPool();
+  PoolOptions options = testing::mockPoolOptions(dir_);
+  options.service_sockets = {{"kv", "/run/agileos/service-kv.sock"}};
+  startPool(std::move(options));
   FakeSessionStream stream;
   stream.sendHelloWithModules({{"kvstore", "^1.2"}});
   std::thread session = serve(stream);
   const auto reply = stream.written(0);
   ASSERT_TRUE(reply.has_value() && reply->has_assignment());
-  EXPECT_TRUE(
-      events_.waitFor({"attach client=" + std::to_string(reply->assignment().client_id()),
-                       " modules=queue@1.0.3(/opt/m/queue.ptx||),kvstore@1.2.0(|/opt/m/libkvstore.so|kv)"}));
+  // The worker gets the service's socket, not its name.
+  EXPECT_TRUE(events_.waitFor({"attach client=" + std::to_string(reply->assignment().client_id()),
+                               " modules=queue@1.0.3(/opt/m/queue.ptx||),"
+                               "kvstore@1.2.0(|/opt/m/libkvstore.so|/run/agileos/service-kv.sock)"}));
   stream.closeFromClient();
   session.join();
+}
+
+TEST_F(ClientSessionTest, AModuleWhoseServiceTheDaemonDoesNotRunIsRefused) {
+  session_options_.modules = twoModulesAndAForbiddenOne();
+  startPool();  // no service sockets
+  FakeSessionStream stream;
+  stream.sendHelloWithModules({{"kvstore", ""}});
+  serve(stream).join();
+  ASSERT_EQ(stream.writeCount(), 1u);
+  const SessionDown reply = *stream.written(0);
+  ASSERT_TRUE(reply.has_refusal());
+  EXPECT_EQ(reply.refusal().reason(), Refusal::INTERNAL);
+  EXPECT_THAT(reply.refusal().message(), HasSubstr("module 'kvstore' needs service 'kv'"));
+  EXPECT_EQ(events_.count({"attach"}), 0u);
 }
 
 TEST_F(ClientSessionTest, AClientThatAsksForNoModulesGetsNone) {

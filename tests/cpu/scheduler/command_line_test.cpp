@@ -71,9 +71,9 @@ TEST(CommandLine, OverridesAreValidated) {
 }
 
 TEST(RuntimeFiles, RelativeWorkerExecutableIsFoundNextToTheDaemon) {
-  EXPECT_EQ(resolveWorkerExecutable("agileos-worker", "/opt/agileos/bin"), "/opt/agileos/bin/agileos-worker");
-  EXPECT_EQ(resolveWorkerExecutable("../libexec/w", "/opt/agileos/bin"), "/opt/agileos/libexec/w");
-  EXPECT_EQ(resolveWorkerExecutable("/usr/bin/w", "/opt/agileos/bin"), "/usr/bin/w");
+  EXPECT_EQ(resolveExecutable("agileos-worker", "/opt/agileos/bin"), "/opt/agileos/bin/agileos-worker");
+  EXPECT_EQ(resolveExecutable("../libexec/w", "/opt/agileos/bin"), "/opt/agileos/libexec/w");
+  EXPECT_EQ(resolveExecutable("/usr/bin/w", "/opt/agileos/bin"), "/usr/bin/w");
 }
 
 // agileosd itself, as a subprocess: --check-config exits 0 or 1 with the errors on stderr.

@@ -247,10 +247,95 @@ const BadConfig kBadConfigs[] = {
     {"ModulesAllowedNotInPool",
      R"({"modules": {"pool": [{"name": "a", "version": "1.0.0", "ptx": "/m/a.ptx"}], "allowed": ["a", "b"]}})",
      "modules.allowed[1]: 'b' is not a module of modules.pool"},
+    {"ModuleUsesAnUnknownService",
+     R"({"services": [{"name": "storage", "executable": "s"}],
+         "modules": {"pool": [{"name": "a", "version": "1.0.0", "ptx": "/m/a.ptx"},
+                              {"name": "b", "version": "1.0.0", "ptx": "/m/b.ptx", "service": "kv"}]}})",
+     "modules.pool[1].service: 'kv' is not a configured service (services[].name)"},
+    {"ServicesNotArray", R"({"services": {"name": "kv"}})",
+     "services: expected an array of service entries, got an object"},
+    {"ServiceNotObject", R"({"services": ["kv"]})", "services[0]: expected an object, got \"kv\" (a string)"},
+    {"ServiceUnknownKey", R"({"services": [{"name": "kv", "executable": "/s", "restarts": 3}]})",
+     "services[0].restarts: unknown key (expected one of: name, executable, args, start_timeout_ms, "
+     "max_restarts, restart_window_s)"},
+    {"ServiceBadName", R"({"services": [{"name": "Key-Value", "executable": "/s"}]})",
+     "services[0].name: expected a name matching ^[a-z][a-z0-9_]{0,62}$, got 'Key-Value'"},
+    {"ServiceDuplicateName",
+     R"({"services": [{"name": "kv", "executable": "/s"}, {"name": "kv", "executable": "/t"}]})",
+     "services[1].name: duplicate service 'kv' (also services[0])"},
+    {"ServiceWithoutName", R"({"services": [{"executable": "/s"}]})", "services[0].name: required"},
+    {"ServiceWithoutExecutable", R"({"services": [{"name": "kv"}]})", "services[0].executable: required"},
+    {"ServiceExecutableEmpty", R"({"services": [{"name": "kv", "executable": ""}]})",
+     "services[0].executable: expected a non-empty path"},
+    {"ServiceArgsNotStrings", R"({"services": [{"name": "kv", "executable": "/s", "args": [1]}]})",
+     "services[0].args[0]: expected a string, got 1"},
+    {"ServiceArgsSocketFlag",
+     R"({"services": [{"name": "kv", "executable": "/s", "args": ["--socket=/x"]}]})",
+     "services[0].args[0]: --socket is set by the daemon"},
+    {"ServiceStartTimeoutZero",
+     R"({"services": [{"name": "kv", "executable": "/s", "start_timeout_ms": 0}]})",
+     "services[0].start_timeout_ms: expected an integer in [1, 3600000], got 0"},
+    {"ServiceMaxRestartsNegative",
+     R"({"services": [{"name": "kv", "executable": "/s", "max_restarts": -1}]})",
+     "services[0].max_restarts: expected an integer in [0, 1000], got -1"},
+    {"ServiceRestartWindowZero",
+     R"({"services": [{"name": "kv", "executable": "/s", "restart_window_s": 0}]})",
+     "services[0].restart_window_s: expected an integer in [1, 86400], got 0"},
+    {"ServiceSocketPathTooLong",
+     R"({"runtime_dir": "/rrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrr",
+         "services": [{"name": "a_rather_long_service_name", "executable": "/s"}]})",
+     "services[0].name: its socket /rrrr"},
 };
 
 INSTANTIATE_TEST_SUITE_P(AllErrorPaths, DaemonConfigRejects, ::testing::ValuesIn(kBadConfigs),
                          [](const ::testing::TestParamInfo<BadConfig>& info) { return info.param.name; });
+
+TEST(DaemonConfigServices, DefaultIsNoService) {
+  const ConfigResult result = parseDaemonConfig("{}");
+  ASSERT_TRUE(result.ok()) << joined(result.errors);
+  EXPECT_TRUE(result.config->services.empty());
+}
+
+TEST(DaemonConfigServices, ReadsEveryFieldAndDefaultsTheOptionalOnes) {
+  const ConfigResult result = parseDaemonConfig(R"({"services": [
+    {"name": "storage", "executable": "/opt/agileos/bin/agileos-storage-service",
+     "args": ["--root", "/srv/agileos/files", "--socketish"], "start_timeout_ms": 2500, "max_restarts": 0,
+     "restart_window_s": 30},
+    {"name": "kv", "executable": "agileos-kv-service"}
+  ],
+  "modules": {"pool": [{"name": "files", "version": "1.0.0", "ptx": "/m/f.ptx", "service": "storage"},
+                       {"name": "plain", "version": "1.0.0", "ptx": "/m/p.ptx", "service": ""}]}})");
+  ASSERT_TRUE(result.ok()) << joined(result.errors);
+  const std::vector<ServiceConfig>& services = result.config->services;
+  ASSERT_EQ(services.size(), 2u);
+  EXPECT_EQ(services[0].name, "storage");
+  EXPECT_EQ(services[0].executable, "/opt/agileos/bin/agileos-storage-service");
+  EXPECT_EQ(services[0].args, (std::vector<std::string>{"--root", "/srv/agileos/files", "--socketish"}));
+  EXPECT_EQ(services[0].start_timeout_ms, 2500u);
+  EXPECT_EQ(services[0].max_restarts, 0u);
+  EXPECT_EQ(services[0].restart_window_s, 30u);
+  EXPECT_EQ(services[1].name, "kv");
+  EXPECT_EQ(services[1].executable, "agileos-kv-service") << "resolved at start, not here";
+  EXPECT_TRUE(services[1].args.empty());
+  EXPECT_EQ(services[1].start_timeout_ms, 10000u);
+  EXPECT_EQ(services[1].max_restarts, 5u);
+  EXPECT_EQ(services[1].restart_window_s, 60u);
+}
+
+TEST(DaemonConfigServices, EffectiveConfigTextRoundTrips) {
+  DaemonConfig config;
+  config.services.push_back({"storage", "/s", {"--root", "/srv"}, 1234, 2, 9});
+  const ConfigResult again = parseDaemonConfig(toJsonText(config));
+  ASSERT_TRUE(again.ok()) << joined(again.errors);
+  ASSERT_EQ(again.config->services.size(), 1u);
+  const ServiceConfig& service = again.config->services[0];
+  EXPECT_EQ(service.name, "storage");
+  EXPECT_EQ(service.executable, "/s");
+  EXPECT_EQ(service.args, (std::vector<std::string>{"--root", "/srv"}));
+  EXPECT_EQ(service.start_timeout_ms, 1234u);
+  EXPECT_EQ(service.max_restarts, 2u);
+  EXPECT_EQ(service.restart_window_s, 9u);
+}
 
 TEST(DaemonConfig, ArgsThatMerelyStartLikeAReservedFlagAreAccepted) {
   const ConfigResult result =
@@ -327,8 +412,10 @@ TEST(DaemonConfigAdapters, RefusesUnknownLibrariesAndOperations) {
 namespace agileos::scheduler {
 namespace {
 
-// Two modules, kvstore needing queue, both allowed.
-constexpr const char* kTwoModules = R"({"modules": {
+// Two modules, kvstore needing queue, both allowed; kvstore uses the service kv.
+constexpr const char* kTwoModules = R"({
+"services": [{"name": "kv", "executable": "/opt/agileos/bin/kv-service"}],
+"modules": {
   "pool": [
     {"name": "kvstore", "version": "1.2.0",
      "depends": [{"name": "queue", "version": "^1.0"}],

@@ -18,6 +18,7 @@
 
 #include "agileos/v1/client_api.grpc.pb.h"
 #include "scheduler/daemon_service.h"
+#include "scheduler/runtime_files.h"
 #include "tests/cpu/scheduler/test_support.h"
 
 namespace agileos::scheduler {
@@ -416,6 +417,58 @@ TEST_F(DaemonE2ETest, RefusesToStartOverARegularFileOrALiveDaemon) {
   EXPECT_TRUE(client.close().ok());
 }
 
+TEST_F(DaemonE2ETest, ServicesRunWithTheDaemonAndWorkersGetTheirSocket) {
+  DaemonServerOptions options = makeOptions();
+  ServiceSpec storage;
+  storage.name = "storage";
+  storage.executable = testing::kTestService;
+  options.services.services = {storage};
+  agileos::modules::ModuleEntry files;
+  files.name = "files";
+  files.version = {1, 0, 0};
+  files.host_library_path = "/opt/m/libfiles.so";
+  files.service = "storage";
+  options.session.modules.pool.modules = {files};
+  options.session.modules.allowed = {"files"};
+  startServer(std::move(options));
+
+  const std::string socket = dir_.file("run") + "-services/service-storage.sock";
+  ASSERT_EQ(server_->services().socketPath("storage"), socket);
+  EXPECT_TRUE(unixSocketAccepts(socket)) << "running before the daemon serves clients";
+  const pid_t service_pid = server_->services().status("storage")->pid;
+
+  TestClient client(socketPath());
+  SessionUp up;
+  up.mutable_hello()->set_protocol_version(agileos::v1::PROTOCOL_VERSION_CURRENT);
+  up.mutable_hello()->add_modules()->set_name("files");
+  ASSERT_TRUE(client.send(up));
+  const auto reply = client.read();
+  ASSERT_TRUE(reply.has_value() && reply->has_assignment()) << (reply ? reply->DebugString() : "no reply");
+  EXPECT_TRUE(events_.waitFor({"attach client=" + std::to_string(reply->assignment().client_id()),
+                               " modules=files@1.0.0(|/opt/m/libfiles.so|" + socket + ")"}));
+  EXPECT_TRUE(client.close().ok());
+
+  server_->stop();
+  EXPECT_TRUE(testing::processGone(service_pid));
+  EXPECT_FALSE(std::filesystem::exists(socket));
+}
+
+TEST_F(DaemonE2ETest, RefusesToStartWhenAServiceCannotStart) {
+  DaemonServerOptions options = makeOptions();
+  ServiceSpec lazy;
+  lazy.name = "lazy";
+  lazy.executable = testing::kTestService;
+  lazy.args = {"--never-listen"};
+  lazy.start_timeout = std::chrono::milliseconds(200);
+  options.services.services = {lazy};
+  DaemonServer server(std::move(options));
+  std::string error;
+  EXPECT_FALSE(server.start(&error));
+  EXPECT_THAT(error, HasSubstr("service 'lazy': did not accept connections"));
+  EXPECT_FALSE(std::filesystem::exists(socketPath())) << "it never listened";
+  EXPECT_EQ(events_.count({"ready"}), 0u) << "and started no worker";
+}
+
 // ------------------------------------------------------------------ agileosd as a subprocess
 
 class AgileosdProcessTest : public ::testing::Test {
@@ -471,6 +524,23 @@ TEST_F(AgileosdProcessTest, SigtermEndsSessionsStopsWorkersAndExitsZero) {
   EXPECT_TRUE(testing::processGone(spare_pid));
   EXPECT_TRUE(testing::processGone(replacement_pid));
   EXPECT_THAT(log(), HasSubstr("received SIGTERM"));
+}
+
+TEST_F(AgileosdProcessTest, ExitsOneNamingAServiceThatCannotStart) {
+  testing::writeFile(dir_.file("agileosd.json"), R"({
+    "socket_path": ")" + dir_.file("d.sock") + R"(",
+    "runtime_dir": ")" + dir_.file("run") + R"(",
+    "worker": {"executable": ")" + testing::kMockWorker +
+                                                     R"(", "prestart": 0},
+    "services": [{"name": "lazy", "executable": ")" + testing::kTestService +
+                                                     R"(", "args": ["--never-listen"],
+                  "start_timeout_ms": 200}]
+  })");
+  const testing::ProcessResult result =
+      testing::runProcess({testing::kAgileosd, "--config", dir_.file("agileosd.json")});
+  EXPECT_EQ(result.exit_code, 1) << result.output;
+  EXPECT_THAT(result.output, HasSubstr("cannot start: service 'lazy': did not accept connections on " +
+                                       dir_.file("run") + "-services/service-lazy.sock within 200 ms"));
 }
 
 TEST_F(AgileosdProcessTest, WorkersDoNotOutliveAKilledDaemon) {

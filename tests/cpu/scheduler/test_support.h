@@ -17,6 +17,7 @@ namespace agileos::scheduler::testing {
 // Absolute paths of the helper binaries, set by CMake.
 inline const char* const kMockWorker = AGILEOS_MOCK_WORKER;
 inline const char* const kAgileosd = AGILEOSD_BINARY;
+inline const char* const kTestService = AGILEOS_TEST_SERVICE;
 
 inline constexpr std::chrono::milliseconds kGenerousTimeout{20000};
 
