@@ -1,0 +1,227 @@
+#include "services/storage/cuda_buffer_backend.h"
+
+#include <cerrno>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+
+#include "services/storage/cuda_driver.h"
+
+namespace agileos::services::storage {
+namespace {
+
+// The service's device and its primary context, set up once at the first import.
+struct CudaDevice {
+  const CudaDriver* driver = nullptr;
+  int ordinal = 0;
+  CUcontext context = nullptr;  // retained for the life of the process
+};
+
+class CudaSlotWriter final : public SlotWriter {
+ public:
+  CudaSlotWriter(const CudaDevice& device, CUdeviceptr base) : device_(device), base_(base) {}
+
+  ~CudaSlotWriter() override {
+    const CudaDriver& cu = *device_.driver;
+    cu.ctxSetCurrent(device_.context);  // the destructor may run on any thread
+    if (stream_ != nullptr) cu.streamDestroy(stream_);
+    if (staging_ != nullptr) cu.memFreeHost(staging_);
+  }
+
+  // Stream and staging; false with *reason on failure (the destructor frees what was made).
+  bool init(std::uint32_t slot_bytes, std::string* reason) {
+    const CudaDriver& cu = *device_.driver;
+    if (CUresult r = cu.ctxSetCurrent(device_.context); r != CUDA_SUCCESS) {
+      *reason = cu.describe("cuCtxSetCurrent", r);
+      return false;
+    }
+    if (CUresult r = cu.streamCreate(&stream_, CU_STREAM_NON_BLOCKING); r != CUDA_SUCCESS) {
+      *reason = cu.describe("cuStreamCreate", r);
+      return false;
+    }
+    void* staging = nullptr;
+    if (CUresult r = cu.memHostAlloc(&staging, slot_bytes, 0); r != CUDA_SUCCESS) {
+      *reason = cu.describe("cuMemHostAlloc", r);
+      return false;
+    }
+    staging_ = static_cast<std::byte*>(staging);
+    return true;
+  }
+
+  std::byte* staging() override { return staging_; }
+
+  int write(std::uint64_t buffer_offset, std::size_t bytes, std::string* reason) override {
+    const CudaDriver& cu = *device_.driver;
+    // The context is current per thread; the writer is made on a connection thread and used
+    // on its poller thread.
+    if (bound_thread_ != std::this_thread::get_id()) {
+      if (CUresult r = cu.ctxSetCurrent(device_.context); r != CUDA_SUCCESS) {
+        *reason = cu.describe("cuCtxSetCurrent", r);
+        return -EIO;
+      }
+      bound_thread_ = std::this_thread::get_id();
+    }
+    if (CUresult r = cu.memcpyHtoDAsync(base_ + buffer_offset, staging_, bytes, stream_); r != CUDA_SUCCESS) {
+      *reason = cu.describe("cuMemcpyHtoDAsync", r);
+      return -EIO;
+    }
+    if (CUresult r = cu.streamSynchronize(stream_); r != CUDA_SUCCESS) {
+      *reason = cu.describe("cuStreamSynchronize", r);
+      return -EIO;
+    }
+    return 0;
+  }
+
+ private:
+  const CudaDevice& device_;
+  const CUdeviceptr base_;
+  CUstream stream_ = nullptr;
+  std::byte* staging_ = nullptr;
+  std::thread::id bound_thread_;
+};
+
+// One imported allocation, mapped at [base_, base_ + bytes_). The steps done so far are undone
+// by the destructor, in reverse order.
+class CudaImportedBuffer final : public ImportedBuffer {
+ public:
+  CudaImportedBuffer(const CudaDevice& device, std::uint64_t bytes) : device_(device), bytes_(bytes) {}
+
+  ~CudaImportedBuffer() override {
+    const CudaDriver& cu = *device_.driver;
+    cu.ctxSetCurrent(device_.context);
+    if (mapped_) cu.memUnmap(base_, bytes_);
+    if (base_ != 0) cu.memAddressFree(base_, bytes_);
+    if (imported_) cu.memRelease(handle_);
+  }
+
+  // 0, or a negative errno with *reason.
+  int import(int fd, std::string* reason) {
+    const CudaDriver& cu = *device_.driver;
+    if (CUresult r = cu.ctxSetCurrent(device_.context); r != CUDA_SUCCESS) {
+      *reason = cu.describe("cuCtxSetCurrent", r);
+      return -EIO;
+    }
+    // The driver does not take fd: the caller closes it, and the import keeps the memory.
+    void* os_handle = reinterpret_cast<void*>(static_cast<std::uintptr_t>(fd));
+    if (CUresult r =
+            cu.memImportFromShareableHandle(&handle_, os_handle, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+        r != CUDA_SUCCESS) {
+      *reason = cu.describe("cuMemImportFromShareableHandle", r);
+      return -EINVAL;
+    }
+    imported_ = true;
+    CUmemAllocationProp properties{};
+    if (CUresult r = cu.memGetAllocationPropertiesFromHandle(&properties, handle_); r != CUDA_SUCCESS) {
+      *reason = cu.describe("cuMemGetAllocationPropertiesFromHandle", r);
+      return -EINVAL;
+    }
+    if (properties.location.type != CU_MEM_LOCATION_TYPE_DEVICE ||
+        properties.location.id != device_.ordinal) {
+      *reason = "the buffer is not memory of device " + std::to_string(device_.ordinal) +
+                " (the service's --device); location type " + std::to_string(properties.location.type) +
+                ", id " + std::to_string(properties.location.id);
+      return -EXDEV;
+    }
+    std::size_t granularity = 0;
+    if (CUresult r =
+            cu.memGetAllocationGranularity(&granularity, &properties, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
+        r != CUDA_SUCCESS) {
+      *reason = cu.describe("cuMemGetAllocationGranularity", r);
+      return -EIO;
+    }
+    if (granularity == 0 || bytes_ % granularity != 0) {
+      *reason = "buffer_bytes " + std::to_string(bytes_) +
+                " is not a multiple of the allocation granularity " + std::to_string(granularity);
+      return -EINVAL;
+    }
+    if (CUresult r = cu.memAddressReserve(&base_, bytes_, granularity, 0, 0); r != CUDA_SUCCESS) {
+      base_ = 0;
+      *reason = cu.describe("cuMemAddressReserve", r);
+      return -ENOMEM;
+    }
+    if (CUresult r = cu.memMap(base_, bytes_, 0, handle_, 0); r != CUDA_SUCCESS) {
+      *reason = cu.describe("cuMemMap", r) + " (buffer_bytes larger than the exported allocation?)";
+      return -EINVAL;
+    }
+    mapped_ = true;
+    CUmemAccessDesc access{};
+    access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    access.location.id = device_.ordinal;
+    access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    if (CUresult r = cu.memSetAccess(base_, bytes_, &access, 1); r != CUDA_SUCCESS) {
+      *reason = cu.describe("cuMemSetAccess", r);
+      return -EIO;
+    }
+    return 0;
+  }
+
+  std::unique_ptr<SlotWriter> makeWriter(std::uint32_t slot_bytes, std::string* reason) override {
+    auto writer = std::make_unique<CudaSlotWriter>(device_, base_);
+    if (!writer->init(slot_bytes, reason)) return nullptr;
+    return writer;
+  }
+
+ private:
+  const CudaDevice& device_;
+  const std::uint64_t bytes_;
+  CUmemGenericAllocationHandle handle_ = 0;
+  bool imported_ = false;
+  CUdeviceptr base_ = 0;
+  bool mapped_ = false;
+};
+
+class CudaBufferBackend final : public BufferBackend {
+ public:
+  explicit CudaBufferBackend(int device_ordinal) { device_.ordinal = device_ordinal; }
+
+  const char* name() const override { return "cuda"; }
+
+  std::unique_ptr<ImportedBuffer> import(int fd, std::uint64_t bytes, int* error,
+                                         std::string* reason) override {
+    if (!ensureDevice(reason)) {
+      *error = -ENODEV;
+      return nullptr;
+    }
+    auto buffer = std::make_unique<CudaImportedBuffer>(device_, bytes);
+    if (int imported = buffer->import(fd, reason); imported != 0) {
+      *error = imported;
+      return nullptr;
+    }
+    return buffer;
+  }
+
+ private:
+  // Loads and initialises CUDA once; the outcome, failure included, is kept.
+  bool ensureDevice(std::string* reason) {
+    std::call_once(init_once_, [this] { init_failure_ = initDevice(); });
+    if (!init_failure_.empty()) *reason = init_failure_;
+    return init_failure_.empty();
+  }
+
+  // "" on success, else why CUDA is unusable.
+  std::string initDevice() {
+    std::string reason;
+    const CudaDriver* cu = loadCudaDriver(&reason);
+    if (cu == nullptr) return reason;
+    if (CUresult r = cu->init(0); r != CUDA_SUCCESS) return cu->describe("cuInit", r);
+    CUdevice device = 0;
+    if (CUresult r = cu->deviceGet(&device, device_.ordinal); r != CUDA_SUCCESS)
+      return cu->describe("cuDeviceGet", r) + " (--device " + std::to_string(device_.ordinal) + ")";
+    if (CUresult r = cu->primaryCtxRetain(&device_.context, device); r != CUDA_SUCCESS)
+      return cu->describe("cuDevicePrimaryCtxRetain", r);
+    device_.driver = cu;
+    return "";
+  }
+
+  std::once_flag init_once_;
+  std::string init_failure_;
+  CudaDevice device_;  // read-only once init_once_ has run; buffers and writers refer to it
+};
+
+}  // namespace
+
+std::unique_ptr<BufferBackend> makeCudaBufferBackend(int device_ordinal) {
+  return std::make_unique<CudaBufferBackend>(device_ordinal);
+}
+
+}  // namespace agileos::services::storage

@@ -1,0 +1,41 @@
+// The storage service's checks of what its clients send, kept free of I/O so that they are
+// tested on their own (tests/cpu/services/storage_validation_test.cpp). Each returns 0 or a
+// negative errno, which is what the client is answered.
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "services/storage/storage_protocol.h"
+
+namespace agileos::services::storage {
+
+// The service's copy of one submission entry (storage_protocol.h: the copy is what is checked
+// and used; the entry in shared memory may change at any time).
+struct Submission {
+  std::uint64_t offset = 0;
+  std::uint32_t file = 0;
+  std::uint32_t bytes = 0;
+  std::uint32_t sequence = 0;
+};
+
+// The header copied at ATTACH against the sizes in the request: magic, version, slots in
+// 1..AGILEOS_STORAGE_MAX_SLOTS, slot_bytes in 4096..AGILEOS_STORAGE_MAX_SLOT_BYTES and a
+// multiple of 4096, queue_bytes >= AGILEOS_STORAGE_QUEUE_BYTES(slots), buffer_bytes >=
+// slots * slot_bytes. -EINVAL (-EPROTONOSUPPORT for another version) with *reason for the log.
+int checkQueueHeader(const agileos_storage_queue_header& header, std::uint64_t queue_bytes,
+                     std::uint64_t buffer_bytes, std::string* reason);
+
+// The parts of a submission that need no lookup: 1 <= bytes <= slot_bytes (-EINVAL), and
+// offset + bytes representable as a file offset, off_t being signed (-EOVERFLOW). The file
+// handle is checked against the connection's table when the entry is served (-EBADF).
+int checkSubmission(const Submission& submission, std::uint32_t slot_bytes);
+
+// OPEN's path: path_bytes in 1..AGILEOS_STORAGE_MAX_PATH, no NUL among them, relative (no
+// leading '/'). -EINVAL (-ENAMETOOLONG for path_bytes too large); on success *path holds it.
+// Escapes (".."), symlinks and magic links are refused later by openat2's RESOLVE_* flags.
+int checkOpenPath(const agileos_storage_request& request, std::string* path);
+
+}  // namespace agileos::services::storage
