@@ -23,6 +23,13 @@ inline constexpr std::uint64_t kGiB = 1ull << 30;
 
 // Protected I/O aperture for MMIO mappings (PCIe BARs registered for GPU access).
 inline constexpr Region kIoAperture{0xF0000000000ull, 64 * kGiB};
+// The part of the I/O aperture where host mappings (device resources, a service's queues) are
+// placed with mmap(MAP_FIXED_NOREPLACE) and registered for GPU access. It is NOT reserved in the
+// GPU's virtual address space: a registered host range gets the device address equal to its
+// host address (unified addressing), so it must stay free there. The rest of the aperture
+// (kIoApertureReserved, which holds the guard's fault window) is reserved and never mapped.
+inline constexpr Region kMmioWindow{kIoAperture.begin, 32 * kGiB};
+inline constexpr Region kIoApertureReserved{kMmioWindow.end(), kIoAperture.end() - kMmioWindow.end()};
 // Protected AgileOS kernel/module memory and imported service memory.
 inline constexpr Region kModuleRange{0xF1000000000ull, 448 * kGiB};
 // User allocations returned through CUDA-facing APIs.
@@ -42,6 +49,7 @@ inline constexpr Region kGuardZone{kIoAperture.begin - 4 * kGiB, 4 * kGiB};
 static_assert(kGuardZone.end() == kIoAperture.begin);
 static_assert(kIoAperture.end() == kModuleRange.begin);
 static_assert(kModuleRange.end() == kUserRange.begin);
+static_assert(kGuardFaultWindow.begin >= kMmioWindow.end());
 
 enum class RegionKind { kIoAperture, kProtectedModule, kUser, kOutside };
 

@@ -4,15 +4,16 @@
 
 namespace agileos::memmgr {
 
-MappingLifecycle::MappingLifecycle(VmmBackend& backend, VaRangeAllocator& addresses)
-    : backend_(backend), addresses_(addresses) {}
+MappingLifecycle::MappingLifecycle(VmmBackend& backend, VaRangeAllocator& addresses, bool exportable)
+    : backend_(backend), addresses_(addresses), exportable_(exportable) {}
 
 CUresult MappingLifecycle::create(std::uint64_t size, BackedRange* out) {
   const std::optional<DevicePtr> va = addresses_.allocate(size);
   if (!va) return CUDA_ERROR_OUT_OF_MEMORY;
 
   BackedRange range{*va, size, 0};
-  CUresult result = backend_.createPhysical(size, &range.handle);
+  CUresult result = exportable_ ? backend_.createExportablePhysical(size, &range.handle)
+                                : backend_.createPhysical(size, &range.handle);
   if (result != CUDA_SUCCESS) {
     runOrStrand({range, Step::kReturnAddress});
     return result;

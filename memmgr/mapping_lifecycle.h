@@ -33,8 +33,9 @@ struct BackedRange {
 
 class MappingLifecycle {
  public:
-  // Both must outlive this object.
-  MappingLifecycle(VmmBackend& backend, VaRangeAllocator& addresses);
+  // Both must outlive this object. `exportable`: physical memory is created exportable as a
+  // POSIX file descriptor (VmmBackend::createExportablePhysical).
+  MappingLifecycle(VmmBackend& backend, VaRangeAllocator& addresses, bool exportable = false);
 
   // Takes `size` bytes (a non-zero multiple of the allocator's alignment) of VA,
   // creates physical memory, maps it and grants read/write access. Returns
@@ -65,6 +66,7 @@ class MappingLifecycle {
 
   VmmBackend& backend_;
   VaRangeAllocator& addresses_;
+  const bool exportable_;
   std::vector<Teardown> stranded_;
 };
 

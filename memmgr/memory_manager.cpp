@@ -24,7 +24,7 @@ struct NamedRegion {
 // Reserved in this order; given back in reverse.
 constexpr NamedRegion kReservedRegions[] = {
     {"guard zone", kGuardZone},
-    {"I/O aperture", kIoAperture},
+    {"I/O aperture (outside its MMIO window)", kIoApertureReserved},
     {"module range", kModuleRange},
     {"user range", kUserRange},
 };
@@ -79,7 +79,8 @@ struct MemoryManager::State {
         // A chunk holds at least one slot of the largest size class (kSmallAllocationLimit).
         chunks(std::max<std::uint64_t>(granularity, kSmallAllocationLimit), kEmptyChunksCachedPerClient),
         protectedAddresses(kModuleRange, granularity),
-        protectedMappings(backend, protectedAddresses) {}
+        protectedMappings(backend, protectedAddresses, /*exportable=*/true),
+        ioAddresses(kMmioWindow, kIoPlacementAlignment) {}
 
   VaRangeAllocator addresses;  // the user range; declared before mappings, which refers to it
   MappingLifecycle mappings;
@@ -87,8 +88,14 @@ struct MemoryManager::State {
   Allocations large;
   std::unordered_map<ClientId, std::uint64_t> largeBytesOf;  // mapped bytes; no zero entries
   VaRangeAllocator protectedAddresses;                       // the module range; before protectedMappings
-  MappingLifecycle protectedMappings;
+  MappingLifecycle protectedMappings;  // exportable: a module may share its memory with its service
   Allocations protectedAllocations;
+  VaRangeAllocator ioAddresses;  // host placements in the MMIO window
+  struct IoPlacement {
+    std::uint64_t size = 0;
+    ClientId owner = 0;
+  };
+  std::map<DevicePtr, IoPlacement> ioPlacements;  // by base
 };
 
 std::unique_ptr<MemoryManager> MemoryManager::create(VmmBackend& backend, std::string* error) {
@@ -274,6 +281,39 @@ CUresult MemoryManager::freeProtected(ClientId client, DevicePtr p) {
   const BackedRange range = it->second.range;
   state_->protectedAllocations.erase(it);
   return state_->protectedMappings.destroy(range);
+}
+
+CUresult MemoryManager::exportProtected(ClientId client, DevicePtr p, int* fd) {
+  if (fd == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  std::lock_guard lock(mutex_);
+  auto it = state_->protectedAllocations.find(p);
+  if (it == state_->protectedAllocations.end() || it->second.owner != client) return CUDA_ERROR_INVALID_VALUE;
+  return backend_.exportToFd(it->second.range.handle, fd);
+}
+
+std::uint64_t MemoryManager::protectedSize(ClientId client, DevicePtr p) const {
+  std::lock_guard lock(mutex_);
+  auto it = state_->protectedAllocations.find(p);
+  return it == state_->protectedAllocations.end() || it->second.owner != client ? 0 : it->second.range.size;
+}
+
+std::optional<DevicePtr> MemoryManager::placeIoRange(ClientId client, std::uint64_t size) {
+  if (size == 0 || size > kMmioWindow.size) return std::nullopt;
+  const std::uint64_t rounded =
+      (size + kIoPlacementAlignment - 1) / kIoPlacementAlignment * kIoPlacementAlignment;
+  std::lock_guard lock(mutex_);
+  const std::optional<DevicePtr> base = state_->ioAddresses.allocate(rounded);
+  if (base) state_->ioPlacements.emplace(*base, State::IoPlacement{rounded, client});
+  return base;
+}
+
+bool MemoryManager::releaseIoRange(ClientId client, DevicePtr p) {
+  std::lock_guard lock(mutex_);
+  auto it = state_->ioPlacements.find(p);
+  if (it == state_->ioPlacements.end() || it->second.owner != client) return false;
+  state_->ioAddresses.release(p, it->second.size);
+  state_->ioPlacements.erase(it);
+  return true;
 }
 
 std::uint64_t MemoryManager::protectedBytes(ClientId client) const {

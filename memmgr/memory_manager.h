@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "memmgr/allocation_table.h"
@@ -40,6 +41,9 @@ namespace agileos::memmgr {
 
 inline constexpr std::uint64_t kSmallAllocationLimit = 1u << 20;
 inline constexpr std::uint64_t kAllocationAlignment = 256;
+// Placements in the MMIO window are multiples of this (a host page size the kernel accepts for
+// any mapping, and a multiple of every base page size).
+inline constexpr std::uint64_t kIoPlacementAlignment = 64 * 1024;
 // Emptied chunks a client keeps mapped for its own next small allocations.
 inline constexpr std::size_t kEmptyChunksCachedPerClient = 2;
 
@@ -89,6 +93,24 @@ class MemoryManager {
   CUresult allocateProtected(ClientId client, std::uint64_t size, DevicePtr* out);
   // Frees a protected allocation of `client` made by allocateProtected (exact base).
   CUresult freeProtected(ClientId client, DevicePtr p);
+
+  // Exports the protected allocation of `client` based exactly at p as a POSIX file descriptor
+  // (cuMemExportToShareableHandle) that the caller owns: a trusted service imports it to share
+  // the memory. Anything but the exact base of the client's protected allocation is refused
+  // (CUDA_ERROR_INVALID_VALUE). The memory stays allocated while any importer holds it, so an
+  // export can never expose memory that is later reused.
+  CUresult exportProtected(ClientId client, DevicePtr p, int* fd);
+  // The mapped size of the protected allocation of `client` based exactly at p, or 0.
+  std::uint64_t protectedSize(ClientId client, DevicePtr p) const;
+
+  // Chooses where a host mapping of `size` bytes goes in the MMIO window (kMmioWindow), for
+  // `client`: the caller maps there with MAP_FIXED_NOREPLACE and registers it for the GPU. The
+  // placement is the caller's until releaseIoRange; a placement the caller could not map (the
+  // address was taken by a foreign mapping) may simply be kept out of use until then. nullopt:
+  // no room. Never overlaps another placement.
+  std::optional<DevicePtr> placeIoRange(ClientId client, std::uint64_t size);
+  // Gives back a placement of `client` (exact base). False, changing nothing, otherwise.
+  bool releaseIoRange(ClientId client, DevicePtr p);
 
   // Bytes of protected memory held for `client` (as mapped).
   std::uint64_t protectedBytes(ClientId client) const;

@@ -30,6 +30,21 @@ class VmmBackend {
   virtual CUresult freeReservation(DevicePtr base, std::size_t size) = 0;
   // cuMemCreate of pinned device memory on the worker's device.
   virtual CUresult createPhysical(std::size_t size, PhysicalHandle* handle) = 0;
+  // cuMemCreate of pinned device memory that can be exported as a POSIX file descriptor
+  // (requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR), for protected memory
+  // shared with a service process. Backends without it refuse.
+  virtual CUresult createExportablePhysical(std::size_t size, PhysicalHandle* handle) {
+    (void)size;
+    (void)handle;
+    return CUDA_ERROR_NOT_SUPPORTED;
+  }
+  // cuMemExportToShareableHandle of a handle from createExportablePhysical: a new descriptor the
+  // caller owns (closes).
+  virtual CUresult exportToFd(PhysicalHandle handle, int* fd) {
+    (void)handle;
+    (void)fd;
+    return CUDA_ERROR_NOT_SUPPORTED;
+  }
   virtual CUresult releasePhysical(PhysicalHandle handle) = 0;
   // cuMemMap of `handle` at offset 0 onto [va, va+size).
   virtual CUresult map(DevicePtr va, std::size_t size, PhysicalHandle handle) = 0;

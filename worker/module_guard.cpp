@@ -23,8 +23,19 @@ PreparedImage prepareModuleImage(const std::vector<fatbin::Entry>& entries, std:
                                  const GuardConfig& config) {
   PreparedImage prepared;
   const bool guard = config.enabled;
+  const bool link = !config.deviceModules.empty();
   const fatbin::Entry* entry = fatbin::selectForDevice(
-      entries, sm, guard ? fatbin::SelectionPolicy::kPtxOnly : fatbin::SelectionPolicy::kPreferSass);
+      entries, sm, guard || link ? fatbin::SelectionPolicy::kPtxOnly : fatbin::SelectionPolicy::kPreferSass);
+  if (entry == nullptr && link) {
+    // Module functions are linked into PTX; SASS could call only the placeholders, so refuse
+    // rather than load code whose module calls would all fail.
+    prepared.error = cudaErrorNoKernelImageForDevice;
+    prepared.detail =
+        "this client uses protected modules, whose functions are linked into PTX, and this "
+        "module offers no PTX for compute_" +
+        std::to_string(sm) + " or lower";
+    return prepared;
+  }
   if (entry == nullptr && guard) {
     // No PTX to guard: only SASS can be left, and only where the setting allows it.
     const fatbin::Entry* sass = fatbin::selectForDevice(entries, sm, fatbin::SelectionPolicy::kPreferSass);
@@ -51,7 +62,7 @@ PreparedImage prepareModuleImage(const std::vector<fatbin::Entry>& entries, std:
   }
   prepared.smArch = entry->smArch;
   prepared.ptx = entry->kind == fatbin::EntryKind::kPtx;
-  if (!guard || !prepared.ptx) {
+  if ((!guard && !link) || !prepared.ptx) {
     prepared.image = entry->payload;
     if (prepared.ptx) prepared.image.push_back('\0');  // the driver reads PTX as a C string
     prepared.ok = true;
@@ -63,7 +74,28 @@ PreparedImage prepareModuleImage(const std::vector<fatbin::Entry>& entries, std:
     prepared.detail = "the module's PTX cannot be parsed for the guard: " + parsed.error;
     return prepared;
   }
-  const ptx::GuardResult guarded = ptx::guardModule(parsed.module, config.ptx);
+  ptx::Module linkedModule;
+  const ptx::Module* toGuard = &parsed.module;
+  ptx::GuardOptions options = config.ptx;
+  if (link) {
+    ptx::LinkResult linked = ptx::linkModuleFunctions(parsed.module, config.deviceModules);
+    if (!linked.ok) {
+      prepared.error = cudaErrorInvalidPtx;
+      prepared.detail = "protected module functions cannot be linked: " + linked.error;
+      return prepared;
+    }
+    prepared.linkedFunctions = linked.replacedPlaceholders;
+    linkedModule = std::move(linked.module);
+    toGuard = &linkedModule;
+    options.trustedFunctions = std::move(linked.trustedFunctions);
+  }
+  if (!guard) {
+    prepared.image = ptx::print(*toGuard);
+    prepared.image.push_back('\0');
+    prepared.ok = true;
+    return prepared;
+  }
+  const ptx::GuardResult guarded = ptx::guardModule(*toGuard, options);
   if (!guarded.ok) {
     prepared.error = cudaErrorInvalidPtx;
     prepared.detail = "the kernel memory guard refuses the module: " + guarded.error;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "ptx/guard.h"
+#include "ptx/module_link.h"
 #include "worker/fatbin/fatbin_reader.h"
 
 namespace agileos::worker {
@@ -27,6 +28,10 @@ struct GuardConfig {
   bool always = true;
   ptx::GuardOptions ptx;  // the policy and, except for trap, the client's guard state
   bool allowSassOnly = true;
+  // The client's protected modules' device code (load order, with their constants): linked
+  // into every module of the client that defines their placeholders (ptx/module_link.h). With
+  // any, a module must offer PTX (SASS cannot be linked) and is always parsed.
+  std::vector<ptx::DeviceModule> deviceModules;
 };
 
 // "off" or a policy name (ptx::parseGuardPolicy) -> whether the guard is on, and its policy.
@@ -42,6 +47,7 @@ struct PreparedImage {
   std::size_t checkedAccesses = 0;
   std::uint32_t smArch = 0;
   bool ptx = false;
+  std::size_t linkedFunctions = 0;  // module placeholders replaced by trusted code
 };
 
 // Chooses the fatbin entry for a device of compute capability `sm` and prepares it per `config`.

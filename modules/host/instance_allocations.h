@@ -36,6 +36,9 @@ class InstanceAllocations {
   // Frees every live allocation (revocation at teardown) and reports what it freed.
   RevocationReport revokeAll();
 
+  // Whether a live allocation starts exactly at `device_address`.
+  bool ownsStart(std::uint64_t device_address) const { return live_.count(device_address) != 0; }
+
   std::uint64_t liveAllocations() const { return live_.size(); }
   std::uint64_t liveBytes() const { return live_bytes_; }
 

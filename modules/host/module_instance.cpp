@@ -14,10 +14,11 @@ std::string describeSize(std::uint64_t bytes) { return std::to_string(bytes) + "
 }  // namespace
 
 ModuleInstance::ModuleInstance(std::shared_ptr<const PluginLibrary> library, ModuleInstanceConfig config,
-                               ProtectedMemory& memory)
+                               ProtectedMemory& memory, HostResources* resources)
     : library_(std::move(library)),
       config_(std::move(config)),
-      allocations_(memory, config_.protected_limit_bytes) {
+      allocations_(memory, config_.protected_limit_bytes),
+      resources_(resources) {
   api_.host = this;
   api_.alloc_protected = &ModuleInstance::hostAlloc;
   api_.free_protected = &ModuleInstance::hostFree;
@@ -25,12 +26,19 @@ ModuleInstance::ModuleInstance(std::shared_ptr<const PluginLibrary> library, Mod
   api_.read_protected = &ModuleInstance::hostRead;
   api_.service_fd = &ModuleInstance::hostServiceFd;
   api_.log = &ModuleInstance::hostLog;
+  api_.export_protected = &ModuleInstance::hostExportProtected;
+  api_.map_io = &ModuleInstance::hostMapIo;
+  api_.unmap_io = &ModuleInstance::hostUnmapIo;
+  api_.register_dma = &ModuleInstance::hostRegisterDma;
+  api_.unregister_dma = &ModuleInstance::hostUnregisterDma;
+  api_.publish_device_constant = &ModuleInstance::hostPublishConstant;
 }
 
 std::unique_ptr<ModuleInstance> ModuleInstance::create(std::shared_ptr<const PluginLibrary> library,
                                                        ModuleInstanceConfig config, ProtectedMemory& memory,
-                                                       std::string* error) {
-  std::unique_ptr<ModuleInstance> instance(new ModuleInstance(std::move(library), std::move(config), memory));
+                                                       std::string* error, HostResources* resources) {
+  std::unique_ptr<ModuleInstance> instance(
+      new ModuleInstance(std::move(library), std::move(config), memory, resources));
   std::lock_guard lock(instance->mutex_);
   const ModuleInstanceConfig& c = instance->config_;
   agileos_module_init_context context{};
@@ -49,7 +57,8 @@ std::unique_ptr<ModuleInstance> ModuleInstance::create(std::shared_ptr<const Plu
     *error = "module '" + c.module_name + "' (" + instance->library_->path() +
              "): host_init_module for client " + std::to_string(c.client_id) + " failed with code " +
              std::to_string(rc);
-    // No cleanup call: init failed, so there is no instance. Its memory is revoked all the same.
+    // No cleanup call: init failed, so there is no instance. Its resources are revoked all the same.
+    instance->releaseIoAndDmaLocked();
     instance->revokeLocked();
     instance->shut_down_ = true;
     return nullptr;
@@ -123,7 +132,66 @@ RevocationReport ModuleInstance::shutdown() {
     ActiveCall active(*this);
     library_->cleanupModule()(plugin_instance_);
   }
+  releaseIoAndDmaLocked();
   return revokeLocked();
+}
+
+void ModuleInstance::releaseIoAndDmaLocked() {
+  const std::string who =
+      "module '" + config_.module_name + "' instance for client " + std::to_string(config_.client_id);
+  if (!dma_.empty()) {
+    log(AGILEOS_MODULE_LOG_INFO, who + ": revoked " + std::to_string(dma_.size()) + " DMA registration(s)");
+    dma_.clear();
+  }
+  if (!io_mappings_.empty()) {
+    log(AGILEOS_MODULE_LOG_INFO,
+        who + ": unmapped " + std::to_string(io_mappings_.size()) + " I/O mapping(s)");
+    for (const auto& [address, bytes] : io_mappings_) {
+      if (resources_ != nullptr && resources_->unmapIo(address) != AGILEOS_MODULE_OK) {
+        log(AGILEOS_MODULE_LOG_ERROR, who + ": an I/O mapping could not be unmapped; kept out of use");
+      }
+    }
+    io_mappings_.clear();
+  }
+}
+
+std::map<std::string, std::uint64_t> ModuleInstance::deviceConstants() const {
+  std::lock_guard lock(constants_mutex_);
+  return constants_;
+}
+
+std::size_t ModuleInstance::revokeDmaFor(std::uint64_t device_address) {
+  std::lock_guard lock(mutex_);
+  std::size_t revoked = 0;
+  for (auto it = dma_.begin(); it != dma_.end();) {
+    if (it->second.address != device_address) {
+      ++it;
+      continue;
+    }
+    const std::uint64_t id = it->first;
+    it = dma_.erase(it);
+    ++revoked;
+    if (live_ && library_->dmaRevoked() != nullptr) {
+      ActiveCall active(*this);
+      library_->dmaRevoked()(plugin_instance_, id);
+    }
+  }
+  if (revoked != 0) {
+    log(AGILEOS_MODULE_LOG_INFO, "module '" + config_.module_name + "' instance for client " +
+                                     std::to_string(config_.client_id) + ": revoked " +
+                                     std::to_string(revoked) + " DMA registration(s) of a freed allocation");
+  }
+  return revoked;
+}
+
+std::size_t ModuleInstance::liveIoMappings() const {
+  std::lock_guard lock(mutex_);
+  return io_mappings_.size();
+}
+
+std::size_t ModuleInstance::liveDmaRegistrations() const {
+  std::lock_guard lock(mutex_);
+  return dma_.size();
 }
 
 RevocationReport ModuleInstance::revokeLocked() {
@@ -191,6 +259,79 @@ int ModuleInstance::hostServiceFd(void* host) {
   const int fd = guarded(
       host, [](ModuleInstance& self) { return self.config_.service_fd ? self.config_.service_fd() : -1; });
   return fd >= 0 ? fd : -1;
+}
+
+int ModuleInstance::hostExportProtected(void* host, std::uint64_t device_address, int* fd) {
+  return guarded(host, [&](ModuleInstance& self) {
+    if (fd == nullptr) return AGILEOS_MODULE_EINVAL;
+    if (self.resources_ == nullptr) return AGILEOS_MODULE_ENOTSUP;
+    if (!self.allocations_.ownsStart(device_address)) return AGILEOS_MODULE_EPERM;
+    return self.resources_->exportProtected(device_address, fd);
+  });
+}
+
+int ModuleInstance::hostMapIo(void* host, int fd, std::uint64_t offset, std::uint64_t bytes,
+                              std::uint32_t flags, std::uint64_t* address) {
+  return guarded(host, [&](ModuleInstance& self) {
+    if (address == nullptr || fd < 0 || bytes == 0 || (flags & ~AGILEOS_MODULE_IO_DEVICE_MEMORY) != 0) {
+      return AGILEOS_MODULE_EINVAL;
+    }
+    if (self.resources_ == nullptr) return AGILEOS_MODULE_ENOTSUP;
+    std::uint64_t mapped = 0;
+    const int rc =
+        self.resources_->mapIo(fd, offset, bytes, (flags & AGILEOS_MODULE_IO_DEVICE_MEMORY) != 0, &mapped);
+    if (rc != AGILEOS_MODULE_OK) return rc;
+    self.io_mappings_.emplace(mapped, bytes);
+    *address = mapped;
+    return AGILEOS_MODULE_OK;
+  });
+}
+
+int ModuleInstance::hostUnmapIo(void* host, std::uint64_t address) {
+  return guarded(host, [&](ModuleInstance& self) {
+    auto it = self.io_mappings_.find(address);
+    if (it == self.io_mappings_.end()) return AGILEOS_MODULE_EPERM;
+    self.io_mappings_.erase(it);
+    return self.resources_->unmapIo(address);
+  });
+}
+
+int ModuleInstance::hostRegisterDma(void* host, std::uint64_t device_address, std::uint64_t bytes,
+                                    std::uint64_t* registration) {
+  return guarded(host, [&](ModuleInstance& self) {
+    if (registration == nullptr || bytes == 0) return AGILEOS_MODULE_EINVAL;
+    if (self.resources_ == nullptr) return AGILEOS_MODULE_ENOTSUP;
+    if (const int rc = self.resources_->checkExactUserAllocation(device_address, bytes);
+        rc != AGILEOS_MODULE_OK) {
+      return rc;
+    }
+    const std::uint64_t id = self.next_dma_id_++;
+    self.dma_.emplace(id, DmaRegistration{device_address, bytes});
+    *registration = id;
+    return AGILEOS_MODULE_OK;
+  });
+}
+
+int ModuleInstance::hostUnregisterDma(void* host, std::uint64_t registration) {
+  return guarded(host, [&](ModuleInstance& self) {
+    return self.dma_.erase(registration) != 0 ? AGILEOS_MODULE_OK : AGILEOS_MODULE_EPERM;
+  });
+}
+
+int ModuleInstance::hostPublishConstant(void* host, const char* name, std::uint64_t value) {
+  return guarded(host, [&](ModuleInstance& self) {
+    if (name == nullptr) return AGILEOS_MODULE_EINVAL;
+    const std::size_t length = strnlen(name, AGILEOS_MODULE_MAX_CONSTANT_NAME + 1);
+    if (length == 0 || length > AGILEOS_MODULE_MAX_CONSTANT_NAME) return AGILEOS_MODULE_EINVAL;
+    for (std::size_t i = 0; i < length; ++i) {
+      const char c = name[i];
+      const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+      if (!ok) return AGILEOS_MODULE_EINVAL;
+    }
+    std::lock_guard lock(self.constants_mutex_);
+    self.constants_[std::string(name, length)] = value;
+    return AGILEOS_MODULE_OK;
+  });
 }
 
 void ModuleInstance::hostLog(void* host, int level, const char* message) {

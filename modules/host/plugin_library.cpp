@@ -42,6 +42,10 @@ std::shared_ptr<const PluginLibrary> PluginLibrary::open(const std::string& path
   library->control_ = resolve<agileos_host_module_control_fn>(handle, "host_module_control", &problem);
   library->cleanup_ = resolve<agileos_host_cleanup_module_fn>(handle, "host_cleanup_module", &problem);
   if (!problem.empty()) return refuse(problem);
+  // Optional: a plugin that never registers DMA need not export it.
+  dlerror();
+  library->dma_revoked_ =
+      reinterpret_cast<agileos_host_module_dma_revoked_fn>(dlsym(handle, "host_module_dma_revoked"));
 
   const std::uint32_t version = abi_version();
   if (version != AGILEOS_MODULE_ABI_VERSION) {

@@ -33,6 +33,8 @@ class PluginLibrary {
   agileos_host_init_module_fn initModule() const { return init_; }
   agileos_host_module_control_fn control() const { return control_; }
   agileos_host_cleanup_module_fn cleanupModule() const { return cleanup_; }
+  // Optional export; null when the plugin has none.
+  agileos_host_module_dma_revoked_fn dmaRevoked() const { return dma_revoked_; }
 
  private:
   PluginLibrary(std::string path, void* handle) : path_(std::move(path)), handle_(handle) {}
@@ -42,6 +44,7 @@ class PluginLibrary {
   agileos_host_init_module_fn init_ = nullptr;
   agileos_host_module_control_fn control_ = nullptr;
   agileos_host_cleanup_module_fn cleanup_ = nullptr;
+  agileos_host_module_dma_revoked_fn dma_revoked_ = nullptr;
   std::vector<CommandSpec> commands_;
 };
 

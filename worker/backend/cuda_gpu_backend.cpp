@@ -94,6 +94,25 @@ CUresult CudaGpuBackend::createPhysical(std::size_t size, memmgr::PhysicalHandle
   return result;
 }
 
+CUresult CudaGpuBackend::createExportablePhysical(std::size_t size, memmgr::PhysicalHandle* handle) {
+  AGILEOS_BIND();
+  CUmemAllocationProp prop = allocationProperties();
+  prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+  CUmemGenericAllocationHandle created = 0;
+  CUresult result = cuMemCreate(&created, size, &prop, 0);
+  *handle = created;
+  return result;
+}
+
+CUresult CudaGpuBackend::exportToFd(memmgr::PhysicalHandle handle, int* fd) {
+  AGILEOS_BIND();
+  int exported = -1;
+  CUresult result =
+      cuMemExportToShareableHandle(&exported, handle, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+  if (result == CUDA_SUCCESS) *fd = exported;
+  return result;
+}
+
 CUresult CudaGpuBackend::releasePhysical(memmgr::PhysicalHandle handle) {
   AGILEOS_BIND();
   return cuMemRelease(handle);
@@ -191,6 +210,17 @@ CUresult CudaGpuBackend::enqueueCopyDeviceToHost(void* dst, CUdeviceptr src, std
 CUresult CudaGpuBackend::hostRegister(void* p, std::size_t bytes) {
   AGILEOS_BIND();
   return cuMemHostRegister(p, bytes, CU_MEMHOSTREGISTER_PORTABLE);
+}
+
+CUresult CudaGpuBackend::hostRegisterMapped(void* p, std::size_t bytes, bool ioMemory, CUdeviceptr* device) {
+  AGILEOS_BIND();
+  unsigned flags = CU_MEMHOSTREGISTER_DEVICEMAP | CU_MEMHOSTREGISTER_PORTABLE;
+  if (ioMemory) flags |= CU_MEMHOSTREGISTER_IOMEMORY;
+  CUresult result = cuMemHostRegister(p, bytes, flags);
+  if (result != CUDA_SUCCESS) return result;
+  result = cuMemHostGetDevicePointer(device, p, 0);
+  if (result != CUDA_SUCCESS) cuMemHostUnregister(p);
+  return result;
 }
 
 CUresult CudaGpuBackend::hostUnregister(void* p) {

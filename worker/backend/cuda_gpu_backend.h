@@ -18,6 +18,8 @@ class CudaGpuBackend final : public GpuBackend {
   CUresult reserve(memmgr::DevicePtr fixed, std::size_t size, memmgr::DevicePtr* got) override;
   CUresult freeReservation(memmgr::DevicePtr base, std::size_t size) override;
   CUresult createPhysical(std::size_t size, memmgr::PhysicalHandle* handle) override;
+  CUresult createExportablePhysical(std::size_t size, memmgr::PhysicalHandle* handle) override;
+  CUresult exportToFd(memmgr::PhysicalHandle handle, int* fd) override;
   CUresult releasePhysical(memmgr::PhysicalHandle handle) override;
   CUresult map(memmgr::DevicePtr va, std::size_t size, memmgr::PhysicalHandle handle) override;
   CUresult setAccess(memmgr::DevicePtr va, std::size_t size) override;
@@ -43,6 +45,7 @@ class CudaGpuBackend final : public GpuBackend {
   CUresult enqueueCopyDeviceToHost(void* dst, CUdeviceptr src, std::size_t bytes, CUstream stream) override;
   CUresult hostRegister(void* p, std::size_t bytes) override;
   CUresult hostUnregister(void* p) override;
+  CUresult hostRegisterMapped(void* p, std::size_t bytes, bool ioMemory, CUdeviceptr* device) override;
 
   CUresult streamCreate(unsigned flags, int priority, CUstream* stream) override;
   CUresult streamDestroy(CUstream stream) override;

@@ -193,6 +193,14 @@ class FakeGpuBackend final : public GpuBackend {
   CUresult reserve(memmgr::DevicePtr fixed, std::size_t size, memmgr::DevicePtr* got) override;
   CUresult freeReservation(memmgr::DevicePtr base, std::size_t size) override;
   CUresult createPhysical(std::size_t size, memmgr::PhysicalHandle* handle) override;
+  // Every fake handle is exportable. An export is a fresh memfd of the handle's size: the fake's
+  // memory is private heap memory that a descriptor cannot alias, so an importer of the export
+  // sees memory of the right size, not the handle's contents (enough for the fake's users, who
+  // test the plumbing, not the sharing).
+  CUresult createExportablePhysical(std::size_t size, memmgr::PhysicalHandle* handle) override {
+    return createPhysical(size, handle);
+  }
+  CUresult exportToFd(memmgr::PhysicalHandle handle, int* fd) override;
   CUresult releasePhysical(memmgr::PhysicalHandle handle) override;
   CUresult map(memmgr::DevicePtr va, std::size_t size, memmgr::PhysicalHandle handle) override;
   CUresult setAccess(memmgr::DevicePtr va, std::size_t size) override;
@@ -218,6 +226,7 @@ class FakeGpuBackend final : public GpuBackend {
   CUresult enqueueCopyDeviceToHost(void* dst, CUdeviceptr src, std::size_t bytes, CUstream stream) override;
   CUresult hostRegister(void* p, std::size_t bytes) override;
   CUresult hostUnregister(void* p) override;
+  CUresult hostRegisterMapped(void* p, std::size_t bytes, bool ioMemory, CUdeviceptr* device) override;
 
   CUresult streamCreate(unsigned flags, int priority, CUstream* stream) override;
   CUresult streamDestroy(CUstream stream) override;

@@ -1,4 +1,7 @@
 // FakeGpuBackend: virtual memory management and transfers on emulated device memory.
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <limits>
 
@@ -73,6 +76,20 @@ CUresult FakeGpuBackend::createPhysical(std::size_t size, memmgr::PhysicalHandle
   physicalBytes_ += size;
   *handle = nextHandle_++;
   physical_.emplace(*handle, Physical{size, std::move(memory)});
+  return CUDA_SUCCESS;
+}
+
+CUresult FakeGpuBackend::exportToFd(memmgr::PhysicalHandle handle, int* fd) {
+  std::lock_guard lock(mutex_);
+  auto it = physical_.find(handle);
+  if (it == physical_.end() || fd == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  const int exported = ::memfd_create("agileos-fake-export", MFD_CLOEXEC);
+  if (exported < 0) return CUDA_ERROR_OUT_OF_MEMORY;
+  if (::ftruncate(exported, static_cast<off_t>(it->second.size)) != 0) {
+    ::close(exported);
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  *fd = exported;
   return CUDA_SUCCESS;
 }
 
@@ -262,6 +279,13 @@ CUresult FakeGpuBackend::hostRegister(void* p, std::size_t bytes) {
   if (p == nullptr || bytes == 0 || base % 4096 != 0) return CUDA_ERROR_INVALID_VALUE;
   if (!registeredHost_.emplace(base, bytes).second) return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
   return CUDA_SUCCESS;
+}
+
+CUresult FakeGpuBackend::hostRegisterMapped(void* p, std::size_t bytes, bool ioMemory, CUdeviceptr* device) {
+  (void)ioMemory;
+  const CUresult result = hostRegister(p, bytes);
+  if (result == CUDA_SUCCESS) *device = reinterpret_cast<CUdeviceptr>(p);  // unified addressing
+  return result;
 }
 
 CUresult FakeGpuBackend::hostUnregister(void* p) {

@@ -81,6 +81,10 @@ class GpuBackend : public memmgr::VmmBackend {
   // [p, p+bytes) must be page aligned and stay mapped until hostUnregister(p).
   virtual CUresult hostRegister(void* p, std::size_t bytes) = 0;
   virtual CUresult hostUnregister(void* p) = 0;
+  // Registers a host mapping for GPU load/store access (cuMemHostRegister with DEVICEMAP and
+  // PORTABLE, plus IOMEMORY when `ioMemory`: the range maps a device resource such as a PCIe
+  // BAR) and returns its device address. Undone by hostUnregister(p).
+  virtual CUresult hostRegisterMapped(void* p, std::size_t bytes, bool ioMemory, CUdeviceptr* device) = 0;
 
   // Streams and events ------------------------------------------------------------
   virtual CUresult streamCreate(unsigned flags, int priority, CUstream* stream) = 0;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "worker/dispatcher.h"
+#include "worker/modules/module_set.h"
 
 namespace agileos::worker {
 namespace {
@@ -92,7 +93,11 @@ bool prepareModuleGuard(CallContext& ctx, GuardConfig* effective, std::string* e
   }
   // Protected state besides the guard's own page: what the guard is there to protect.
   const std::uint64_t own = guard.page != 0 ? kGuardPageBytes : 0;
-  const bool protectedState = ctx.memory.protectedBytes(client) > own;
+  // Protected modules count whatever they hold: I/O mappings are in no protected allocation,
+  // yet a module's queue there must be out of the client's reach all the same.
+  const bool protectedState =
+      ctx.memory.protectedBytes(client) > own ||
+      (ctx.session.protectedModules && ctx.session.protectedModules->holdsProtectedState());
   if (!guard.setting.always && !protectedState) {
     if (!guard.notAppliedLogged) {
       spdlog::info(

@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "worker/dispatcher.h"
+#include "worker/modules/module_set.h"
 
 namespace agileos::worker {
 namespace {
@@ -30,6 +31,8 @@ void memFree(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& re
   // cudaFree synchronizes the device: no kernel may still use memory that is unmapped.
   if (ctx.memory.check(ctx.session.id(), p, 1) == memmgr::PointerCheck::kOk) {
     if (!succeeded(ctx, ctx.gpu.synchronizeContext(), reply, "cuCtxSynchronize")) return;
+    // A module's DMA registration of this allocation ends before the memory does.
+    if (ctx.session.protectedModules) ctx.session.protectedModules->revokeDmaFor(p);
   }
   const CUresult result = ctx.memory.free(ctx.session.id(), p);
   if (result == CUDA_ERROR_INVALID_VALUE) {

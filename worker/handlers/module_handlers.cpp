@@ -153,12 +153,18 @@ bool loadModuleEntries(CallContext& ctx, const std::vector<fatbin::Entry>& entri
   GuardConfig guard;
   if (!prepareModuleGuard(ctx, &guard, &guardError))
     return refuse(reply, cudaErrorMemoryAllocation, guardError);
+  if (ctx.session.protectedModules)
+    guard.deviceModules = ctx.session.protectedModules->deviceModulesForLinking();
   PreparedImage prepared = prepareModuleImage(entries, sm, guard);
   if (!prepared.ok) return refuse(reply, static_cast<cudaError_t>(prepared.error), prepared.detail);
   if (ctx.output != nullptr && DeviceOutputCapture::imageMayPrint(prepared.image)) ctx.output->expectOutput();
   if (!loadPreparedImage(ctx, prepared, guard, sm, &module->module, reply)) return false;
   SPDLOG_DEBUG("client {}: loaded module (sm_{} {}{})", ctx.session.id(), prepared.smArch,
                prepared.ptx ? "PTX" : "SASS", prepared.guarded ? ", guarded" : "");
+  if (prepared.linkedFunctions != 0) {
+    spdlog::info("client {}: linked {} protected module function(s) into a module", ctx.session.id(),
+                 prepared.linkedFunctions);
+  }
   return true;
 }
 

@@ -22,19 +22,22 @@
 
 #include "memmgr/memory_manager.h"
 #include "modules/host/module_instance.h"
+#include "ptx/module_link.h"
 #include "worker/backend/gpu_backend.h"
 #include "worker/modules/admitted_module.h"
 #include "worker/modules/plugin_library_cache.h"
+#include "worker/modules/worker_host_resources.h"
 #include "worker/modules/worker_protected_memory.h"
 
 namespace agileos::worker::modules {
 
-// A module's device code, recorded for the device-code linking that comes later (nothing
-// loads it yet).
+// A module's device code, read and parsed once when the set is made (the path is trusted, from
+// the daemon's pool; the PTX is checked by ptx::checkDeviceModule then).
 struct DeviceCodeModule {
   std::string name;
   std::string version;
   std::string ptxPath;
+  ptx::Module code;
 };
 
 class ModuleSet {
@@ -48,7 +51,7 @@ class ModuleSet {
                                            PluginLibraryCache& libraries, memmgr::MemoryManager& memory,
                                            GpuBackend& gpu, std::string* error);
 
-  ~ModuleSet() { tearDown(); }
+  ~ModuleSet();
   ModuleSet(const ModuleSet&) = delete;
   ModuleSet& operator=(const ModuleSet&) = delete;
 
@@ -59,18 +62,32 @@ class ModuleSet {
   std::size_t instanceCount() const { return instances_.size(); }
   const std::vector<DeviceCodeModule>& deviceCode() const { return deviceCode_; }
 
+  // The device code to link into this client's kernels, in load order, each with the constants
+  // its instance has published (none for a module without a host library).
+  std::vector<ptx::DeviceModule> deviceModulesForLinking() const;
+
+  // Whether the set holds anything the guard must protect: any instance or device code.
+  bool holdsProtectedState() const { return !instances_.empty() || !deviceCode_.empty(); }
+
+  // The client freed the allocation at `device_address`: revoke every DMA registration of it.
+  void revokeDmaFor(std::uint64_t device_address) const;
+
   // Destroys the instances in reverse order of creation (tearDownInOrder). Idempotent.
   void tearDown();
 
  private:
   ModuleSet(memmgr::MemoryManager& memory, GpuBackend& gpu, memmgr::ClientId client)
-      : client_(client), memory_(memory, gpu, client) {}
+      : client_(client), memory_(memory, gpu, client), resources_(memory, gpu, client) {}
 
   // Creates one instance and appends it; false with *error set if it cannot.
   bool addInstance(const AdmittedModule& module, PluginLibraryCache& libraries, std::string* error);
+  // Reads, parses and checks a module's PTX and appends it; false with *error set if it cannot.
+  bool addDeviceCode(const AdmittedModule& module, std::string* error);
 
   const memmgr::ClientId client_;
-  WorkerProtectedMemory memory_;  // declared before instances_: destroyed after them
+  WorkerProtectedMemory memory_;     // declared before instances_: destroyed after them
+  WorkerHostResources resources_;    // likewise: unmaps what the instances left, after them
+  std::vector<int> serviceSockets_;  // one per instance with a service; closed after them
   std::vector<std::unique_ptr<agileos::modules::ModuleInstance>> instances_;  // creation order
   std::vector<DeviceCodeModule> deviceCode_;
 };

@@ -1,5 +1,8 @@
 #include "tests/cpu/memmgr/fake_vmm_backend.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <iterator>
 
@@ -90,6 +93,15 @@ CUresult FakeVmmBackend::freeReservation(DevicePtr base, std::size_t size) {
     return violation("freeReservation at " + hex(base) + " while memory is still mapped in it");
   }
   reservations_.erase(it);
+  return CUDA_SUCCESS;
+}
+
+CUresult FakeVmmBackend::exportToFd(PhysicalHandle handle, int* fd) {
+  (void)handle;
+  const int opened = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (opened < 0) return CUDA_ERROR_OPERATING_SYSTEM;
+  ++exports_;
+  *fd = opened;
   return CUDA_SUCCESS;
 }
 

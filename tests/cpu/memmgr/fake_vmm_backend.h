@@ -57,6 +57,12 @@ class FakeVmmBackend final : public VmmBackend {
   CUresult reserve(DevicePtr fixed, std::size_t size, DevicePtr* got) override;
   CUresult freeReservation(DevicePtr base, std::size_t size) override;
   CUresult createPhysical(std::size_t size, PhysicalHandle* handle) override;
+  // Every fake handle is exportable; exports are counted and give a descriptor of /dev/null.
+  CUresult createExportablePhysical(std::size_t size, PhysicalHandle* handle) override {
+    return createPhysical(size, handle);
+  }
+  CUresult exportToFd(PhysicalHandle handle, int* fd) override;
+  std::size_t exportCount() const { return exports_; }
   CUresult releasePhysical(PhysicalHandle handle) override;
   CUresult map(DevicePtr va, std::size_t size, PhysicalHandle handle) override;
   CUresult setAccess(DevicePtr va, std::size_t size) override;
@@ -86,6 +92,7 @@ class FakeVmmBackend final : public VmmBackend {
   std::vector<std::string> violations() const;
 
  private:
+  std::size_t exports_ = 0;
   struct Handle {
     std::size_t size = 0;
     bool mapped = false;

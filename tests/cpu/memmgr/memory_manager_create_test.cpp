@@ -10,7 +10,8 @@
 namespace agileos::memmgr::testing {
 namespace {
 
-constexpr Region kFixedRegions[] = {kGuardZone, kIoAperture, kModuleRange, kUserRange};
+// The I/O aperture is reserved except its MMIO window (address_layout.h: kMmioWindow).
+constexpr Region kFixedRegions[] = {kGuardZone, kIoApertureReserved, kModuleRange, kUserRange};
 
 TEST(MemoryManagerCreate, ReservesTheFixedRangesExactlyAndGivesThemBack) {
   FakeVmmBackend fake;

@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <future>
 #include <sstream>
 
@@ -209,12 +210,48 @@ TEST_F(ModuleSetTest, AnotherClientCannotReachTheInstance) {
   EXPECT_EQ(worker_.memory().protectedBytes(2), 0u);
 }
 
+// A module's device code as nvcc -rdc -ptx writes it: one exported function.
+constexpr const char* kKernelsPtx = R"(.version 8.0
+.target sm_75
+.address_size 64
+
+.visible .func  (.param .b32 func_retval0) agileos_kernels_answer()
+{
+	.reg .b32 %r<2>;
+	mov.u32 %r1, 42;
+	st.param.b32 [func_retval0+0], %r1;
+	ret;
+}
+)";
+
 TEST_F(ModuleSetTest, AModuleWithOnlyDeviceCodeHasNoInstance) {
-  const AdmittedModule deviceCode{"kernels", "2.0.0", "/pool/kernels.ptx", "", ""};
-  ASSERT_TRUE(attach(1, {deviceCode}));
+  char path[] = "/tmp/agileos-kernels-XXXXXX.ptx";
+  const int fd = ::mkstemps(path, 4);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::write(fd, kKernelsPtx, std::strlen(kKernelsPtx)),
+            static_cast<ssize_t>(std::strlen(kKernelsPtx)));
+  ::close(fd);
+  const AdmittedModule deviceCode{"kernels", "2.0.0", path, "", ""};
+  const bool attached = attach(1, {deviceCode});
+  ::unlink(path);
+  ASSERT_TRUE(attached);
   const v1::CallReply reply = client(1).call(moduleControl("kernels", 1, ""));
   EXPECT_EQ(reply.error(), cudaErrorInvalidValue);
   EXPECT_EQ(reply.error_detail(), "no module 'kernels' for this client");
+}
+
+// Device code that cannot be read, or that breaks the module rules, refuses the attach.
+TEST_F(ModuleSetTest, UnreadableOrInvalidDeviceCodeRefusesTheAttach) {
+  EXPECT_FALSE(attach(1, {AdmittedModule{"kernels", "2.0.0", "/nonexistent/kernels.ptx", "", ""}}));
+  char path[] = "/tmp/agileos-badkernels-XXXXXX.ptx";
+  const int fd = ::mkstemps(path, 4);
+  ASSERT_GE(fd, 0);
+  const std::string global = std::string(kKernelsPtx) + ".global .u64 agileos_kernels_state;\n";
+  ASSERT_EQ(::write(fd, global.data(), global.size()), static_cast<ssize_t>(global.size()));
+  ::close(fd);
+  const bool attached = attach(2, {AdmittedModule{"kernels", "2.0.0", path, "", ""}});
+  ::unlink(path);
+  EXPECT_FALSE(attached);  // a module global would live in user-writable memory
 }
 
 // The control channel passes AttachClient.modules on: an admitted plugin is reachable, a

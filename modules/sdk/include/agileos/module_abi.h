@@ -34,6 +34,13 @@
  *  - Protected device memory from alloc_protected belongs to the instance; whatever the plugin
  *    has not freed is freed (revoked) by the worker after host_cleanup_module returns.
  *  - The service socket from service_fd is owned by the worker: the plugin must not close it.
+ *  - A descriptor from export_protected belongs to the plugin (close it once passed on); I/O
+ *    mappings and DMA registrations left at cleanup are undone by the worker after
+ *    host_cleanup_module returns.
+ *
+ * Nothing a callback returns (device addresses, descriptors, registration ids) may ever be sent
+ * to the client: control responses are copied to the client as they are, so a plugin answers
+ * with its own handles, never with addresses or descriptors.
  */
 #ifndef AGILEOS_MODULE_ABI_H
 #define AGILEOS_MODULE_ABI_H
@@ -66,6 +73,13 @@ extern "C" {
 #define AGILEOS_MODULE_MAX_COMMANDS 256u
 #define AGILEOS_MODULE_MAX_COMMAND_NAME 63u            /* bytes, excluding the NUL */
 #define AGILEOS_MODULE_MAX_PAYLOAD_BYTES (16ull << 20) /* request and response, each */
+
+/* map_io flags. */
+#define AGILEOS_MODULE_IO_DEVICE_MEMORY \
+  1u /* fd maps a device resource (a PCIe BAR): registered as I/O memory */
+
+/* Device constants (publish_device_constant): name syntax [A-Za-z0-9_], 1..this many bytes. */
+#define AGILEOS_MODULE_MAX_CONSTANT_NAME 48u
 
 #if defined(__GNUC__) || defined(__clang__)
 #define AGILEOS_MODULE_EXPORT __attribute__((visibility("default")))
@@ -103,6 +117,36 @@ typedef struct agileos_module_host_api {
 
   /* Writes `message` (NUL-terminated, copied by the worker) to the worker's log. */
   void (*log)(void* host, int level, const char* message);
+
+  /* Exports an allocation of this instance from alloc_protected (`device_address` its start) as a
+   * POSIX file descriptor for cuMemImportFromShareableHandle, to share it with the module's
+   * service. *fd belongs to the plugin: close it once passed on. The memory stays allocated while
+   * any importer holds it, so the worker's revocation never lets it be reused under an importer. */
+  int (*export_protected)(void* host, uint64_t device_address, int* fd);
+
+  /* Maps [offset, offset + bytes) of `fd` (MAP_SHARED, read/write; offset page aligned) into the
+   * I/O aperture at an address the worker's memory manager chooses (mmap MAP_FIXED_NOREPLACE,
+   * the returned address checked), and registers it for GPU access (cuMemHostRegister DEVICEMAP,
+   * with IOMEMORY when flags has AGILEOS_MODULE_IO_DEVICE_MEMORY). *address is the mapping's
+   * address in this process AND on the device (they are equal, or the call fails). Client
+   * kernels cannot reach it (the aperture is protected); the module's device code can. The
+   * worker keeps its own reference to the file, so the plugin may close `fd`. Undone by
+   * unmap_io(address) or after host_cleanup_module. */
+  int (*map_io)(void* host, int fd, uint64_t offset, uint64_t bytes, uint32_t flags, uint64_t* address);
+  int (*unmap_io)(void* host, uint64_t address);
+
+  /* Registers [device_address, device_address + bytes) of the CLIENT's memory for access by this
+   * module (its service, say): accepted only if it is exactly one live allocation of the client
+   * (its start and its size as allocated), else AGILEOS_MODULE_EPERM. *registration identifies
+   * it. It ends with unregister_dma, when the client frees the allocation (the worker revokes it
+   * first and tells the plugin through host_module_dma_revoked, if exported) or after cleanup. */
+  int (*register_dma)(void* host, uint64_t device_address, uint64_t bytes, uint64_t* registration);
+  int (*unregister_dma)(void* host, uint64_t registration);
+
+  /* Publishes a 64-bit value for this instance's device code: when the worker links the module's
+   * device functions into this client's kernels, __agileos_<module>_const_<name>() returns it.
+   * Kernels loaded before a (re)publication keep the value they were linked with. */
+  int (*publish_device_constant)(void* host, const char* name, uint64_t value);
 } agileos_module_host_api;
 
 /* What host_init_module receives. All pointers are worker-owned and valid during the call. */
@@ -153,7 +197,12 @@ AGILEOS_MODULE_EXPORT int host_module_control(void* instance, uint32_t command, 
  * on that instance. The host callbacks may still be used during it. */
 AGILEOS_MODULE_EXPORT void host_cleanup_module(void* instance);
 
-/* The types of the five exports, for the worker's dlsym. */
+/* Optional. Called when the worker revokes a DMA registration because the client freed the
+ * allocation (before the memory is released): stop every use of it before returning. Same
+ * threading rules as host_module_control. */
+AGILEOS_MODULE_EXPORT void host_module_dma_revoked(void* instance, uint64_t registration);
+
+/* The types of the exports, for the worker's dlsym. */
 typedef uint32_t (*agileos_host_module_abi_version_fn)(void);
 typedef const agileos_module_command* (*agileos_host_module_commands_fn)(uint32_t* count);
 typedef int (*agileos_host_init_module_fn)(const agileos_module_init_context* context, void** instance);
@@ -161,6 +210,7 @@ typedef int (*agileos_host_module_control_fn)(void* instance, uint32_t command, 
                                               uint64_t request_bytes, void* response,
                                               uint64_t response_capacity, uint64_t* response_bytes);
 typedef void (*agileos_host_cleanup_module_fn)(void* instance);
+typedef void (*agileos_host_module_dma_revoked_fn)(void* instance, uint64_t registration);
 
 #ifdef __cplusplus
 }
