@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "client/common/log.h"
+#include "client/common/reply_trace.h"
 
 namespace agileos::client {
 namespace {
@@ -70,6 +71,7 @@ DaemonSession::Result DaemonSession::open(const std::string& socketPath) {
     result.message = "cannot reach agileosd at " + socketPath + ": " + status.error_message();
     return result;
   }
+  traceReply(down);
   switch (down.msg_case()) {
     case v1::SessionDown::kAssignment:
       if (down.assignment().protocol_version() != v1::PROTOCOL_VERSION_CURRENT) {
@@ -95,6 +97,7 @@ DaemonSession::Result DaemonSession::open(const std::string& socketPath) {
 void DaemonSession::watch() {
   v1::SessionDown down;
   while (stream_->Read(&down)) {
+    traceReply(down);
     if (down.has_ended()) {
       AGILEOS_LOG_ERROR("agileosd ended the session: %s", down.ended().reason().c_str());
       break;

@@ -1,6 +1,7 @@
 #include "client/common/grpc_call_transport.h"
 
 #include "client/common/log.h"
+#include "client/common/reply_trace.h"
 
 namespace agileos::client {
 
@@ -17,7 +18,10 @@ TransportStatus GrpcCallTransport::call(const v1::CallRequest& request, v1::Call
   grpc::ClientContext context;
   context.AddMetadata("x-agileos-session-bin", sessionToken_);
   const grpc::Status status = stub_->Call(&context, request, reply);
-  if (status.ok()) return TransportStatus::kOk;
+  if (status.ok()) {
+    traceReply(*reply);
+    return TransportStatus::kOk;
+  }
   AGILEOS_LOG_ERROR("call to worker failed: %s (%d)", status.error_message().c_str(),
                     static_cast<int>(status.error_code()));
   return status.error_code() == grpc::StatusCode::UNAUTHENTICATED ? TransportStatus::kRejected

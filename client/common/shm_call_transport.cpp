@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "client/common/log.h"
+#include "client/common/reply_trace.h"
 #include "proto/shm/fd_passing.h"
 #include "proto/shm/handshake.h"
 #include "proto/shm/ring_index.h"
@@ -307,6 +308,7 @@ TransportStatus ShmCallTransport::awaitReply(v1::CallReply* reply) {
                                    static_cast<int>(header.arenaBytes));
   }
   if (!parsed) return broken("an unreadable reply");
+  traceReply(*reply);
   awaiting_.pop_front();
   ++completionConsumed_;
   control.completionConsumed.value.store(completionConsumed_, std::memory_order_release);

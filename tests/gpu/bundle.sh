@@ -25,7 +25,11 @@
 #              agileos_cufft_bench, for tests/bench/run_cufft_bench.sh (it needs libcufft.so.12:
 #              the GPU machine's natively, AgileOS's cuFFT shim in the sandbox; never bundled);
 #              agileos_guard_bench and guard_kernels.ptx, for tests/bench/run_guard_bench.sh (a
-#              trusted tool on the driver API: its libraries go to deps/ like bin/'s)
+#              trusted tool on the driver API: its libraries go to deps/ like bin/'s);
+#              agileos_storage_bench, for tests/gpu/modules/run_module_suite.sh --bench
+#   modules/   the example protected modules: lib<name>.so plugins and <name>.ptx device code
+#   module-programs/  the protected-module test programs (tests/gpu/modules/), run by
+#              tests/gpu/modules/run_module_suite.sh (their output differs from a native run)
 # ELF files are stripped. Fails if the bundle exceeds 48 MiB (the working tree that
 # travels is limited to 64 MiB in all).
 set -euo pipefail
@@ -143,9 +147,15 @@ main() {
   local build="${AGILEOS_BUNDLE_BUILD_DIR:-$root/build/release}" bundle="$root/.bundle"
   build="$(cd "$build" && pwd)" || die "no build tree at $build"
   rm -rf -- "$bundle"
-  mkdir -p "$bundle"/{bin,shim,deps,programs,bench,guard}
+  mkdir -p "$bundle"/{bin,shim,deps,programs,bench,guard,modules,module-programs}
   copy_required "$bundle/bin" "$build/bin/agileosd" "$build/bin/agileos-worker" "$build/bin/agileos-sandbox" \
-    "$build/bin/adversary_wire" "$build/bin/sandbox_probe"
+    "$build/bin/adversary_wire" "$build/bin/sandbox_probe" "$build/bin/agileos-storage-service"
+  # Issue 5: the example modules' artifacts, their GPU test programs and the storage benchmark.
+  copy_required "$bundle/modules" "$build/modules/libkvstore.so" "$build/modules/libstorage.so" \
+    "$build/modules/kvstore.ptx" "$build/modules/queue.ptx" "$build/modules/storage.ptx"
+  copy_required "$bundle/module-programs" "$build/tests/gpu/modules/module_kvstore" \
+    "$build/tests/gpu/modules/module_state_attack" "$build/tests/gpu/modules/module_storage"
+  copy_required "$bundle/bench" "$build/tests/bench/agileos_storage_bench"
   copy_required "$bundle/shim" "$build/lib/libagileos_cudart.so"
   copy_required "$bundle/shim" "${LIBRARY_SHIMS[@]/#/$build/lib/}"
   copy_required "$bundle/bench" "$build/tests/bench/agileos_bench" "$build/tests/bench/agileos_cufft_bench" \
@@ -157,11 +167,13 @@ main() {
   done
   [[ -x "$bundle/programs/adversary_api" ]] || die "no CUDA test programs in $build/tests/gpu/programs"
 
-  collect_deps "$bundle/deps" "$bundle"/bin/* "$bundle"/shim/* "$bundle/bench/agileos_guard_bench"
+  collect_deps "$bundle/deps" "$bundle"/bin/* "$bundle"/shim/* "$bundle/bench/agileos_guard_bench" \
+    "$bundle"/modules/*.so
   strip_elf "$bundle"/bin/* "$bundle"/shim/* "$bundle"/deps/* "$bundle"/programs/* "$bundle"/bench/* \
-    "$bundle"/guard/*
+    "$bundle"/guard/* "$bundle"/modules/*.so "$bundle"/module-programs/*
   link_library_shims "$bundle/shim"
-  verify_deps "$bundle/deps" "$bundle"/bin/* "$bundle"/shim/* "$bundle/bench/agileos_guard_bench"
+  verify_deps "$bundle/deps" "$bundle"/bin/* "$bundle"/shim/* "$bundle/bench/agileos_guard_bench" \
+    "$bundle"/modules/*.so
 
   local bytes
   bytes="$(du -sb "$bundle" | cut -f1)"

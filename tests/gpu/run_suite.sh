@@ -22,7 +22,9 @@
 #      route natively and under each guard policy; needs the daemon's "guard" section to allow
 #      all five policies and the worker argument --test-guard-canary;
 #   8. nvrtc_cubin_guard: an NVRTC CUBIN aimed at protected memory is stopped by the guard;
-#   9. the daemon is still alive and still serves a new client;
+#   9. protected_modules: tests/gpu/modules/run_module_suite.sh (its own daemon with the module
+#      pool and the storage service; AGILEOS_MODULE_SUITE_ARGS=--bench adds the storage benchmark);
+#  10. the daemon is still alive and still serves a new client;
 #   and on exit stops the daemon (trap), whatever happened.
 #
 # Inputs (environment; the defaults are the bundle made by tests/gpu/bundle.sh):
@@ -521,6 +523,31 @@ service_after_attacks() {
   fi
 }
 
+# ------------------------------------------------------------------ protected modules
+
+# The protected-module tests (issue 5) need their own daemon (a module pool and the storage
+# service): tests/gpu/modules/run_module_suite.sh runs them; each of its results counts here.
+protected_modules_step() {
+  wanted protected_modules || return 0
+  if ! budget_left; then
+    fail "protected_modules: not run, the suite's time budget (${budget_s} s) is spent"
+    return
+  fi
+  say "== protected modules (tests/gpu/modules/run_module_suite.sh)"
+  OUT="$out_dir" timeout --kill-after=10 300 bash "$suite_dir/modules/run_module_suite.sh" ${AGILEOS_MODULE_SUITE_ARGS:-} \
+    >"$logs/module_suite.log" 2>&1
+  local status=$? module_passed module_failed
+  module_passed="$(grep -c '^PASS' "$out_dir/modules_summary.txt" 2>/dev/null)"
+  module_failed="$(grep -c '^FAIL' "$out_dir/modules_summary.txt" 2>/dev/null)"
+  passed=$((passed + ${module_passed:-0}))
+  failed=$((failed + ${module_failed:-0}))
+  sed 's/^/  /' "$out_dir/modules_summary.txt" >>"$summary" 2>/dev/null
+  if ((status != 0)) && ((${module_failed:-0} == 0)); then
+    fail "protected_modules: the module suite exited $(describe_status "$status") without a failed step"
+    quote "$logs/module_suite.log" 20
+  fi
+}
+
 # ------------------------------------------------------------------ main
 
 check_machine
@@ -537,5 +564,6 @@ cufft_adversary
 wire_adversary
 guard_escape_step
 nvrtc_cubin_guard_step
+protected_modules_step
 service_after_attacks
 exit 0

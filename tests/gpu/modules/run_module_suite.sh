@@ -1,0 +1,285 @@
+#!/usr/bin/env bash
+# run_module_suite.sh: the protected-module GPU tests (issue 5). Runs on the GPU machine, from the
+# repository root, against the bundle (tests/gpu/bundle.sh); run_suite.sh calls it as a step.
+#
+# Usage: tests/gpu/modules/run_module_suite.sh [--bench]
+#   --bench  also run the storage benchmark (host pread + cudaMemcpy natively, then the storage
+#            module under AgileOS) and write $OUT/storage_bench.txt
+#
+# Starts its own agileosd (a module pool with kvstore, queue, storage and two admission decoys,
+# and the storage service over a root directory that the sandboxed clients cannot see), then:
+#   kvstore_absent_native / kvstore_absent_agileos  placeholders return ENOSYS without the module
+#   kvstore            device functions and host control (incl. refusals before the plugin)
+#   attack_trap_read / attack_trap_write / attack_poison_write
+#                      a kernel that computes the module state's address is stopped by the guard
+#                      (trap: it faults; poison: redirected to the quarantine, the client poisoned)
+#   admission_*        a module not in the pool, not allowed, a wrong version, a dependency the
+#                      policy does not allow: the session is refused naming the reason
+#   storage            GPU-initiated reads of the file, compared byte for byte
+#   storage_kill       a client killed mid-I/O; storage_after_kill: its lease was revoked and the
+#                      service serves the next client
+#   service_restart    the daemon restarts a killed service; a new client is served
+#   replies_clean      no reply of the kvstore or storage sessions carries a protected address, a
+#                      service socket, a device path or a descriptor-passing marker
+# Every client runs in agileos-sandbox. Writes $OUT/modules_summary.txt as it goes, ending with
+# "modules: N passed, M failed"; exit status 0 only if nothing failed. Stops the daemon (trap).
+set -uo pipefail
+
+readonly TIMEOUT_S=90
+bin_dir="${AGILEOS_BIN_DIR:-$PWD/.bundle/bin}"
+shim_dir="${AGILEOS_SHIM_DIR:-$PWD/.bundle/shim}"
+deps_dir="${AGILEOS_DEPS_DIR-$PWD/.bundle/deps}"
+modules_dir="${AGILEOS_MODULES_DIR:-$PWD/.bundle/modules}"
+programs_dir="${AGILEOS_MODULE_PROGRAMS_DIR:-$PWD/.bundle/module-programs}"
+bench_program="${AGILEOS_STORAGE_BENCH:-$PWD/.bundle/bench/agileos_storage_bench}"
+out_dir="${OUT:-$PWD/gpu-suite-out}"
+suite_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+run_bench=0
+[[ "${1:-}" == "--bench" ]] && run_bench=1
+export AGILEOS_LOG="${AGILEOS_LOG:-warn}"
+
+mkdir -p "$out_dir"
+summary="$out_dir/modules_summary.txt"
+: >"$summary"
+runtime_dir="$(mktemp -d /tmp/agileos-modules.XXXXXX)"
+logs="$runtime_dir/logs"
+files="$runtime_dir/files"
+traces="$runtime_dir/traces"
+mkdir -p "$logs" "$files" "$traces"
+chmod 755 "$runtime_dir"
+daemon_pid=""
+passed=0
+failed=0
+file_bytes=$((48 * 1024 * 1024 + 12345))
+
+say() { echo "$*" | tee -a "$summary"; }
+pass() { passed=$((passed + 1)); say "PASS $*"; }
+fail() { failed=$((failed + 1)); say "FAIL $*"; }
+quote() { [[ -f "$1" ]] && tail -n 15 "$1" | sed 's/^/    | /' | tee -a "$summary"; }
+
+driver_dir="$(ldconfig -p 2>/dev/null | awk '$1 == "libcuda.so.1" { sub(/.* => /, ""); print; exit }' | xargs -r dirname)"
+cudart_dir="$(ldconfig -p 2>/dev/null | awk '$1 == "libcudart.so.13" { sub(/.* => /, ""); print; exit }' | xargs -r dirname)"
+[[ -n "$cudart_dir" ]] || cudart_dir="$(ls -d /usr/local/cuda*/lib64 2>/dev/null | head -1)"
+native_path="${driver_dir:+$driver_dir:}$cudart_dir"
+daemon_path="${deps_dir:+$deps_dir:}$native_path"
+
+stop_daemon() {
+  [[ -n "$daemon_pid" ]] || return 0
+  kill -TERM "$daemon_pid" 2>/dev/null
+  for _ in $(seq 1 100); do kill -0 "$daemon_pid" 2>/dev/null || break; sleep 0.1; done
+  kill -KILL -- "-$daemon_pid" 2>/dev/null
+  wait "$daemon_pid" 2>/dev/null
+  daemon_pid=""
+  tail -n 300 "$logs/agileosd.log" >"$out_dir/modules_daemon.log.tail" 2>/dev/null
+}
+finish() {
+  stop_daemon
+  if pgrep -f "agileos-storage-service --root $files" >/dev/null; then
+    fail "service_stopped: a storage service outlived the daemon"
+    pkill -KILL -f "agileos-storage-service --root $files"
+  fi
+  tar -czf "$out_dir/modules_logs.tar.gz" -C "$runtime_dir" logs 2>/dev/null
+  rm -rf -- "$runtime_dir" "$runtime_dir-services"
+}
+trap finish EXIT
+
+# ------------------------------------------------------------------ set-up
+
+if [[ ! -e /dev/nvidia0 ]]; then
+  echo "SKIPPED: no GPU (/dev/nvidia0 is absent)"
+  exit 77
+fi
+LD_LIBRARY_PATH="$native_path" timeout 60 "$programs_dir/module_storage" --make-file "$files/data.bin" "$file_bytes" \
+  || { fail "setup: cannot write the test file"; exit 1; }
+ln -s /etc/passwd "$files/escape-link"
+mkdir "$files/subdir"
+
+cat >"$runtime_dir/agileosd.json" <<EOF
+{
+  "socket_path": "$runtime_dir/agileosd.sock",
+  "runtime_dir": "$runtime_dir",
+  "log_level": "info",
+  "worker": {"executable": "$bin_dir/agileos-worker", "prestart": 1, "max_workers": 6},
+  "guard": {"policy": "trap", "allowed_policies": ["poison"], "cache_dir": ""},
+  "modules": {
+    "pool": [
+      {"name": "queue", "version": "1.0.3", "ptx": "$modules_dir/queue.ptx"},
+      {"name": "kvstore", "version": "1.2.0", "ptx": "$modules_dir/kvstore.ptx",
+       "host_library": "$modules_dir/libkvstore.so"},
+      {"name": "storage", "version": "1.0.0", "depends": [{"name": "queue", "version": "^1.0"}],
+       "ptx": "$modules_dir/storage.ptx", "host_library": "$modules_dir/libstorage.so", "service": "storage"},
+      {"name": "hidden", "version": "1.0.0", "ptx": "$modules_dir/queue.ptx"},
+      {"name": "needs_hidden", "version": "1.0.0", "depends": [{"name": "hidden"}], "ptx": "$modules_dir/queue.ptx"}
+    ],
+    "allowed": ["queue", "kvstore", "storage", "needs_hidden"]
+  },
+  "services": [
+    {"name": "storage", "executable": "$bin_dir/agileos-storage-service", "args": ["--root", "$files"],
+     "max_restarts": 5, "restart_window_s": 60}
+  ]
+}
+EOF
+LD_LIBRARY_PATH="$daemon_path" setsid timeout --kill-after=10 900 "$bin_dir/agileosd" --config "$runtime_dir/agileosd.json" \
+  >"$logs/agileosd.log" 2>&1 &
+daemon_pid=$!
+for _ in $(seq 1 300); do
+  [[ -S "$runtime_dir/agileosd.sock" ]] && break
+  kill -0 "$daemon_pid" 2>/dev/null || break
+  sleep 0.1
+done
+if [[ ! -S "$runtime_dir/agileosd.sock" ]]; then
+  fail "daemon: did not start"
+  quote "$logs/agileosd.log"
+  exit 1
+fi
+say "daemon: listening; services: $(ls "$runtime_dir-services" 2>/dev/null | tr '\n' ' ')"
+
+# run_client NAME ENV... -- PROGRAM ARGS...: in agileos-sandbox, output in $logs/NAME.{out,err}.
+run_client() {
+  local name="$1"
+  shift
+  local environment=()
+  while [[ "$1" != "--" ]]; do environment+=("$1"); shift; done
+  shift
+  local sandbox=("$bin_dir/agileos-sandbox" --socket-dir "$runtime_dir" --shim "$shim_dir" --keep "$programs_dir"
+    --keep "$bin_dir" --keep "$(dirname "$bench_program")" --keep-rw "$traces")
+  [[ -n "$deps_dir" ]] && sandbox+=(--lib-path "$deps_dir")
+  env "${environment[@]}" timeout --kill-after=5 "$TIMEOUT_S" "${sandbox[@]}" -- "$@" \
+    >"$logs/$name.out" 2>"$logs/$name.err" </dev/null
+  client_status=$?
+}
+
+expect_success() {  # NAME PATTERN: status 0 and PATTERN in stdout
+  if ((client_status == 0)) && grep -qE "$2" "$logs/$1.out"; then
+    pass "$1: $(grep -E "$2" "$logs/$1.out" | head -1)"
+  else
+    fail "$1: status $client_status"
+    quote "$logs/$1.out"
+    quote "$logs/$1.err"
+  fi
+}
+
+# ------------------------------------------------------------------ kvstore
+
+LD_LIBRARY_PATH="$native_path" timeout "$TIMEOUT_S" "$programs_dir/module_kvstore" --expect-absent \
+  >"$logs/kvstore_absent_native.out" 2>"$logs/kvstore_absent_native.err" </dev/null
+client_status=$?
+expect_success kvstore_absent_native 'absent: OK'
+
+run_client kvstore_absent_agileos -- "$programs_dir/module_kvstore" --expect-absent
+expect_success kvstore_absent_agileos 'absent: OK'
+
+run_client kvstore "AGILEOS_MODULES=kvstore@^1.2" "AGILEOS_TRACE_REPLIES=$traces/kvstore.bin" -- \
+  "$programs_dir/module_kvstore"
+expect_success kvstore '^module_kvstore: OK'
+grep -E '^(put|get|add|remove|refusals|stats|host get|control refusals|plugin saw)' "$logs/kvstore.out" \
+  | sed 's/^/    /' | tee -a "$summary"
+
+for mode in read write; do
+  run_client "attack_trap_$mode" "AGILEOS_MODULES=kvstore" -- "$programs_dir/module_state_attack" "$mode"
+  expect_success "attack_trap_$mode" "attack \\($mode\\) stopped"
+done
+# Under poison the accesses go to the quarantine and the client is poisoned (its later calls
+# fail): the worker's log counts what it redirected.
+run_client attack_poison_write "AGILEOS_MODULES=kvstore" "AGILEOS_GUARD_POLICY=poison" -- \
+  "$programs_dir/module_state_attack" write
+expect_success attack_poison_write 'attack \(write\) stopped'
+grep -hoE 'redirected [0-9]+ access\(es\) to protected memory' "$logs/agileosd.log" | tail -1 | sed 's/^/    poison: /' \
+  | tee -a "$summary"
+
+# ------------------------------------------------------------------ admission
+
+admission() {  # NAME REQUEST REASON-PATTERN
+  run_client "admission_$1" "AGILEOS_MODULES=$2" -- "$programs_dir/module_kvstore" --expect-absent
+  if ((client_status != 0)) && grep -qE "module admission: .*$3" "$logs/admission_$1.err" "$logs/admission_$1.out"; then
+    pass "admission_$1: refused: $(grep -ohE "module admission: .*$3[^\"]*" "$logs/admission_$1.err" | head -1)"
+  else
+    fail "admission_$1: status $client_status, expected a refusal naming '$3'"
+    quote "$logs/admission_$1.err"
+  fi
+}
+admission not_in_pool nosuch "not in the pool"
+admission not_allowed hidden "not allowed by the policy"
+admission wrong_version "kvstore@^2" "does not satisfy"
+admission dependency needs_hidden "which the policy does not allow"
+
+# ------------------------------------------------------------------ storage
+
+run_client storage "AGILEOS_MODULES=storage" "AGILEOS_TRACE_REPLIES=$traces/storage.bin" -- \
+  "$programs_dir/module_storage" data.bin "$file_bytes"
+expect_success storage '^module_storage: OK'
+grep -E '^(read|refusals|open)' "$logs/storage.out" | sed 's/^/    /' | tee -a "$summary"
+
+# A client killed while its reads are in flight.
+setsid env AGILEOS_MODULES=storage timeout --kill-after=5 "$TIMEOUT_S" "$bin_dir/agileos-sandbox" \
+  --socket-dir "$runtime_dir" --shim "$shim_dir" --keep "$programs_dir" --keep "$bin_dir" \
+  ${deps_dir:+--lib-path "$deps_dir"} -- "$programs_dir/module_storage" --hold data.bin "$file_bytes" 60 \
+  >"$logs/storage_kill.out" 2>"$logs/storage_kill.err" </dev/null &
+hold_pid=$!
+for _ in $(seq 1 300); do grep -q '^reading' "$logs/storage_kill.err" && break; sleep 0.1; done
+if grep -q '^reading' "$logs/storage_kill.err"; then
+  sleep 1.5
+  kill -KILL -- "-$hold_pid" 2>/dev/null
+  wait "$hold_pid" 2>/dev/null
+  pass "storage_kill: client killed mid-I/O"
+else
+  kill -KILL -- "-$hold_pid" 2>/dev/null
+  wait "$hold_pid" 2>/dev/null
+  fail "storage_kill: the client never started reading"
+  quote "$logs/storage_kill.err"
+fi
+run_client storage_after_kill "AGILEOS_MODULES=storage" -- "$programs_dir/module_storage" --after-kill data.bin \
+  "$file_bytes"
+expect_success storage_after_kill 'the service still serves: 0 mismatches'
+grep -h 'service stats' "$logs/storage_after_kill.err" | sed 's/^/    /' | tee -a "$summary"
+
+service_pid="$(pgrep -f "agileos-storage-service --root $files" | head -1)"
+if [[ -n "$service_pid" ]]; then
+  kill -KILL "$service_pid"
+  for _ in $(seq 1 100); do
+    new_pid="$(pgrep -f "agileos-storage-service --root $files" | head -1)"
+    [[ -n "$new_pid" && "$new_pid" != "$service_pid" ]] && break
+    sleep 0.1
+  done
+  run_client service_restart "AGILEOS_MODULES=storage" -- "$programs_dir/module_storage" data.bin "$file_bytes"
+  if [[ -n "${new_pid:-}" && "$new_pid" != "$service_pid" ]]; then
+    expect_success service_restart '^module_storage: OK'
+  else
+    fail "service_restart: the daemon did not restart the storage service"
+  fi
+else
+  fail "service_restart: no storage service process found"
+fi
+
+# ------------------------------------------------------------------ what clients saw
+
+if python3 "$suite_dir/check_replies.py" --protected 0xEFF00000000 0xF8000000000 \
+  --forbid "$runtime_dir-services" --forbid "service-storage" --forbid "/dev/nvidia" --forbid "memfd:" \
+  --forbid "$files" "$traces/kvstore.bin" "$traces/storage.bin" >"$logs/replies.txt" 2>&1; then
+  pass "replies_clean: $(tail -1 "$logs/replies.txt")"
+else
+  fail "replies_clean"
+  quote "$logs/replies.txt"
+fi
+
+# ------------------------------------------------------------------ benchmark
+
+if ((run_bench)); then
+  LD_LIBRARY_PATH="$native_path" timeout 120 "$bench_program" baseline "$files/data.bin" "$file_bytes" \
+    >"$logs/bench_baseline.out" 2>"$logs/bench_baseline.err" </dev/null
+  baseline_status=$?
+  run_client bench_module "AGILEOS_MODULES=storage" -- "$bench_program" module data.bin "$file_bytes"
+  if ((baseline_status == 0 && client_status == 0)); then
+    python3 "$suite_dir/format_storage_bench.py" "$logs/bench_baseline.out" "$logs/bench_module.out" \
+      >"$out_dir/storage_bench.txt"
+    pass "storage_bench: $out_dir/storage_bench.txt"
+    sed 's/^/    /' "$out_dir/storage_bench.txt" | tee -a "$summary"
+  else
+    fail "storage_bench: baseline $baseline_status, module $client_status"
+    quote "$logs/bench_baseline.err"
+    quote "$logs/bench_module.err"
+  fi
+fi
+
+say "modules: $passed passed, $failed failed"
+((failed == 0))
