@@ -29,7 +29,9 @@ class SlotWriter {
   virtual std::byte* staging() = 0;
   // Copies staging()[0, bytes) to the buffer at buffer_offset, and returns once the copy is
   // complete (visible to the buffer's other users). The caller keeps buffer_offset + bytes
-  // within the imported size. 0, or a negative errno with *reason set for the log.
+  // within the imported size. A writer may copy more, zero-padded, up to the slot_bytes it was
+  // made for (the CUDA writer does, for speed) but never past the slot. 0, or a negative errno with *reason
+  // set for the log.
   virtual int write(std::uint64_t buffer_offset, std::size_t bytes, std::string* reason) = 0;
 };
 

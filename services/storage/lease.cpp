@@ -106,10 +106,13 @@ void Lease::poll(std::uint32_t first_slot, std::uint32_t stride, SlotWriter* wri
     }
     if (worked) {
       last_work = Clock::now();
-    } else if (Clock::now() - last_work < kSpinBeforeSleep) {
+      continue;
+    }
+    const Clock::duration idle = Clock::now() - last_work;
+    if (idle < kSpinBeforeSleep) {
       for (int i = 0; i < 16; ++i) cpuRelax();
     } else {
-      std::this_thread::sleep_for(kIdleSleep);
+      std::this_thread::sleep_for(idle < kDeepIdleAfter ? kIdleSleep : kDeepIdleSleep);
     }
   }
 }

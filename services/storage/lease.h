@@ -13,7 +13,8 @@
 // A bad entry is answered with a negative result; nothing in the region can fail the lease.
 //
 // Idle pollers spin (with a pause) for kSpinBeforeSleep after their last work, then sleep
-// kIdleSleep between scans: low latency while busy, bounded (not small) CPU while idle.
+// kIdleSleep between scans, and after kDeepIdleAfter without work kDeepIdleSleep: low latency
+// while busy or briefly idle, little CPU for a lease that is not being used.
 //
 // revoke() (also the destructor) stops the pollers, waits for the entry each may be serving,
 // then releases the writers, the imported buffer and the queue mapping: once it returns the
@@ -37,11 +38,13 @@
 
 namespace agileos::services::storage {
 
-// Idle cost: each sleeping poller wakes every ~55 µs; an idle lease with 4 pollers measured
-// ~45% of one core on a 2-core VM (~75% with a 20 µs sleep). Latency cost: at most one sleep
-// for the first entry after an idle spell.
+// Idle cost: a poller in the short tier wakes every ~55 µs (4 pollers measured ~45% of one core
+// on a 2-core VM); in the deep tier every ~1 ms (a few percent). Latency cost: at most one
+// sleep of the tier it is in for the first entry after an idle spell.
 inline constexpr std::chrono::microseconds kSpinBeforeSleep{50};
 inline constexpr std::chrono::microseconds kIdleSleep{50};
+inline constexpr std::chrono::milliseconds kDeepIdleAfter{20};
+inline constexpr std::chrono::microseconds kDeepIdleSleep{1000};
 
 struct LeaseRequest {
   int queue_fd = -1;   // borrowed: the mapping outlives it

@@ -85,7 +85,8 @@ int attach(StorageInstance& self, uint64_t clientId) {
   const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
   const uint64_t queueBytes = (AGILEOS_STORAGE_QUEUE_BYTES(AGILEOS_STORAGE_SLOTS) + page - 1) / page * page;
   const uint64_t bufferBytes = static_cast<uint64_t>(AGILEOS_STORAGE_SLOTS) * AGILEOS_STORAGE_SLOT_BYTES;
-  const int queueFd = memfd_create("agileos-storage-queue", MFD_CLOEXEC);
+  // Sealable, so that the service can seal it against shrinking (a shrunk mapping would SIGBUS).
+  const int queueFd = memfd_create("agileos-storage-queue", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (queueFd < 0) return AGILEOS_MODULE_ENOMEM;
   if (ftruncate(queueFd, static_cast<off_t>(queueBytes)) != 0) {
     close(queueFd);
