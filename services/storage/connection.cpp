@@ -95,6 +95,10 @@ const char* opName(std::uint32_t op) {
       return "STATS";
     case AGILEOS_STORAGE_DETACH:
       return "DETACH";
+    case AGILEOS_STORAGE_REGISTER_BUFFER:
+      return "REGISTER_BUFFER";
+    case AGILEOS_STORAGE_UNREGISTER_BUFFER:
+      return "UNREGISTER_BUFFER";
     default:
       return "unknown op";
   }
@@ -131,7 +135,9 @@ class Connection {
     if (!message.problem.empty()) {
       return refuse(&reply, -EINVAL, "request", message.problem);
     }
-    const std::size_t wanted_fds = request.op == AGILEOS_STORAGE_ATTACH ? 2 : 0;
+    const std::size_t wanted_fds = request.op == AGILEOS_STORAGE_ATTACH            ? 2
+                                   : request.op == AGILEOS_STORAGE_REGISTER_BUFFER ? 1
+                                                                                   : 0;
     if (message.fds.size() != wanted_fds) {
       return refuse(
           &reply, -EINVAL, opName(request.op),
@@ -162,6 +168,12 @@ class Connection {
       case AGILEOS_STORAGE_DETACH:
         if (lease_ == nullptr) return refuse(&reply, -ENOENT, "DETACH", "no lease attached");
         endLease("DETACH");
+        break;
+      case AGILEOS_STORAGE_REGISTER_BUFFER:
+        registerBuffer(request, message.fds[0].get(), &reply);
+        break;
+      case AGILEOS_STORAGE_UNREGISTER_BUFFER:
+        unregisterBuffer(request, &reply);
         break;
       default:
         return refuse(&reply, -EOPNOTSUPP, "request", "unknown op " + std::to_string(request.op));
@@ -205,6 +217,41 @@ class Connection {
                  context_.backend->name());
   }
 
+  void registerBuffer(const agileos_storage_request& request, int fd, agileos_storage_reply* reply) {
+    if (lease_ == nullptr) {
+      refuse(reply, -ENOENT, "REGISTER_BUFFER", "no lease attached");
+      return;
+    }
+    BufferRegistration registration;
+    registration.fd = fd;
+    registration.handle_bytes = request.handle_bytes;
+    registration.buffer_offset = request.buffer_offset;
+    registration.buffer_bytes = request.buffer_bytes;
+    std::string reason;
+    const std::int64_t id = lease_->registerBuffer(registration, &reason);
+    if (id < 0) {
+      refuse(reply, static_cast<int>(id), "REGISTER_BUFFER", reason);
+      return;
+    }
+    reply->buffer = static_cast<std::uint32_t>(id);
+    spdlog::debug("{}: registered buffer {}: [{}, +{}) of a {}-byte allocation", name_, id,
+                  request.buffer_offset, request.buffer_bytes, request.handle_bytes);
+  }
+
+  // Replies once no write to the buffer is in progress and its import is released.
+  void unregisterBuffer(const agileos_storage_request& request, agileos_storage_reply* reply) {
+    if (lease_ == nullptr) {
+      refuse(reply, -ENOENT, "UNREGISTER_BUFFER", "no lease attached");
+      return;
+    }
+    if (int removed = lease_->unregisterBuffer(request.buffer); removed != 0) {
+      refuse(reply, removed, "UNREGISTER_BUFFER",
+             "buffer " + std::to_string(request.buffer) + " not registered");
+      return;
+    }
+    spdlog::debug("{}: unregistered buffer {}", name_, request.buffer);
+  }
+
   void open(const agileos_storage_request& request, agileos_storage_reply* reply) {
     std::string path;
     if (int bad = checkOpenPath(request, &path); bad != 0) {
@@ -235,7 +282,8 @@ class Connection {
     reply->leases_revoked = counters.leases_revoked.load(std::memory_order_relaxed);
   }
 
-  // Revokes the lease (pollers stopped, buffer and queue released) and closes the files.
+  // Revokes the lease (pollers stopped, registered buffers, buffer and queue released) and
+  // closes the files.
   void endLease(const char* cause) {
     lease_->revoke();
     lease_.reset();

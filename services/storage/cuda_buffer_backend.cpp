@@ -61,6 +61,21 @@ class CudaSlotWriter final : public SlotWriter {
   std::byte* staging() override { return staging_; }
 
   int write(std::uint64_t buffer_offset, std::size_t bytes, std::string* reason) override {
+    // The padding is zeroed: the slot's tail then holds nothing, not an older read's bytes.
+    const std::size_t copied = std::min<std::size_t>(slot_bytes_, std::max(bytes, kMinimumCopyBytes));
+    if (copied > bytes) std::memset(staging_ + bytes, 0, copied - bytes);
+    return copy(base_ + buffer_offset, copied, reason);
+  }
+
+  // Never padded (the target is the client's own data), so a copy under kMinimumCopyBytes may
+  // wait for a GPU time slice while the client's kernel runs.
+  int writeTo(const ImportedBuffer& target, std::uint64_t target_offset, std::size_t bytes,
+              std::string* reason) override;
+
+ private:
+  // staging_[0, bytes) to `destination` on this writer's stream, in the service's context
+  // (every import of the backend is mapped in it), synchronised before returning.
+  int copy(CUdeviceptr destination, std::size_t bytes, std::string* reason) {
     const CudaDriver& cu = *device_.driver;
     // The context is current per thread; the writer is made on a connection thread and used
     // on its poller thread.
@@ -71,11 +86,7 @@ class CudaSlotWriter final : public SlotWriter {
       }
       bound_thread_ = std::this_thread::get_id();
     }
-    // The padding is zeroed: the slot's tail then holds nothing, not an older read's bytes.
-    const std::size_t copied = std::min<std::size_t>(slot_bytes_, std::max(bytes, kMinimumCopyBytes));
-    if (copied > bytes) std::memset(staging_ + bytes, 0, copied - bytes);
-    if (CUresult r = cu.memcpyHtoDAsync(base_ + buffer_offset, staging_, copied, stream_);
-        r != CUDA_SUCCESS) {
+    if (CUresult r = cu.memcpyHtoDAsync(destination, staging_, bytes, stream_); r != CUDA_SUCCESS) {
       *reason = cu.describe("cuMemcpyHtoDAsync", r);
       return -EIO;
     }
@@ -86,7 +97,6 @@ class CudaSlotWriter final : public SlotWriter {
     return 0;
   }
 
- private:
   const CudaDevice& device_;
   const CUdeviceptr base_;
   CUstream stream_ = nullptr;
@@ -144,9 +154,11 @@ class CudaImportedBuffer final : public ImportedBuffer {
       *reason = cu.describe("cuMemGetAllocationGranularity", r);
       return -EIO;
     }
+    // cuMemMap maps whole granules: the size (buffer_bytes at ATTACH, handle_bytes at
+    // REGISTER_BUFFER) must be a multiple, as every cuMemCreate allocation's size is.
     if (granularity == 0 || bytes_ % granularity != 0) {
-      *reason = "buffer_bytes " + std::to_string(bytes_) +
-                " is not a multiple of the allocation granularity " + std::to_string(granularity);
+      *reason = "size " + std::to_string(bytes_) + " is not a multiple of the allocation granularity " +
+                std::to_string(granularity);
       return -EINVAL;
     }
     if (CUresult r = cu.memAddressReserve(&base_, bytes_, granularity, 0, 0); r != CUDA_SUCCESS) {
@@ -154,8 +166,10 @@ class CudaImportedBuffer final : public ImportedBuffer {
       *reason = cu.describe("cuMemAddressReserve", r);
       return -ENOMEM;
     }
+    // From offset 0 of the allocation (cuMemMap takes no other offset): a registered range is an
+    // offset into this mapping, never a mapping of its own.
     if (CUresult r = cu.memMap(base_, bytes_, 0, handle_, 0); r != CUDA_SUCCESS) {
-      *reason = cu.describe("cuMemMap", r) + " (buffer_bytes larger than the exported allocation?)";
+      *reason = cu.describe("cuMemMap", r) + " (size larger than the exported allocation?)";
       return -EINVAL;
     }
     mapped_ = true;
@@ -169,6 +183,10 @@ class CudaImportedBuffer final : public ImportedBuffer {
     }
     return 0;
   }
+
+  std::uint64_t size() const override { return bytes_; }
+  CUdeviceptr base() const { return base_; }
+  const CudaDevice& device() const { return device_; }
 
   std::unique_ptr<SlotWriter> makeWriter(std::uint32_t slot_bytes, std::string* reason) override {
     auto writer = std::make_unique<CudaSlotWriter>(device_, base_);
@@ -184,6 +202,21 @@ class CudaImportedBuffer final : public ImportedBuffer {
   CUdeviceptr base_ = 0;
   bool mapped_ = false;
 };
+
+int CudaSlotWriter::writeTo(const ImportedBuffer& target, std::uint64_t target_offset, std::size_t bytes,
+                            std::string* reason) {
+  const auto* cuda = dynamic_cast<const CudaImportedBuffer*>(&target);
+  if (cuda == nullptr || &cuda->device() != &device_) {
+    *reason = "the target was not imported by this cuda backend";
+    return -EINVAL;
+  }
+  if (!fitsWithin(cuda->size(), target_offset, bytes) || bytes > slot_bytes_) {
+    *reason = std::to_string(bytes) + " bytes at " + std::to_string(target_offset) +
+              " are not within the target's " + std::to_string(cuda->size()) + " bytes";
+    return -ERANGE;
+  }
+  return copy(cuda->base() + target_offset, bytes, reason);
+}
 
 class CudaBufferBackend final : public BufferBackend {
  public:

@@ -1,8 +1,11 @@
-// The `cuda` buffer backend: the lease's data buffer is device memory the worker exported as a
-// CUDA POSIX-fd shareable handle. import() is cuMemImportFromShareableHandle, then
-// cuMemAddressReserve + cuMemMap + cuMemSetAccess (read-write for this device) in the service's
-// own primary context on `device`; a SlotWriter owns a stream and a pinned staging buffer
-// (cuMemHostAlloc) and writes with cuMemcpyHtoDAsync followed by a stream synchronisation.
+// The `cuda` buffer backend: the lease's data buffer, and each registered buffer, is device
+// memory the worker exported as a CUDA POSIX-fd shareable handle. import() is
+// cuMemImportFromShareableHandle, then cuMemAddressReserve + cuMemMap of the whole size from
+// offset 0 + cuMemSetAccess (read-write for this device), all in the service's own primary
+// context on `device`; a SlotWriter owns a stream and a pinned staging buffer (cuMemHostAlloc)
+// and writes, into a slot or into any buffer of this backend, with cuMemcpyHtoDAsync followed
+// by a stream synchronisation. Every import shares the one context, so any writer's stream can
+// copy into any of them.
 //
 // CUDA is loaded and initialised at the first import (cuda_driver.h); a failure there is kept,
 // and refuses every later import with the same reason (-ENODEV).

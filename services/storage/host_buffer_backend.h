@@ -1,6 +1,7 @@
-// The `host` buffer backend: the lease's data buffer is a mappable file (the CPU tests pass a
-// memfd), mapped MAP_SHARED; a write is a memcpy from the writer's staging. Tests only in
-// practice: production buffers are device memory (cuda_buffer_backend.h).
+// The `host` buffer backend: the lease's data buffer, and each registered buffer, is a mappable
+// file (the CPU tests pass memfds), mapped MAP_SHARED; a write is a memcpy from the writer's
+// staging. Tests only in practice: production buffers are device memory
+// (cuda_buffer_backend.h).
 #pragma once
 
 #include <memory>

@@ -41,7 +41,7 @@ void setUpPollerThread(std::uint32_t index) {
 std::unique_ptr<Lease> Lease::attach(const LeaseRequest& request, BufferBackend& backend,
                                      const OpenFiles& files, ServiceCounters& counters, int* error,
                                      std::string* reason) {
-  std::unique_ptr<Lease> lease(new Lease(request.name, files, counters));
+  std::unique_ptr<Lease> lease(new Lease(request.name, backend, files, counters));
   if (int attached =
           lease->queue_.attach(request.queue_fd, request.queue_bytes, request.buffer_bytes, reason);
       attached != 0) {
@@ -80,9 +80,37 @@ void Lease::revoke() {
   stop_.store(true, std::memory_order_relaxed);
   for (std::thread& poller : pollers_) poller.join();
   pollers_.clear();
-  writers_.clear();  // before the buffer they write to
+  registered_.clear();  // no poller is left to hold one: released at once
+  writers_.clear();     // before the buffer they write to
   buffer_.reset();
   queue_.detach();
+}
+
+std::int64_t Lease::registerBuffer(const BufferRegistration& registration, std::string* reason) {
+  if (int bad = checkBufferRegistration(registration.handle_bytes, registration.buffer_offset,
+                                        registration.buffer_bytes, reason);
+      bad != 0) {
+    return bad;
+  }
+  // Checked before importing, not only by add(): a refused registration maps nothing.
+  if (registered_.full()) {
+    *reason = std::to_string(kMaxRegisteredBuffers) + " buffers already registered";
+    return -EMFILE;
+  }
+  int error = 0;
+  std::unique_ptr<ImportedBuffer> import =
+      backend_.import(registration.fd, registration.handle_bytes, &error, reason);
+  if (import == nullptr) {
+    *reason = std::string(backend_.name()) + " backend: " + *reason;
+    return error;
+  }
+  RegisteredBuffer buffer;
+  buffer.import = std::move(import);
+  buffer.offset = registration.buffer_offset;
+  buffer.bytes = registration.buffer_bytes;
+  const std::int64_t id = registered_.add(std::move(buffer));
+  if (id < 0) *reason = std::to_string(kMaxRegisteredBuffers) + " buffers already registered";
+  return id;
 }
 
 void Lease::poll(std::uint32_t first_slot, std::uint32_t stride, SlotWriter* writer) {
@@ -128,6 +156,19 @@ std::int64_t Lease::serve(std::uint32_t slot, const Submission& submission, Slot
     noteRefusal(slot, submission, -EBADF, "no such file handle");
     return -EBADF;
   }
+  // Held until the write below is complete: unregistering waits for it.
+  RegisteredBuffers::Ref target;
+  if (submission.target != 0) {
+    target = registered_.find(submission.target);
+    if (target == nullptr) {
+      noteRefusal(slot, submission, -EBADF, "no such registered buffer");
+      return -EBADF;
+    }
+    if (int bad = checkTargetRange(submission, target->bytes); bad != 0) {
+      noteRefusal(slot, submission, bad, "outside the registered buffer");
+      return bad;
+    }
+  }
   std::byte* staging = writer->staging();
   std::size_t done = 0;
   while (done < submission.bytes) {  // short reads continue; 0 is the end of the file
@@ -144,8 +185,16 @@ std::int64_t Lease::serve(std::uint32_t slot, const Submission& submission, Slot
   }
   if (done > 0) {
     std::string reason;
-    if (int written = writer->write(std::uint64_t{slot} * slot_bytes, done, &reason); written != 0) {
-      spdlog::error("{}: slot {}: writing the data buffer: {}", name_, slot, reason);
+    // Exactly `done` bytes into a registered range; checkTargetRange covered bytes >= done.
+    const int written =
+        target != nullptr
+            ? writer->writeTo(*target->import, target->offset + submission.target_offset, done, &reason)
+            : writer->write(std::uint64_t{slot} * slot_bytes, done, &reason);
+    if (written != 0) {
+      spdlog::error("{}: slot {}: writing {}: {}", name_, slot,
+                    target != nullptr ? "registered buffer " + std::to_string(submission.target)
+                                      : std::string("the data buffer"),
+                    reason);
       return written;
     }
   }
@@ -158,9 +207,10 @@ void Lease::noteRefusal(std::uint32_t slot, const Submission& submission, std::i
   // Entries come from user kernels, which can submit bad ones as fast as they like.
   const bool first = !refusal_logged_.exchange(true, std::memory_order_relaxed);
   spdlog::log(first ? spdlog::level::warn : spdlog::level::debug,
-              "{}: slot {}: refused entry (file {}, offset {}, bytes {}): {} ({}){}", name_, slot,
-              submission.file, submission.offset, submission.bytes, why, result,
-              first ? "; further refusals are logged at debug" : "");
+              "{}: slot {}: refused entry (file {}, offset {}, bytes {}, target {}, target_offset {}): "
+              "{} ({}){}",
+              name_, slot, submission.file, submission.offset, submission.bytes, submission.target,
+              submission.target_offset, why, result, first ? "; further refusals are logged at debug" : "");
 }
 
 }  // namespace agileos::services::storage

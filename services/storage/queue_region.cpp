@@ -14,7 +14,9 @@ namespace {
 static_assert(sizeof(agileos_storage_queue_header) == AGILEOS_STORAGE_SQ_OFFSET);
 static_assert(sizeof(agileos_storage_sqe) == 32 && sizeof(agileos_storage_cqe) == 16);
 static_assert(offsetof(agileos_storage_sqe, offset) == 0 && offsetof(agileos_storage_sqe, file) == 8 &&
-              offsetof(agileos_storage_sqe, bytes) == 12 && offsetof(agileos_storage_sqe, sequence) == 16);
+              offsetof(agileos_storage_sqe, bytes) == 12 && offsetof(agileos_storage_sqe, sequence) == 16 &&
+              offsetof(agileos_storage_sqe, target) == 20 &&
+              offsetof(agileos_storage_sqe, target_offset) == 24);
 static_assert(offsetof(agileos_storage_cqe, result) == 0 && offsetof(agileos_storage_cqe, sequence) == 8);
 static_assert(std::atomic_ref<std::uint64_t>::is_always_lock_free &&
               std::atomic_ref<std::uint32_t>::is_always_lock_free &&
@@ -60,6 +62,8 @@ Submission QueueRegion::readSubmission(std::uint32_t slot, std::uint32_t sequenc
   copy.offset = loadRelaxed(entry->offset);
   copy.file = loadRelaxed(entry->file);
   copy.bytes = loadRelaxed(entry->bytes);
+  copy.target = loadRelaxed(entry->target);
+  copy.target_offset = loadRelaxed(entry->target_offset);
   copy.sequence = sequence;
   return copy;
 }

@@ -25,8 +25,13 @@
  *   device:  waits for cq[i].sequence == the sequence it submitted, then reads cq[i].result.
  * Everything in the region is untrusted from the service's side (device code runs with user
  * arguments): the service validates every field of its copy against the lease (file handle of
- * this lease, bytes <= slot_bytes, offset + bytes without overflow) and answers a bad entry with
- * a negative result; it never trusts a value it read twice.
+ * this lease, bytes <= slot_bytes, offset + bytes without overflow, and for a target: a buffer
+ * this lease registered, target_offset + bytes within it) and answers a bad entry with a
+ * negative result; it never trusts a value it read twice.
+ *
+ * Targets: an entry with target != 0 is read straight into a registered buffer (a client's own
+ * allocation, registered for DMA through the worker) instead of its slot; the service writes
+ * exactly the bytes read there, nothing around them.
  */
 #ifndef AGILEOS_SERVICES_STORAGE_PROTOCOL_H
 #define AGILEOS_SERVICES_STORAGE_PROTOCOL_H
@@ -50,7 +55,8 @@ typedef struct agileos_storage_sqe {
   uint32_t file;     /* a file handle of this lease (AGILEOS_STORAGE_OPEN's reply) */
   uint32_t bytes;    /* bytes to read, 1..slot_bytes */
   uint32_t sequence; /* written LAST: a new value submits the entry */
-  uint32_t reserved[3];
+  uint32_t target;   /* 0: into the entry's slot; else a buffer of this lease (REGISTER_BUFFER) */
+  uint64_t target_offset; /* target != 0: where in that buffer (offset + bytes within its size) */
 } agileos_storage_sqe;
 
 /* One completion; 16 bytes, written by the service. */
@@ -83,7 +89,15 @@ enum agileos_storage_op {
   AGILEOS_STORAGE_OPEN = 3,   /* opens path (relative to the service root) read-only */
   AGILEOS_STORAGE_CLOSE = 4,  /* closes a file handle */
   AGILEOS_STORAGE_STATS = 5,  /* service-wide counters */
-  AGILEOS_STORAGE_DETACH = 6  /* ends the lease: no access to its memory once replied */
+  AGILEOS_STORAGE_DETACH = 6, /* ends the lease: no access to its memory once replied */
+  /* fds: [the POSIX fd of a client allocation's physical memory, from the worker's DMA
+   * registration]; registers [buffer_offset, buffer_offset + buffer_bytes) of it (handle_bytes
+   * is the whole physical allocation, which the service maps) as a read target; reply.buffer is
+   * its id (>= 1) for sqe.target. */
+  AGILEOS_STORAGE_REGISTER_BUFFER = 7,
+  /* Ends a registration (request.buffer): once replied, the service never writes to it again
+   * (reads in flight to it have completed). */
+  AGILEOS_STORAGE_UNREGISTER_BUFFER = 8
 };
 
 #define AGILEOS_STORAGE_MAX_PATH 255u
@@ -93,10 +107,15 @@ typedef struct agileos_storage_request {
   uint32_t version; /* AGILEOS_STORAGE_PROTOCOL_VERSION */
   uint64_t client_id;  /* ATTACH: for the service's log only */
   uint64_t queue_bytes;  /* ATTACH: size of the queue memfd mapping */
-  uint64_t buffer_bytes; /* ATTACH: size of the exported data buffer (>= slots * slot_bytes) */
+  uint64_t buffer_bytes; /* ATTACH: size of the exported data buffer (>= slots * slot_bytes);
+                            REGISTER_BUFFER: size of the registered range */
   uint32_t file;         /* CLOSE */
   uint32_t path_bytes;   /* OPEN: bytes of path used, 1..AGILEOS_STORAGE_MAX_PATH */
   char path[AGILEOS_STORAGE_MAX_PATH + 1]; /* OPEN: not NUL-terminated necessarily */
+  uint64_t handle_bytes;  /* REGISTER_BUFFER: size of the physical allocation behind the fd */
+  uint64_t buffer_offset; /* REGISTER_BUFFER: start of the registered range in it */
+  uint32_t buffer;        /* UNREGISTER_BUFFER: the id */
+  uint32_t reserved;
 } agileos_storage_request;
 
 typedef struct agileos_storage_reply {
@@ -107,6 +126,8 @@ typedef struct agileos_storage_reply {
   uint64_t leases_served;   /* STATS: leases attached since the service started */
   uint64_t reads_completed; /* STATS */
   uint64_t leases_revoked;  /* STATS: leases ended by DETACH or by their connection closing */
+  uint32_t buffer;          /* REGISTER_BUFFER: the id */
+  uint32_t reserved;
 } agileos_storage_reply;
 
 #ifdef __cplusplus

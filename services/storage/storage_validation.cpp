@@ -56,6 +56,29 @@ int checkSubmission(const Submission& submission, std::uint32_t slot_bytes) {
   return 0;
 }
 
+int checkBufferRegistration(std::uint64_t handle_bytes, std::uint64_t buffer_offset,
+                            std::uint64_t buffer_bytes, std::string* reason) {
+  if (handle_bytes == 0 || buffer_bytes == 0) {
+    *reason = "handle_bytes " + std::to_string(handle_bytes) + " and buffer_bytes " +
+              std::to_string(buffer_bytes) + " must not be 0";
+    return -EINVAL;
+  }
+  // Written so that nothing wraps: buffer_bytes <= handle_bytes first, then the offset.
+  if (buffer_bytes > handle_bytes || buffer_offset > handle_bytes - buffer_bytes) {
+    *reason = "range [" + std::to_string(buffer_offset) + ", +" + std::to_string(buffer_bytes) +
+              ") is not within the " + std::to_string(handle_bytes) + " bytes of the handle";
+    return -EINVAL;
+  }
+  return 0;
+}
+
+int checkTargetRange(const Submission& submission, std::uint64_t buffer_bytes) {
+  if (submission.bytes > buffer_bytes || submission.target_offset > buffer_bytes - submission.bytes) {
+    return -ERANGE;
+  }
+  return 0;
+}
+
 int checkOpenPath(const agileos_storage_request& request, std::string* path) {
   if (request.path_bytes > AGILEOS_STORAGE_MAX_PATH) return -ENAMETOOLONG;
   if (request.path_bytes < 1) return -EINVAL;

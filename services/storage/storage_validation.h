@@ -19,6 +19,8 @@ struct Submission {
   std::uint32_t file = 0;
   std::uint32_t bytes = 0;
   std::uint32_t sequence = 0;
+  std::uint32_t target = 0;         // 0: the entry's slot; else a registered buffer's id
+  std::uint64_t target_offset = 0;  // target != 0: where in the registered range
 };
 
 // The header copied at ATTACH against the sizes in the request: magic, version, slots in
@@ -32,6 +34,17 @@ int checkQueueHeader(const agileos_storage_queue_header& header, std::uint64_t q
 // offset + bytes representable as a file offset, off_t being signed (-EOVERFLOW). The file
 // handle is checked against the connection's table when the entry is served (-EBADF).
 int checkSubmission(const Submission& submission, std::uint32_t slot_bytes);
+
+// REGISTER_BUFFER's sizes: handle_bytes > 0, buffer_bytes > 0, and the registered range
+// [buffer_offset, buffer_offset + buffer_bytes) within [0, handle_bytes), the sum without
+// overflow. -EINVAL with *reason for the log.
+int checkBufferRegistration(std::uint64_t handle_bytes, std::uint64_t buffer_offset,
+                            std::uint64_t buffer_bytes, std::string* reason);
+
+// A targeted submission against its registration: [target_offset, target_offset + bytes)
+// within [0, buffer_bytes), the sum without overflow (-ERANGE). `bytes` already passed
+// checkSubmission.
+int checkTargetRange(const Submission& submission, std::uint64_t buffer_bytes);
 
 // OPEN's path: path_bytes in 1..AGILEOS_STORAGE_MAX_PATH, no NUL among them, relative (no
 // leading '/'). -EINVAL (-ENAMETOOLONG for path_bytes too large); on success *path holds it.

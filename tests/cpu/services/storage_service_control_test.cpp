@@ -1,6 +1,5 @@
 // The control socket of the real service: OPEN's confinement to the root, and requests that
 // are malformed or refused, none of which may end the service or leak a descriptor.
-#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -15,17 +14,6 @@ namespace agileos::services::storage::testing {
 namespace {
 
 class StorageControlTest : public StorageServiceTest {};
-
-struct Pipe {
-  Pipe() {
-    int fds[2];
-    EXPECT_EQ(::pipe2(fds, O_CLOEXEC), 0);
-    read_end.reset(fds[0]);
-    write_end.reset(fds[1]);
-  }
-  UniqueFd read_end;
-  UniqueFd write_end;
-};
 
 TEST_F(StorageControlTest, HelloAnswers) {
   UniqueFd fd = connect();

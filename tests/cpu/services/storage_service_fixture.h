@@ -76,6 +76,16 @@ class StorageServiceTest : public ::testing::Test {
     return result;
   }
 
+  // Submits a read of data.bin through `slot` into registered buffer `target` at
+  // target_offset, and waits for its result.
+  std::int64_t readInto(DeviceQueue& queue, std::uint32_t slot, std::uint32_t file, std::uint64_t offset,
+                        std::uint32_t bytes, std::uint32_t target, std::uint64_t target_offset) const {
+    const std::uint32_t sequence = queue.submit(slot, file, offset, bytes, target, target_offset);
+    std::int64_t result = 0;
+    EXPECT_TRUE(queue.waitCompletion(slot, sequence, &result)) << "slot " << slot << " never completed";
+    return result;
+  }
+
   bool slotHolds(const DeviceQueue& queue, std::uint32_t slot, std::uint64_t offset,
                  std::size_t bytes) const {
     const std::span<const std::byte> slot_data = queue.slotData(slot);

@@ -1,5 +1,6 @@
 #include "tests/cpu/services/storage_test_support.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -174,6 +175,39 @@ agileos_storage_reply closeFile(int fd, std::uint32_t file) {
   return call(fd, request);
 }
 
+agileos_storage_reply registerBuffer(int fd, const std::vector<int>& fds, std::uint64_t handle_bytes,
+                                     std::uint64_t buffer_offset, std::uint64_t buffer_bytes) {
+  agileos_storage_request request = makeStorageRequest(AGILEOS_STORAGE_REGISTER_BUFFER);
+  request.handle_bytes = handle_bytes;
+  request.buffer_offset = buffer_offset;
+  request.buffer_bytes = buffer_bytes;
+  // Through sendRaw: the client library sends at most kMaxRequestFds, and the tests send more.
+  if (!sendRaw(fd, &request, sizeof(request), fds)) return failedReply();
+  return receiveReply(fd);
+}
+
+agileos_storage_reply unregisterBuffer(int fd, std::uint32_t id) {
+  agileos_storage_request request = makeStorageRequest(AGILEOS_STORAGE_UNREGISTER_BUFFER);
+  request.buffer = id;
+  return call(fd, request);
+}
+
+Pipe::Pipe() {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe2: ") + std::strerror(errno));
+  read_end.reset(fds[0]);
+  write_end.reset(fds[1]);
+}
+
+ClientBuffer::ClientBuffer(std::uint64_t bytes)
+    : bytes_(bytes), fd_(makeMemfd("agileos-test-target", bytes)) {
+  data_ = static_cast<std::byte*>(mapShared(fd_.get(), bytes_));
+}
+
+ClientBuffer::~ClientBuffer() { ::munmap(data_, bytes_); }
+
+void ClientBuffer::fill(std::byte value) { std::memset(data_, static_cast<int>(value), bytes_); }
+
 DeviceQueue::DeviceQueue(std::uint32_t slots, std::uint32_t slot_bytes)
     : slots_(slots),
       slot_bytes_(slot_bytes),
@@ -208,11 +242,13 @@ agileos_storage_reply DeviceQueue::attach(int fd) {
 }
 
 std::uint32_t DeviceQueue::submit(std::uint32_t slot, std::uint32_t file, std::uint64_t offset,
-                                  std::uint32_t bytes) {
+                                  std::uint32_t bytes, std::uint32_t target, std::uint64_t target_offset) {
   auto* entry = reinterpret_cast<agileos_storage_sqe*>(queue_ + AGILEOS_STORAGE_SQ_OFFSET) + slot;
   std::atomic_ref<std::uint64_t>(entry->offset).store(offset, std::memory_order_relaxed);
   std::atomic_ref<std::uint32_t>(entry->file).store(file, std::memory_order_relaxed);
   std::atomic_ref<std::uint32_t>(entry->bytes).store(bytes, std::memory_order_relaxed);
+  std::atomic_ref<std::uint32_t>(entry->target).store(target, std::memory_order_relaxed);
+  std::atomic_ref<std::uint64_t>(entry->target_offset).store(target_offset, std::memory_order_relaxed);
   std::atomic_ref<std::uint32_t> sequence(entry->sequence);
   const std::uint32_t next = sequence.load(std::memory_order_relaxed) + 1;
   sequence.store(next, std::memory_order_release);  // last: submits the entry

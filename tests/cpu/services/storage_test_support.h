@@ -73,6 +73,41 @@ agileos_storage_reply stats(int fd);
 agileos_storage_reply openFile(int fd, const std::string& path);
 agileos_storage_reply closeFile(int fd, std::uint32_t file);
 agileos_storage_reply detach(int fd);
+// REGISTER_BUFFER of [buffer_offset, +buffer_bytes) of a handle_bytes allocation behind `fds`
+// (normally one descriptor); UNREGISTER_BUFFER of `id`.
+agileos_storage_reply registerBuffer(int fd, const std::vector<int>& fds, std::uint64_t handle_bytes,
+                                     std::uint64_t buffer_offset, std::uint64_t buffer_bytes);
+agileos_storage_reply unregisterBuffer(int fd, std::uint32_t id);
+
+// A pipe, close-on-exec: a descriptor to send that the tests can watch being closed
+// (seesEndOfFile on read_end once the test closed its write_end).
+struct Pipe {
+  Pipe();
+  UniqueFd read_end;
+  UniqueFd write_end;
+};
+
+// A client allocation as the worker would register it: a memfd ("agileos-test-target") of
+// `bytes`, mapped here, so that the test sees every byte the service writes.
+class ClientBuffer {
+ public:
+  static constexpr const char* kMemfdName = "memfd:agileos-test-target";
+
+  explicit ClientBuffer(std::uint64_t bytes);
+  ~ClientBuffer();
+  ClientBuffer(const ClientBuffer&) = delete;
+  ClientBuffer& operator=(const ClientBuffer&) = delete;
+
+  int fd() const { return fd_.get(); }
+  std::uint64_t bytes() const { return bytes_; }
+  std::span<std::byte> data() const { return {data_, bytes_}; }
+  void fill(std::byte value);
+
+ private:
+  std::uint64_t bytes_;
+  UniqueFd fd_;
+  std::byte* data_ = nullptr;
+};
 
 // A queue region and data buffer as the plugin lays them out, both memfds mapped here; the
 // test plays the device on them.
@@ -94,8 +129,10 @@ class DeviceQueue {
   // ATTACH for this queue (client_id 7), and its descriptors.
   agileos_storage_reply attach(int fd);
 
-  // Fills sq[slot] and then bumps its sequence; returns the new sequence.
-  std::uint32_t submit(std::uint32_t slot, std::uint32_t file, std::uint64_t offset, std::uint32_t bytes);
+  // Fills sq[slot] (target 0: into the slot) and then bumps its sequence; returns the new
+  // sequence.
+  std::uint32_t submit(std::uint32_t slot, std::uint32_t file, std::uint64_t offset, std::uint32_t bytes,
+                       std::uint32_t target = 0, std::uint64_t target_offset = 0);
   // Waits for cq[slot].sequence == sequence; true and *result, or false after `timeout`.
   bool waitCompletion(std::uint32_t slot, std::uint32_t sequence, std::int64_t* result,
                       std::chrono::milliseconds timeout = std::chrono::seconds(10)) const;

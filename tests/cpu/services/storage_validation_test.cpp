@@ -100,6 +100,49 @@ TEST(StorageSubmissionTest, TheEndMustBeAFileOffset) {
   EXPECT_EQ(checkSubmission(submission, 4096), -EOVERFLOW);
 }
 
+TEST(StorageBufferRegistrationTest, TheRangeMustLieWithinTheHandle) {
+  std::string reason;
+  EXPECT_EQ(checkBufferRegistration(2 << 20, 4096, 64 << 10, &reason), 0);
+  EXPECT_EQ(checkBufferRegistration(2 << 20, 0, 2 << 20, &reason), 0);  // the whole handle
+  EXPECT_EQ(checkBufferRegistration(2 << 20, (2 << 20) - 1, 1, &reason), 0);
+  EXPECT_TRUE(reason.empty()) << reason;
+  constexpr std::uint64_t kMax = std::numeric_limits<std::uint64_t>::max();
+  EXPECT_EQ(checkBufferRegistration(kMax, kMax - 1, 1, &reason), 0);
+  EXPECT_EQ(checkBufferRegistration(kMax, 0, kMax, &reason), 0);
+  struct Bad {
+    std::uint64_t handle_bytes, buffer_offset, buffer_bytes;
+  };
+  for (const Bad& bad : {Bad{0, 0, 4096}, Bad{0, 0, 0}, Bad{4096, 0, 0}, Bad{4096, 0, 4097},
+                         Bad{4096, 1, 4096}, Bad{4096, 4096, 1}, Bad{4096, kMax, 1}, Bad{4096, 4095, kMax},
+                         Bad{kMax, kMax, 1}, Bad{kMax, 1, kMax}, Bad{kMax - 1, kMax - 4095, 4096}}) {
+    reason.clear();
+    EXPECT_EQ(checkBufferRegistration(bad.handle_bytes, bad.buffer_offset, bad.buffer_bytes, &reason),
+              -EINVAL)
+        << bad.handle_bytes << " " << bad.buffer_offset << " " << bad.buffer_bytes;
+    EXPECT_FALSE(reason.empty());
+  }
+}
+
+TEST(StorageBufferRegistrationTest, TargetedReadsMustLieWithinTheRange) {
+  Submission submission;
+  submission.bytes = 4096;
+  submission.target = 1;
+  submission.target_offset = 0;
+  EXPECT_EQ(checkTargetRange(submission, 4096), 0);
+  EXPECT_EQ(checkTargetRange(submission, 4095), -ERANGE);
+  submission.target_offset = 60 << 10;
+  EXPECT_EQ(checkTargetRange(submission, 64 << 10), 0);
+  submission.target_offset = (60 << 10) + 1;
+  EXPECT_EQ(checkTargetRange(submission, 64 << 10), -ERANGE);
+  constexpr std::uint64_t kMax = std::numeric_limits<std::uint64_t>::max();
+  submission.target_offset = kMax - 4095;  // offset + bytes wraps to 0
+  EXPECT_EQ(checkTargetRange(submission, 64 << 10), -ERANGE);
+  submission.target_offset = kMax;
+  EXPECT_EQ(checkTargetRange(submission, kMax), -ERANGE);
+  submission.target_offset = kMax - 4096;
+  EXPECT_EQ(checkTargetRange(submission, kMax), 0);
+}
+
 // An OPEN request with `bytes` in path (NULs included) and path_bytes as given.
 agileos_storage_request openRequest(std::string_view bytes, std::uint32_t path_bytes) {
   agileos_storage_request request{};
