@@ -67,6 +67,14 @@ void ChunkSuballocator::adoptEmptyChunk(ClientId client, const BackedRange& chun
   mine.cachedEmpty.push_back(chunk.va);
 }
 
+std::optional<BackedRange> ChunkSuballocator::chunkOf(ClientId client, DevicePtr p) const {
+  auto after = chunks_.upper_bound(p);
+  if (after == chunks_.begin()) return std::nullopt;
+  const Chunk& chunk = std::prev(after)->second;
+  if (chunk.owner != client || p - chunk.range.va >= chunk.range.size) return std::nullopt;
+  return chunk.range;
+}
+
 bool ChunkSuballocator::releaseSlot(ClientId client, DevicePtr p, std::optional<BackedRange>* emptiedChunk) {
   emptiedChunk->reset();
   auto after = chunks_.upper_bound(p);

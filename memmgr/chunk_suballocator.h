@@ -64,6 +64,9 @@ class ChunkSuballocator {
   // Removes and returns every chunk.
   std::vector<BackedRange> takeAllChunks();
 
+  // The chunk of `client` holding p, or nullopt.
+  std::optional<BackedRange> chunkOf(ClientId client, DevicePtr p) const;
+
   std::uint64_t chunkBytes() const { return chunkBytes_; }
   // Physical bytes held in chunks for `client`, including its cached empty chunks.
   std::uint64_t bytesHeldBy(ClientId client) const;

@@ -14,6 +14,11 @@ CUresult MappingLifecycle::create(std::uint64_t size, BackedRange* out) {
   BackedRange range{*va, size, 0};
   CUresult result = exportable_ ? backend_.createExportablePhysical(size, &range.handle)
                                 : backend_.createPhysical(size, &range.handle);
+  // A driver or platform without POSIX-descriptor export still gets its memory: exports of it
+  // will fail, nothing else changes.
+  if (exportable_ && (result == CUDA_ERROR_NOT_SUPPORTED || result == CUDA_ERROR_INVALID_VALUE)) {
+    result = backend_.createPhysical(size, &range.handle);
+  }
   if (result != CUDA_SUCCESS) {
     runOrStrand({range, Step::kReturnAddress});
     return result;

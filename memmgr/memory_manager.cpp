@@ -75,7 +75,8 @@ struct MemoryManager::State {
 
   explicit State(VmmBackend& backend, std::uint64_t granularity)
       : addresses(kUserRange, granularity),
-        mappings(backend, addresses),
+        // Exportable, for modules' DMA registrations (exportUserAllocation).
+        mappings(backend, addresses, /*exportable=*/true),
         // A chunk holds at least one slot of the largest size class (kSmallAllocationLimit).
         chunks(std::max<std::uint64_t>(granularity, kSmallAllocationLimit), kEmptyChunksCachedPerClient),
         protectedAddresses(kModuleRange, granularity),
@@ -289,6 +290,29 @@ CUresult MemoryManager::exportProtected(ClientId client, DevicePtr p, int* fd) {
   auto it = state_->protectedAllocations.find(p);
   if (it == state_->protectedAllocations.end() || it->second.owner != client) return CUDA_ERROR_INVALID_VALUE;
   return backend_.exportToFd(it->second.range.handle, fd);
+}
+
+CUresult MemoryManager::exportUserAllocation(ClientId client, DevicePtr p, std::uint64_t size, int* fd,
+                                             std::uint64_t* handleBytes, std::uint64_t* offset) {
+  if (fd == nullptr || handleBytes == nullptr || offset == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  std::lock_guard lock(mutex_);
+  const std::optional<Allocation> found = table_.find(p);
+  if (!found || found->owner != client || found->kind != AllocationKind::kUser || found->base != p ||
+      found->size != size) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  std::optional<BackedRange> range;
+  if (auto large = state_->large.find(p); large != state_->large.end()) {
+    range = large->second.range;
+  } else {
+    range = state_->chunks.chunkOf(client, p);
+  }
+  if (!range) return CUDA_ERROR_UNKNOWN;  // every live user entry is backed; a bug otherwise
+  const CUresult result = backend_.exportToFd(range->handle, fd);
+  if (result != CUDA_SUCCESS) return result;
+  *handleBytes = range->size;
+  *offset = p - range->va;
+  return CUDA_SUCCESS;
 }
 
 std::uint64_t MemoryManager::protectedSize(ClientId client, DevicePtr p) const {

@@ -100,6 +100,16 @@ class MemoryManager {
   // (CUDA_ERROR_INVALID_VALUE). The memory stays allocated while any importer holds it, so an
   // export can never expose memory that is later reused.
   CUresult exportProtected(ClientId client, DevicePtr p, int* fd);
+  // Exports the physical memory behind the user allocation of `client` that is EXACTLY
+  // [p, p + size) (its base and the size it was allocated with; anything else:
+  // CUDA_ERROR_INVALID_VALUE), for a module's DMA registration: *fd (the caller owns it) is the
+  // whole physical allocation, *handleBytes its size, *offset where the allocation starts in it.
+  // A small allocation shares its chunk with other allocations of the SAME client, which the
+  // descriptor also reaches; never memory of another client. The memory stays allocated while an
+  // importer holds it, so a free never hands it to anyone under an importer.
+  CUresult exportUserAllocation(ClientId client, DevicePtr p, std::uint64_t size, int* fd,
+                                std::uint64_t* handleBytes, std::uint64_t* offset);
+
   // The mapped size of the protected allocation of `client` based exactly at p, or 0.
   std::uint64_t protectedSize(ClientId client, DevicePtr p) const;
 

@@ -30,6 +30,11 @@ class HostResources {
   // 0 if [device_address, device_address + bytes) is exactly one live allocation of the client
   // (its start and its requested size), else AGILEOS_MODULE_EPERM.
   virtual int checkExactUserAllocation(std::uint64_t device_address, std::uint64_t bytes) = 0;
+
+  // Exports the physical memory behind the client's allocation that is exactly
+  // [device_address, device_address + bytes) (MemoryManager::exportUserAllocation).
+  virtual int exportUserAllocation(std::uint64_t device_address, std::uint64_t bytes, int* fd,
+                                   std::uint64_t* handle_bytes, std::uint64_t* offset) = 0;
 };
 
 }  // namespace agileos::modules

@@ -32,6 +32,7 @@ ModuleInstance::ModuleInstance(std::shared_ptr<const PluginLibrary> library, Mod
   api_.register_dma = &ModuleInstance::hostRegisterDma;
   api_.unregister_dma = &ModuleInstance::hostUnregisterDma;
   api_.publish_device_constant = &ModuleInstance::hostPublishConstant;
+  api_.export_dma = &ModuleInstance::hostExportDma;
 }
 
 std::unique_ptr<ModuleInstance> ModuleInstance::create(std::shared_ptr<const PluginLibrary> library,
@@ -315,6 +316,19 @@ int ModuleInstance::hostRegisterDma(void* host, std::uint64_t device_address, st
 int ModuleInstance::hostUnregisterDma(void* host, std::uint64_t registration) {
   return guarded(host, [&](ModuleInstance& self) {
     return self.dma_.erase(registration) != 0 ? AGILEOS_MODULE_OK : AGILEOS_MODULE_EPERM;
+  });
+}
+
+int ModuleInstance::hostExportDma(void* host, std::uint64_t registration, int* fd,
+                                  std::uint64_t* handle_bytes, std::uint64_t* offset) {
+  return guarded(host, [&](ModuleInstance& self) {
+    if (fd == nullptr || handle_bytes == nullptr || offset == nullptr) return AGILEOS_MODULE_EINVAL;
+    auto it = self.dma_.find(registration);
+    if (it == self.dma_.end()) return AGILEOS_MODULE_EPERM;
+    // The registration is live, so its range is still exactly one allocation of the client: a
+    // free revokes the registration before the memory goes (revokeDmaFor).
+    return self.resources_->exportUserAllocation(it->second.address, it->second.bytes, fd, handle_bytes,
+                                                 offset);
   });
 }
 

@@ -112,6 +112,8 @@ class ModuleInstance {
   static int hostRegisterDma(void* host, std::uint64_t device_address, std::uint64_t bytes,
                              std::uint64_t* registration);
   static int hostUnregisterDma(void* host, std::uint64_t registration);
+  static int hostExportDma(void* host, std::uint64_t registration, int* fd, std::uint64_t* handle_bytes,
+                           std::uint64_t* offset);
   static int hostPublishConstant(void* host, const char* name, std::uint64_t value);
   // The instance if the calling thread is inside a call on it, else null.
   static ModuleInstance* activeOn(void* host);

@@ -9,6 +9,8 @@
 // Latency is per block, from the start of the read to the data in device memory (module: device
 // globaltimer from submission to the end of the copy into the user buffer, one read in flight;
 // throughput: 32 reads in flight). The baseline is sequential: one pread then one cudaMemcpy.
+// "direct": the module's reads straight into a registered user buffer (the service writes there:
+// DMA registration), no copy on the device.
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -52,6 +54,21 @@ __global__ void readBlocks(unsigned file, unsigned long long total, unsigned blo
     if (got > 0) agileos_storage_copy(slot, out + i * block, got, threadIdx.x, blockDim.x);
     __syncthreads();
     if (threadIdx.x == 0) latencies[i] = now() - started;
+  }
+}
+
+// The same reads straight into the registered buffer `out` (target): no copy on the device.
+__global__ void readBlocksInto(unsigned file, unsigned long long total, unsigned block, unsigned target,
+                               unsigned long long* latencies, int* failures) {
+  if (threadIdx.x != 0) return;
+  const unsigned slot = blockIdx.x;
+  const unsigned long long blocks = total / block;
+  for (unsigned long long i = blockIdx.x; i < blocks; i += gridDim.x) {
+    const unsigned long long started = now();
+    const int rc = agileos_storage_read_into(slot, file, i * block, block, target, i * block);
+    const long long got = rc != 0 ? rc : agileos_storage_wait(slot);
+    if (got != block) atomicAdd(failures, 1);
+    latencies[i] = now() - started;
   }
 }
 
@@ -113,6 +130,7 @@ int runModule(const std::string& name) {
     CHECK_CUDA(cudaMemset(failures, 0, sizeof(int)));
     const unsigned long long latencyBlocks = std::min<unsigned long long>(blocks, 2000);
     readBlocks<<<1, 256>>>(opened.file, latencyBlocks * block, block, out, latencies, failures);
+    CHECK_CUDA(cudaGetLastError());
     CHECK_CUDA(cudaDeviceSynchronize());
     std::vector<unsigned long long> ns(latencyBlocks);
     CHECK_CUDA(
@@ -122,6 +140,7 @@ int runModule(const std::string& name) {
     // Throughput: 32 reads in flight over the whole pass.
     CHECK_CUDA(cudaEventRecord(start));
     readBlocks<<<AGILEOS_STORAGE_SLOTS, 256>>>(opened.file, blocks * block, block, out, latencies, failures);
+    CHECK_CUDA(cudaGetLastError());
     CHECK_CUDA(cudaEventRecord(stop));
     CHECK_CUDA(cudaEventSynchronize(stop));
     float ms = 0;
@@ -130,6 +149,37 @@ int runModule(const std::string& name) {
     CHECK_CUDA(cudaMemcpy(&failed, failures, sizeof failed, cudaMemcpyDeviceToHost));
     EXPECT_TRUE(failed == 0, "%d reads failed\n", failed);
     std::printf("RESULT module %u %.3f %.1f %.1f %llu\n", block, blocks * block / (ms / 1e3) / 1e9,
+                percentile(us, 0.5), percentile(us, 0.99), blocks);
+  }
+  // Direct reads into the registered output buffer (DMA registration), same measurements.
+  const agileos_storage_register range{reinterpret_cast<std::uint64_t>(out), pass};
+  unsigned target = 0;
+  CHECK_CUDA(control("storage", AGILEOS_STORAGE_CMD_REGISTER, &range, sizeof range, &target, sizeof target,
+                     nullptr, nullptr));
+  for (unsigned block : kBlockSizes) {
+    const unsigned long long blocks = pass / block;
+    CHECK_CUDA(cudaMemset(failures, 0, sizeof(int)));
+    const unsigned long long latencyBlocks = std::min<unsigned long long>(blocks, 2000);
+    readBlocksInto<<<1, 32>>>(opened.file, latencyBlocks * block, block, target, latencies, failures);
+    CHECK_CUDA(cudaGetLastError());
+    CHECK_CUDA(cudaDeviceSynchronize());
+    std::vector<unsigned long long> ns(latencyBlocks);
+    CHECK_CUDA(
+        cudaMemcpy(ns.data(), latencies, latencyBlocks * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
+    std::vector<double> us;
+    for (unsigned long long v : ns) us.push_back(v / 1000.0);
+    CHECK_CUDA(cudaEventRecord(start));
+    readBlocksInto<<<AGILEOS_STORAGE_SLOTS, 32>>>(opened.file, blocks * block, block, target, latencies,
+                                                  failures);
+    CHECK_CUDA(cudaGetLastError());
+    CHECK_CUDA(cudaEventRecord(stop));
+    CHECK_CUDA(cudaEventSynchronize(stop));
+    float ms = 0;
+    CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
+    int failed = 0;
+    CHECK_CUDA(cudaMemcpy(&failed, failures, sizeof failed, cudaMemcpyDeviceToHost));
+    EXPECT_TRUE(failed == 0, "%d direct reads failed\n", failed);
+    std::printf("RESULT direct %u %.3f %.1f %.1f %llu\n", block, blocks * block / (ms / 1e3) / 1e9,
                 percentile(us, 0.5), percentile(us, 0.99), blocks);
   }
   return 0;

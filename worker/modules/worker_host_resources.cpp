@@ -125,6 +125,14 @@ int WorkerHostResources::checkExactUserAllocation(std::uint64_t device_address, 
   return AGILEOS_MODULE_OK;
 }
 
+int WorkerHostResources::exportUserAllocation(std::uint64_t device_address, std::uint64_t bytes, int* fd,
+                                              std::uint64_t* handle_bytes, std::uint64_t* offset) {
+  const CUresult result =
+      memory_.exportUserAllocation(client_, device_address, bytes, fd, handle_bytes, offset);
+  if (result == CUDA_SUCCESS) return AGILEOS_MODULE_OK;
+  return result == CUDA_ERROR_INVALID_VALUE ? AGILEOS_MODULE_EPERM : AGILEOS_MODULE_EIO;
+}
+
 std::size_t WorkerHostResources::liveMappings() const {
   std::lock_guard lock(mutex_);
   return mappings_.size();

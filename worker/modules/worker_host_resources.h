@@ -37,6 +37,8 @@ class WorkerHostResources final : public agileos::modules::HostResources {
             std::uint64_t* address) override;
   int unmapIo(std::uint64_t address) override;
   int checkExactUserAllocation(std::uint64_t device_address, std::uint64_t bytes) override;
+  int exportUserAllocation(std::uint64_t device_address, std::uint64_t bytes, int* fd,
+                           std::uint64_t* handle_bytes, std::uint64_t* offset) override;
 
   std::size_t liveMappings() const;
 

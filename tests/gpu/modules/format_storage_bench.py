@@ -7,12 +7,12 @@ Lines "RESULT <mode> <block> <GB/s> <p50 us> <p99 us> <reads>" from both runs.
 import sys
 
 
-def results(path):
+def results(path, mode):
     rows = {}
     with open(path) as f:
         for line in f:
             parts = line.split()
-            if len(parts) == 7 and parts[0] == "RESULT":
+            if len(parts) == 7 and parts[0] == "RESULT" and parts[1] == mode:
                 rows[int(parts[2])] = (float(parts[3]), float(parts[4]), float(parts[5]), int(parts[6]))
     return rows
 
@@ -22,8 +22,15 @@ def size(block):
 
 
 def main(baseline_path, module_path):
-    baseline, module = results(baseline_path), results(module_path)
-    print("| block | host read + cudaMemcpy GB/s | p50 us | p99 us | storage module GB/s (32 in flight) "
+    baseline = results(baseline_path, "baseline")
+    for mode, title in (("module", "storage module, into its slot + device copy"),
+                        ("direct", "storage module, straight into a registered buffer")):
+        table(baseline, results(module_path, mode), title)
+        print()
+
+
+def table(baseline, module, title):
+    print(f"| block | host read + cudaMemcpy GB/s | p50 us | p99 us | {title}: GB/s (32 in flight) "
           "| p50 us (1 in flight) | p99 us | throughput ratio | p50 ratio |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for block in sorted(set(baseline) | set(module)):

@@ -64,6 +64,19 @@ __global__ void refusals(unsigned file, unsigned long long fileBytes, long long*
   results[9] = agileos_storage_copy(0, scratch, AGILEOS_STORAGE_SLOT_BYTES + 16, 0, 1);  // beyond the slot
 }
 
+// Thread 0 reads `chunks` chunks of `chunk` bytes from `fileOffset` straight into `target` at
+// `targetOffset`, one after the other on slot 0; results[i] gets each read's result.
+__global__ void readInto(unsigned file, unsigned long long fileOffset, unsigned chunk, unsigned chunks,
+                         unsigned target, unsigned long long targetOffset, long long* results) {
+  if (threadIdx.x != 0 || blockIdx.x != 0) return;
+  for (unsigned i = 0; i < chunks; ++i) {
+    const int submitted =
+        agileos_storage_read_into(0, file, fileOffset + i * static_cast<unsigned long long>(chunk), chunk,
+                                  target, targetOffset + i * static_cast<unsigned long long>(chunk));
+    results[i] = submitted != 0 ? submitted : agileos_storage_wait(0);
+  }
+}
+
 unsigned openFile(const std::string& name, unsigned long long* size) {
   agileos_storage_opened opened{};
   std::size_t bytes = 0;
@@ -105,6 +118,91 @@ unsigned long long readAndCompare(unsigned file, unsigned long long offset, unsi
   CHECK_CUDA(cudaFree(out));
   CHECK_CUDA(cudaFree(results));
   return wrong;
+}
+
+cudaError_t registerTarget(void* address, unsigned long long bytes, unsigned* target) {
+  const agileos_storage_register range{reinterpret_cast<std::uint64_t>(address), bytes};
+  int status = 0;
+  return control("storage", AGILEOS_STORAGE_CMD_REGISTER, &range, sizeof range, target, sizeof *target,
+                 nullptr, &status);
+}
+
+// Reads straight into registered allocations (DMA): only an exact live allocation can be
+// registered; the service writes only inside the asked range; a freed or unregistered target is
+// refused afterwards.
+int checkDirectReads(unsigned file) {
+  constexpr unsigned long long kLarge = 4ull << 20, kSmall = 96 * 1024;
+  unsigned char* large = nullptr;
+  unsigned char* small = nullptr;
+  long long* results = nullptr;
+  CHECK_CUDA(cudaMalloc(&large, kLarge));
+  CHECK_CUDA(cudaMalloc(&small, kSmall));
+  CHECK_CUDA(cudaMalloc(&results, 64 * sizeof(long long)));
+  CHECK_CUDA(cudaMemset(large, 0xEE, kLarge));
+  CHECK_CUDA(cudaMemset(small, 0xEE, kSmall));
+
+  unsigned target = 0;
+  const cudaError_t inside = registerTarget(large + 256, kLarge - 256, &target);
+  const cudaError_t shorter = registerTarget(large, kLarge - 1, &target);
+  const cudaError_t longer = registerTarget(small, kSmall + 4096, &target);
+  const cudaError_t wild = registerTarget(reinterpret_cast<void*>(0xF1000000000ull), 4096, &target);
+  std::printf("register refusals: interior %s, shorter %s, longer %s, protected %s\n",
+              cudaGetErrorName(inside), cudaGetErrorName(shorter), cudaGetErrorName(longer),
+              cudaGetErrorName(wild));
+  EXPECT_TRUE(inside != cudaSuccess && shorter != cudaSuccess && longer != cudaSuccess && wild != cudaSuccess,
+              "only an exact live allocation may be registered\n");
+
+  unsigned largeTarget = 0, smallTarget = 0;
+  CHECK_CUDA(registerTarget(large, kLarge, &largeTarget));
+  CHECK_CUDA(registerTarget(small, kSmall, &smallTarget));
+
+  // 16 chunks of 64 KiB into the large buffer at 1 MiB + 4 KiB; 1 chunk of 64 KiB into the small one at 8
+  // KiB.
+  readInto<<<1, 32>>>(file, 12345, 65536, 16, largeTarget, (1u << 20) + 4096, results);
+  readInto<<<1, 32>>>(file, 777, 65536, 1, smallTarget, 8192, results + 16);
+  CHECK_CUDA(cudaDeviceSynchronize());
+  long long r[17];
+  CHECK_CUDA(cudaMemcpy(r, results, sizeof r, cudaMemcpyDeviceToHost));
+  int completed = 0;
+  for (long long v : r) completed += v == 65536;
+  std::vector<unsigned char> hostLarge(kLarge), hostSmall(kSmall);
+  CHECK_CUDA(cudaMemcpy(hostLarge.data(), large, kLarge, cudaMemcpyDeviceToHost));
+  CHECK_CUDA(cudaMemcpy(hostSmall.data(), small, kSmall, cudaMemcpyDeviceToHost));
+  unsigned long long wrong = 0;
+  for (unsigned long long i = 0; i < kLarge; ++i) {
+    const bool written = i >= (1u << 20) + 4096 && i < (1u << 20) + 4096 + 16 * 65536ull;
+    const unsigned char expected = written ? storagePatternByte(12345 + i - ((1u << 20) + 4096)) : 0xEE;
+    wrong += hostLarge[i] != expected;
+  }
+  for (unsigned long long i = 0; i < kSmall; ++i) {
+    const bool written = i >= 8192 && i < 8192 + 65536;
+    wrong += hostSmall[i] != (written ? storagePatternByte(777 + i - 8192) : 0xEE);
+  }
+  std::printf("direct reads: %d/17 complete, %llu bytes wrong (inside and around the ranges)\n", completed,
+              wrong);
+  EXPECT_TRUE(completed == 17 && wrong == 0, "direct reads land exactly in their range\n");
+
+  // Out of the registered range: refused by the service, nothing written.
+  readInto<<<1, 32>>>(file, 0, 65536, 1, smallTarget, kSmall - 4096, results);
+  CHECK_CUDA(cudaDeviceSynchronize());
+  long long beyond = 0;
+  CHECK_CUDA(cudaMemcpy(&beyond, results, sizeof beyond, cudaMemcpyDeviceToHost));
+
+  // Freed: the registration ends before the memory does; unregistered: likewise.
+  CHECK_CUDA(cudaFree(small));
+  readInto<<<1, 32>>>(file, 0, 4096, 1, smallTarget, 0, results);
+  CHECK_CUDA(control("storage", AGILEOS_STORAGE_CMD_UNREGISTER, &largeTarget, sizeof largeTarget, nullptr, 0,
+                     nullptr, nullptr));
+  readInto<<<1, 32>>>(file, 0, 4096, 1, largeTarget, 0, results + 1);
+  CHECK_CUDA(cudaDeviceSynchronize());
+  long long after[2];
+  CHECK_CUDA(cudaMemcpy(after, results, sizeof after, cudaMemcpyDeviceToHost));
+  std::printf("direct read refusals: beyond the range %lld, after cudaFree %lld, after unregister %lld\n",
+              beyond, after[0], after[1]);
+  EXPECT_TRUE(beyond < 0 && after[0] < 0 && after[1] < 0, "refused\n");
+  CHECK_CUDA(cudaFree(large));
+  CHECK_CUDA(cudaFree(results));
+  return 0;
 }
 
 int runChecks(const std::string& name, unsigned long long expectedBytes) {
@@ -151,6 +249,7 @@ int runChecks(const std::string& name, unsigned long long expectedBytes) {
     std::printf("open %s -> %s\n", path, cudaGetErrorName(e));
     EXPECT_TRUE(e != cudaSuccess, "must be refused\n");
   }
+  if (checkDirectReads(file) != 0) return 1;
   CHECK_CUDA(control("storage", AGILEOS_STORAGE_CMD_CLOSE, &file, sizeof file, nullptr, 0, nullptr, nullptr));
   const agileos_storage_stats s = stats();
   std::printf("stats: this client's lease active (%s)\n", s.active_leases >= 1 ? "yes" : "no");

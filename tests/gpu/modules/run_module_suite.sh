@@ -208,7 +208,7 @@ admission dependency needs_hidden "which the policy does not allow"
 run_client storage "AGILEOS_MODULES=storage" "AGILEOS_TRACE_REPLIES=$traces/storage.bin" -- \
   "$programs_dir/module_storage" data.bin "$file_bytes"
 expect_success storage '^module_storage: OK'
-grep -E '^(read|refusals|open)' "$logs/storage.out" | sed 's/^/    /' | tee -a "$summary"
+grep -E '^(read|refusals|open|register|direct)' "$logs/storage.out" | sed 's/^/    /' | tee -a "$summary"
 
 # A client killed while its reads are in flight.
 setsid env AGILEOS_MODULES=storage timeout --kill-after=5 "$TIMEOUT_S" "$bin_dir/agileos-sandbox" \

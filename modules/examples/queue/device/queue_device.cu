@@ -18,19 +18,30 @@ __device__ agileos_storage_cqe* completions(unsigned long long region, unsigned 
 
 }  // namespace
 
-// Submits (file, offset, bytes) on `slot`: the fields first, a system-scope fence, then the new
-// sequence number, which is what the service polls. Returns the sequence submitted.
-extern "C" __device__ unsigned __agileos_queue_submit(unsigned long long region, unsigned slot, unsigned file,
-                                                      unsigned long long offset, unsigned bytes) {
+// Submits (file, offset, bytes) on `slot`, into `target` at `target_offset` (0: the slot's own
+// data area): the fields first, a system-scope fence, then the new sequence number, which is
+// what the service polls. Returns the sequence submitted.
+extern "C" __device__ unsigned __agileos_queue_submit_to(unsigned long long region, unsigned slot,
+                                                         unsigned file, unsigned long long offset,
+                                                         unsigned bytes, unsigned target,
+                                                         unsigned long long target_offset) {
   volatile agileos_storage_sqe* entry = submissions(region) + slot;
   const unsigned sequence = entry->sequence + 1;
   entry->offset = offset;
   entry->file = file;
   entry->bytes = bytes;
+  entry->target = target;
+  entry->target_offset = target_offset;
   __threadfence_system();
   entry->sequence = sequence;
   __threadfence_system();
   return sequence;
+}
+
+// __agileos_queue_submit_to into the slot's own data area.
+extern "C" __device__ unsigned __agileos_queue_submit(unsigned long long region, unsigned slot, unsigned file,
+                                                      unsigned long long offset, unsigned bytes) {
+  return __agileos_queue_submit_to(region, slot, file, offset, bytes, 0, 0);
 }
 
 // The sequence last submitted on `slot`.

@@ -14,6 +14,10 @@ extern "C" __device__ unsigned long long __agileos_storage_const_slot_bytes(void
 // The queue module's functions (linked before this module: it is a dependency).
 extern "C" __device__ unsigned __agileos_queue_submit(unsigned long long region, unsigned slot, unsigned file,
                                                       unsigned long long offset, unsigned bytes);
+extern "C" __device__ unsigned __agileos_queue_submit_to(unsigned long long region, unsigned slot,
+                                                         unsigned file, unsigned long long offset,
+                                                         unsigned bytes, unsigned target,
+                                                         unsigned long long target_offset);
 extern "C" __device__ unsigned __agileos_queue_submitted(unsigned long long region, unsigned slot);
 extern "C" __device__ int __agileos_queue_done(unsigned long long region, unsigned slots, unsigned slot,
                                                unsigned sequence);
@@ -26,6 +30,18 @@ extern "C" __device__ int agileos_storage_read_async(unsigned slot, unsigned fil
   if (bytes == 0 || bytes > __agileos_storage_const_slot_bytes()) return AGILEOS_STORAGE_EINVAL;
   // file and offset are the service's to validate: it knows this client's files.
   __agileos_queue_submit(__agileos_storage_const_queue(), slot, file, offset, bytes);
+  return 0;
+}
+
+extern "C" __device__ int agileos_storage_read_into(unsigned slot, unsigned file, unsigned long long offset,
+                                                    unsigned bytes, unsigned target,
+                                                    unsigned long long target_offset) {
+  if (slot >= __agileos_storage_const_slots()) return AGILEOS_STORAGE_EINVAL;
+  if (bytes == 0 || bytes > __agileos_storage_const_slot_bytes() || target == 0)
+    return AGILEOS_STORAGE_EINVAL;
+  // The target and its bounds are the service's to check: it knows this client's registrations.
+  __agileos_queue_submit_to(__agileos_storage_const_queue(), slot, file, offset, bytes, target,
+                            target_offset);
   return 0;
 }
 

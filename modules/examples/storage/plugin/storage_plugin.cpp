@@ -11,6 +11,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <map>
 #include <new>
 
 #include "agileos/module_abi.h"
@@ -29,12 +30,16 @@ struct StorageInstance {
   uint64_t queue = 0;   // I/O aperture address of the queue region
   uint64_t buffer = 0;  // protected slot buffer
   bool attached = false;
+  std::map<uint32_t, uint64_t> targets;  // the service's buffer id -> the worker's DMA registration
 };
 
 const agileos_module_command kCommands[] = {
     {AGILEOS_STORAGE_CMD_OPEN, "open", 1, AGILEOS_STORAGE_MAX_PATH, sizeof(agileos_storage_opened)},
     {AGILEOS_STORAGE_CMD_CLOSE, "close", sizeof(uint32_t), sizeof(uint32_t), 0},
     {AGILEOS_STORAGE_CMD_STATS, "stats", 0, 0, sizeof(agileos_storage_stats)},
+    {AGILEOS_STORAGE_CMD_REGISTER, "register", sizeof(agileos_storage_register),
+     sizeof(agileos_storage_register), sizeof(uint32_t)},
+    {AGILEOS_STORAGE_CMD_UNREGISTER, "unregister", sizeof(uint32_t), sizeof(uint32_t), 0},
 };
 
 agileos_storage_request request(uint32_t op) {
@@ -134,6 +139,49 @@ int attach(StorageInstance& self, uint64_t clientId) {
   return AGILEOS_MODULE_OK;
 }
 
+// Registers the client's allocation [address, address + bytes) as a read target: the worker
+// checks it is exactly one live allocation of the client (register_dma) and exports its memory
+// (export_dma), which the service imports. *target is the service's id for it.
+int registerTarget(StorageInstance& self, const agileos_storage_register& range, uint32_t* target) {
+  const agileos_module_host_api& host = *self.host;
+  uint64_t registration = 0;
+  int rc = host.register_dma(host.host, range.device_address, range.bytes, &registration);
+  if (rc != AGILEOS_MODULE_OK) return rc;
+  int fd = -1;
+  uint64_t handleBytes = 0, offset = 0;
+  rc = host.export_dma(host.host, registration, &fd, &handleBytes, &offset);
+  if (rc == AGILEOS_MODULE_OK) {
+    agileos_storage_request message = request(AGILEOS_STORAGE_REGISTER_BUFFER);
+    message.handle_bytes = handleBytes;
+    message.buffer_offset = offset;
+    message.buffer_bytes = range.bytes;
+    agileos_storage_reply reply{};
+    rc = agileos::services::storage::storageCall(self.service, message, &fd, 1, &reply, kServiceTimeoutMs);
+    rc = rc != 0 ? AGILEOS_MODULE_EIO : toModuleCode(reply.status);
+    if (rc == AGILEOS_MODULE_OK) {
+      self.targets[reply.buffer] = registration;
+      *target = reply.buffer;
+    }
+    close(fd);
+  }
+  if (rc != AGILEOS_MODULE_OK) host.unregister_dma(host.host, registration);
+  return rc;
+}
+
+// Ends the service's use of a target (it replies once no write to it is in flight).
+int unregisterTarget(StorageInstance& self, uint32_t target) {
+  auto it = self.targets.find(target);
+  if (it == self.targets.end()) return AGILEOS_MODULE_EINVAL;
+  agileos_storage_request message = request(AGILEOS_STORAGE_UNREGISTER_BUFFER);
+  message.buffer = target;
+  agileos_storage_reply reply{};
+  const int rc =
+      agileos::services::storage::storageCall(self.service, message, nullptr, 0, &reply, kServiceTimeoutMs);
+  self.host->unregister_dma(self.host->host, it->second);
+  self.targets.erase(it);
+  return rc != 0 ? AGILEOS_MODULE_EIO : toModuleCode(reply.status);
+}
+
 void detach(StorageInstance& self) {
   if (!self.attached) return;
   agileos_storage_reply reply{};
@@ -223,8 +271,43 @@ AGILEOS_MODULE_EXPORT int host_module_control(void* instance, uint32_t command, 
       *response_bytes = sizeof stats;
       return AGILEOS_MODULE_OK;
     }
+    case AGILEOS_STORAGE_CMD_REGISTER: {
+      agileos_storage_register range;
+      std::memcpy(&range, payload, sizeof range);
+      uint32_t target = 0;
+      const int rc = registerTarget(self, range, &target);
+      if (rc != AGILEOS_MODULE_OK) return rc;
+      std::memcpy(response, &target, sizeof target);
+      *response_bytes = sizeof target;
+      return AGILEOS_MODULE_OK;
+    }
+    case AGILEOS_STORAGE_CMD_UNREGISTER: {
+      uint32_t target = 0;
+      std::memcpy(&target, payload, sizeof target);
+      return unregisterTarget(self, target);
+    }
     default:
       return AGILEOS_MODULE_ENOTSUP;
+  }
+}
+
+// The client freed a registered allocation: the service must stop writing to it before the
+// worker lets the memory go.
+AGILEOS_MODULE_EXPORT void host_module_dma_revoked(void* instance, uint64_t registration) {
+  auto& self = *static_cast<StorageInstance*>(instance);
+  for (auto it = self.targets.begin(); it != self.targets.end(); ++it) {
+    if (it->second != registration) continue;
+    agileos_storage_request message = request(AGILEOS_STORAGE_UNREGISTER_BUFFER);
+    message.buffer = it->first;
+    agileos_storage_reply reply{};
+    if (agileos::services::storage::storageCall(self.service, message, nullptr, 0, &reply,
+                                                kServiceTimeoutMs) != 0 ||
+        reply.status != 0) {
+      logLine(self, AGILEOS_MODULE_LOG_ERROR,
+              "the storage service did not confirm the end of a registration");
+    }
+    self.targets.erase(it);  // the worker dropped the registration itself
+    return;
   }
 }
 

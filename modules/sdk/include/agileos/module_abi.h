@@ -147,6 +147,14 @@ typedef struct agileos_module_host_api {
    * device functions into this client's kernels, __agileos_<module>_const_<name>() returns it.
    * Kernels loaded before a (re)publication keep the value they were linked with. */
   int (*publish_device_constant)(void* host, const char* name, uint64_t value);
+
+  /* The memory of a live DMA registration as a POSIX file descriptor for
+   * cuMemImportFromShareableHandle in the module's service: *fd (the plugin's: close it once
+   * passed on) is the whole physical allocation behind the registered range, *handle_bytes its
+   * size, *offset where the registered range starts in it. The service must write only inside
+   * [offset, offset + the registered bytes): the descriptor may also reach other memory of the
+   * same client (small allocations share pages), never another client's. */
+  int (*export_dma)(void* host, uint64_t registration, int* fd, uint64_t* handle_bytes, uint64_t* offset);
 } agileos_module_host_api;
 
 /* What host_init_module receives. All pointers are worker-owned and valid during the call. */

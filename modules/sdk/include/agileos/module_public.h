@@ -35,9 +35,10 @@
     return (type)agileos_placeholder_result;                      \
   }
 
-/* static __device__ table of the placeholders' addresses (see above); `name` is unique per module. */
+/* static __device__ table of the placeholders' addresses (see above), used as a statement
+ * (AGILEOS_MODULE_PLACEHOLDER_TABLE(...);); `name` is unique per module. */
 #define AGILEOS_MODULE_PLACEHOLDER_TABLE(name, ...) \
-  static __device__ __attribute__((used)) void* const name[] = {__VA_ARGS__};
+  static __device__ __attribute__((used)) void* const name[] = {__VA_ARGS__}
 #endif
 
 #endif /* AGILEOS_MODULE_PUBLIC_H */

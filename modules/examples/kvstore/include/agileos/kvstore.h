@@ -30,22 +30,25 @@
 /* The placeholders; the module's own device code defines AGILEOS_MODULE_IMPLEMENTATION to get
  * only the constants. */
 #if defined(__CUDACC__) && !defined(AGILEOS_MODULE_IMPLEMENTATION)
+// Each placeholder macro is a function body, which clang-format cannot lay out.
+// clang-format off
 /* Inserts or replaces key -> value. */
 extern "C" __device__ __noinline__ int agileos_kvstore_put(unsigned long long key, unsigned long long value)
     AGILEOS_MODULE_PLACEHOLDER(int)
-    /* Stores key's value in *value (user memory). */
-    extern "C" __device__ __noinline__
-    int agileos_kvstore_get(unsigned long long key, unsigned long long* value) AGILEOS_MODULE_PLACEHOLDER(int)
-    /* Adds delta to key's value (creating it at 0), returns the previous value in *previous (may be null). */
-    extern "C" __device__ __noinline__
-    int agileos_kvstore_add(unsigned long long key, unsigned long long delta, unsigned long long* previous)
-        AGILEOS_MODULE_PLACEHOLDER(int)
-    /* Removes key. */
-    extern "C" __device__ __noinline__ int agileos_kvstore_remove(unsigned long long key)
-        AGILEOS_MODULE_PLACEHOLDER(int)
-            AGILEOS_MODULE_PLACEHOLDER_TABLE(agileos_kvstore_placeholders, (void*)agileos_kvstore_put,
-                                             (void*)agileos_kvstore_get, (void*)agileos_kvstore_add,
-                                             (void*)agileos_kvstore_remove)
+/* Stores key's value in *value (user memory). */
+extern "C" __device__ __noinline__ int agileos_kvstore_get(unsigned long long key, unsigned long long* value)
+    AGILEOS_MODULE_PLACEHOLDER(int)
+/* Adds delta to key's value (creating it at 0), returns the previous value in *previous (may be null). */
+extern "C" __device__ __noinline__ int agileos_kvstore_add(unsigned long long key, unsigned long long delta,
+                                                           unsigned long long* previous)
+    AGILEOS_MODULE_PLACEHOLDER(int)
+/* Removes key. */
+extern "C" __device__ __noinline__ int agileos_kvstore_remove(unsigned long long key)
+    AGILEOS_MODULE_PLACEHOLDER(int)
+AGILEOS_MODULE_PLACEHOLDER_TABLE(agileos_kvstore_placeholders, (void*)agileos_kvstore_put,
+                                 (void*)agileos_kvstore_get, (void*)agileos_kvstore_add,
+                                 (void*)agileos_kvstore_remove);
+// clang-format on
 #endif
 
 /* Host control commands (agileosModuleControl("kvstore", command, ...)). */
@@ -53,7 +56,7 @@ extern "C" __device__ __noinline__ int agileos_kvstore_put(unsigned long long ke
 #define AGILEOS_KVSTORE_CMD_CLEAR 2 /* request: none; response: none */
 #define AGILEOS_KVSTORE_CMD_GET 3   /* request: uint64_t key; response: agileos_kvstore_lookup */
 
-                typedef struct agileos_kvstore_stats {
+typedef struct agileos_kvstore_stats {
   uint64_t capacity;
   uint64_t live_keys;
   uint64_t removed_keys;
