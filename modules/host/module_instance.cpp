@@ -162,10 +162,18 @@ std::map<std::string, std::uint64_t> ModuleInstance::deviceConstants() const {
 }
 
 std::size_t ModuleInstance::revokeDmaFor(std::uint64_t device_address) {
+  return revokeDmaWhere([device_address](std::uint64_t address) { return address == device_address; });
+}
+
+std::size_t ModuleInstance::revokeAllDma() {
+  return revokeDmaWhere([](std::uint64_t) { return true; });
+}
+
+std::size_t ModuleInstance::revokeDmaWhere(const std::function<bool(std::uint64_t)>& matches) {
   std::lock_guard lock(mutex_);
   std::size_t revoked = 0;
   for (auto it = dma_.begin(); it != dma_.end();) {
-    if (it->second.address != device_address) {
+    if (!matches(it->second.address)) {
       ++it;
       continue;
     }
@@ -180,7 +188,7 @@ std::size_t ModuleInstance::revokeDmaFor(std::uint64_t device_address) {
   if (revoked != 0) {
     log(AGILEOS_MODULE_LOG_INFO, "module '" + config_.module_name + "' instance for client " +
                                      std::to_string(config_.client_id) + ": revoked " +
-                                     std::to_string(revoked) + " DMA registration(s) of a freed allocation");
+                                     std::to_string(revoked) + " DMA registration(s) of freed memory");
   }
   return revoked;
 }
@@ -290,6 +298,7 @@ int ModuleInstance::hostMapIo(void* host, int fd, std::uint64_t offset, std::uin
 
 int ModuleInstance::hostUnmapIo(void* host, std::uint64_t address) {
   return guarded(host, [&](ModuleInstance& self) {
+    if (self.resources_ == nullptr) return AGILEOS_MODULE_ENOTSUP;
     auto it = self.io_mappings_.find(address);
     if (it == self.io_mappings_.end()) return AGILEOS_MODULE_EPERM;
     self.io_mappings_.erase(it);
@@ -315,6 +324,7 @@ int ModuleInstance::hostRegisterDma(void* host, std::uint64_t device_address, st
 
 int ModuleInstance::hostUnregisterDma(void* host, std::uint64_t registration) {
   return guarded(host, [&](ModuleInstance& self) {
+    if (self.resources_ == nullptr) return AGILEOS_MODULE_ENOTSUP;
     return self.dma_.erase(registration) != 0 ? AGILEOS_MODULE_OK : AGILEOS_MODULE_EPERM;
   });
 }
@@ -323,6 +333,7 @@ int ModuleInstance::hostExportDma(void* host, std::uint64_t registration, int* f
                                   std::uint64_t* handle_bytes, std::uint64_t* offset) {
   return guarded(host, [&](ModuleInstance& self) {
     if (fd == nullptr || handle_bytes == nullptr || offset == nullptr) return AGILEOS_MODULE_EINVAL;
+    if (self.resources_ == nullptr) return AGILEOS_MODULE_ENOTSUP;
     auto it = self.dma_.find(registration);
     if (it == self.dma_.end()) return AGILEOS_MODULE_EPERM;
     // The registration is live, so its range is still exactly one allocation of the client: a

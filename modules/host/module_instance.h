@@ -86,6 +86,8 @@ class ModuleInstance {
   // is revoked (the plugin is told through host_module_dma_revoked first, if it exports it).
   // Returns how many were revoked.
   std::size_t revokeDmaFor(std::uint64_t device_address);
+  // The same for every registration (a device reset frees all of the client's memory).
+  std::size_t revokeAllDma();
 
   std::size_t liveIoMappings() const;
   std::size_t liveDmaRegistrations() const;
@@ -123,6 +125,8 @@ class ModuleInstance {
   void log(int level, std::string_view message) const;
   // Revokes what is left and logs a report if anything was. Caller holds mutex_.
   RevocationReport revokeLocked();
+  // Revokes the registrations whose address `matches`, telling the plugin of each.
+  std::size_t revokeDmaWhere(const std::function<bool(std::uint64_t)>& matches);
   // Unmaps the I/O mappings and drops the DMA registrations left. Caller holds mutex_.
   void releaseIoAndDmaLocked();
 

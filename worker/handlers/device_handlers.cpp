@@ -2,6 +2,7 @@
 #include <spdlog/spdlog.h>
 
 #include "worker/dispatcher.h"
+#include "worker/modules/module_set.h"
 #include "worker/session_teardown.h"
 
 namespace agileos::worker {
@@ -62,6 +63,8 @@ void deviceSynchronize(CallContext& ctx, const v1::CallRequest&, v1::CallReply& 
 // reset), and their globals stay addressable.
 void deviceReset(CallContext& ctx, const v1::CallRequest&, v1::CallReply& reply) {
   if (!succeeded(ctx, ctx.gpu.synchronizeContext(), reply, "cuCtxSynchronize")) return;
+  // Modules' DMA registrations end before the memory they name does (as in cudaFree).
+  if (ctx.session.protectedModules) ctx.session.protectedModules->revokeAllDma();
   releaseStreamsAndEvents(ctx.gpu, ctx.session);
   releaseUserMemory(ctx.memory, ctx.session);
 }

@@ -182,6 +182,10 @@ void ModuleSet::revokeDmaFor(std::uint64_t device_address) const {
   for (const auto& instance : instances_) instance->revokeDmaFor(device_address);
 }
 
+void ModuleSet::revokeAllDma() const {
+  for (const auto& instance : instances_) instance->revokeAllDma();
+}
+
 void ModuleSet::tearDown() { agileos::modules::tearDownInOrder(instances_); }
 
 }  // namespace agileos::worker::modules

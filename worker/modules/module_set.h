@@ -71,6 +71,8 @@ class ModuleSet {
 
   // The client freed the allocation at `device_address`: revoke every DMA registration of it.
   void revokeDmaFor(std::uint64_t device_address) const;
+  // Every DMA registration of the client (before a device reset frees all its memory).
+  void revokeAllDma() const;
 
   // Destroys the instances in reverse order of creation (tearDownInOrder). Idempotent.
   void tearDown();
