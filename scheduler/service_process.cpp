@@ -1,100 +1,18 @@
 #include "scheduler/service_process.h"
 
-#include <fcntl.h>
-#include <linux/close_range.h>
 #include <signal.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
+
+#include "scheduler/child_spawn.h"
 
 namespace agileos::scheduler {
-namespace {
-
-std::string errnoText(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
-
-// Runs in the child between fork and exec: async-signal-safe calls only. Never returns.
-[[noreturn]] void execService(char* const* argv, int error_pipe, pid_t parent) {
-  ::setpgid(0, 0);
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (::getppid() != parent) ::_exit(126);  // the daemon died before the death signal was armed
-
-  // Handlers are reset by exec, but ignored dispositions and the signal mask are inherited
-  // (the daemon ignores SIGPIPE and blocks SIGTERM/SIGINT, which the service must not inherit).
-  struct sigaction default_action {};
-  default_action.sa_handler = SIG_DFL;
-  for (int sig = 1; sig < NSIG; ++sig) ::sigaction(sig, &default_action, nullptr);
-  sigset_t none;
-  sigemptyset(&none);
-  ::sigprocmask(SIG_SETMASK, &none, nullptr);
-
-  const int dev_null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-  if (dev_null >= 0) ::dup2(dev_null, STDIN_FILENO);  // dup2 clears close-on-exec on fd 0
-  // Everything above stderr closes at exec, whatever the daemon had open (the error pipe too).
-  if (::syscall(SYS_close_range, STDERR_FILENO + 1, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
-    for (int fd = STDERR_FILENO + 1; fd < 65536; ++fd) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
-  }
-  ::execv(argv[0], argv);
-  const int err = errno;
-  (void)!::write(error_pipe, &err, sizeof err);
-  ::_exit(127);
-}
-
-}  // namespace
 
 std::unique_ptr<ServiceProcess> ServiceProcess::spawn(const std::vector<std::string>& args,
                                                       std::string* error) {
-  if (args.empty()) {
-    *error = "empty command line";
-    return nullptr;
-  }
-  // Everything the child needs is prepared before fork: it may not allocate.
-  std::vector<std::string> copies = args;
-  std::vector<char*> argv;
-  for (std::string& arg : copies) argv.push_back(arg.data());
-  argv.push_back(nullptr);
-
-  int exec_pipe[2];
-  if (::pipe2(exec_pipe, O_CLOEXEC) != 0) {
-    *error = errnoText("pipe2");
-    return nullptr;
-  }
-  // Block every signal across fork so the child cannot run a daemon handler before it resets them.
-  sigset_t all, previous;
-  sigfillset(&all);
-  ::pthread_sigmask(SIG_SETMASK, &all, &previous);
-  const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
-  if (pid == 0) execService(argv.data(), exec_pipe[1], parent);
-  const int fork_errno = errno;
-  ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
-  ::close(exec_pipe[1]);
-  if (pid < 0) {
-    errno = fork_errno;
-    *error = errnoText("fork");
-    ::close(exec_pipe[0]);
-    return nullptr;
-  }
-  // Also set the group from this side, so signalGroup() works even before the child runs.
-  ::setpgid(pid, pid);
-
-  // The pipe closes at a successful exec; otherwise the child reports errno through it.
-  int exec_errno = 0;
-  ssize_t got;
-  do {
-    got = ::read(exec_pipe[0], &exec_errno, sizeof exec_errno);
-  } while (got < 0 && errno == EINTR);
-  ::close(exec_pipe[0]);
-  if (got == static_cast<ssize_t>(sizeof exec_errno)) {
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    *error = "cannot execute " + args[0] + ": " + std::strerror(exec_errno);
-    return nullptr;
-  }
+  const pid_t pid = spawnChild(args, PassedDescriptor{}, error);
+  if (pid < 0) return nullptr;
   return std::unique_ptr<ServiceProcess>(new ServiceProcess(pid));
 }
 

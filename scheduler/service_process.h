@@ -1,11 +1,7 @@
 // ServiceProcess: one service child of the daemon (scheduler/service_supervisor.h).
 //
-// Launch contract: argv as given (argv[0] is the executable; no PATH search), stdin on
-// /dev/null, stdout/stderr shared with the daemon, every other descriptor closed at exec, every
-// signal disposition and the signal mask reset, its own process group (so the daemon can signal
-// the service and anything it started as one unit) and PR_SET_PDEATHSIG=SIGKILL (so it never
-// outlives the daemon). Spawn from a long-lived thread: the death signal fires when the *thread*
-// that forked exits.
+// Launch contract: spawnChild's (scheduler/child_spawn.h), with no descriptor passed. Spawn from a
+// long-lived thread: the death signal fires when the *thread* that forked exits.
 //
 // Reaping: only waitid/waitpid on this child's own pid, never on "any child", so the worker
 // pool's children (reaped by the pool's supervisor the same way) are never taken from it.

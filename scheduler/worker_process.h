@@ -4,11 +4,10 @@
 //   <executable> --control-fd=3 --endpoint=unix:<runtime_dir>/worker-<id>.sock --device=<d>
 //                --worker-id=<id> --log-level=<l> <extra args...>
 // fd 3 is the worker's end of a socketpair(AF_UNIX, SOCK_STREAM) carrying length-prefixed
-// WorkerToDaemon / DaemonToWorker messages (proto/framing.h). Every other descriptor above 2
-// is closed at exec; stdin is /dev/null, stdout/stderr are the daemon's. The child gets its own
-// process group (so the daemon can signal the worker and anything it started as one unit) and
-// PR_SET_PDEATHSIG=SIGKILL (so it never outlives the daemon). Spawn from a long-lived thread:
-// the death signal fires when the *thread* that forked exits.
+// WorkerToDaemon / DaemonToWorker messages (proto/framing.h), passed by spawnChild
+// (scheduler/child_spawn.h), whose contract covers the rest: other descriptors closed, stdin
+// /dev/null, own process group, PR_SET_PDEATHSIG=SIGKILL. Spawn from a long-lived thread: the
+// death signal fires when the *thread* that forked exits.
 //
 // Ownership: the object owns the child until it is reaped; destroying an unreaped worker
 // SIGKILLs its process group and reaps it (blocking briefly).
