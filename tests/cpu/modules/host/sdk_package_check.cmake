@@ -26,6 +26,15 @@ function(build_and_probe name)  # ARGN: the package's find arguments
     message(FATAL_ERROR "the consumer build made no ${plugin}")
   endif()
   run("load the consumer plugin (${name})" ${PROBE} ${plugin})
+  # With a CUDA toolkit the consumer also builds its device code through agileos_add_module_ptx.
+  set(ptx ${build}/sdk_consumer_ptx.ptx)
+  if(EXISTS ${ptx})
+    file(READ ${ptx} text)
+    if(NOT text MATCHES "\\.visible \\.func[^\n]*agileos_consumer_answer")
+      message(FATAL_ERROR "${ptx} does not define agileos_consumer_answer")
+    endif()
+    message(STATUS "device code (${name}): ok")
+  endif()
 endfunction()
 
 file(REMOVE_RECURSE ${SCRATCH})
