@@ -131,4 +131,39 @@ pid_t spawnChild(const std::vector<std::string>& args, PassedDescriptor passed, 
   return pid;
 }
 
+std::unique_ptr<ChildProcess> ChildProcess::spawn(const std::vector<std::string>& argv,
+                                                  PassedDescriptor passed, std::string* error) {
+  const pid_t pid = spawnChild(argv, passed, error);
+  if (pid < 0) return nullptr;
+  return std::make_unique<ChildProcess>(pid);
+}
+
+void ChildProcess::signalGroup(int signal) {
+  // Until reaped, the child's pid (= its group id) cannot be reused, so this never hits a stranger.
+  if (!reaped_) ::kill(-pid_, signal);
+}
+
+std::optional<int> ChildProcess::tryReap() {
+  if (reaped_) return std::nullopt;
+  siginfo_t info{};
+  // Peek first (WNOWAIT): while the exited child is an unreaped zombie its group id stays
+  // reserved, so leftovers of the group can be killed safely before the reap.
+  if (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid == 0) {
+    return std::nullopt;
+  }
+  return killAndReap();
+}
+
+std::optional<int> ChildProcess::killAndReap() {
+  if (reaped_) return std::nullopt;
+  ::kill(-pid_, SIGKILL);
+  int status = 0;
+  pid_t got;
+  do {
+    got = ::waitpid(pid_, &status, 0);
+  } while (got < 0 && errno == EINTR);
+  reaped_ = true;
+  return status;
+}
+
 }  // namespace agileos::scheduler

@@ -1,4 +1,4 @@
-// spawnChild: how the daemon starts a child process (a worker or a service).
+// spawnChild / ChildProcess: how the daemon starts and owns a child process (a worker or a service).
 //
 // Launch contract: argv as given (argv[0] is the executable; no PATH search), stdin on
 // /dev/null, stdout/stderr shared with the daemon, optionally one descriptor of the daemon's
@@ -8,11 +8,14 @@
 // the daemon). Spawn from a long-lived thread: the death signal fires when the *thread* that
 // forked exits. An exec failure (a missing binary, say) is detected before spawnChild returns.
 //
-// The caller reaps the child (waitpid on its pid only, never on "any child").
+// Reaping: only waitid/waitpid on the child's own pid, never on "any child", so one owner's
+// children (the worker pool's, the service supervisor's) are never taken from another.
 #pragma once
 
 #include <sys/types.h>
 
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,5 +30,39 @@ struct PassedDescriptor {
 // Forks and execs `argv`. Returns the child's pid, or -1 with *error set (the child, if one was
 // forked, is reaped then). The caller keeps ownership of `passed.fd`.
 pid_t spawnChild(const std::vector<std::string>& argv, PassedDescriptor passed, std::string* error);
+
+// One spawned child and its process group, owned until reaped; destroying an unreaped one
+// SIGKILLs its process group and reaps it (blocking briefly).
+// Thread-safety: none; the owner serializes all calls.
+class ChildProcess {
+ public:
+  // spawnChild, owned. Returns nullptr with *error set when it fails.
+  static std::unique_ptr<ChildProcess> spawn(const std::vector<std::string>& argv, PassedDescriptor passed,
+                                             std::string* error);
+
+  explicit ChildProcess(pid_t pid) : pid_(pid) {}
+  ~ChildProcess() { killAndReap(); }
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+
+  pid_t pid() const { return pid_; }
+
+  // Sends `signal` to the child's process group. No-op once reaped.
+  void signalGroup(int signal);
+
+  // If the child has exited: kills whatever is left in its process group, reaps it and returns
+  // its wait status. Returns nullopt while it runs, and after it has been reaped once.
+  std::optional<int> tryReap();
+
+  // SIGKILLs the process group and reaps the child (blocks until it is gone); its wait status, or
+  // nullopt if it had been reaped already.
+  std::optional<int> killAndReap();
+
+  bool reaped() const { return reaped_; }
+
+ private:
+  pid_t pid_;
+  bool reaped_ = false;
+};
 
 }  // namespace agileos::scheduler

@@ -172,7 +172,7 @@ void ServiceSupervisor::launch(Service& service) {
   std::string error;
   if (!prepareSocketPath(service.socket_path, &error)) return wentDown(service, "cannot start: " + error);
   const std::vector<std::string> argv = serviceCommandLine(service.spec, service.socket_path);
-  service.process = ServiceProcess::spawn(argv, &error);
+  service.process = ChildProcess::spawn(argv, PassedDescriptor{}, &error);
   if (!service.process) return wentDown(service, "cannot start: " + error);
   service.deadline = Clock::now() + service.spec.start_timeout;
   setState(service, ServiceState::kStarting);

@@ -39,7 +39,7 @@
 #include <thread>
 #include <vector>
 
-#include "scheduler/service_process.h"
+#include "scheduler/child_spawn.h"
 
 namespace agileos::scheduler {
 
@@ -112,8 +112,8 @@ class ServiceSupervisor {
     ServiceSpec spec;
     std::string socket_path;
     ServiceState state = ServiceState::kStopped;
-    std::unique_ptr<ServiceProcess> process;  // while starting or running
-    Clock::time_point deadline;               // starting: ready by; restarting: start again at
+    std::unique_ptr<ChildProcess> process;  // while starting or running
+    Clock::time_point deadline;             // starting: ready by; restarting: start again at
     bool ever_ready = false;
     std::uint32_t restarts = 0;
     std::deque<Clock::time_point> recent_restarts;  // within restart_window, oldest first

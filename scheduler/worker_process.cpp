@@ -69,13 +69,7 @@ std::unique_ptr<WorkerProcess> WorkerProcess::spawn(const WorkerLaunchSpec& spec
 }
 
 WorkerProcess::~WorkerProcess() {
-  closeControl();
-  if (!reaped_) {
-    signalGroup(SIGKILL);
-    int status = 0;
-    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-    }
-  }
+  closeControl();  // then child_ is killed and reaped, if it was not
 }
 
 wire::FrameStatus WorkerProcess::send(const agileos::v1::internal::DaemonToWorker& message) {
@@ -91,30 +85,6 @@ wire::FrameStatus WorkerProcess::receive(agileos::v1::internal::WorkerToDaemon* 
 void WorkerProcess::closeControl() {
   if (control_fd_ >= 0) ::close(control_fd_);
   control_fd_ = -1;
-}
-
-void WorkerProcess::signalGroup(int signal) {
-  // Until reaped, the worker's pid (= its group id) cannot be reused, so this never hits a
-  // stranger.
-  if (!reaped_) ::kill(-pid_, signal);
-}
-
-std::optional<int> WorkerProcess::tryReap() {
-  if (reaped_) return std::nullopt;
-  siginfo_t info{};
-  // Peek first (WNOWAIT): while the exited worker is an unreaped zombie its group id stays
-  // reserved, so leftovers of the group can be killed safely before the reap.
-  if (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid == 0) {
-    return std::nullopt;
-  }
-  ::kill(-pid_, SIGKILL);
-  int status = 0;
-  pid_t got;
-  do {
-    got = ::waitpid(pid_, &status, 0);
-  } while (got < 0 && errno == EINTR);
-  reaped_ = true;
-  return status;
 }
 
 }  // namespace agileos::scheduler

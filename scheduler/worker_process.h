@@ -25,6 +25,7 @@
 
 #include "agileos/v1/worker_control.pb.h"
 #include "proto/framing.h"
+#include "scheduler/child_spawn.h"
 #include "scheduler/ids.h"
 
 namespace agileos::scheduler {
@@ -57,7 +58,7 @@ class WorkerProcess {
   WorkerProcess(const WorkerProcess&) = delete;
   WorkerProcess& operator=(const WorkerProcess&) = delete;
 
-  pid_t pid() const { return pid_; }
+  pid_t pid() const { return child_.pid(); }
   // The daemon's end of the control channel, or -1 once closed.
   int controlFd() const { return control_fd_; }
 
@@ -67,19 +68,18 @@ class WorkerProcess {
   void closeControl();
 
   // Sends `signal` to the worker's process group. No-op once reaped.
-  void signalGroup(int signal);
+  void signalGroup(int signal) { child_.signalGroup(signal); }
 
   // If the worker has exited: kills whatever is left in its process group, reaps it and returns
   // its wait status. Returns nullopt while it runs, and after it has been reaped once.
-  std::optional<int> tryReap();
-  bool reaped() const { return reaped_; }
+  std::optional<int> tryReap() { return child_.tryReap(); }
+  bool reaped() const { return child_.reaped(); }
 
  private:
-  WorkerProcess(pid_t pid, int control_fd) : pid_(pid), control_fd_(control_fd) {}
+  WorkerProcess(pid_t pid, int control_fd) : child_(pid), control_fd_(control_fd) {}
 
-  pid_t pid_;
+  ChildProcess child_;  // killed and reaped, if it was not, after the control fd is closed
   int control_fd_;
-  bool reaped_ = false;
 };
 
 }  // namespace agileos::scheduler
