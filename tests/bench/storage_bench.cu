@@ -107,6 +107,44 @@ int runBaseline(const char* path, unsigned long long fileBytes) {
   return 0;
 }
 
+// For each block size: latency with one read in flight (up to 2000 reads, per-read device
+// times), then throughput with one read per slot in flight over the whole pass; prints a RESULT
+// line for `mode`. launch(grid, total bytes, block) starts the reads (one block per slot).
+template <typename Launch>
+void measureReads(const char* mode, unsigned long long pass, unsigned long long* latencies, int* failures,
+                  Launch launch) {
+  cudaEvent_t start, stop;
+  CHECK_CUDA(cudaEventCreate(&start));
+  CHECK_CUDA(cudaEventCreate(&stop));
+  for (unsigned block : kBlockSizes) {
+    const unsigned long long blocks = pass / block;
+    CHECK_CUDA(cudaMemset(failures, 0, sizeof(int)));
+    const unsigned long long latencyBlocks = std::min<unsigned long long>(blocks, 2000);
+    launch(1, latencyBlocks * block, block);
+    CHECK_CUDA(cudaGetLastError());
+    CHECK_CUDA(cudaDeviceSynchronize());
+    std::vector<unsigned long long> ns(latencyBlocks);
+    CHECK_CUDA(
+        cudaMemcpy(ns.data(), latencies, latencyBlocks * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
+    std::vector<double> us;
+    for (unsigned long long v : ns) us.push_back(v / 1000.0);
+    CHECK_CUDA(cudaEventRecord(start));
+    launch(AGILEOS_STORAGE_SLOTS, blocks * block, block);
+    CHECK_CUDA(cudaGetLastError());
+    CHECK_CUDA(cudaEventRecord(stop));
+    CHECK_CUDA(cudaEventSynchronize(stop));
+    float ms = 0;
+    CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
+    int failed = 0;
+    CHECK_CUDA(cudaMemcpy(&failed, failures, sizeof failed, cudaMemcpyDeviceToHost));
+    EXPECT_TRUE(failed == 0, "%d %s reads failed\n", failed, mode);
+    std::printf("RESULT %s %u %.3f %.1f %.1f %llu\n", mode, block, blocks * block / (ms / 1e3) / 1e9,
+                percentile(us, 0.5), percentile(us, 0.99), blocks);
+  }
+  CHECK_CUDA(cudaEventDestroy(start));
+  CHECK_CUDA(cudaEventDestroy(stop));
+}
+
 int runModule(const std::string& name) {
   auto control =
       reinterpret_cast<decltype(&agileosModuleControl)>(dlsym(RTLD_DEFAULT, "agileosModuleControl"));
@@ -121,67 +159,19 @@ int runModule(const std::string& name) {
   CHECK_CUDA(cudaMalloc(&out, pass));
   CHECK_CUDA(cudaMalloc(&latencies, (pass / 4096) * sizeof(unsigned long long)));
   CHECK_CUDA(cudaMalloc(&failures, sizeof(int)));
-  cudaEvent_t start, stop;
-  CHECK_CUDA(cudaEventCreate(&start));
-  CHECK_CUDA(cudaEventCreate(&stop));
-  for (unsigned block : kBlockSizes) {
-    const unsigned long long blocks = pass / block;
-    // Latency: one read in flight.
-    CHECK_CUDA(cudaMemset(failures, 0, sizeof(int)));
-    const unsigned long long latencyBlocks = std::min<unsigned long long>(blocks, 2000);
-    readBlocks<<<1, 256>>>(opened.file, latencyBlocks * block, block, out, latencies, failures);
-    CHECK_CUDA(cudaGetLastError());
-    CHECK_CUDA(cudaDeviceSynchronize());
-    std::vector<unsigned long long> ns(latencyBlocks);
-    CHECK_CUDA(
-        cudaMemcpy(ns.data(), latencies, latencyBlocks * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
-    std::vector<double> us;
-    for (unsigned long long v : ns) us.push_back(v / 1000.0);
-    // Throughput: 32 reads in flight over the whole pass.
-    CHECK_CUDA(cudaEventRecord(start));
-    readBlocks<<<AGILEOS_STORAGE_SLOTS, 256>>>(opened.file, blocks * block, block, out, latencies, failures);
-    CHECK_CUDA(cudaGetLastError());
-    CHECK_CUDA(cudaEventRecord(stop));
-    CHECK_CUDA(cudaEventSynchronize(stop));
-    float ms = 0;
-    CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
-    int failed = 0;
-    CHECK_CUDA(cudaMemcpy(&failed, failures, sizeof failed, cudaMemcpyDeviceToHost));
-    EXPECT_TRUE(failed == 0, "%d reads failed\n", failed);
-    std::printf("RESULT module %u %.3f %.1f %.1f %llu\n", block, blocks * block / (ms / 1e3) / 1e9,
-                percentile(us, 0.5), percentile(us, 0.99), blocks);
-  }
+  auto readIntoSlots = [&](unsigned grid, unsigned long long total, unsigned block) {
+    readBlocks<<<grid, 256>>>(opened.file, total, block, out, latencies, failures);
+  };
+  measureReads("module", pass, latencies, failures, readIntoSlots);
   // Direct reads into the registered output buffer (DMA registration), same measurements.
   const agileos_storage_register range{reinterpret_cast<std::uint64_t>(out), pass};
   unsigned target = 0;
   CHECK_CUDA(control("storage", AGILEOS_STORAGE_CMD_REGISTER, &range, sizeof range, &target, sizeof target,
                      nullptr, nullptr));
-  for (unsigned block : kBlockSizes) {
-    const unsigned long long blocks = pass / block;
-    CHECK_CUDA(cudaMemset(failures, 0, sizeof(int)));
-    const unsigned long long latencyBlocks = std::min<unsigned long long>(blocks, 2000);
-    readBlocksInto<<<1, 32>>>(opened.file, latencyBlocks * block, block, target, latencies, failures);
-    CHECK_CUDA(cudaGetLastError());
-    CHECK_CUDA(cudaDeviceSynchronize());
-    std::vector<unsigned long long> ns(latencyBlocks);
-    CHECK_CUDA(
-        cudaMemcpy(ns.data(), latencies, latencyBlocks * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
-    std::vector<double> us;
-    for (unsigned long long v : ns) us.push_back(v / 1000.0);
-    CHECK_CUDA(cudaEventRecord(start));
-    readBlocksInto<<<AGILEOS_STORAGE_SLOTS, 32>>>(opened.file, blocks * block, block, target, latencies,
-                                                  failures);
-    CHECK_CUDA(cudaGetLastError());
-    CHECK_CUDA(cudaEventRecord(stop));
-    CHECK_CUDA(cudaEventSynchronize(stop));
-    float ms = 0;
-    CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
-    int failed = 0;
-    CHECK_CUDA(cudaMemcpy(&failed, failures, sizeof failed, cudaMemcpyDeviceToHost));
-    EXPECT_TRUE(failed == 0, "%d direct reads failed\n", failed);
-    std::printf("RESULT direct %u %.3f %.1f %.1f %llu\n", block, blocks * block / (ms / 1e3) / 1e9,
-                percentile(us, 0.5), percentile(us, 0.99), blocks);
-  }
+  auto readIntoTarget = [&](unsigned grid, unsigned long long total, unsigned block) {
+    readBlocksInto<<<grid, 32>>>(opened.file, total, block, target, latencies, failures);
+  };
+  measureReads("direct", pass, latencies, failures, readIntoTarget);
   return 0;
 }
 
