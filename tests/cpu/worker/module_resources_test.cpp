@@ -10,6 +10,7 @@
 
 #include "agileos/module_abi.h"
 #include "memmgr/address_layout.h"
+#include "tests/cpu/modules/host/resource_plugin_bytes.h"
 #include "tests/cpu/worker/support/mmio_window.h"
 #include "tests/cpu/worker/support/worker_harness.h"
 
@@ -20,35 +21,8 @@ using modules::AdmittedModule;
 
 AdmittedModule resourceModule() { return {"resources", "1.0.0", "", AGILEOS_TEST_RESOURCE_PLUGIN, ""}; }
 
-class Bytes {
- public:
-  Bytes& u64(std::uint64_t value) { return put(&value, sizeof value); }
-  Bytes& u32(std::uint32_t value) { return put(&value, sizeof value); }
-  const std::string& str() const { return data_; }
-
- private:
-  Bytes& put(const void* value, std::size_t size) {
-    data_.append(static_cast<const char*>(value), size);
-    return *this;
-  }
-  std::string data_;
-};
-
-template <typename T>
-T valueAt(const std::string& bytes, std::size_t offset) {
-  T value{};
-  EXPECT_LE(offset + sizeof value, bytes.size());
-  if (offset + sizeof value <= bytes.size()) std::memcpy(&value, bytes.data() + offset, sizeof value);
-  return value;
-}
-
-bool addressRangeIsFree(std::uint64_t address, std::uint64_t bytes) {
-  void* want = reinterpret_cast<void*>(address);
-  void* got = ::mmap(want, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-  if (got == MAP_FAILED) return false;
-  ::munmap(got, bytes);
-  return got == want;
-}
+using agileos::modules::testing::Bytes;
+using agileos::modules::testing::valueAt;
 
 class ModuleResourcesTest : public ::testing::Test {
  protected:

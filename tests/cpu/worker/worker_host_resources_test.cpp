@@ -24,6 +24,8 @@
 namespace agileos::worker::modules {
 namespace {
 
+using agileos::worker::testing::addressRangeIsFree;
+
 constexpr memmgr::ClientId kClient = 7;
 constexpr memmgr::ClientId kOtherClient = 8;
 
@@ -65,16 +67,6 @@ class View {
   void* data_;
   std::uint64_t bytes_;
 };
-
-// True if nothing is mapped anywhere in [address, address + bytes) of this process: a
-// MAP_FIXED_NOREPLACE mapping there succeeds (and is removed again).
-bool addressRangeIsFree(std::uint64_t address, std::uint64_t bytes) {
-  void* want = reinterpret_cast<void*>(address);
-  void* got = ::mmap(want, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-  if (got == MAP_FAILED) return false;
-  ::munmap(got, bytes);
-  return got == want;
-}
 
 std::uint64_t fileSize(int fd) {
   struct stat status {};

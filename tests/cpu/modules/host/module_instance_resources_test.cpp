@@ -16,6 +16,7 @@
 #include "modules/host/host_resources.h"
 #include "modules/host/module_instance.h"
 #include "tests/cpu/modules/host/fake_protected_memory.h"
+#include "tests/cpu/modules/host/resource_plugin_bytes.h"
 
 namespace agileos::modules {
 namespace {
@@ -109,32 +110,8 @@ class FakeHostResources final : public HostResources {
   std::uint64_t next_address_ = kFirstAddress;
 };
 
-// Request and response bytes of the resource plugin's commands.
-class Bytes {
- public:
-  Bytes& u64(std::uint64_t value) { return put(&value, sizeof value); }
-  Bytes& u32(std::uint32_t value) { return put(&value, sizeof value); }
-  Bytes& text(const std::string& value) {
-    data_ += value;
-    return *this;
-  }
-  const std::string& str() const { return data_; }
-
- private:
-  Bytes& put(const void* value, std::size_t size) {
-    data_.append(static_cast<const char*>(value), size);
-    return *this;
-  }
-  std::string data_;
-};
-
-template <typename T>
-T valueAt(const std::string& bytes, std::size_t offset) {
-  T value{};
-  EXPECT_LE(offset + sizeof value, bytes.size());
-  if (offset + sizeof value <= bytes.size()) std::memcpy(&value, bytes.data() + offset, sizeof value);
-  return value;
-}
+using agileos::modules::testing::Bytes;
+using agileos::modules::testing::valueAt;
 
 // Outcomes of the plugin's commands.
 struct Export {

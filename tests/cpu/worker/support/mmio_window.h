@@ -7,6 +7,10 @@
 // would kill a TSan process.
 #pragma once
 
+#include <sys/mman.h>
+
+#include <cstdint>
+
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define AGILEOS_TEST_MMIO_WINDOW_IS_SANITIZER_MEMORY 1
 #elif defined(__has_feature)
@@ -22,6 +26,16 @@ inline constexpr bool kMmioWindowMappable = false;
 #else
 inline constexpr bool kMmioWindowMappable = true;
 #endif
+
+// True if nothing is mapped anywhere in [address, address + bytes) of this process: a
+// MAP_FIXED_NOREPLACE mapping there succeeds (and is removed again).
+inline bool addressRangeIsFree(std::uint64_t address, std::uint64_t bytes) {
+  void* want = reinterpret_cast<void*>(address);
+  void* got = ::mmap(want, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+  if (got == MAP_FAILED) return false;
+  ::munmap(got, bytes);
+  return got == want;
+}
 
 }  // namespace agileos::worker::testing
 
