@@ -180,15 +180,16 @@ void DaemonServer::stop() {
   running_ = false;
   spdlog::info("agileosd: stopping");
   // Stopping the pool ends every session (SessionEnded) and refuses newcomers politely. Once
-  // the handlers have returned (or the drain timeout passed), Shutdown with an immediate
-  // deadline cancels what is left and drops connections at once: a graceful gRPC shutdown
-  // would also wait for idle clients to acknowledge GOAWAY, which a client need not do.
+  // the handlers have returned (or the drain timeout passed), Shutdown with a short deadline
+  // lets gRPC send the statuses of the finished handlers (it writes them after a handler
+  // returns) and then cancels what is left and drops connections: an unbounded graceful
+  // shutdown would also wait for idle clients to acknowledge GOAWAY, which a client need not do.
   pool_->stop();
   if (!service_->waitUntilIdle(options_.rpc_drain_timeout)) {
     spdlog::warn("agileosd: sessions still open after {} ms; cancelling them",
                  options_.rpc_drain_timeout.count());
   }
-  server_->Shutdown(std::chrono::system_clock::now());
+  server_->Shutdown(std::chrono::system_clock::now() + options_.rpc_status_flush);
   server_.reset();
   services_->stop();
   ::unlink(options_.socket_path.c_str());

@@ -41,6 +41,11 @@ struct DaemonServerOptions {
   // After sessions have been told to end, how long stop() waits for their streams to close
   // before gRPC cancels them.
   std::chrono::milliseconds rpc_drain_timeout{5000};
+  // Once every handler has returned, how long gRPC may still take to deliver their final
+  // statuses before it cancels what is left. A handler's status is written after it returns,
+  // so cancelling at once can turn a clean close into CANCELLED; the bound also caps how long
+  // an idle client that ignores GOAWAY can hold the shutdown.
+  std::chrono::milliseconds rpc_status_flush{500};
 };
 
 // Options for a config. Relative worker and service executables are resolved against
