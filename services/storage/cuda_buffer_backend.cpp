@@ -23,7 +23,9 @@ struct CudaDevice {
 // with the client's kernel polling on the GPU, a 4 or 16 KiB cuMemcpyHtoDAsync from this
 // (second) context took ~2.4 ms, a GPU time slice, while 64 KiB and more took tens of
 // microseconds: small copies appear to need the context scheduled, larger ones go to a copy
-// engine. Copying 64 KiB of the slot costs ~5 us of PCIe time instead.
+// engine. Copying 64 KiB of the slot costs ~5 us of PCIe time instead. (A later probe put the
+// host-to-device threshold between 16 and 32 KiB, and found device-to-device copies and memsets
+// from this context slow at every size up to 64 KiB: docs/performance.md.)
 constexpr std::size_t kMinimumCopyBytes = 64 * 1024;
 
 class CudaSlotWriter final : public SlotWriter {
