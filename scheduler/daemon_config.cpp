@@ -9,12 +9,16 @@
 #include <sstream>
 
 #include "adapters/adapter_declaration.h"
+#include "modules/catalog/json_object_reader.h"
 #include "modules/catalog/message_text.h"
 #include "scheduler/runtime_files.h"
 
 namespace agileos::scheduler {
 namespace {
 
+using agileos::modules::describeJson;
+using agileos::modules::joinJsonPath;
+using agileos::modules::JsonObjectReader;
 using nlohmann::json;
 
 constexpr std::array<std::string_view, 5> kLogLevels = {"trace", "debug", "info", "warn", "error"};
@@ -35,34 +39,6 @@ constexpr std::int64_t kMaxRestartWindowSeconds = 24 * 3600;
 // The flag the daemon itself puts on every service command line.
 constexpr std::string_view kDaemonOwnedServiceFlag = "--socket";
 
-std::string joinPath(const std::string& parent, std::string_view key) {
-  return parent.empty() ? std::string(key) : parent + "." + std::string(key);
-}
-
-// A short, quoted rendering of a JSON value for error messages.
-std::string describe(const json& value) {
-  constexpr std::size_t kMaxShown = 40;
-  switch (value.type()) {
-    case json::value_t::string: {
-      std::string text = value.get<std::string>();
-      if (text.size() > kMaxShown) text = text.substr(0, kMaxShown) + "...";
-      return json(text).dump() + " (a string)";
-    }
-    case json::value_t::object:
-      return "an object";
-    case json::value_t::array:
-      return "an array";
-    case json::value_t::null:
-      return "null";
-    case json::value_t::boolean:
-      return value.dump() + " (a boolean)";
-    case json::value_t::number_float:
-      return value.dump() + " (not an integer)";
-    default:
-      return value.dump();
-  }
-}
-
 template <std::size_t N>
 std::string listOf(const std::array<std::string_view, N>& names) {
   std::string out;
@@ -79,7 +55,7 @@ std::string checkOneOf(const std::array<std::string_view, N>& names, std::string
   for (std::string_view name : names) {
     if (name == value) return "";
   }
-  return "expected one of " + listOf(names) + ", got " + json(std::string(value)).dump();
+  return "expected one of " + listOf(names) + ", got " + agileos::modules::quoteText(value);
 }
 
 std::string checkAbsolutePath(std::string_view value, std::size_t max_bytes) {
@@ -91,116 +67,6 @@ std::string checkAbsolutePath(std::string_view value, std::size_t max_bytes) {
   }
   return "";
 }
-
-// Reads the members of one JSON object into typed fields. Records an error for every
-// member that is missing the expected type or range, and (on finish()) for every member
-// that no read*() call claimed.
-class ObjectReader {
- public:
-  ObjectReader(const json& object, std::string path, std::vector<std::string>* errors)
-      : object_(object), path_(std::move(path)), errors_(errors) {}
-
-  void readString(std::string_view key, std::string* out, std::string (*check)(std::string_view) = nullptr) {
-    const json* value = claim(key);
-    if (value == nullptr) return;
-    if (!value->is_string()) return fail(key, "expected a string, got " + describe(*value));
-    std::string text = value->get<std::string>();
-    if (check != nullptr) {
-      if (std::string problem = check(text); !problem.empty()) return fail(key, problem);
-    }
-    *out = std::move(text);
-  }
-
-  template <typename T>
-  void readInteger(std::string_view key, std::int64_t min, std::int64_t max, T* out) {
-    const json* value = claim(key);
-    if (value == nullptr) return;
-    const std::string expected =
-        "expected an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "], got ";
-    if (!value->is_number_integer()) return fail(key, expected + describe(*value));
-    // Unsigned values above INT64_MAX are out of every range we accept.
-    if (value->is_number_unsigned() &&
-        value->get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
-      return fail(key, expected + value->dump());
-    }
-    const std::int64_t number = value->get<std::int64_t>();
-    if (number < min || number > max) return fail(key, expected + value->dump());
-    *out = static_cast<T>(number);
-  }
-
-  void readStringArray(std::string_view key, std::vector<std::string>* out,
-                       std::string (*check)(std::string_view) = nullptr) {
-    const json* value = claim(key);
-    if (value == nullptr) return;
-    if (!value->is_array()) return fail(key, "expected an array of strings, got " + describe(*value));
-    std::vector<std::string> items;
-    bool all_ok = true;
-    for (std::size_t i = 0; i < value->size(); ++i) {
-      const std::string item_key = std::string(key) + "[" + std::to_string(i) + "]";
-      const json& item = (*value)[i];
-      if (!item.is_string()) {
-        fail(item_key, "expected a string, got " + describe(item));
-        all_ok = false;
-        continue;
-      }
-      std::string text = item.get<std::string>();
-      if (check != nullptr) {
-        if (std::string problem = check(text); !problem.empty()) {
-          fail(item_key, problem);
-          all_ok = false;
-          continue;
-        }
-      }
-      items.push_back(std::move(text));
-    }
-    if (all_ok) *out = std::move(items);
-  }
-
-  // The value under `key` whatever its type, or nullptr if absent: for readers that check
-  // the type themselves (parseModulePool).
-  const json* readValue(std::string_view key) { return claim(key); }
-
-  // The nested object under `key`, or nullptr if absent or not an object (an error then).
-  const json* readObject(std::string_view key) {
-    const json* value = claim(key);
-    if (value == nullptr) return nullptr;
-    if (!value->is_object()) {
-      fail(key, "expected an object, got " + describe(*value));
-      return nullptr;
-    }
-    return value;
-  }
-
-  std::string childPath(std::string_view key) const { return joinPath(path_, key); }
-
-  // Reports every member no read*() call asked for.
-  void finish() {
-    for (const auto& [key, value] : object_.items()) {
-      if (claimed_.count(key) != 0) continue;
-      std::string known;
-      for (const std::string& name : claimed_order_) known += (known.empty() ? "" : ", ") + name;
-      fail(key, "unknown key (expected one of: " + known + ")");
-    }
-  }
-
- private:
-  const json* claim(std::string_view key) {
-    claimed_.emplace(key);
-    claimed_order_.emplace_back(key);
-    auto it = object_.find(key);
-    return it == object_.end() ? nullptr : &*it;
-  }
-
-  void fail(std::string_view key, const std::string& problem) {
-    errors_->push_back(joinPath(path_, key) + ": " + problem);
-  }
-
-  const json& object_;
-  std::string path_;
-  std::vector<std::string>* errors_;
-  std::set<std::string, std::less<>> claimed_;
-  std::vector<std::string> claimed_order_;
-};
 
 std::string checkPlacement(std::string_view value) { return checkOneOf(kPlacements, value); }
 
@@ -255,7 +121,7 @@ std::string checkServiceArg(std::string_view value) {
 void readServices(const json& array, const std::string& path, std::vector<ServiceConfig>* out,
                   std::vector<std::string>* errors) {
   if (!array.is_array()) {
-    errors->push_back(path + ": expected an array of service entries, got " + describe(array));
+    errors->push_back(path + ": expected an array of service entries, got " + describeJson(array));
     return;
   }
   std::map<std::string, std::size_t> first_index;  // name -> the entry that has it
@@ -263,11 +129,11 @@ void readServices(const json& array, const std::string& path, std::vector<Servic
     const std::string entry_path = path + "[" + std::to_string(i) + "]";
     const json& entry = array[i];
     if (!entry.is_object()) {
-      errors->push_back(entry_path + ": expected an object, got " + describe(entry));
+      errors->push_back(entry_path + ": expected an object, got " + describeJson(entry));
       continue;
     }
     ServiceConfig service;
-    ObjectReader reader(entry, entry_path, errors);
+    JsonObjectReader reader(entry, entry_path, errors);
     reader.readString("name", &service.name, agileos::modules::checkModuleName);
     reader.readString("executable", &service.executable, checkExecutable);
     reader.readStringArray("args", &service.args, checkServiceArg);
@@ -276,12 +142,12 @@ void readServices(const json& array, const std::string& path, std::vector<Servic
     reader.readInteger("restart_window_s", 1, kMaxRestartWindowSeconds, &service.restart_window_s);
     reader.finish();
     for (const char* required : {"name", "executable"}) {
-      if (!entry.contains(required)) errors->push_back(joinPath(entry_path, required) + ": required");
+      if (!entry.contains(required)) errors->push_back(joinJsonPath(entry_path, required) + ": required");
     }
     if (!service.name.empty()) {
       const auto [it, inserted] = first_index.emplace(service.name, i);
       if (!inserted) {
-        errors->push_back(joinPath(entry_path, "name") + ": duplicate service " +
+        errors->push_back(joinJsonPath(entry_path, "name") + ": duplicate service " +
                           agileos::modules::quoteText(service.name) + " (also " + path + "[" +
                           std::to_string(it->second) + "])");
       }
@@ -319,7 +185,7 @@ void checkAllowedInPool(const ModulesSection& modules, const std::string& path,
 void readModulesSection(const json& section, const std::string& path, ModulesSection* out,
                         std::vector<std::string>* errors) {
   const std::size_t errors_before = errors->size();
-  ObjectReader reader(section, path, errors);
+  JsonObjectReader reader(section, path, errors);
   if (const json* pool = reader.readValue("pool"); pool != nullptr) {
     const std::size_t before_pool = errors->size();
     out->pool = agileos::modules::parseModulePool(*pool, reader.childPath("pool"), errors);
@@ -381,7 +247,7 @@ class DuplicateKeyDetector {
         Frame& frame = frames_.back();
         frame.last_key = parsed.get<std::string>();
         if (!frame.keys.insert(frame.last_key).second) {
-          errors_->push_back(joinPath(frame.path, frame.last_key) + ": duplicate key");
+          errors_->push_back(joinJsonPath(frame.path, frame.last_key) + ": duplicate key");
         }
         break;
       }
@@ -402,7 +268,7 @@ class DuplicateKeyDetector {
   std::string childPath() const {
     if (frames_.empty()) return "";
     const Frame& parent = frames_.back();
-    return parent.is_object ? joinPath(parent.path, parent.last_key) : parent.path + "[]";
+    return parent.is_object ? joinJsonPath(parent.path, parent.last_key) : parent.path + "[]";
   }
 
   std::vector<std::string>* errors_;
@@ -487,19 +353,19 @@ ConfigResult parseDaemonConfig(std::string_view json_text) {
     return result;
   }
   if (!root.is_object()) {
-    result.errors.push_back("(root): expected a JSON object, got " + describe(root));
+    result.errors.push_back("(root): expected a JSON object, got " + describeJson(root));
     return result;
   }
 
   DaemonConfig config;
-  ObjectReader top(root, "", &result.errors);
+  JsonObjectReader top(root, "", &result.errors);
   top.readString("socket_path", &config.socket_path, checkSocketPath);
   top.readString("runtime_dir", &config.runtime_dir, checkRuntimeDir);
   top.readString("log_level", &config.log_level, checkLogLevel);
   top.readString("placement", &config.placement, checkPlacement);
   if (const json* worker = top.readObject("worker"); worker != nullptr) {
     WorkerConfig& w = config.worker;
-    ObjectReader reader(*worker, top.childPath("worker"), &result.errors);
+    JsonObjectReader reader(*worker, top.childPath("worker"), &result.errors);
     reader.readString("executable", &w.executable, checkExecutable);
     reader.readInteger("device", 0, std::numeric_limits<int>::max(), &w.device);
     reader.readInteger("prestart", 0, kMaxWorkersLimit, &w.prestart);
@@ -510,7 +376,7 @@ ConfigResult parseDaemonConfig(std::string_view json_text) {
   }
   if (const json* guard = top.readObject("guard"); guard != nullptr) {
     GuardSection& g = config.guard;
-    ObjectReader reader(*guard, top.childPath("guard"), &result.errors);
+    JsonObjectReader reader(*guard, top.childPath("guard"), &result.errors);
     reader.readString("policy", &g.policy, checkGuardPolicy);
     reader.readStringArray("allowed_policies", &g.allowed_policies, checkGuardPolicy);
     reader.readString("sass_only", &g.sass_only, checkSassOnly);
@@ -521,7 +387,7 @@ ConfigResult parseDaemonConfig(std::string_view json_text) {
   }
   if (const json* section = top.readObject("adapters"); section != nullptr) {
     config.adapters.admitted.clear();
-    ObjectReader reader(*section, top.childPath("adapters"), &result.errors);
+    JsonObjectReader reader(*section, top.childPath("adapters"), &result.errors);
     for (const adapters::LibraryDecl& library : adapters::knownLibraries()) {
       const std::string name(library.name);
       if (!section->contains(name)) {

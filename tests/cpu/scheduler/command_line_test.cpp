@@ -95,7 +95,8 @@ TEST(AgileosdCheckConfig, RejectsAnInvalidConfigNamingTheKey) {
   const testing::ProcessResult run =
       testing::runProcess({testing::kAgileosd, "--config", dir.file("bad.json"), "--check-config"});
   EXPECT_EQ(run.exit_code, 1) << run.output;
-  EXPECT_THAT(run.output, HasSubstr("worker.max_workers: expected an integer in [1, 1024], got \"four\""));
+  EXPECT_THAT(run.output,
+              HasSubstr("worker.max_workers: expected an integer in [1, 1024], got 'four' (a string)"));
 }
 
 TEST(AgileosdCheckConfig, RejectsAMissingWorkerBinary) {
