@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "scheduler/worker_pool.h"
+#include "tests/cpu/support/temp_dir.h"
 
 namespace agileos::scheduler::testing {
 
@@ -21,19 +22,7 @@ inline const char* const kTestService = AGILEOS_TEST_SERVICE;
 
 inline constexpr std::chrono::milliseconds kGenerousTimeout{20000};
 
-// A fresh directory under /tmp (short, so socket paths fit), removed with its contents.
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
+using TempDir = agileos::test_support::TempDir;
 
 // Polls `condition` every few milliseconds; true once it holds, false after `timeout`.
 bool waitUntil(const std::function<bool()>& condition, std::chrono::milliseconds timeout = kGenerousTimeout);

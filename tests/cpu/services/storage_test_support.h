@@ -15,22 +15,11 @@
 
 #include "services/storage/storage_protocol.h"
 #include "services/storage/unique_fd.h"
+#include "tests/cpu/support/temp_dir.h"
 
 namespace agileos::services::storage::testing {
 
-// A fresh directory under /tmp (short: socket paths are limited to 107 bytes), removed with
-// everything in it at destruction.
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using TempDir = agileos::test_support::TempDir;
 
 void writeFile(const std::string& path, const std::vector<std::byte>& bytes);
 // Deterministic contents, different for each seed and offset.

@@ -11,6 +11,8 @@
 #include <fstream>
 #include <string>
 
+#include "tests/cpu/support/temp_dir.h"
+
 namespace agileos::worker {
 namespace {
 
@@ -18,13 +20,7 @@ namespace fs = std::filesystem;
 
 class CompiledModuleCacheTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char pattern[] = "/tmp/agileos-module-cache-test.XXXXXX";
-    ASSERT_NE(::mkdtemp(pattern), nullptr);
-    root_ = pattern;
-    dir_ = root_ + "/cache";
-  }
-  void TearDown() override { fs::remove_all(root_); }
+  void SetUp() override { dir_ = root_.file("cache"); }
 
   std::unique_ptr<CompiledModuleCache> open(std::uint64_t maxBytes = 1 << 20) {
     std::string error;
@@ -33,7 +29,8 @@ class CompiledModuleCacheTest : public ::testing::Test {
     return cache;
   }
 
-  std::string root_, dir_;
+  test_support::TempDir root_{"agileos-module-cache-test"};
+  std::string dir_;
 };
 
 TEST_F(CompiledModuleCacheTest, KeysDifferForEveryInputAndAreStable) {
@@ -115,7 +112,7 @@ TEST_F(CompiledModuleCacheTest, AnUnsafeDirectoryIsRefused) {
   ASSERT_EQ(::chmod(dir_.c_str(), 0777), 0);
   EXPECT_EQ(CompiledModuleCache::open(dir_, 1024, &error), nullptr);
   EXPECT_NE(error.find("writable by group or others"), std::string::npos) << error;
-  const std::string file = root_ + "/file";
+  const std::string file = root_.file("file");
   std::ofstream(file) << "x";
   EXPECT_EQ(CompiledModuleCache::open(file, 1024, &error), nullptr);
   EXPECT_NE(error.find("not a directory"), std::string::npos) << error;

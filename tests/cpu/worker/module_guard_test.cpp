@@ -10,6 +10,7 @@
 #include <span>
 
 #include "memmgr/address_layout.h"
+#include "tests/cpu/support/temp_dir.h"
 #include "tests/cpu/worker/support/requests.h"
 #include "tests/cpu/worker/support/test_fatbins.h"
 #include "tests/cpu/worker/support/worker_harness.h"
@@ -241,9 +242,8 @@ TEST(ModuleGuard, UnderRequireProtectedStateTheGuardAppliesOnlyWhileThereIsSomet
 }
 
 TEST(ModuleGuard, CompiledModulesAreCachedAndLoadedFromTheCache) {
-  char pattern[] = "/tmp/agileos-guard-cache-test.XXXXXX";
-  ASSERT_NE(::mkdtemp(pattern), nullptr);
-  const std::string dir = std::string(pattern) + "/modules";
+  const test_support::TempDir root("agileos-guard-cache-test");
+  const std::string dir = root.file("modules");
   std::string error;
   auto cache = CompiledModuleCache::open(dir, 1 << 24, &error);
   ASSERT_NE(cache, nullptr) << error;
@@ -266,7 +266,6 @@ TEST(ModuleGuard, CompiledModulesAreCachedAndLoadedFromTheCache) {
                   .error(),
               0);
   }
-  std::filesystem::remove_all(pattern);
 }
 
 }  // namespace
