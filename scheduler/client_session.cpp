@@ -118,6 +118,20 @@ bool admitHelloModules(const ModulesSection& section, const agileos::v1::Hello& 
   return true;
 }
 
+// For the first admitted module whose service cannot serve a new client: "module 'files' cannot be
+// served: service 'storage' is down (failed; last: ...)"; else "".
+std::string unavailableService(const SessionOptions& options,
+                               const std::vector<AdmittedModuleSetting>& modules) {
+  if (!options.service_unavailable) return "";
+  for (const AdmittedModuleSetting& module : modules) {
+    if (module.service.empty()) continue;
+    if (std::string why = options.service_unavailable(module.service); !why.empty()) {
+      return "module '" + module.name + "' cannot be served: " + why;
+    }
+  }
+  return "";
+}
+
 // "queue 1.0.0, kvstore 1.2.0" (pool names: trusted, bounded), or "none".
 std::string describeModules(const std::vector<AdmittedModuleSetting>& modules) {
   if (modules.empty()) return "none";
@@ -184,6 +198,11 @@ void SessionRunner::run(SessionStream& stream) {
     const std::string message = "module admission: " + modulesError;
     spdlog::info("session from {}: refused: {}", stream.peer(), message);
     writeRefusal(stream, Refusal::BAD_REQUEST, message);
+    return;
+  }
+  if (std::string down = unavailableService(options_, modules); !down.empty()) {
+    spdlog::info("session from {}: refused: {}", stream.peer(), down);
+    writeRefusal(stream, Refusal::UNAVAILABLE, down);
     return;
   }
 

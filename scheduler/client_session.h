@@ -4,7 +4,9 @@
 //      (else Refusal BAD_REQUEST / VERSION_MISMATCH), within `hello_timeout` (else the stream
 //      is cancelled). A stream that ends before Hello costs nothing: no id, no token, no worker.
 //      The Hello's guard policy and modules are then admitted (guard, modules sections of the
-//      config), else Refusal BAD_REQUEST naming the reason; nothing is placed for a refused client.
+//      config), else Refusal BAD_REQUEST naming the reason; a client whose modules need a
+//      service that is down gets Refusal UNAVAILABLE naming it, at once rather than after its
+//      worker's connect to the service has timed out. Nothing is placed for a refused client.
 //   2. A client id (monotonic) and a 32-byte session token are minted and the pool places and
 //      attaches the client; the answer is exactly one Assignment or Refusal.
 //   3. The stream then stays open. When the client ends it (exit, crash, half-close), the
@@ -19,6 +21,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
+#include <string>
 
 #include "scheduler/daemon_config.h"
 #include "scheduler/ids.h"
@@ -39,12 +43,15 @@ struct SessionOptions {
   AdaptersSection adapters;
   // Which protected modules a client may ask for (Hello.modules), from which pool.
   ModulesSection modules;
+  // Why service `name` cannot serve a new client ("" when it can): the daemon asks its service
+  // supervisor (ServiceSupervisor::unavailableReason). Null: every service counts as available.
+  std::function<std::string(const std::string& name)> service_unavailable;
 };
 
 class SessionRunner {
  public:
   // `pool` must outlive every run() call.
-  SessionRunner(WorkerPool& pool, SessionOptions options) : pool_(pool), options_(options) {}
+  SessionRunner(WorkerPool& pool, SessionOptions options) : pool_(pool), options_(std::move(options)) {}
 
   // Serves one stream until it is over.
   void run(SessionStream& stream);

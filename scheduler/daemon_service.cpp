@@ -138,7 +138,11 @@ bool DaemonServer::start(std::string* error) {
     pool_options.service_sockets[spec.name] = services_->socketPath(spec.name);
   }
   pool_ = std::make_unique<WorkerPool>(std::move(pool_options), std::move(policy));
-  runner_ = std::make_unique<SessionRunner>(*pool_, options_.session);
+  SessionOptions session = options_.session;
+  session.service_unavailable = [services = services_.get()](const std::string& name) {
+    return services->unavailableReason(name);
+  };
+  runner_ = std::make_unique<SessionRunner>(*pool_, std::move(session));
   service_ = std::make_unique<GrpcService>(*runner_);
 
   grpc::ServerBuilder builder;

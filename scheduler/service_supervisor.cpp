@@ -142,6 +142,15 @@ std::vector<ServiceStatus> ServiceSupervisor::statuses() const {
   return out;
 }
 
+std::string ServiceSupervisor::unavailableReason(const std::string& name) const {
+  const std::optional<ServiceStatus> current = status(name);
+  if (!current) return "";
+  if (current->state != ServiceState::kFailed && current->state != ServiceState::kStopped) return "";
+  std::string reason = "service '" + name + "' is down (" + toString(current->state);
+  if (!current->last_exit.empty()) reason += "; last: " + current->last_exit;
+  return reason + ")";
+}
+
 void ServiceSupervisor::monitorLoop() {
   std::unique_lock lock(mu_);
   for (Service& service : services_) {

@@ -105,6 +105,12 @@ class ServiceSupervisor {
   std::optional<ServiceStatus> status(const std::string& name) const;
   std::vector<ServiceStatus> statuses() const;  // config order
 
+  // Why service `name` cannot serve a new client: "" while it runs, starts or waits out a restart
+  // backoff (a worker's connect rides that out), and for a name that is not a service here; for
+  // a failed or stopped service, a sentence for the client's refusal that names the service, its
+  // state and how it last went down.
+  std::string unavailableReason(const std::string& name) const;
+
  private:
   using Clock = std::chrono::steady_clock;
 

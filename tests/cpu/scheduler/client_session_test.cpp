@@ -293,6 +293,40 @@ TEST_F(ClientSessionTest, AModuleWhoseServiceTheDaemonDoesNotRunIsRefused) {
   EXPECT_EQ(events_.count({"attach"}), 0u);
 }
 
+TEST_F(ClientSessionTest, AModuleWhoseServiceIsDownIsRefusedUnavailableBeforeAnythingIsPlaced) {
+  session_options_.modules = twoModulesAndAForbiddenOne();
+  std::vector<std::string> asked;
+  session_options_.service_unavailable = [&asked](const std::string& name) -> std::string {
+    asked.push_back(name);
+    return name == "kv" ? "service 'kv' is down (failed; last: exited with status 3)" : "";
+  };
+  PoolOptions options = testing::mockPoolOptions(dir_);
+  options.service_sockets = {{"kv", "/run/agileos/service-kv.sock"}};
+  startPool(std::move(options));
+
+  FakeSessionStream refused;
+  refused.sendHelloWithModules({{"kvstore", ""}});
+  serve(refused).join();
+  ASSERT_EQ(refused.writeCount(), 1u);
+  const SessionDown reply = *refused.written(0);
+  ASSERT_TRUE(reply.has_refusal());
+  EXPECT_EQ(reply.refusal().reason(), Refusal::UNAVAILABLE);
+  EXPECT_EQ(reply.refusal().message(),
+            "module 'kvstore' cannot be served: service 'kv' is down (failed; last: exited with status 3)");
+  EXPECT_EQ(pool_->snapshot().clients, 0u);
+  EXPECT_EQ(events_.count({"attach"}), 0u);
+  EXPECT_EQ(asked, std::vector<std::string>{"kv"}) << "only modules with a service are asked about";
+
+  // A module without a service is unaffected by the other one's being down.
+  FakeSessionStream served;
+  served.sendHelloWithModules({{"queue", ""}});
+  std::thread session = serve(served);
+  const auto assignment = served.written(0);
+  ASSERT_TRUE(assignment.has_value() && assignment->has_assignment());
+  served.closeFromClient();
+  session.join();
+}
+
 TEST_F(ClientSessionTest, AClientThatAsksForNoModulesGetsNone) {
   session_options_.modules = twoModulesAndAForbiddenOne();
   startPool();

@@ -474,6 +474,46 @@ TEST_F(DaemonE2ETest, ServicesRunWithTheDaemonAndWorkersGetTheirSocket) {
   EXPECT_FALSE(std::filesystem::exists(socket));
 }
 
+// A service that has failed for good: a client asking for a module backed by it is refused at
+// once, naming the service, instead of being placed and failing at its worker's connect.
+TEST_F(DaemonE2ETest, AClientWhoseModuleNeedsAFailedServiceIsRefusedUnavailable) {
+  DaemonServerOptions options = makeOptions();
+  ServiceSpec storage;
+  storage.name = "storage";
+  storage.executable = testing::kTestService;
+  storage.args = {"--exit-after-ms", "300"};  // ready, then exits with status 3, every time
+  storage.max_restarts = 1;
+  options.services.services = {storage};
+  agileos::modules::ModuleEntry files;
+  files.name = "files";
+  files.version = {1, 0, 0};
+  files.host_library_path = "/opt/m/libfiles.so";
+  files.service = "storage";
+  options.session.modules.pool.modules = {files};
+  options.session.modules.allowed = {"files"};
+  startServer(std::move(options));
+  ASSERT_TRUE(
+      waitUntil([&] { return server_->services().status("storage")->state == ServiceState::kFailed; }));
+
+  TestClient client(socketPath());
+  SessionUp up;
+  up.mutable_hello()->set_protocol_version(agileos::v1::PROTOCOL_VERSION_CURRENT);
+  up.mutable_hello()->add_modules()->set_name("files");
+  ASSERT_TRUE(client.send(up));
+  const auto reply = client.read();
+  ASSERT_TRUE(reply.has_value() && reply->has_refusal()) << (reply ? reply->DebugString() : "no reply");
+  EXPECT_EQ(reply->refusal().reason(), Refusal::UNAVAILABLE);
+  EXPECT_EQ(
+      reply->refusal().message(),
+      "module 'files' cannot be served: service 'storage' is down (failed; last: exited with status 3)");
+  EXPECT_EQ(events_.count({"attach"}), 0u);
+
+  TestClient plain(socketPath());  // clients without the module are served as before
+  const auto assigned = plain.hello();
+  ASSERT_TRUE(assigned.has_value() && assigned->has_assignment());
+  EXPECT_TRUE(plain.closesCleanly());
+}
+
 TEST_F(DaemonE2ETest, RefusesToStartWhenAServiceCannotStart) {
   DaemonServerOptions options = makeOptions();
   ServiceSpec lazy;

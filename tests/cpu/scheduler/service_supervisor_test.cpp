@@ -133,7 +133,11 @@ TEST_F(ServiceSupervisorTest, ACrashLoopBeyondMaxRestartsLeavesTheServiceFailed)
   ServiceSupervisor supervisor(options({crashing}));
   std::string error;
   ASSERT_TRUE(supervisor.start(&error)) << error;
+  EXPECT_EQ(supervisor.unavailableReason("crashy"), "") << "running (or restarting) counts as available";
   ASSERT_TRUE(waitUntil([&] { return statusOf(supervisor, "crashy").state == ServiceState::kFailed; }));
+  EXPECT_EQ(supervisor.unavailableReason("crashy"),
+            "service 'crashy' is down (failed; last: exited with status 3)");
+  EXPECT_EQ(supervisor.unavailableReason("nosuch"), "") << "not a service here: nothing to say";
   const ServiceStatus status = statusOf(supervisor, "crashy");
   EXPECT_EQ(status.restarts, 2u);
   EXPECT_EQ(status.pid, 0);
@@ -195,6 +199,7 @@ TEST_F(ServiceSupervisorTest, StopTerminatesReapsAndRemovesTheSockets) {
     EXPECT_FALSE(std::filesystem::exists(supervisor.socketPath(name))) << name;
     EXPECT_EQ(statusOf(supervisor, name).state, ServiceState::kStopped);
     EXPECT_EQ(statusOf(supervisor, name).pid, 0);
+    EXPECT_THAT(supervisor.unavailableReason(name), HasSubstr("service '" + name + "' is down (stopped"));
   }
   supervisor.stop();  // idempotent
 }
