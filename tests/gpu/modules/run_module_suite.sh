@@ -21,6 +21,9 @@
 #   service_restart    the daemon restarts a killed service; a new client is served
 #   replies_clean      no reply of the kvstore or storage sessions carries a protected address, a
 #                      service socket, a device path or a descriptor-passing marker
+#   service_failed     (last) once the daemon has given up on the killed-again storage service, a
+#                      client asking for storage is refused naming it; service_failed_others: a
+#                      kvstore client is still served
 # Every client runs in agileos-sandbox. Writes $OUT/modules_summary.txt as it goes, ending with
 # "modules: N passed, M failed"; exit status 0 only if nothing failed. Stops the daemon (trap).
 set -uo pipefail
@@ -279,6 +282,39 @@ if ((run_bench)); then
     quote "$logs/bench_baseline.err"
     quote "$logs/bench_module.err"
   fi
+fi
+
+# ------------------------------------------------------------------ a service down for good (last:
+# it takes the storage service away for the rest of the run)
+
+# Kill the storage service until the daemon gives up on it (max_restarts 5 within 60 s; the
+# service_restart step used one), then a client asking for storage is refused at once, naming the
+# service, and a client of a module without a service is still served.
+for _ in $(seq 1 8); do
+  grep -q 'service storage .*it stays down' "$logs/agileosd.log" && break
+  victim="$(pgrep -f "agileos-storage-service --root $files" | head -1)"
+  [[ -n "$victim" ]] && kill -KILL "$victim"
+  for _ in $(seq 1 60); do  # the restart backoff doubles up to 1.6 s here
+    grep -q 'service storage .*it stays down' "$logs/agileosd.log" && break
+    next="$(pgrep -f "agileos-storage-service --root $files" | head -1)"
+    [[ -n "$next" && "$next" != "$victim" ]] && grep -q "service storage (pid $next): ready" "$logs/agileosd.log" && break
+    sleep 0.1
+  done
+done
+if grep -q 'service storage .*it stays down' "$logs/agileosd.log"; then
+  run_client service_failed "AGILEOS_MODULES=storage" -- "$programs_dir/module_storage" data.bin "$file_bytes"
+  reason="module 'storage' cannot be served: service 'storage' is down \\(failed"
+  if ((client_status != 0)) && grep -qE "$reason" "$logs/service_failed.err" "$logs/service_failed.out"; then
+    pass "service_failed: refused: $(grep -hoE "$reason[^)]*\\)" "$logs/service_failed.err" "$logs/service_failed.out" | head -1)"
+  else
+    fail "service_failed: status $client_status, expected a refusal naming the failed service"
+    quote "$logs/service_failed.err"
+  fi
+  run_client service_failed_others "AGILEOS_MODULES=kvstore" -- "$programs_dir/module_kvstore"
+  expect_success service_failed_others '^module_kvstore: OK'
+else
+  fail "service_failed: the daemon never marked the storage service failed"
+  quote "$logs/agileosd.log"
 fi
 
 say "modules: $passed passed, $failed failed"
