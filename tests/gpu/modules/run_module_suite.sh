@@ -305,7 +305,7 @@ if grep -q 'service storage .*it stays down' "$logs/agileosd.log"; then
   run_client service_failed "AGILEOS_MODULES=storage" -- "$programs_dir/module_storage" data.bin "$file_bytes"
   reason="module 'storage' cannot be served: service 'storage' is down \\(failed"
   if ((client_status != 0)) && grep -qE "$reason" "$logs/service_failed.err" "$logs/service_failed.out"; then
-    pass "service_failed: refused: $(grep -hoE "$reason[^)]*\\)" "$logs/service_failed.err" "$logs/service_failed.out" | head -1)"
+    pass "service_failed: refused: $(grep -hoE "${reason}.*" "$logs/service_failed.err" "$logs/service_failed.out" | head -1)"
   else
     fail "service_failed: status $client_status, expected a refusal naming the failed service"
     quote "$logs/service_failed.err"
