@@ -125,20 +125,18 @@ bool JsonObjectReader::readStringArray(std::string_view key, std::vector<std::st
 const json* JsonObjectReader::readValue(std::string_view key) { return claim(key); }
 
 const json* JsonObjectReader::readObject(std::string_view key) {
-  const json* value = claim(key);
-  if (value == nullptr) return nullptr;
-  if (!value->is_object()) {
-    fail(key, "expected an object, got " + describeJson(*value));
-    return nullptr;
-  }
-  return value;
+  return claimOfType(key, json::value_t::object, "an object");
 }
 
 const json* JsonObjectReader::readArray(std::string_view key) {
+  return claimOfType(key, json::value_t::array, "an array");
+}
+
+const json* JsonObjectReader::claimOfType(std::string_view key, json::value_t type, const char* expected) {
   const json* value = claim(key);
   if (value == nullptr) return nullptr;
-  if (!value->is_array()) {
-    fail(key, "expected an array, got " + describeJson(*value));
+  if (value->type() != type) {
+    fail(key, std::string("expected ") + expected + ", got " + describeJson(*value));
     return nullptr;
   }
   return value;

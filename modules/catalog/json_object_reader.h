@@ -67,6 +67,8 @@ class JsonObjectReader {
   bool readStringValue(std::string_view key, bool required, std::string* out, Check check);
   bool readIntegerValue(std::string_view key, std::int64_t min, std::int64_t max, std::int64_t* out);
   const nlohmann::json* claim(std::string_view key);
+  // The member under `key` if it has `type`; reports "expected <expected>, got ..." otherwise.
+  const nlohmann::json* claimOfType(std::string_view key, nlohmann::json::value_t type, const char* expected);
 
   const nlohmann::json& object_;
   std::string path_;
