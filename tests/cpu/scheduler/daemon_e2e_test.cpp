@@ -47,11 +47,13 @@ class TestClient {
 
   bool send(const SessionUp& up) { return stream_->Write(up); }
 
-  bool sendHello(std::uint32_t version = agileos::v1::PROTOCOL_VERSION_CURRENT) {
+  bool sendHello(std::uint32_t version = agileos::v1::PROTOCOL_VERSION_CURRENT,
+                 const std::vector<std::string>& modules = {}) {
     SessionUp up;
     up.mutable_hello()->set_protocol_version(version);
     up.mutable_hello()->set_program("e2e-test");
     up.mutable_hello()->set_pid(static_cast<std::uint32_t>(::getpid()));
+    for (const std::string& name : modules) up.mutable_hello()->add_modules()->set_name(name);
     return send(up);
   }
 
@@ -64,6 +66,12 @@ class TestClient {
 
   std::optional<SessionDown> hello(std::uint32_t version = agileos::v1::PROTOCOL_VERSION_CURRENT) {
     if (!sendHello(version)) return std::nullopt;
+    return read();
+  }
+
+  // The answer to a Hello that asks for module `name` (any version).
+  std::optional<SessionDown> helloAskingFor(const std::string& name) {
+    if (!sendHello(agileos::v1::PROTOCOL_VERSION_CURRENT, {name})) return std::nullopt;
     return read();
   }
 
@@ -115,6 +123,24 @@ class DaemonE2ETest : public ::testing::Test {
     options.pool = testing::mockPoolOptions(dir_, std::move(mock_args));
     options.pool.runtime_dir = options.runtime_dir;
     options.session.end_grace = std::chrono::milliseconds(20000);
+    return options;
+  }
+
+  // makeOptions() plus the service "storage" (the test service) and the module "files" 1.0.0
+  // backed by it, which clients may ask for. Tests adjust the service in services.services[0].
+  DaemonServerOptions optionsWithAServiceBackedModule() {
+    DaemonServerOptions options = makeOptions();
+    ServiceSpec storage;
+    storage.name = "storage";
+    storage.executable = testing::kTestService;
+    options.services.services = {storage};
+    agileos::modules::ModuleEntry files;
+    files.name = "files";
+    files.version = {1, 0, 0};
+    files.host_library_path = "/opt/m/libfiles.so";
+    files.service = "storage";
+    options.session.modules.pool.modules = {files};
+    options.session.modules.allowed = {"files"};
     return options;
   }
 
@@ -439,19 +465,7 @@ TEST_F(DaemonE2ETest, RefusesToStartOverARegularFileOrALiveDaemon) {
 }
 
 TEST_F(DaemonE2ETest, ServicesRunWithTheDaemonAndWorkersGetTheirSocket) {
-  DaemonServerOptions options = makeOptions();
-  ServiceSpec storage;
-  storage.name = "storage";
-  storage.executable = testing::kTestService;
-  options.services.services = {storage};
-  agileos::modules::ModuleEntry files;
-  files.name = "files";
-  files.version = {1, 0, 0};
-  files.host_library_path = "/opt/m/libfiles.so";
-  files.service = "storage";
-  options.session.modules.pool.modules = {files};
-  options.session.modules.allowed = {"files"};
-  startServer(std::move(options));
+  startServer(optionsWithAServiceBackedModule());
 
   const std::string socket = dir_.file("run") + "-services/service-storage.sock";
   ASSERT_EQ(server_->services().socketPath("storage"), socket);
@@ -459,11 +473,7 @@ TEST_F(DaemonE2ETest, ServicesRunWithTheDaemonAndWorkersGetTheirSocket) {
   const pid_t service_pid = server_->services().status("storage")->pid;
 
   TestClient client(socketPath());
-  SessionUp up;
-  up.mutable_hello()->set_protocol_version(agileos::v1::PROTOCOL_VERSION_CURRENT);
-  up.mutable_hello()->add_modules()->set_name("files");
-  ASSERT_TRUE(client.send(up));
-  const auto reply = client.read();
+  const auto reply = client.helloAskingFor("files");
   ASSERT_TRUE(reply.has_value() && reply->has_assignment()) << (reply ? reply->DebugString() : "no reply");
   EXPECT_TRUE(events_.waitFor({"attach client=" + std::to_string(reply->assignment().client_id()),
                                " modules=files@1.0.0(|/opt/m/libfiles.so|" + socket + ")"}));
@@ -477,30 +487,16 @@ TEST_F(DaemonE2ETest, ServicesRunWithTheDaemonAndWorkersGetTheirSocket) {
 // A service that has failed for good: a client asking for a module backed by it is refused at
 // once, naming the service, instead of being placed and failing at its worker's connect.
 TEST_F(DaemonE2ETest, AClientWhoseModuleNeedsAFailedServiceIsRefusedUnavailable) {
-  DaemonServerOptions options = makeOptions();
-  ServiceSpec storage;
-  storage.name = "storage";
-  storage.executable = testing::kTestService;
+  DaemonServerOptions options = optionsWithAServiceBackedModule();
+  ServiceSpec& storage = options.services.services[0];
   storage.args = {"--exit-after-ms", "300"};  // ready, then exits with status 3, every time
   storage.max_restarts = 1;
-  options.services.services = {storage};
-  agileos::modules::ModuleEntry files;
-  files.name = "files";
-  files.version = {1, 0, 0};
-  files.host_library_path = "/opt/m/libfiles.so";
-  files.service = "storage";
-  options.session.modules.pool.modules = {files};
-  options.session.modules.allowed = {"files"};
   startServer(std::move(options));
   ASSERT_TRUE(
       waitUntil([&] { return server_->services().status("storage")->state == ServiceState::kFailed; }));
 
   TestClient client(socketPath());
-  SessionUp up;
-  up.mutable_hello()->set_protocol_version(agileos::v1::PROTOCOL_VERSION_CURRENT);
-  up.mutable_hello()->add_modules()->set_name("files");
-  ASSERT_TRUE(client.send(up));
-  const auto reply = client.read();
+  const auto reply = client.helloAskingFor("files");
   ASSERT_TRUE(reply.has_value() && reply->has_refusal()) << (reply ? reply->DebugString() : "no reply");
   EXPECT_EQ(reply->refusal().reason(), Refusal::UNAVAILABLE);
   EXPECT_EQ(
