@@ -68,6 +68,22 @@ class FakeSessionStream final : public SessionStream {
     std::lock_guard lock(mu_);
     return writes_.size();
   }
+  // The daemon wrote exactly one message, a refusal for `reason`; *refusal gets it.
+  ::testing::AssertionResult onlyRefusal(Refusal::Reason reason, Refusal* refusal) {
+    if (const std::size_t count = writeCount(); count != 1) {
+      return ::testing::AssertionFailure() << "the daemon wrote " << count << " messages, not 1";
+    }
+    const SessionDown reply = *written(0);
+    if (!reply.has_refusal())
+      return ::testing::AssertionFailure() << "not a refusal: " << reply.DebugString();
+    if (reply.refusal().reason() != reason) {
+      return ::testing::AssertionFailure()
+             << "refused " << Refusal::Reason_Name(reply.refusal().reason()) << ", not "
+             << Refusal::Reason_Name(reason) << ": " << reply.refusal().message();
+    }
+    *refusal = reply.refusal();
+    return ::testing::AssertionSuccess();
+  }
   bool cancelled() {
     std::lock_guard lock(mu_);
     return cancelled_;
@@ -157,10 +173,8 @@ TEST_F(ClientSessionTest, FirstMessageMustBeHello) {
   FakeSessionStream stream;
   stream.send(SessionUp{});
   serve(stream).join();
-  ASSERT_EQ(stream.writeCount(), 1u);
-  const SessionDown reply = *stream.written(0);
-  ASSERT_TRUE(reply.has_refusal());
-  EXPECT_EQ(reply.refusal().reason(), Refusal::BAD_REQUEST);
+  Refusal refusal;
+  ASSERT_TRUE(stream.onlyRefusal(Refusal::BAD_REQUEST, &refusal));
   EXPECT_EQ(pool_->snapshot().clients, 0u);
 }
 
@@ -169,12 +183,9 @@ TEST_F(ClientSessionTest, OtherProtocolVersionsAreRefused) {
   FakeSessionStream stream;
   stream.sendHello(7);
   serve(stream).join();
-  ASSERT_EQ(stream.writeCount(), 1u);
-  const SessionDown reply = *stream.written(0);
-  ASSERT_TRUE(reply.has_refusal());
-  EXPECT_EQ(reply.refusal().reason(), Refusal::VERSION_MISMATCH);
-  EXPECT_THAT(reply.refusal().message(),
-              HasSubstr("client speaks protocol version 7; this daemon speaks version 1"));
+  Refusal refusal;
+  ASSERT_TRUE(stream.onlyRefusal(Refusal::VERSION_MISMATCH, &refusal));
+  EXPECT_THAT(refusal.message(), HasSubstr("client speaks protocol version 7; this daemon speaks version 1"));
 }
 
 TEST_F(ClientSessionTest, TheGuardPolicyIsTheDefaultOrAnAllowedChoiceAndReachesTheWorker) {
@@ -187,11 +198,9 @@ TEST_F(ClientSessionTest, TheGuardPolicyIsTheDefaultOrAnAllowedChoiceAndReachesT
     FakeSessionStream stream;
     stream.sendHello(agileos::v1::PROTOCOL_VERSION_CURRENT, asked);
     serve(stream).join();
-    ASSERT_EQ(stream.writeCount(), 1u) << asked;
-    const SessionDown reply = *stream.written(0);
-    ASSERT_TRUE(reply.has_refusal()) << asked;
-    EXPECT_EQ(reply.refusal().reason(), Refusal::BAD_REQUEST);
-    EXPECT_THAT(reply.refusal().message(), HasSubstr("guard policy")) << asked;
+    Refusal refusal;
+    ASSERT_TRUE(stream.onlyRefusal(Refusal::BAD_REQUEST, &refusal)) << asked;
+    EXPECT_THAT(refusal.message(), HasSubstr("guard policy")) << asked;
   }
   EXPECT_EQ(events_.count({"attach"}), 0u) << "a refused policy never reaches a worker";
   for (const auto& [asked, given] : {std::pair{"", "trap"}, std::pair{"poison", "poison"}}) {
@@ -250,12 +259,10 @@ TEST_F(ClientSessionTest, ModuleRequestsThatAreNotAdmittedAreRefusedWithTheReaso
     FakeSessionStream stream;
     stream.sendHelloWithModules(c.modules);
     serve(stream).join();
-    ASSERT_EQ(stream.writeCount(), 1u) << c.reason;
-    const SessionDown reply = *stream.written(0);
-    ASSERT_TRUE(reply.has_refusal()) << c.reason;
-    EXPECT_EQ(reply.refusal().reason(), Refusal::BAD_REQUEST);
-    EXPECT_THAT(reply.refusal().message(), HasSubstr(c.reason));
-    EXPECT_EQ(reply.refusal().message().find('\n'), std::string::npos) << "client text is quoted";
+    Refusal refusal;
+    ASSERT_TRUE(stream.onlyRefusal(Refusal::BAD_REQUEST, &refusal)) << c.reason;
+    EXPECT_THAT(refusal.message(), HasSubstr(c.reason));
+    EXPECT_EQ(refusal.message().find('\n'), std::string::npos) << "client text is quoted";
   }
   EXPECT_EQ(pool_->snapshot().clients, 0u);
   EXPECT_EQ(events_.count({"attach"}), 0u) << "a refused request never reaches a worker";
@@ -285,11 +292,9 @@ TEST_F(ClientSessionTest, AModuleWhoseServiceTheDaemonDoesNotRunIsRefused) {
   FakeSessionStream stream;
   stream.sendHelloWithModules({{"kvstore", ""}});
   serve(stream).join();
-  ASSERT_EQ(stream.writeCount(), 1u);
-  const SessionDown reply = *stream.written(0);
-  ASSERT_TRUE(reply.has_refusal());
-  EXPECT_EQ(reply.refusal().reason(), Refusal::INTERNAL);
-  EXPECT_THAT(reply.refusal().message(), HasSubstr("module 'kvstore' needs service 'kv'"));
+  Refusal refusal;
+  ASSERT_TRUE(stream.onlyRefusal(Refusal::INTERNAL, &refusal));
+  EXPECT_THAT(refusal.message(), HasSubstr("module 'kvstore' needs service 'kv'"));
   EXPECT_EQ(events_.count({"attach"}), 0u);
 }
 
@@ -307,11 +312,9 @@ TEST_F(ClientSessionTest, AModuleWhoseServiceIsDownIsRefusedUnavailableBeforeAny
   FakeSessionStream refused;
   refused.sendHelloWithModules({{"kvstore", ""}});
   serve(refused).join();
-  ASSERT_EQ(refused.writeCount(), 1u);
-  const SessionDown reply = *refused.written(0);
-  ASSERT_TRUE(reply.has_refusal());
-  EXPECT_EQ(reply.refusal().reason(), Refusal::UNAVAILABLE);
-  EXPECT_EQ(reply.refusal().message(),
+  Refusal refusal;
+  ASSERT_TRUE(refused.onlyRefusal(Refusal::UNAVAILABLE, &refusal));
+  EXPECT_EQ(refusal.message(),
             "module 'kvstore' cannot be served: service 'kv' is down (failed; last: exited with status 3)");
   EXPECT_EQ(pool_->snapshot().clients, 0u);
   EXPECT_EQ(events_.count({"attach"}), 0u);
@@ -433,10 +436,8 @@ TEST_F(ClientSessionTest, PoolRefusalsReachTheClient) {
   FakeSessionStream stream;
   stream.sendHello();
   serve(stream).join();
-  ASSERT_EQ(stream.writeCount(), 1u);
-  const SessionDown reply = *stream.written(0);
-  ASSERT_TRUE(reply.has_refusal());
-  EXPECT_EQ(reply.refusal().reason(), Refusal::BUSY);
+  Refusal refusal;
+  ASSERT_TRUE(stream.onlyRefusal(Refusal::BUSY, &refusal));
   pool_->release(1000);
 }
 
