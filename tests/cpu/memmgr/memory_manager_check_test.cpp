@@ -8,8 +8,6 @@
 namespace agileos::memmgr::testing {
 namespace {
 
-constexpr ClientId kAlice = 1;
-constexpr ClientId kBob = 2;
 constexpr DevicePtr kMax = std::numeric_limits<DevicePtr>::max();
 // Where the driver might place module globals: outside the three fixed ranges.
 constexpr DevicePtr kGlobals = 0x7f0000000000ull;

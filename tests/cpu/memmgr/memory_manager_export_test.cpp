@@ -13,10 +13,6 @@
 namespace agileos::memmgr::testing {
 namespace {
 
-constexpr ClientId kAlice = 1;
-constexpr ClientId kBob = 2;
-constexpr std::uint64_t kChunk = FakeVmmBackend::kDefaultGranularity;
-
 using MemoryManagerExport = MemoryManagerTest;
 using MemoryManagerIoPlacement = MemoryManagerTest;
 

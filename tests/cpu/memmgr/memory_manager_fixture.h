@@ -15,6 +15,11 @@
 namespace agileos::memmgr::testing {
 
 inline constexpr std::uint64_t kMiB = 1ull << 20;
+// The clients the tests allocate for.
+inline constexpr ClientId kAlice = 1;
+inline constexpr ClientId kBob = 2;
+// The fake's physical granularity: the size of one chunk of small allocations.
+inline constexpr std::uint64_t kChunk = FakeVmmBackend::kDefaultGranularity;
 
 class MemoryManagerTest : public ::testing::Test {
  protected:

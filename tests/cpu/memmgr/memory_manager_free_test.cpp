@@ -6,9 +6,6 @@
 namespace agileos::memmgr::testing {
 namespace {
 
-constexpr ClientId kAlice = 1;
-constexpr ClientId kBob = 2;
-
 using MemoryManagerFree = MemoryManagerTest;
 
 TEST_F(MemoryManagerFree, NullIsANoOp) {

@@ -8,8 +8,6 @@
 namespace agileos::memmgr::testing {
 namespace {
 
-constexpr ClientId kAlice = 1;
-constexpr ClientId kBob = 2;
 constexpr DevicePtr kGlobals = 0x7f0000000000ull;
 
 using MemoryManagerRelease = MemoryManagerTest;

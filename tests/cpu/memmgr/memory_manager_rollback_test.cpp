@@ -7,7 +7,6 @@
 namespace agileos::memmgr::testing {
 namespace {
 
-constexpr ClientId kAlice = 1;
 constexpr CUresult kInjected = CUDA_ERROR_NOT_PERMITTED;
 
 struct Snapshot {
