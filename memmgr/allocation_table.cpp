@@ -98,12 +98,6 @@ std::optional<Allocation> AllocationTable::find(DevicePtr p) const {
   return it->second;
 }
 
-bool AllocationTable::isExactly(ClientId owner, AllocationKind kind, DevicePtr base,
-                                std::uint64_t size) const {
-  const std::optional<Allocation> found = find(base);
-  return found && found->owner == owner && found->kind == kind && found->base == base && found->size == size;
-}
-
 std::size_t AllocationTable::size() const {
   std::shared_lock lock(mutex_);
   return byBase_.size();

@@ -69,10 +69,6 @@ class AllocationTable {
   // The live entry containing p, whoever owns it.
   std::optional<Allocation> find(DevicePtr p) const;
 
-  // True if a live entry of `owner` and `kind` is EXACTLY [base, base + size): its base and the
-  // size it was allocated with (what a module's DMA registration must name).
-  bool isExactly(ClientId owner, AllocationKind kind, DevicePtr base, std::uint64_t size) const;
-
   std::size_t size() const;
   // Sum of the requested sizes of `owner`'s live entries (user allocations and module globals). O(1).
   std::uint64_t bytesOwnedBy(ClientId owner) const;

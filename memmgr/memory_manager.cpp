@@ -296,7 +296,11 @@ CUresult MemoryManager::exportUserAllocation(ClientId client, DevicePtr p, std::
                                              std::uint64_t* handleBytes, std::uint64_t* offset) {
   if (fd == nullptr || handleBytes == nullptr || offset == nullptr) return CUDA_ERROR_INVALID_VALUE;
   std::lock_guard lock(mutex_);
-  if (!table_.isExactly(client, AllocationKind::kUser, p, size)) return CUDA_ERROR_INVALID_VALUE;
+  const std::optional<Allocation> found = table_.find(p);
+  if (!found || found->owner != client || found->kind != AllocationKind::kUser || found->base != p ||
+      found->size != size) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
   std::optional<BackedRange> range;
   if (auto large = state_->large.find(p); large != state_->large.end()) {
     range = large->second.range;

@@ -117,9 +117,12 @@ int WorkerHostResources::unmapLocked(std::uint64_t address, std::uint64_t mapped
 }
 
 int WorkerHostResources::checkExactUserAllocation(std::uint64_t device_address, std::uint64_t bytes) {
-  return memory_.table().isExactly(client_, memmgr::AllocationKind::kUser, device_address, bytes)
-             ? AGILEOS_MODULE_OK
-             : AGILEOS_MODULE_EPERM;
+  const std::optional<memmgr::Allocation> found = memory_.table().find(device_address);
+  if (!found || found->owner != client_ || found->kind != memmgr::AllocationKind::kUser ||
+      found->base != device_address || found->size != bytes) {
+    return AGILEOS_MODULE_EPERM;
+  }
+  return AGILEOS_MODULE_OK;
 }
 
 int WorkerHostResources::exportUserAllocation(std::uint64_t device_address, std::uint64_t bytes, int* fd,

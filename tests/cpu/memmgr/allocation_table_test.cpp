@@ -108,20 +108,6 @@ TEST(AllocationTable, FindReturnsTheContainingEntryOfAnyOwner) {
   EXPECT_FALSE(table.find(kBase - 1));
 }
 
-TEST(AllocationTable, IsExactlyNeedsOwnerKindBaseAndRequestedSize) {
-  AllocationTable table;
-  ASSERT_TRUE(table.insert(user(kBase, 1000)));
-  ASSERT_TRUE(table.insert({kBase + 4096, 64, kAlice, AllocationKind::kModuleGlobal}));
-  EXPECT_TRUE(table.isExactly(kAlice, AllocationKind::kUser, kBase, 1000));
-  EXPECT_FALSE(table.isExactly(kBob, AllocationKind::kUser, kBase, 1000));         // another owner
-  EXPECT_FALSE(table.isExactly(kAlice, AllocationKind::kUser, kBase + 1, 999));    // an interior pointer
-  EXPECT_FALSE(table.isExactly(kAlice, AllocationKind::kUser, kBase, 999));        // shorter
-  EXPECT_FALSE(table.isExactly(kAlice, AllocationKind::kUser, kBase, 1001));       // longer
-  EXPECT_FALSE(table.isExactly(kAlice, AllocationKind::kUser, kBase + 4096, 64));  // another kind
-  EXPECT_TRUE(table.isExactly(kAlice, AllocationKind::kModuleGlobal, kBase + 4096, 64));
-  EXPECT_FALSE(table.isExactly(kAlice, AllocationKind::kUser, kBase + 2048, 16));  // nothing there
-}
-
 TEST(AllocationTable, EveryVerdictHasItsOwnName) {
   std::set<std::string> names;
   for (PointerCheck verdict :
