@@ -75,10 +75,21 @@ LexResult tokenize(std::string_view text) {
     }
     const std::size_t begin = i;
     if (c == '"') {
+      // A string holds printable ASCII only, with no backslash and no comment marker: then no
+      // reading of escapes or comments (ptxas's or ours) can end it anywhere but at the next
+      // '"', and it cannot hide the code that follows it.
       ++i;
-      while (i < text.size() && text[i] != '"' && text[i] != '\n')
-        i += (text[i] == '\\' && i + 1 < text.size()) ? 2 : 1;
-      if (i >= text.size() || text[i] != '"') return fail("unterminated string");
+      while (i < text.size() && text[i] != '"') {
+        const char s = text[i];
+        if (s < 0x20 || s > 0x7e || s == '\\')
+          return fail("a string may hold only printable characters, no '\\'");
+        if ((s == '/' || s == '*') && i + 1 < text.size() && (text[i + 1] == '/' || text[i + 1] == '*') &&
+            !(s == '*' && text[i + 1] == '*')) {
+          return fail("a string may not hold a comment marker");
+        }
+        ++i;
+      }
+      if (i >= text.size()) return fail("unterminated string");
       ++i;
       emit(TokenKind::kString, begin, i);
       continue;

@@ -6,9 +6,13 @@
 // (".reg", ".u32", ".v4", ".global"), numbers (decimal, hex, octal, binary, 0f/0d
 // hex floats, decimal floats, optional U suffix), strings, and one-character
 // punctuation. Comments are dropped. Every token records whether whitespace
-// preceded it and on which line it starts: the printer reproduces the spacing
-// (one space where there was any), and line-terminated directives (.version,
-// .loc, ...) end at a line break.
+// preceded it and on which line it starts (for messages). As for ptxas, a line
+// break is whitespace like any other: no grammar rule of the parser reads it, and
+// the printer never copies the source's layout.
+//
+// Strings hold printable ASCII with no backslash and no comment marker ("//", "/*",
+// "*/"): whatever a consumer makes of escapes and comments, such a string ends at
+// its closing quote, so it cannot hide code from one reader and show it to another.
 //
 // Input is untrusted (the application's PTX): the lexer never reads past the end,
 // and reports the first character it cannot classify instead of guessing.
@@ -34,7 +38,7 @@ struct Token {
   std::string text;
   std::uint32_t line = 0;      // 1-based
   bool spaceBefore = false;    // whitespace (or a comment) precedes it on the same line
-  bool newlineBefore = false;  // a line break precedes it
+  bool newlineBefore = false;  // a line break precedes it (presentation only: no rule reads it)
 
   bool is(TokenKind k, std::string_view t) const { return kind == k && text == t; }
   bool isPunct(char c) const { return kind == TokenKind::kPunct && text.size() == 1 && text[0] == c; }

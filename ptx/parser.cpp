@@ -4,14 +4,10 @@
 #include <cstdlib>
 #include <limits>
 
+#include "ptx/memory_access.h"
+
 namespace agileos::ptx {
 namespace {
-
-// Directives that end at the end of their line rather than at a ';'.
-bool isLineTerminated(const std::string& name) {
-  return name == ".version" || name == ".target" || name == ".address_size" || name == ".file" ||
-         name == ".loc";
-}
 
 bool isOpening(const Token& t) { return t.isPunct('(') || t.isPunct('[') || t.isPunct('{'); }
 bool isClosing(const Token& t) { return t.isPunct(')') || t.isPunct(']') || t.isPunct('}'); }
@@ -86,6 +82,57 @@ std::optional<AddressForm> addressForm(const std::vector<Token>& inner) {
   return form;
 }
 
+// A name a declaration, label, function or parameter may have: an identifier without the
+// dots that only opcodes and special registers carry.
+bool isPlainName(const Token& t) {
+  return t.kind == TokenKind::kIdentifier && t.text.find('.') == std::string::npos;
+}
+
+bool isLinkage(const Token& t) {
+  return t.is(TokenKind::kDirective, ".visible") || t.is(TokenKind::kDirective, ".extern") ||
+         t.is(TokenKind::kDirective, ".weak") || t.is(TokenKind::kDirective, ".common");
+}
+
+bool isStateSpace(const Token& t) {
+  for (const char* space : {".reg", ".local", ".shared", ".param", ".const", ".global"}) {
+    if (t.is(TokenKind::kDirective, space)) return true;
+  }
+  return false;
+}
+
+// A word of a declaration between its state space and its name: a type, a vector size, a
+// pointer attribute's space, .ptr (.align and .attribute take operands: handled apart).
+bool isDeclarationWord(const Token& t) {
+  if (t.kind != TokenKind::kDirective) return false;
+  if (typeBytes(t.text) != 0) return true;
+  for (const char* word : {".pred", ".v2", ".v4", ".v8", ".ptr", ".global", ".const", ".shared", ".local",
+                           ".texref", ".samplerref", ".surfref", ".f16x2", ".bf16x2"}) {
+    if (t.text == word) return true;
+  }
+  return false;
+}
+
+bool isDataDirective(const Token& t) {
+  return t.is(TokenKind::kDirective, ".b8") || t.is(TokenKind::kDirective, ".b16") ||
+         t.is(TokenKind::kDirective, ".b32") || t.is(TokenKind::kDirective, ".b64");
+}
+
+// Function performance directives with the number of integers they take (min, max).
+struct PerformanceDirective {
+  const char* name;
+  int minValues;
+  int maxValues;
+};
+constexpr PerformanceDirective kPerformanceDirectives[] = {
+    {".maxntid", 1, 3},           {".reqntid", 1, 3},           {".minnctapersm", 1, 1},
+    {".maxnctapersm", 1, 1},      {".maxnreg", 1, 1},           {".noreturn", 0, 0},
+    {".explicitcluster", 0, 0},   {".reqnctapercluster", 1, 3}, {".maxclusterrank", 1, 1},
+    {".blocksareclusters", 0, 0},
+};
+
+// The parser. Every rule reads exactly the tokens its grammar places and fails on anything
+// else: no rule skips ahead to a terminator, so no token reaches the tree (and the printed
+// text) that a rule did not place. Line breaks are whitespace, as for ptxas.
 class Parser {
  public:
   explicit Parser(std::vector<Token> tokens) : tokens_(std::move(tokens)) {}
@@ -116,100 +163,315 @@ class Parser {
     }
     return false;
   }
+  std::string found() const { return atEnd() ? std::string("the end of the text") : "'" + peek().text + "'"; }
 
-  // Tokens of a line-terminated directive: the name and every later token on its line.
-  Directive lineDirective() {
-    Directive directive;
-    directive.name = peek().text;
-    directive.tokens.push_back(tokens_[pos_++]);
-    while (!atEnd() && !peek().newlineBefore) directive.tokens.push_back(tokens_[pos_++]);
-    return directive;
+  // ------------------------------------------------------------ token acceptors
+  // Each appends the token it accepts to `out`.
+
+  bool take(std::vector<Token>* out) {
+    out->push_back(tokens_[pos_++]);
+    return true;
+  }
+  bool punct(char c, std::vector<Token>* out, const char* context) {
+    if (!peek().isPunct(c))
+      return fail(std::string("expected '") + c + "' " + context + ", found " + found());
+    return take(out);
+  }
+  bool integer(std::vector<Token>* out, const char* context) {
+    if (!integerValue(peek()))
+      return fail(std::string("expected an integer ") + context + ", found " + found());
+    return take(out);
+  }
+  bool name(std::vector<Token>* out, const char* context) {
+    if (!isPlainName(peek())) return fail(std::string("expected a name ") + context + ", found " + found());
+    return take(out);
+  }
+  bool string(std::vector<Token>* out, const char* context) {
+    if (peek().kind != TokenKind::kString)
+      return fail(std::string("expected a string ") + context + ", found " + found());
+    return take(out);
   }
 
-  // Tokens up to and including the first ';' at bracket depth 0 (or, with `block`, through
-  // the '}' that closes the first brace group opened at depth 0, for .section).
-  bool collectUntilEnd(Directive* directive, bool blockEnds) {
-    int depth = 0;
-    while (!atEnd()) {
-      const Token& t = peek();
-      if (isOpening(t) && ++depth > kMaxNesting) return fail("nesting too deep");
-      if (isClosing(t) && --depth < 0) return fail("unbalanced '" + t.text + "'");
-      directive->tokens.push_back(tokens_[pos_++]);
-      if (depth == 0 && (t.isPunct(';') || (blockEnds && t.isPunct('}')))) return true;
-    }
-    return fail("'" + directive->name + "' is not terminated");
-  }
-
-  // True if the tokens from here to the first ';' or '{' at depth 0 contain .entry or .func.
-  bool startsFunction() const {
-    int depth = 0;
-    for (std::size_t k = pos_; k < tokens_.size(); ++k) {
-      const Token& t = tokens_[k];
-      if (depth == 0 && (t.is(TokenKind::kDirective, ".entry") || t.is(TokenKind::kDirective, ".func")))
-        return true;
-      if (depth == 0 && (t.isPunct(';') || t.isPunct('{'))) return false;
-      if (t.isPunct('(') || t.isPunct('[')) ++depth;
-      if (t.isPunct(')') || t.isPunct(']')) --depth;
-    }
-    return false;
-  }
+  // ------------------------------------------------------------ module level
 
   bool parseTopLevel(TopLevel* item) {
     const Token& t = peek();
     if (t.kind != TokenKind::kDirective)
       return fail("expected a directive at module level, found '" + t.text + "'");
-    if (isLineTerminated(t.text)) {
-      item->kind = TopLevel::Kind::kDirective;
-      item->directive = lineDirective();
-      return true;
-    }
-    if (t.text == ".section") {
-      item->kind = TopLevel::Kind::kDirective;
-      item->directive.name = t.text;
-      return collectUntilEnd(&item->directive, true);
-    }
-    if (startsFunction()) {
+    item->kind = TopLevel::Kind::kDirective;
+    Directive& d = item->directive;
+    d.name = t.text;
+    if (t.text == ".version") return parseVersion(&d);
+    if (t.text == ".target") return parseTarget(&d);
+    if (t.text == ".address_size") return parseAddressSize(&d);
+    if (t.text == ".file") return parseFile(&d);
+    if (t.text == ".section") return parseSection(&d);
+    if (t.text == ".pragma") return parsePragma(&d);
+    std::size_t k = pos_;
+    while (k < tokens_.size() && isLinkage(tokens_[k])) ++k;
+    if (k < tokens_.size() &&
+        (tokens_[k].is(TokenKind::kDirective, ".entry") || tokens_[k].is(TokenKind::kDirective, ".func"))) {
       item->kind = TopLevel::Kind::kFunction;
+      item->directive = {};
       return parseFunction(&item->function);
     }
-    item->kind = TopLevel::Kind::kDirective;
-    item->directive.name = t.text;
-    return collectUntilEnd(&item->directive, false);
+    if (k < tokens_.size() && isStateSpace(tokens_[k])) return parseDeclaration(&d);
+    return fail("unsupported directive '" + t.text + "' at module level");
   }
 
-  bool parseFunction(Function* function) {
-    int depth = 0;
-    bool named = false;
-    bool expectName = false;
-    while (!atEnd()) {
-      const Token& t = peek();
-      if (depth == 0 && t.isPunct('{')) break;
-      if (t.isPunct('(') || t.isPunct('[')) ++depth;
-      if ((t.isPunct(')') || t.isPunct(']')) && --depth < 0)
-        return fail("unbalanced '" + t.text + "' in a function header");
-      if (depth == 0 && t.is(TokenKind::kDirective, ".entry")) {
-        function->kind = Function::Kind::kEntry;
-        expectName = true;
-      } else if (depth == 0 && t.is(TokenKind::kDirective, ".func")) {
-        function->kind = Function::Kind::kFunc;
-        expectName = true;
-      } else if (expectName && depth == 0 && t.kind == TokenKind::kIdentifier) {
-        function->name = t.text;
-        named = true;
-        expectName = false;
+  // .version MAJOR.MINOR
+  bool parseVersion(Directive* d) {
+    take(&d->tokens);
+    const Token& v = peek();
+    const std::size_t dot = v.text.find('.');
+    if (v.kind != TokenKind::kNumber || dot == std::string::npos || dot == 0 || dot + 1 == v.text.size() ||
+        v.text.find_first_not_of("0123456789.") != std::string::npos ||
+        v.text.find('.', dot + 1) != std::string::npos) {
+      return fail(".version needs MAJOR.MINOR, found " + found());
+    }
+    return take(&d->tokens);
+  }
+
+  // .target NAME {, NAME}
+  bool parseTarget(Directive* d) {
+    take(&d->tokens);
+    if (!name(&d->tokens, "after .target")) return false;
+    while (peek().isPunct(',')) {
+      take(&d->tokens);
+      if (!name(&d->tokens, "in .target")) return false;
+    }
+    return true;
+  }
+
+  // .address_size 32|64
+  bool parseAddressSize(Directive* d) {
+    take(&d->tokens);
+    if (peek().text != "32" && peek().text != "64")
+      return fail(".address_size must be 32 or 64, found " + found());
+    return take(&d->tokens);
+  }
+
+  // .file INDEX "NAME" [, TIMESTAMP, SIZE]
+  bool parseFile(Directive* d) {
+    take(&d->tokens);
+    if (!integer(&d->tokens, "after .file") || !string(&d->tokens, "after .file's index")) return false;
+    if (!peek().isPunct(',')) return true;
+    take(&d->tokens);
+    return integer(&d->tokens, "(.file's time stamp)") && punct(',', &d->tokens, "in .file") &&
+           integer(&d->tokens, "(.file's size)");
+  }
+
+  // .pragma "TEXT" {, "TEXT"} ;
+  bool parsePragma(Directive* d) {
+    take(&d->tokens);
+    if (!string(&d->tokens, "after .pragma")) return false;
+    while (peek().isPunct(',')) {
+      take(&d->tokens);
+      if (!string(&d->tokens, "in .pragma")) return false;
+    }
+    return punct(';', &d->tokens, "after .pragma");
+  }
+
+  // .section .NAME { {LABEL: | .bN VALUE {, VALUE}} }: debug information, data only.
+  bool parseSection(Directive* d) {
+    take(&d->tokens);
+    if (peek().kind != TokenKind::kDirective) return fail("expected a section name, found " + found());
+    take(&d->tokens);
+    if (!punct('{', &d->tokens, "to open a section")) return false;
+    for (std::size_t items = 0; !peek().isPunct('}'); ++items) {
+      if (atEnd()) return fail("a .section is not closed");
+      if (isPlainName(peek()) && peek(1).isPunct(':')) {
+        take(&d->tokens);
+        take(&d->tokens);
+        continue;
       }
-      function->header.push_back(tokens_[pos_++]);
-      if (depth == 0 && t.isPunct(';')) {
-        if (!named) return fail("a function declaration without a name");
-        return true;  // a prototype
+      if (!isDataDirective(peek()))
+        return fail("expected data (.b8 .b16 .b32 .b64) in a section, found " + found());
+      take(&d->tokens);
+      if (!sectionValue(&d->tokens)) return false;
+      while (peek().isPunct(',')) {
+        take(&d->tokens);
+        if (!sectionValue(&d->tokens)) return false;
       }
     }
-    if (!named) return fail("a function without a name");
-    if (atEnd()) return fail("function '" + function->name + "' has no body and no ';'");
-    ++pos_;  // '{'
+    return take(&d->tokens);  // '}'
+  }
+
+  // NUMBER | LABEL | .SECTION, joined by + and -.
+  bool sectionValue(std::vector<Token>* out) {
+    for (;;) {
+      const Token& t = peek();
+      if (!(integerValue(t) || isPlainName(t) || (t.kind == TokenKind::kDirective && !isDataDirective(t))))
+        return fail("expected a number, a label or a section in section data, found " + found());
+      take(out);
+      if (!peek().isPunct('+') && !peek().isPunct('-')) return true;
+      take(out);
+    }
+  }
+
+  // ------------------------------------------------------------ declarations
+
+  // [LINKAGE...] SPACE {WORD | .align N | .attribute(...)} DECLARATOR {, DECLARATOR} ;
+  bool parseDeclaration(Directive* d) {
+    while (isLinkage(peek())) take(&d->tokens);
+    if (!isStateSpace(peek())) return fail("expected a state space, found " + found());
+    d->name = peek().text;
+    take(&d->tokens);
+    if (!declarationWords(&d->tokens)) return false;
+    if (!declarator(&d->tokens)) return false;
+    while (peek().isPunct(',')) {
+      take(&d->tokens);
+      if (!declarator(&d->tokens)) return false;
+    }
+    return punct(';', &d->tokens, "to end a declaration");
+  }
+
+  bool declarationWords(std::vector<Token>* out) {
+    for (;;) {
+      const Token& t = peek();
+      if (t.is(TokenKind::kDirective, ".align")) {
+        take(out);
+        if (!integer(out, "after .align")) return false;
+      } else if (t.is(TokenKind::kDirective, ".attribute")) {
+        take(out);
+        if (!punct('(', out, "after .attribute")) return false;
+        do {
+          if (peek().kind != TokenKind::kDirective) return fail("expected an attribute, found " + found());
+          take(out);
+        } while (peek().isPunct(',') && take(out));
+        if (!punct(')', out, "to close .attribute")) return false;
+      } else if (isDeclarationWord(t)) {
+        take(out);
+      } else {
+        return true;
+      }
+    }
+  }
+
+  // NAME [<N>] {[ [N] ]} [= INITIALIZER]
+  bool declarator(std::vector<Token>* out) {
+    if (!name(out, "in a declaration")) return false;
+    if (peek().isPunct('<')) {
+      take(out);
+      if (!integer(out, "in a register range") || !punct('>', out, "to close a register range")) return false;
+    }
+    if (!dimensions(out)) return false;
+    if (!peek().isPunct('=')) return true;
+    take(out);
+    return initializer(out, 0);
+  }
+
+  bool dimensions(std::vector<Token>* out) {
+    while (peek().isPunct('[')) {
+      take(out);
+      if (!peek().isPunct(']') && !integer(out, "as an array size")) return false;
+      if (!punct(']', out, "to close an array size")) return false;
+    }
+    return true;
+  }
+
+  // { INITIALIZER {, INITIALIZER} } | EXPRESSION
+  bool initializer(std::vector<Token>* out, int depth) {
+    if (depth > kMaxNesting) return fail("initializer nested too deep");
+    if (!peek().isPunct('{')) return constantExpression(out, depth);
+    take(out);
+    if (!initializer(out, depth + 1)) return false;
+    while (peek().isPunct(',')) {
+      take(out);
+      if (!initializer(out, depth + 1)) return false;
+    }
+    return punct('}', out, "to close an initializer");
+  }
+
+  // TERM {OP TERM}; TERM: [-|~|!] (NUMBER | NAME | generic(NAME) | (EXPRESSION))
+  bool constantExpression(std::vector<Token>* out, int depth) {
+    if (depth > kMaxNesting) return fail("expression nested too deep");
+    for (;;) {
+      while (peek().isPunct('-') || peek().isPunct('~') || peek().isPunct('!')) take(out);
+      const Token& t = peek();
+      if (t.kind == TokenKind::kNumber) {
+        take(out);
+      } else if (t.is(TokenKind::kIdentifier, "generic") && peek(1).isPunct('(')) {
+        take(out);
+        take(out);
+        if (!name(out, "in generic()") || !punct(')', out, "to close generic(")) return false;
+      } else if (isPlainName(t)) {
+        take(out);
+      } else if (t.isPunct('(')) {
+        take(out);
+        if (!constantExpression(out, depth + 1) || !punct(')', out, "to close an expression")) return false;
+      } else {
+        return fail("expected a constant, a name or generic(name), found " + found());
+      }
+      const Token& op = peek();
+      if (!(op.isPunct('+') || op.isPunct('-') || op.isPunct('*') || op.isPunct('/') || op.isPunct('&') ||
+            op.isPunct('|') || op.isPunct('^'))) {
+        return true;
+      }
+      take(out);
+    }
+  }
+
+  // ------------------------------------------------------------ functions
+
+  // [LINKAGE...] .entry|.func [(RETURNS)] NAME [(PARAMS)] {PERFORMANCE} ( { BODY } | ; )
+  bool parseFunction(Function* function) {
+    std::vector<Token>& h = function->header;
+    while (isLinkage(peek())) take(&h);
+    function->kind = peek().text == ".entry" ? Function::Kind::kEntry : Function::Kind::kFunc;
+    take(&h);
+    if (function->kind == Function::Kind::kFunc && peek().isPunct('(')) {
+      if (!parameterList(&h, false)) return false;
+    }
+    if (!isPlainName(peek())) return fail("expected a function name, found " + found());
+    function->name = peek().text;
+    take(&h);
+    if (peek().isPunct('(') && !parameterList(&h, false)) return false;
+    if (!performanceDirectives(&h)) return false;
+    if (peek().isPunct(';')) return take(&h);  // a prototype
+    if (!peek().isPunct('{')) return fail("function '" + function->name + "' has no body and no ';'");
+    ++pos_;
     function->hasBody = true;
     return parseBlock(&function->body, 1);
   }
+
+  // ( [PARAM {, PARAM}] ); PARAM: .param|.reg WORDS (NAME | _ with `anonymous`) {[ [N] ]}
+  bool parameterList(std::vector<Token>* out, bool anonymous) {
+    take(out);  // '('
+    if (peek().isPunct(')')) return take(out);
+    for (;;) {
+      if (!peek().is(TokenKind::kDirective, ".param") && !peek().is(TokenKind::kDirective, ".reg"))
+        return fail("expected .param or .reg in a parameter list, found " + found());
+      take(out);
+      if (!declarationWords(out)) return false;
+      if (anonymous && peek().is(TokenKind::kIdentifier, "_")) {
+        take(out);
+      } else if (!name(out, "for a parameter")) {
+        return false;
+      }
+      if (!dimensions(out)) return false;
+      if (peek().isPunct(')')) return take(out);
+      if (!punct(',', out, "between parameters")) return false;
+    }
+  }
+
+  bool performanceDirectives(std::vector<Token>* out) {
+    for (;;) {
+      const PerformanceDirective* known = nullptr;
+      for (const PerformanceDirective& p : kPerformanceDirectives) {
+        if (peek().is(TokenKind::kDirective, p.name)) known = &p;
+      }
+      if (known == nullptr) return true;
+      take(out);
+      for (int n = 0; n < known->maxValues; ++n) {
+        if (n > 0 && !peek().isPunct(',')) break;
+        if (n > 0) take(out);
+        if (!integer(out, (std::string("after ") + known->name).c_str())) return false;
+      }
+    }
+  }
+
+  // ------------------------------------------------------------ bodies
 
   // Statements until the '}' that closes the block (consumed).
   bool parseBlock(std::vector<Statement>* out, int depth) {
@@ -220,6 +482,10 @@ class Parser {
         ++pos_;
         return true;
       }
+      if (t.isPunct(';')) {  // an empty statement: nothing to keep
+        ++pos_;
+        continue;
+      }
       Statement statement;
       if (t.isPunct('{')) {
         ++pos_;
@@ -227,16 +493,20 @@ class Parser {
         if (!parseBlock(&statement.block, depth + 1)) return false;
       } else if (t.kind == TokenKind::kDirective) {
         statement.kind = Statement::Kind::kDirective;
-        if (isLineTerminated(t.text)) {
-          statement.directive = lineDirective();
-        } else {
-          statement.directive.name = t.text;
-          if (!collectUntilEnd(&statement.directive, false)) return false;
-        }
-      } else if (t.kind == TokenKind::kIdentifier && peek(1).isPunct(':')) {
+        if (!parseBodyDirective(&statement.directive, false)) return false;
+      } else if (isPlainName(t) && peek(1).isPunct(':')) {
         statement.kind = Statement::Kind::kLabel;
         statement.label = t.text;
         pos_ += 2;
+        out->push_back(std::move(statement));
+        // A label may name the directive after it (a call prototype, a target list).
+        if (peek().kind == TokenKind::kDirective) {
+          Statement labelled;
+          labelled.kind = Statement::Kind::kDirective;
+          if (!parseBodyDirective(&labelled.directive, true)) return false;
+          out->push_back(std::move(labelled));
+        }
+        continue;
       } else if (t.isPunct('@') || t.kind == TokenKind::kIdentifier) {
         statement.kind = Statement::Kind::kInstruction;
         if (!parseInstruction(&statement.instruction)) return false;
@@ -248,6 +518,70 @@ class Parser {
     return fail("a block is not closed");
   }
 
+  bool parseBodyDirective(Directive* d, bool afterLabel) {
+    const std::string& n = peek().text;
+    d->name = n;
+    if (afterLabel) {
+      if (n == ".callprototype") return parseCallPrototype(d);
+      if (n == ".calltargets" || n == ".branchtargets") return parseTargetList(d);
+    }
+    if (n == ".loc") return parseLoc(d);
+    if (n == ".pragma") return parsePragma(d);
+    if (isStateSpace(peek())) return parseDeclaration(d);
+    return fail("unsupported directive '" + n + "' in a function body");
+  }
+
+  // .loc FILE LINE COLUMN [, function_name NAME [+ N] [, inlined_at FILE LINE COLUMN]]
+  bool parseLoc(Directive* d) {
+    take(&d->tokens);
+    for (int k = 0; k < 3; ++k) {
+      if (!integer(&d->tokens, "in .loc")) return false;
+    }
+    if (!peek().isPunct(',')) return true;
+    take(&d->tokens);
+    if (!peek().is(TokenKind::kIdentifier, "function_name"))
+      return fail("expected function_name in .loc, found " + found());
+    take(&d->tokens);
+    if (!name(&d->tokens, "after function_name")) return false;
+    if (peek().isPunct('+')) {
+      take(&d->tokens);
+      if (!integer(&d->tokens, "after function_name's '+'")) return false;
+    }
+    if (!peek().isPunct(',')) return true;
+    take(&d->tokens);
+    if (!peek().is(TokenKind::kIdentifier, "inlined_at"))
+      return fail("expected inlined_at in .loc, found " + found());
+    take(&d->tokens);
+    for (int k = 0; k < 3; ++k) {
+      if (!integer(&d->tokens, "after inlined_at")) return false;
+    }
+    return true;
+  }
+
+  // .callprototype [(RETURN)] _ [(PARAMS)] [.noreturn] ;  (parameters named _)
+  bool parseCallPrototype(Directive* d) {
+    take(&d->tokens);
+    if (peek().isPunct('(') && !parameterList(&d->tokens, true)) return false;
+    if (!peek().is(TokenKind::kIdentifier, "_"))
+      return fail("expected '_' in .callprototype, found " + found());
+    take(&d->tokens);
+    if (peek().isPunct('(') && !parameterList(&d->tokens, true)) return false;
+    if (peek().is(TokenKind::kDirective, ".noreturn")) take(&d->tokens);
+    return punct(';', &d->tokens, "to end .callprototype");
+  }
+
+  // .calltargets NAME {, NAME} ;   .branchtargets LABEL {, LABEL} ;
+  bool parseTargetList(Directive* d) {
+    take(&d->tokens);
+    if (!name(&d->tokens, "in a target list")) return false;
+    while (peek().isPunct(',')) {
+      take(&d->tokens);
+      if (!name(&d->tokens, "in a target list")) return false;
+    }
+    return punct(';', &d->tokens, "to end a target list");
+  }
+
+  // [@[!]PRED] OPCODE [OPERAND {, OPERAND}] ;
   bool parseInstruction(Instruction* instruction) {
     instruction->line = peek().line;
     if (peek().isPunct('@')) {
@@ -257,18 +591,22 @@ class Parser {
         predicate.negated = true;
         ++pos_;
       }
-      if (peek().kind != TokenKind::kIdentifier) return fail("a guard predicate must be a register");
+      if (!isPlainName(peek())) return fail("a guard predicate must be a register, found " + found());
       predicate.reg = tokens_[pos_++].text;
       instruction->predicate = predicate;
     }
-    if (peek().kind != TokenKind::kIdentifier) return fail("expected an opcode, found '" + peek().text + "'");
+    const Token& op = peek();
+    if (op.kind != TokenKind::kIdentifier || op.text[0] == '%' || op.text[0] == '$')
+      return fail("expected an opcode, found " + found());
     splitOpcode(tokens_[pos_++].text, &instruction->opcode, &instruction->modifiers);
-    // Operands: tokens up to ';' at depth 0, split at commas at depth 0.
+    // Operands: tokens up to ';' at depth 0, split at commas at depth 0. An operand holds
+    // names, numbers and punctuation only: a directive or a string has no place in one.
     std::vector<Token> current;
     int depth = 0;
     while (!atEnd()) {
       const Token& t = peek();
-      if (depth == 0 && t.isPunct(';')) {
+      if (t.isPunct(';')) {
+        if (depth != 0) return fail("';' inside an operand of '" + instruction->opcode + "'");
         ++pos_;
         if (!current.empty())
           instruction->operands.push_back(classify(std::move(current)));
@@ -276,6 +614,8 @@ class Parser {
           return fail("an empty operand");
         return ok_;
       }
+      if (t.kind == TokenKind::kDirective || t.kind == TokenKind::kString)
+        return fail("unexpected " + found() + " in an operand of '" + instruction->opcode + "'");
       if (isOpening(t) && ++depth > kMaxNesting) return fail("nesting too deep");
       if (isClosing(t) && --depth < 0) return fail("unbalanced '" + t.text + "' in an instruction");
       if (depth == 0 && t.isPunct(',')) {

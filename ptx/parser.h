@@ -1,16 +1,19 @@
 // The PTX parser: text -> syntax tree (ast.h), via the tokenizer (lexer.h).
 //
-// It understands the module structure (line-terminated directives such as
-// .version, .target, .address_size, .file, .loc and .section blocks; declarations
-// ending in ';', with nested initializer braces; .entry and .func definitions and
-// prototypes), function bodies with nested { } scopes, labels, predicated
-// instructions with their opcode, modifiers and operands split at top-level commas,
-// and classifies each operand (register, immediate, symbol, address with its base
-// and offset, vector, list, sink, expression).
+// Every construct is read by a rule of its own grammar, and anything a rule does not
+// place is an error naming its line, never skipped over or kept as raw text: module
+// directives (.version MAJOR.MINOR, .target, .address_size, .file, .pragma, .section
+// with debug data only), variable declarations (linkage, state space, .align,
+// .attribute, types, names with register ranges and array sizes, constant
+// initializers), .entry and .func headers (return and parameter lists, performance
+// directives) and prototypes, function bodies with nested { } scopes, labels,
+// .loc/.pragma/declarations, call prototypes and target lists, and predicated
+// instructions with their operands split at top-level commas and classified (register,
+// immediate, symbol, address with its base and offset, vector, list, sink,
+// expression). As for ptxas, a line break is whitespace: no directive ends at one.
 //
 // Input is untrusted: every loop is bounded by the token count, nesting is limited
-// (kMaxNesting), and anything the grammar does not allow is an error naming its
-// line, never a guess.
+// (kMaxNesting).
 #pragma once
 
 #include <string>

@@ -27,7 +27,7 @@ TEST(PtxLexer, SplitsAnInstructionIntoItsTokens) {
 
 TEST(PtxLexer, ClassifiesNumbersDirectivesStringsAndSpecialRegisters) {
   const LexResult r = tokenize(
-      ".reg .b32 %r<44>;\nmov.f32 %f1, 0f3F800000;\n.file 1 \"a \\\"b\\\".cu\"\nmov.u32 %r1, %tid.x;"
+      ".reg .b32 %r<44>;\nmov.f32 %f1, 0f3F800000;\n.file 1 \"a b/c.cu\"\nmov.u32 %r1, %tid.x;"
       " add.u64 %rd1, %rd1, 0x10U; .b8 1.5e-3");
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_EQ(r.tokens[0].kind, TokenKind::kDirective);
@@ -39,7 +39,7 @@ TEST(PtxLexer, ClassifiesNumbersDirectivesStringsAndSpecialRegisters) {
   EXPECT_EQ(r.tokens[10].text, "0f3F800000");
   EXPECT_EQ(r.tokens[10].kind, TokenKind::kNumber);
   EXPECT_EQ(r.tokens[14].kind, TokenKind::kString);
-  EXPECT_EQ(r.tokens[14].text, "\"a \\\"b\\\".cu\"");
+  EXPECT_EQ(r.tokens[14].text, "\"a b/c.cu\"");
   bool sawTid = false, sawHex = false, sawFloat = false;
   for (const Token& t : r.tokens) {
     sawTid |= t.text == "%tid.x" && t.kind == TokenKind::kIdentifier;
@@ -49,6 +49,21 @@ TEST(PtxLexer, ClassifiesNumbersDirectivesStringsAndSpecialRegisters) {
   EXPECT_TRUE(sawTid);
   EXPECT_TRUE(sawHex);
   EXPECT_TRUE(sawFloat);
+}
+
+// A string ends at its closing quote for every reader: escapes and comment markers, which
+// readers may treat differently, are refused, as are characters outside printable ASCII.
+TEST(PtxLexer, StringsHoldNoEscapeNoCommentMarkerAndNoControlCharacter) {
+  for (const char* text : {".file 1 \"a\\\"b\"", ".pragma \"x\\\";", ".file 1 \"a//b\"", ".file 1 \"a/*b\"",
+                           ".file 1 \"a*/b\"", ".file 1 \"a\tb\"", ".file 1 \"a\rb\"", ".file 1 \"a\nb\"",
+                           ".file 1 \"\xc3\xa9\"", ".file 1 \"unterminated"}) {
+    const LexResult r = tokenize(text);
+    EXPECT_FALSE(r.ok) << text;
+    EXPECT_EQ(r.error.rfind("line ", 0), 0u) << r.error;
+  }
+  const LexResult fine = tokenize(".file 1 \"/usr/include/a b-c_d.e+f:g**h.cu\"");
+  ASSERT_TRUE(fine.ok) << fine.error;
+  EXPECT_EQ(fine.tokens[2].text, "\"/usr/include/a b-c_d.e+f:g**h.cu\"");
 }
 
 TEST(PtxLexer, DoubleColonsBelongToOpcodesAndModifiersButALabelColonDoesNot) {

@@ -183,5 +183,119 @@ TEST(PtxParser, DeepNestingIsRefusedNotRecursedInto) {
   EXPECT_FALSE(parse(brackets).ok);
 }
 
+// Layout is not structure: the module on one line, or with a line break between every two
+// tokens, reads as the same tree, as it does for ptxas (a line break is whitespace there).
+TEST(PtxParser, LineBreaksAreWhitespaceSoLayoutDoesNotChangeTheTree) {
+  const ParseResult original = parse(kSample);
+  ASSERT_TRUE(original.ok) << original.error;
+  // The sample has comments, which end at a line break: its printed form has none.
+  const std::string printed = print(original.module);
+  std::string flat, tokenPerLine;
+  for (char c : printed) flat += c == '\n' ? ' ' : c;
+  const ParseResult flatParsed = parse(flat);
+  ASSERT_TRUE(flatParsed.ok) << flatParsed.error << "\n" << flat;
+  EXPECT_EQ(flatParsed.module, original.module);
+  for (char c : printed) tokenPerLine += (c == ' ' || c == '\t') ? '\n' : c;
+  const ParseResult spread = parse(tokenPerLine);
+  ASSERT_TRUE(spread.ok) << spread.error << "\n" << tokenPerLine;
+  EXPECT_EQ(spread.module, original.module);
+}
+
+// What ptxas reads after a directive that ends "at the end of its line" in a line-based
+// reading must be a statement of the tree, so that the guard sees it.
+TEST(PtxParser, NothingHidesBehindALineDirective) {
+  const std::string store = "st.global.u32 [%rd1], %r1;";
+  const std::string prologue = ".visible .entry k(.param .u64 p) { .reg .b64 %rd<3>; .reg .b32 %r<2>; ";
+  const std::string cases[] = {
+      ".version 9.0 .target sm_90 .address_size 64 " + prologue + store + " ret; }",
+      ".version 9.0 .target sm_90 .address_size 64 " + prologue + ".loc 1 2 3 " + store + " ret; }",
+      ".version 9.0 .target sm_90 .address_size 64 " + prologue +
+          ".loc 1 2 3, function_name $L__info_string0, inlined_at 1 4 5 " + store + " ret; }",
+      ".version 9.0 .target sm_90 .address_size 64 .file 1 \"a.cu\" " + prologue + store + " ret; }",
+      ".version 9.0 .target sm_90 .address_size 64 .file 1 \"a.cu\", 0, 12 " + prologue + store + " ret; }",
+      ".version 9.0 .target sm_90 .address_size 64 " + prologue + ".pragma \"nounroll\"; " + store +
+          " ret; }",
+  };
+  for (const std::string& text : cases) {
+    const ParseResult r = parse(text);
+    ASSERT_TRUE(r.ok) << r.error << "\n" << text;
+    const Function& k = r.module.items.back().function;
+    bool sawStore = false;
+    for (const Statement& statement : k.body) {
+      sawStore |= statement.kind == Statement::Kind::kInstruction && statement.instruction.opcode == "st";
+    }
+    EXPECT_TRUE(sawStore) << text;
+  }
+}
+
+// Every directive is read by its grammar; tokens a grammar does not place are an error,
+// never carried through to the printed text.
+TEST(PtxParser, DirectivesOutsideTheirGrammarAreRefused) {
+  const std::string head = ".version 9.0\n.target sm_90\n.address_size 64\n";
+  const std::string body = ".visible .entry k(.param .u64 p)\n{\n.reg .b64 %rd<3>;\n";
+  const std::string cases[] = {
+      ".version 9.0 st.global.u32 [%rd1], %r1;",                           // an instruction at module level
+      ".version 9 .target sm_90",                                          // no minor version
+      ".version 9.0.1 .target sm_90",                                      // not MAJOR.MINOR
+      head + ".target sm_90 st",                                           // a target list with a stray word
+      head + ".address_size 48",                                           // not 32 or 64
+      head + ".file 1 \"a.cu\" 7",                                         // a stray number
+      head + ".file \"a.cu\"",                                             // no index
+      head + ".section .debug_info { .b8 1 st.global.u32 [%rd1], %r1; }",  // code in a section
+      head + ".section .debug_info { .b8 1; }",                            // not section data
+      head + ".section .debug_info { .b32 .b8 }",                          // no value
+      head + ".alias a, b;",                                               // unsupported module directive
+      head + ".global .u32 x = { ld.global.u32 %r1, [%rd1] };",            // code in an initializer
+      head + ".global .u32 x = \"s\";",                                    // a string initializer
+      head + ".global .u32 x.y;",                                          // a dotted name
+      head + ".global .u32 x st.global.u32 [%rd1], %r1;",                  // stray tokens after a name
+      head + ".visible .entry k(.param .u64 p) .maxntid 1, 2, 3, 4 { ret; }",  // too many values
+      head + ".visible .entry k(.param .u64 p) .bogus 1 { ret; }",             // unknown directive
+      head + ".visible .entry k(.param .u64 p st.global) { ret; }",            // junk in parameters
+      head + body + ".loc 1 2 { st.global.u32 [%rd1], %r1; }\n}",              // .loc short
+      head + body + ".loc 1 2 3 4\n}",                                         // .loc long
+      head + body + ".pragma nounroll;\n}",                                    // not a string
+      head + body + ".maxntid 1;\n}",                                          // not a body directive
+      head + body + ".callprototype _ (.param .b32 _);\n}",                    // not after a label
+      head + body + "p: .callprototype _ (.param .b32 _) st.global.u32 [%rd1], %r1;\n}",
+      head + body + "p: .branchtargets L1, .b8;\n}",
+      head + body + "mov.u32 %r1, { st.global.u32 [%rd1], %r1; };\n}",  // ';' in an operand
+      head + body + "mov.u32 %r1, .global;\n}",                         // a directive operand
+      head + body + "mov.u32 %r1, \"x\";\n}",                           // a string operand
+      head + body + "%r1 %r2;\n}",                                      // a register as opcode
+  };
+  for (const std::string& text : cases) {
+    const ParseResult r = parse(text);
+    EXPECT_FALSE(r.ok) << text;
+    EXPECT_EQ(r.error.rfind("line ", 0), 0u) << r.error;
+  }
+}
+
+// What nvcc writes for function pointers, virtual calls and switch tables parses, and the
+// printed text keeps every statement.
+TEST(PtxParser, CallPrototypesTargetListsAndEmptyStatements) {
+  const ParseResult r = parse(
+      ".version 9.0 .target sm_90 .address_size 64\n"
+      ".global .align 8 .u64 table[2] = {f, f};\n"
+      ".global .attribute(.managed) .align 4 .u32 m;\n"
+      ".extern .shared .align 16 .b8 dyn[];\n"
+      ".func (.param .b32 r) f(.param .b32 a) { ret; }\n"
+      ".visible .entry k(.param .u64 .ptr .global .align 8 p, .param .align 16 .b8 s[16]) .maxntid 256, 1, 1 "
+      ".minnctapersm 2\n{\n.reg .b64 %rd<4>; .reg .b32 %r<4>; ;;\n"
+      "proto: .callprototype (.param .b32 _) _ (.param .b32 _);\n"
+      "targets: .branchtargets L1, L2;\n"
+      "brx.idx %r1, targets;\nL1: ret;\nL2: ret;\n}\n");
+  ASSERT_TRUE(r.ok) << r.error;
+  const Function& k = r.module.items.back().function;
+  ASSERT_EQ(k.body.size(), 11u) << "empty statements are dropped";
+  EXPECT_EQ(k.body[2].label, "proto");
+  EXPECT_EQ(k.body[3].directive.name, ".callprototype");
+  EXPECT_EQ(k.body[5].directive.name, ".branchtargets");
+  const std::string printed = print(r.module);
+  const ParseResult again = parse(printed);
+  ASSERT_TRUE(again.ok) << again.error << "\n" << printed;
+  EXPECT_EQ(again.module, r.module) << printed;
+}
+
 }  // namespace
 }  // namespace agileos::ptx
