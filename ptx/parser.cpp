@@ -117,6 +117,12 @@ bool isDataDirective(const Token& t) {
          t.is(TokenKind::kDirective, ".b32") || t.is(TokenKind::kDirective, ".b64");
 }
 
+// Sections hold debug information only (what nvcc -G and -lineinfo write); their data may
+// name another such section (".b32 .debug_abbrev").
+bool isDebugSectionName(const Token& t) {
+  return t.kind == TokenKind::kDirective && t.text.rfind(".debug_", 0) == 0 && t.text.size() > 7;
+}
+
 // Function performance directives with the number of integers they take (min, max).
 struct PerformanceDirective {
   const char* name;
@@ -275,7 +281,7 @@ class Parser {
   // .section .NAME { {LABEL: | .bN VALUE {, VALUE}} }: debug information, data only.
   bool parseSection(Directive* d) {
     take(&d->tokens);
-    if (peek().kind != TokenKind::kDirective) return fail("expected a section name, found " + found());
+    if (!isDebugSectionName(peek())) return fail("expected a .debug_ section name, found " + found());
     take(&d->tokens);
     if (!punct('{', &d->tokens, "to open a section")) return false;
     for (std::size_t items = 0; !peek().isPunct('}'); ++items) {
@@ -301,7 +307,7 @@ class Parser {
   bool sectionValue(std::vector<Token>* out) {
     for (;;) {
       const Token& t = peek();
-      if (!(integerValue(t) || isPlainName(t) || (t.kind == TokenKind::kDirective && !isDataDirective(t))))
+      if (!(integerValue(t) || isPlainName(t) || isDebugSectionName(t)))
         return fail("expected a number, a label or a section in section data, found " + found());
       take(out);
       if (!peek().isPunct('+') && !peek().isPunct('-')) return true;
