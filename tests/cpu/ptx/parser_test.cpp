@@ -244,6 +244,8 @@ TEST(PtxParser, DirectivesOutsideTheirGrammarAreRefused) {
       head + ".section .debug_info { .b8 1 st.global.u32 [%rd1], %r1; }",  // code in a section
       head + ".section .debug_info { .b8 1; }",                            // not section data
       head + ".section .debug_info { .b32 .b8 }",                          // no value
+      head + ".section .text { .b8 1 }",                                   // not a debug section
+      head + ".section .debug_info { .b32 .entry }",                       // not a section value
       head + ".alias a, b;",                                               // unsupported module directive
       head + ".global .u32 x = { ld.global.u32 %r1, [%rd1] };",            // code in an initializer
       head + ".global .u32 x = \"s\";",                                    // a string initializer
