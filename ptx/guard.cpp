@@ -5,6 +5,7 @@
 #include <set>
 #include <sstream>
 
+#include "ptx/control_flow.h"
 #include "ptx/memory_access.h"
 #include "ptx/parser.h"
 #include "ptx/printer.h"
@@ -542,6 +543,16 @@ GuardResult guardModule(const Module& input, const GuardOptions& options) {
   }
   result.registerPrefix = freshPrefix(identifiers, "%agileos_guard");
   result.module = input;
+  // Control flow first: its check blocks hold no memory access, so the memory rewrite
+  // below leaves them as they are, immediately before the transfers they check.
+  const ControlFlowResult flow =
+      guardControlFlow(&result.module, options.trustedFunctions, result.registerPrefix);
+  if (!flow.ok) {
+    result.error = flow.error;
+    result.module = {};
+    return result;
+  }
+  result.checkedControlTransfers = flow.checkedCalls + flow.checkedBranches;
   Rewriter rewriter(options, result.registerPrefix);
   for (TopLevel& item : result.module.items) {
     if (item.kind != TopLevel::Kind::kFunction || !item.function.hasBody) continue;
@@ -564,6 +575,9 @@ std::vector<std::string> findUnguardedAccesses(const Module& module, const Guard
     if (item.kind == TopLevel::Kind::kFunction && item.function.hasBody && !trusted(item.function, options)) {
       findUnguarded(item.function.body, false, options, registerPrefix, &unguarded);
     }
+  }
+  for (std::string& line : findUncheckedControlFlow(module, options.trustedFunctions, registerPrefix)) {
+    unguarded.push_back(std::move(line));
   }
   return unguarded;
 }

@@ -25,6 +25,17 @@
 // left alone. An instruction the classifier refuses makes the whole module refused,
 // with the reason and the line: nothing loads unchecked.
 //
+// Control flow (ptx/control_flow.h): a check that jumps can be skipped, so a kernel may
+// transfer control only to the entry of one of its module's own functions or to a label
+// its function lists. Before every indirect call the guard checks (under the call's
+// predicate, whatever the policy) that the target equals the address of one of the
+// module's address-taken functions, and traps otherwise; before every `brx.idx`, that
+// the index is inside its `.branchtargets` list. Addresses of trusted functions, of
+// `__agileos_*` functions and of kernels may not be taken (module-level initializers
+// naming a placeholder, such as a public header's placeholder table, get 0 instead);
+// trusted code is reached only through direct calls. findUnguardedAccesses verifies
+// both on its own.
+//
 // The rewrite is deterministic: the same module and options give the same text.
 #pragma once
 
@@ -82,15 +93,17 @@ struct GuardResult {
   std::string error;  // why the module is refused (with a line), when !ok
   Module module;      // the rewritten module, when ok
   std::size_t checkedAccesses = 0;
-  std::string registerPrefix;  // the fresh prefix of the guard's registers
+  std::size_t checkedControlTransfers = 0;  // indirect calls and brx.idx (ptx/control_flow.h)
+  std::string registerPrefix;               // the fresh prefix of the guard's registers
 };
 
 GuardResult guardModule(const Module& module, const GuardOptions& options);
 
 // Independent check of a guarded module: every access that can reach global memory is
 // the last statement of a scope that first checks exactly its extent, under its
-// predicate, and acts on a hit. Returns one line per access that is not so guarded
-// (empty: the module is fully guarded).
+// predicate, and acts on a hit; every indirect call and brx.idx follows its check and no
+// forbidden function address is taken (findUncheckedControlFlow). Returns one line per
+// access or transfer that is not so guarded (empty: the module is fully guarded).
 std::vector<std::string> findUnguardedAccesses(const Module& module, const GuardOptions& options,
                                                const std::string& registerPrefix);
 
