@@ -3,10 +3,10 @@
 #include <nvrtc.h>
 #include <spdlog/spdlog.h>
 
-#include <cstring>
-
+#include "adapters/nvrtc/nvrtc_compiler_process.h"
 #include "adapters/nvrtc/nvrtc_operations.h"
 #include "adapters/nvrtc/nvrtc_source_policy.h"
+#include "adapters/nvrtc/nvrtc_wire.h"
 #include "worker/module_cache/compiled_module_cache.h"
 
 namespace agileos::adapters::nvrtc {
@@ -18,116 +18,14 @@ using worker::CompiledModuleCache;
 constexpr std::size_t kMaxSourceBytes = 64u << 20;  // source and headers together
 constexpr int kMaxListEntries = 4096;               // headers, options, name expressions
 
-// One compilation's outputs, as the client gets them.
-struct Compiled {
-  nvrtcResult status = NVRTC_SUCCESS;
-  std::string log;
-  std::string ptx;    // as nvrtcGetPTX writes it (with its NUL), empty if none
-  std::string cubin;  // empty unless a real architecture was asked for
-  std::vector<std::string> loweredNames;
-  std::string substitutePtx;  // the PTX a CUBIN is loaded as under the guard (never sent to the client)
-};
-
-struct Program {
-  nvrtcProgram handle = nullptr;
-  ~Program() {
-    if (handle != nullptr) nvrtcDestroyProgram(&handle);
-  }
-};
-
-std::vector<const char*> pointers(const std::vector<std::string>& strings) {
-  std::vector<const char*> out;
-  out.reserve(strings.size());
-  for (const std::string& s : strings) out.push_back(s.c_str());
-  return out;
-}
-
-// Runs NVRTC on inputs the policy has accepted.
-Compiled compile(const std::string& source, const std::string& name, const std::vector<std::string>& headers,
-                 const std::vector<std::string>& includeNames, const std::vector<std::string>& options,
-                 const std::vector<std::string>& expressions) {
-  Compiled out;
-  Program program;
-  auto headerPointers = pointers(headers), namePointers = pointers(includeNames);
-  out.status =
-      nvrtcCreateProgram(&program.handle, source.c_str(), name.c_str(), static_cast<int>(headers.size()),
-                         headerPointers.data(), namePointers.data());
-  if (out.status != NVRTC_SUCCESS) return out;
-  for (const std::string& expression : expressions) {
-    out.status = nvrtcAddNameExpression(program.handle, expression.c_str());
-    if (out.status != NVRTC_SUCCESS) return out;
-  }
-  auto optionPointers = pointers(options);
-  out.status = nvrtcCompileProgram(program.handle, static_cast<int>(options.size()), optionPointers.data());
-  std::size_t size = 0;
-  if (nvrtcGetProgramLogSize(program.handle, &size) == NVRTC_SUCCESS && size > 1) {
-    out.log.resize(size);
-    nvrtcGetProgramLog(program.handle, out.log.data());
-    out.log.resize(size - 1);
-  }
-  if (out.status != NVRTC_SUCCESS) return out;
-  if (nvrtcGetPTXSize(program.handle, &size) == NVRTC_SUCCESS && size > 1) {
-    out.ptx.resize(size);
-    nvrtcGetPTX(program.handle, out.ptx.data());
-  }
-  if (nvrtcGetCUBINSize(program.handle, &size) == NVRTC_SUCCESS && size > 0) {
-    out.cubin.resize(size);
-    nvrtcGetCUBIN(program.handle, out.cubin.data());
-  }
-  for (const std::string& expression : expressions) {
-    const char* lowered = nullptr;
-    nvrtcGetLoweredName(program.handle, expression.c_str(), &lowered);
-    out.loweredNames.emplace_back(lowered != nullptr ? lowered : "");
-  }
-  return out;
-}
-
-// The cache entry: the reply's fields in a fixed order, each length-prefixed.
-std::string serialize(const Compiled& compiled) {
-  std::string out;
-  auto put = [&](std::string_view field) {
-    const std::uint64_t size = field.size();
-    out.append(reinterpret_cast<const char*>(&size), sizeof size);
-    out.append(field);
-  };
-  put(std::to_string(int(compiled.status)));
-  put(compiled.log);
-  put(compiled.ptx);
-  put(compiled.cubin);
-  put(compiled.substitutePtx);
-  put(std::to_string(compiled.loweredNames.size()));
-  for (const std::string& lowered : compiled.loweredNames) put(lowered);
-  return out;
-}
-
-std::optional<Compiled> deserialize(std::string_view bytes) {
-  std::vector<std::string> fields;
-  while (!bytes.empty()) {
-    std::uint64_t size = 0;
-    if (bytes.size() < sizeof size) return std::nullopt;
-    std::memcpy(&size, bytes.data(), sizeof size);
-    bytes.remove_prefix(sizeof size);
-    if (size > bytes.size()) return std::nullopt;
-    fields.emplace_back(bytes.substr(0, size));
-    bytes.remove_prefix(size);
-  }
-  if (fields.size() < 6) return std::nullopt;
-  Compiled out;
-  out.status = static_cast<nvrtcResult>(std::stoi(fields[0]));
-  out.log = fields[1];
-  out.ptx = fields[2];
-  out.cubin = fields[3];
-  out.substitutePtx = fields[4];
-  const std::size_t count = std::stoul(fields[5]);
-  if (fields.size() != 6 + count) return std::nullopt;
-  out.loweredNames.assign(fields.begin() + 6, fields.end());
-  return out;
-}
-
 class NvrtcAdapter final : public worker::LibraryAdapter {
  public:
-  explicit NvrtcAdapter(const worker::AdapterEnvironment& environment) : cache_(environment.cache) {
+  explicit NvrtcAdapter(const worker::AdapterEnvironment& environment)
+      : cache_(environment.cache), compiler_(compilerSettingsFromEnvironment(&settingsWarnings_)) {
     nvrtcVersion(&major_, &minor_);
+    if (!settingsWarnings_.empty()) spdlog::warn("NVRTC adapter: {}", settingsWarnings_);
+    spdlog::debug("NVRTC adapter: compilations run in {} (CPU {} s, {} MiB)", compiler_.executable,
+                  compiler_.cpuSeconds, compiler_.memoryMb);
   }
   const LibraryDecl& declaration() const override { return kLibrary; }
 
@@ -193,24 +91,22 @@ class NvrtcAdapter final : public worker::LibraryAdapter {
 
     const std::string key =
         cache_ != nullptr ? keyFor(source, name, headers, includeNames, options, expressions) : std::string();
-    std::optional<Compiled> compiled;
+    std::optional<CompileResult> compiled;
     if (!key.empty()) {
-      if (auto hit = cache_->find(key)) compiled = deserialize(*hit);
+      if (auto hit = cache_->find(key)) compiled = decodeResult(*hit);
     }
     if (!compiled) {
-      compiled = compile(source, name, headers, includeNames, options, expressions);
-      if (compiled->status == NVRTC_SUCCESS && !compiled->cubin.empty()) {
-        // The PTX the CUBIN is loaded as under the guard: NVRTC's own, else a compilation for
-        // the matching virtual architecture.
-        compiled->substitutePtx = compiled->ptx;
-        if (compiled->substitutePtx.empty()) {
-          if (auto virtualOptions = withVirtualArchitecture(options)) {
-            Compiled ptxOnly = compile(source, name, headers, includeNames, *virtualOptions, expressions);
-            if (ptxOnly.status == NVRTC_SUCCESS) compiled->substitutePtx = ptxOnly.ptx;
-          }
-        }
+      // The source policy above is the first line; the guarantee is the jail: NVRTC runs in
+      // agileos-nvrtc-compiler, which can open no file of this machine (nvrtc_compiler_process.h).
+      CompilerOutcome outcome =
+          runCompiler(compiler_, CompileRequest{source, name, headers, includeNames, options, expressions});
+      if (!outcome.result) {
+        spdlog::warn("client {}: NVRTC compilation failed in the compiler process: {}: {}",
+                     call.ctx.session.id(), outcome.failure, outcome.diagnostics);
+        return refuseCompilation(call, outcome.failureStatus, outcome.failure);
       }
-      if (!key.empty() && compiled->status == NVRTC_SUCCESS) cache_->store(key, serialize(*compiled));
+      compiled = std::move(outcome.result);
+      if (!key.empty() && compiled->status == NVRTC_SUCCESS) cache_->store(key, encodeResult(*compiled));
     }
     if (!compiled->cubin.empty() && !compiled->substitutePtx.empty()) {
       std::string ptx = compiled->substitutePtx.substr(0, compiled->substitutePtx.find('\0'));
@@ -254,6 +150,8 @@ class NvrtcAdapter final : public worker::LibraryAdapter {
   }
 
   CompiledModuleCache* cache_;
+  std::string settingsWarnings_;  // before compiler_: filled while compiler_ is initialized
+  CompilerSettings compiler_;
   int major_ = 0;
   int minor_ = 0;
 };

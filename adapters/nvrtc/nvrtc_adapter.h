@@ -2,12 +2,17 @@
 // served here, in the worker (adapters/nvrtc/nvrtc_operations.h).
 //
 // Invariants:
-// - NVRTC reads files named by #include directives and by options (it opens absolute and
-//   working-directory-relative paths, and its log quotes what it read). So a compilation only
-//   runs if every option is on an allowlist (nvrtc_source_policy.h: no include paths,
-//   pre-includes or precompiled headers) and every include-like directive in the source and
-//   the headers names one of the headers the client supplied; anything else is refused with a
-//   log that says why, before NVRTC sees the program.
+// - NVRTC reads files named by #include-like directives and by options (absolute paths, the
+//   working directory, the directory of the program's name) and quotes them in its log. So
+//   NVRTC never runs in the worker: every compilation runs in a fresh agileos-nvrtc-compiler
+//   process (nvrtc_compiler_process.h, compiler/jail.h) that has loaded NVRTC and then locked
+//   itself into an empty mount namespace, unprivileged, with seccomp and CPU-time and memory
+//   limits, before it reads the request; the client's headers are the only "files" it has. A
+//   crash, a limit or a jail that cannot be set up fails the compilation, never the worker.
+// - Before that, as a first line, every option must be on an allowlist (nvrtc_source_policy.h:
+//   no include paths, pre-includes or precompiled headers) and every include-like directive in
+//   the source and the headers must name one of the headers the client supplied; anything else
+//   is refused with a log that says why.
 // - Output is data for the client: PTX loads through the kernel memory guard like any PTX. A
 //   CUBIN it returns is recorded (by SHA-256) with the PTX it was compiled from in the client's
 //   session, so loading that CUBIN offers the PTX too, and the guard applies (an NVRTC CUBIN
