@@ -5,6 +5,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <set>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -58,6 +59,7 @@ struct MemoryManager::State {
   struct LargeAllocation {
     BackedRange range;
     ClientId owner = 0;
+    ProtectedUse use = ProtectedUse::kState;  // protected allocations only
   };
   using Allocations = std::map<DevicePtr, LargeAllocation>;  // by base
 
@@ -97,6 +99,7 @@ struct MemoryManager::State {
     ClientId owner = 0;
   };
   std::map<DevicePtr, IoPlacement> ioPlacements;  // by base
+  std::set<ClientId> runningUnguardedCode;        // admitUnguardedCode
 };
 
 std::unique_ptr<MemoryManager> MemoryManager::create(VmmBackend& backend, std::string* error) {
@@ -257,11 +260,14 @@ void MemoryManager::forgetModuleGlobal(ClientId client, DevicePtr p) {
   table_.erase(client, p, AllocationKind::kModuleGlobal);
 }
 
-CUresult MemoryManager::allocateProtected(ClientId client, std::uint64_t size, DevicePtr* out) {
+CUresult MemoryManager::allocateProtected(ClientId client, std::uint64_t size, DevicePtr* out,
+                                          ProtectedUse use) {
   if (out == nullptr || size == 0) return CUDA_ERROR_INVALID_VALUE;
   if (size > kModuleRange.size) return CUDA_ERROR_OUT_OF_MEMORY;
   const std::uint64_t mapped = (size + granularity_ - 1) / granularity_ * granularity_;
   std::lock_guard lock(mutex_);
+  if (use == ProtectedUse::kState && state_->runningUnguardedCode.contains(client))
+    return CUDA_ERROR_NOT_PERMITTED;
   BackedRange range;
   if (CUresult result = state_->protectedMappings.create(mapped, &range); result != CUDA_SUCCESS)
     return result;
@@ -270,7 +276,7 @@ CUresult MemoryManager::allocateProtected(ClientId client, std::uint64_t size, D
     state_->protectedMappings.destroy(range);
     return result;
   }
-  state_->protectedAllocations.emplace(range.va, State::LargeAllocation{range, client});
+  state_->protectedAllocations.emplace(range.va, State::LargeAllocation{range, client, use});
   *out = range.va;
   return CUDA_SUCCESS;
 }
@@ -287,6 +293,7 @@ CUresult MemoryManager::freeProtected(ClientId client, DevicePtr p) {
 CUresult MemoryManager::exportProtected(ClientId client, DevicePtr p, int* fd) {
   if (fd == nullptr) return CUDA_ERROR_INVALID_VALUE;
   std::lock_guard lock(mutex_);
+  if (state_->runningUnguardedCode.contains(client)) return CUDA_ERROR_NOT_PERMITTED;
   auto it = state_->protectedAllocations.find(p);
   if (it == state_->protectedAllocations.end() || it->second.owner != client) return CUDA_ERROR_INVALID_VALUE;
   return backend_.exportToFd(it->second.range.handle, fd);
@@ -296,6 +303,7 @@ CUresult MemoryManager::exportUserAllocation(ClientId client, DevicePtr p, std::
                                              std::uint64_t* handleBytes, std::uint64_t* offset) {
   if (fd == nullptr || handleBytes == nullptr || offset == nullptr) return CUDA_ERROR_INVALID_VALUE;
   std::lock_guard lock(mutex_);
+  if (state_->runningUnguardedCode.contains(client)) return CUDA_ERROR_NOT_PERMITTED;
   const std::optional<Allocation> found = table_.find(p);
   if (!found || found->owner != client || found->kind != AllocationKind::kUser || found->base != p ||
       found->size != size) {
@@ -326,6 +334,7 @@ std::optional<DevicePtr> MemoryManager::placeIoRange(ClientId client, std::uint6
   const std::uint64_t rounded =
       (size + kIoPlacementAlignment - 1) / kIoPlacementAlignment * kIoPlacementAlignment;
   std::lock_guard lock(mutex_);
+  if (state_->runningUnguardedCode.contains(client)) return std::nullopt;
   const std::optional<DevicePtr> base = state_->ioAddresses.allocate(rounded);
   if (base) state_->ioPlacements.emplace(*base, State::IoPlacement{rounded, client});
   return base;
@@ -349,9 +358,37 @@ std::uint64_t MemoryManager::protectedBytes(ClientId client) const {
   return bytes;
 }
 
+bool MemoryManager::holdsProtectedState(ClientId client) const {
+  std::lock_guard lock(mutex_);
+  return holdsProtectedStateLocked(client);
+}
+
+bool MemoryManager::holdsProtectedStateLocked(ClientId client) const {
+  for (const auto& [base, allocation] : state_->protectedAllocations) {
+    if (allocation.owner == client && allocation.use == ProtectedUse::kState) return true;
+  }
+  for (const auto& [base, placement] : state_->ioPlacements) {
+    if (placement.owner == client) return true;
+  }
+  return false;
+}
+
+bool MemoryManager::admitUnguardedCode(ClientId client) {
+  std::lock_guard lock(mutex_);
+  if (holdsProtectedStateLocked(client)) return false;
+  state_->runningUnguardedCode.insert(client);
+  return true;
+}
+
+bool MemoryManager::runsUnguardedCode(ClientId client) const {
+  std::lock_guard lock(mutex_);
+  return state_->runningUnguardedCode.contains(client);
+}
+
 void MemoryManager::releaseProtected(ClientId client) {
   std::lock_guard lock(mutex_);
   State::destroyAllOf(client, state_->protectedAllocations, state_->protectedMappings);
+  state_->runningUnguardedCode.erase(client);
 }
 
 void MemoryManager::releaseClient(ClientId client) {

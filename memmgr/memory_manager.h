@@ -47,6 +47,13 @@ inline constexpr std::uint64_t kIoPlacementAlignment = 64 * 1024;
 // Emptied chunks a client keeps mapped for its own next small allocations.
 inline constexpr std::size_t kEmptyChunksCachedPerClient = 2;
 
+// What a protected allocation is for. kState is protected state: what the kernel memory guard
+// exists to protect (module state, cuFFT work areas, the guard's test canary). kGuardState is
+// the guard's own page (hit count and quarantine): it holds only the guard's account of this
+// client's own kernels, so it is not protected state (it neither keeps unguarded code out nor is
+// refused once unguarded code runs; see admitUnguardedCode).
+enum class ProtectedUse { kState, kGuardState };
+
 struct BackedRange;  // memmgr/mapping_lifecycle.h
 
 class MemoryManager {
@@ -89,8 +96,11 @@ class MemoryManager {
   // Protected memory (kModuleRange) held by the worker on behalf of `client`: guard
   // state, module state. It is in no allocation table, so no client call can name it,
   // and user kernels cannot reach it through the guard. `size` is rounded up to the
-  // granularity; the memory is zero-filled. Same results as allocate().
-  CUresult allocateProtected(ClientId client, std::uint64_t size, DevicePtr* out);
+  // granularity; the memory is zero-filled. Same results as allocate(), and
+  // CUDA_ERROR_NOT_PERMITTED for kState while the client runs unguarded code
+  // (admitUnguardedCode).
+  CUresult allocateProtected(ClientId client, std::uint64_t size, DevicePtr* out,
+                             ProtectedUse use = ProtectedUse::kState);
   // Frees a protected allocation of `client` made by allocateProtected (exact base).
   CUresult freeProtected(ClientId client, DevicePtr p);
 
@@ -98,7 +108,8 @@ class MemoryManager {
   // (cuMemExportToShareableHandle) that the caller owns: a trusted service imports it to share
   // the memory. Anything but the exact base of the client's protected allocation is refused
   // (CUDA_ERROR_INVALID_VALUE). The memory stays allocated while any importer holds it, so an
-  // export can never expose memory that is later reused.
+  // export can never expose memory that is later reused. CUDA_ERROR_NOT_PERMITTED while the
+  // client runs unguarded code.
   CUresult exportProtected(ClientId client, DevicePtr p, int* fd);
   // Exports the physical memory behind the user allocation of `client` that is EXACTLY
   // [p, p + size) (its base and the size it was allocated with; anything else:
@@ -107,6 +118,7 @@ class MemoryManager {
   // A small allocation shares its chunk with other allocations of the SAME client, which the
   // descriptor also reaches; never memory of another client. The memory stays allocated while an
   // importer holds it, so a free never hands it to anyone under an importer.
+  // CUDA_ERROR_NOT_PERMITTED while the client runs unguarded code.
   CUresult exportUserAllocation(ClientId client, DevicePtr p, std::uint64_t size, int* fd,
                                 std::uint64_t* handleBytes, std::uint64_t* offset);
 
@@ -117,16 +129,30 @@ class MemoryManager {
   // `client`: the caller maps there with MAP_FIXED_NOREPLACE and registers it for the GPU. The
   // placement is the caller's until releaseIoRange; a placement the caller could not map (the
   // address was taken by a foreign mapping) may simply be kept out of use until then. nullopt:
-  // no room. Never overlaps another placement.
+  // no room, or the client runs unguarded code (runsUnguardedCode). Never overlaps another
+  // placement.
   std::optional<DevicePtr> placeIoRange(ClientId client, std::uint64_t size);
   // Gives back a placement of `client` (exact base). False, changing nothing, otherwise.
   bool releaseIoRange(ClientId client, DevicePtr p);
 
-  // Bytes of protected memory held for `client` (as mapped).
+  // Bytes of protected memory held for `client` (as mapped), of every use.
   std::uint64_t protectedBytes(ClientId client) const;
 
+  // The memory manager's half of the unguarded-code gate (worker/handlers/module_loading.h).
+  // Whether `client` holds protected state here: a kState protected allocation or an I/O
+  // placement (the guard's own kGuardState page does not count).
+  bool holdsProtectedState(ClientId client) const;
+  // Atomically: if `client` holds no protected state here, marks it as running code the kernel
+  // memory guard has not rewritten and returns true; from then on every step that would give it
+  // protected state is refused (kState allocateProtected, placeIoRange, exportProtected,
+  // exportUserAllocation). Returns false, marking nothing, if it holds protected state. The mark
+  // is the client's (several clients may share a worker) and lasts until releaseProtected.
+  bool admitUnguardedCode(ClientId client);
+  bool runsUnguardedCode(ClientId client) const;
+
   // Frees every protected allocation of `client` (at the end of its session; a device
-  // reset keeps them, as the client's loaded modules refer to them).
+  // reset keeps them, as the client's loaded modules refer to them), and forgets its
+  // unguarded-code mark.
   void releaseProtected(ClientId client);
 
   // Frees everything `client` holds (user allocations, cached chunks, module-global
@@ -148,6 +174,7 @@ class MemoryManager {
   CUresult allocateSmall(ClientId client, std::uint64_t size, DevicePtr* out);
   CUresult allocateLarge(ClientId client, std::uint64_t size, DevicePtr* out);
   CUresult createMapping(std::uint64_t size, BackedRange* out);
+  bool holdsProtectedStateLocked(ClientId client) const;
 
   VmmBackend& backend_;
   std::size_t granularity_;

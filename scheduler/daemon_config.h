@@ -44,15 +44,19 @@ struct GuardSection {
   // choice is safe to honour only among policies the operator accepts for the machine:
   // the guard protects AgileOS's state, not the client's.
   std::vector<std::string> allowed_policies;
-  // With the guard on: "allow" loads a module that has only SASS unguarded (logged), in
-  // a context that serves one client; "refuse" fails its load naming the missing PTX.
+  // With the guard on: "allow" loads a module that has only SASS unguarded (logged), but
+  // only into a context without protected state, which then may not gain any while the
+  // module is loaded (worker/handlers/module_loading.h); with protected state it is refused
+  // whatever this says. "refuse" always fails its load naming the missing PTX.
   std::string sass_only = "allow";
   // "protected_state": guard a client's modules while its context holds protected state
   // (module state, MMIO, service memory, the test canary), which is when the guard has
   // something to protect: the protected range is otherwise unmapped, so any access there
   // faults anyway. "always": guard every module.
   std::string require = "protected_state";
-  // Compiled guarded modules, shared by the workers; "" disables the cache.
+  // Compiled guarded modules, shared by the workers; "" disables the cache. Entries are
+  // authenticated with a key the daemon makes at each start (worker_control.proto,
+  // ModuleCacheKey); client sandboxes must not see the directory.
   std::string cache_dir = "/var/cache/agileos/modules";
   std::uint64_t cache_max_bytes = 1ull << 30;
 };

@@ -3,6 +3,7 @@
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/resource_quota.h>
 #include <spdlog/spdlog.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -40,6 +41,25 @@ class GrpcSessionStream final : public SessionStream {
   grpc::ServerContext* context_;
   grpc::ServerReaderWriter<SessionDown, SessionUp>* stream_;
 };
+
+constexpr std::size_t kModuleCacheKeyBytes = 32;
+
+// kModuleCacheKeyBytes from the kernel's CSPRNG (getrandom, blocking until it is seeded).
+bool randomModuleCacheKey(std::string* key, std::string* error) {
+  key->assign(kModuleCacheKeyBytes, '\0');
+  std::size_t filled = 0;
+  while (filled < key->size()) {
+    const ssize_t got = ::getrandom(key->data() + filled, key->size() - filled, 0);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) {
+      *error = std::string("getrandom for the module cache key: ") + std::strerror(errno);
+      key->clear();
+      return false;
+    }
+    filled += static_cast<std::size_t>(got);
+  }
+  return true;
+}
 
 std::unique_ptr<PlacementPolicy> makePlacementPolicy(const std::string& name) {
   if (name == "dedicated") return std::make_unique<DedicatedPlacement>();
@@ -92,6 +112,7 @@ DaemonServerOptions serverOptionsFromConfig(const DaemonConfig& config, const st
     options.pool.worker_args.push_back("--module-cache-dir=" + config.guard.cache_dir);
     options.pool.worker_args.push_back("--module-cache-bytes=" +
                                        std::to_string(config.guard.cache_max_bytes));
+    options.module_cache = true;
   }
   options.session.guard = config.guard;
   options.session.adapters = config.adapters;
@@ -136,6 +157,14 @@ bool DaemonServer::start(std::string* error) {
   PoolOptions pool_options = options_.pool;
   for (const ServiceSpec& spec : options_.services.services) {
     pool_options.service_sockets[spec.name] = services_->socketPath(spec.name);
+  }
+  if (options_.module_cache) {
+    // A fresh key per daemon run: an entry is used only if this daemon's workers produced it.
+    if (!randomModuleCacheKey(&pool_options.module_cache_key, error)) {
+      services_->stop();
+      services_.reset();
+      return false;
+    }
   }
   pool_ = std::make_unique<WorkerPool>(std::move(pool_options), std::move(policy));
   SessionOptions session = options_.session;

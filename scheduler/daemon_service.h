@@ -36,6 +36,9 @@ struct DaemonServerOptions {
   // worker slots are refused quickly, so max_workers * 2 + 8 leaves ample room.
   int max_threads = 16;
   PoolOptions pool;  // start() adds the sockets of `services` to pool.service_sockets
+  // The workers get --module-cache-dir: start() makes a fresh random key for the cache's
+  // entries (pool.module_cache_key), which lives only in this daemon and its workers.
+  bool module_cache = false;
   SessionOptions session;
   SupervisorOptions services;  // start() sets services.runtime_dir to runtime_dir
   // After sessions have been told to end, how long stop() waits for their streams to close

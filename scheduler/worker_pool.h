@@ -61,6 +61,10 @@ struct PoolOptions {
   // module's service goes to the worker as this path; a client with a module whose service is
   // not here is refused.
   std::map<std::string, std::string> service_sockets;
+  // The compiled-module cache's entry-authentication key (32 bytes, made by the daemon at start;
+  // empty: none). Sent as each worker's first control message, right after it is spawned, never
+  // on its command line or in its environment.
+  std::string module_cache_key;
 };
 
 // Called at most once per client, from the supervisor thread with the pool's lock held, when

@@ -171,6 +171,15 @@ WorkerPool::Worker* WorkerPool::spawnWorker(std::string* error) {
     spdlog::error("worker {}: cannot start: {}", id, *error);
     return nullptr;
   }
+  if (!options_.module_cache_key.empty()) {
+    DaemonToWorker key;
+    key.mutable_module_cache_key()->set_key(options_.module_cache_key);
+    if (const wire::FrameStatus sent = process->send(key); sent != wire::FrameStatus::kOk) {
+      *error = std::string("cannot hand the worker its module cache key: ") + wire::toString(sent);
+      spdlog::error("worker {}: {}", id, *error);
+      return nullptr;  // the process is killed and reaped with its owner
+    }
+  }
   ++counters_.spawned;
   Worker& worker = workers_[id];
   worker.id = id;

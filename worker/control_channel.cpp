@@ -1,8 +1,10 @@
 #include "worker/control_channel.h"
 
+#include <poll.h>
 #include <spdlog/spdlog.h>
 
 #include "proto/framing.h"
+#include "worker/module_cache/compiled_module_cache.h"
 
 namespace agileos::worker {
 
@@ -31,6 +33,34 @@ bool ControlChannel::sendFailed(const std::string& reason) {
   v1::internal::WorkerToDaemon message;
   message.mutable_failed()->set_reason(reason);
   return send(message);
+}
+
+std::optional<std::string> ControlChannel::receiveModuleCacheKey(std::chrono::milliseconds timeout,
+                                                                 std::string* error) {
+  pollfd readable{fd_, POLLIN, 0};
+  const int ready = ::poll(&readable, 1, static_cast<int>(timeout.count()));
+  if (ready != 1) {
+    *error =
+        ready == 0 ? "no module cache key from the daemon in time" : "cannot wait for the module cache key";
+    return std::nullopt;
+  }
+  v1::internal::DaemonToWorker message;
+  const wire::FrameStatus status = wire::readFrame(fd_, &message);
+  if (status != wire::FrameStatus::kOk) {
+    *error = std::string("cannot read the module cache key: ") + wire::toString(status);
+    return std::nullopt;
+  }
+  if (message.msg_case() != v1::internal::DaemonToWorker::kModuleCacheKey) {
+    *error = "the daemon's first message is not the module cache key";
+    return std::nullopt;
+  }
+  std::string key = message.module_cache_key().key();
+  if (key.size() != CompiledModuleCache::kKeyBytes) {
+    *error = "the module cache key has " + std::to_string(key.size()) + " bytes, not " +
+             std::to_string(CompiledModuleCache::kKeyBytes);
+    return std::nullopt;
+  }
+  return key;
 }
 
 void ControlChannel::contextTainted(ClientId client, const std::string& reason) {
@@ -97,6 +127,10 @@ void ControlChannel::serve(WorkerRuntime& runtime) {
       case v1::internal::DaemonToWorker::kShutdown:
         spdlog::info("shutdown requested by the daemon");
         return;
+      case v1::internal::DaemonToWorker::kModuleCacheKey:
+        // Only the first message may carry it (receiveModuleCacheKey); a late one is not used.
+        spdlog::warn("ignoring a module cache key after start-up");
+        break;
       default:
         spdlog::warn("ignoring an empty control message");
         break;

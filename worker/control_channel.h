@@ -6,7 +6,9 @@
 // outlive its daemon). Notifications (taint) may be sent from any thread.
 #pragma once
 
+#include <chrono>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "agileos/v1/worker_control.pb.h"
@@ -21,6 +23,12 @@ class ControlChannel final : public TaintListener {
   bool sendReady(const std::string& endpoint, int device, const std::string& deviceName,
                  const std::string& shmEndpoint = "");
   bool sendFailed(const std::string& reason);
+
+  // At start-up, before serve(), in a worker started with --module-cache-dir: the daemon's
+  // first message must be its ModuleCacheKey (proto/agileos/v1/worker_control.proto). Returns
+  // the 32-byte key, or nullopt with *error (nothing within `timeout`, a closed channel, another
+  // message, a key of the wrong size); the worker then runs without the cache.
+  std::optional<std::string> receiveModuleCacheKey(std::chrono::milliseconds timeout, std::string* error);
 
   // Returns when the daemon asks for shutdown or goes away.
   void serve(WorkerRuntime& runtime);

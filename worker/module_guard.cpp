@@ -3,6 +3,7 @@
 #include <driver_types.h>
 #include <spdlog/spdlog.h>
 
+#include "ptx/emitted_check.h"
 #include "ptx/guard.h"
 #include "ptx/parser.h"
 #include "ptx/printer.h"
@@ -39,6 +40,17 @@ PreparedImage prepareModuleImage(const std::vector<fatbin::Entry>& entries, std:
   if (entry == nullptr && guard) {
     // No PTX to guard: only SASS can be left, and only where the setting allows it.
     const fatbin::Entry* sass = fatbin::selectForDevice(entries, sm, fatbin::SelectionPolicy::kPreferSass);
+    if (sass != nullptr && config.protectedState) {
+      // Whatever sass_only says: code the guard cannot rewrite never runs beside protected state.
+      prepared.error = cudaErrorNoKernelImageForDevice;
+      prepared.detail =
+          "this client's context holds protected state, and the module offers only SASS (sm_" +
+          std::to_string(sass->smArch) +
+          "), which the kernel memory guard cannot rewrite (guard.sass_only = allow admits SASS-only "
+          "code only into a context without protected state): recompile with PTX for compute_" +
+          std::to_string(sm) + " or lower";
+      return prepared;
+    }
     if (sass != nullptr && !config.allowSassOnly) {
       prepared.error = cudaErrorNoKernelImageForDevice;
       prepared.detail = "the kernel memory guard needs PTX, and this module offers only SASS (sm_" +
@@ -49,7 +61,7 @@ PreparedImage prepareModuleImage(const std::vector<fatbin::Entry>& entries, std:
     if (sass != nullptr) {
       spdlog::warn(
           "a module offers only SASS (sm_{}): loaded WITHOUT the memory guard, as this worker allows "
-          "(a dedicated context without protected state)",
+          "in a context without protected state (which it may not gain while the module is loaded)",
           sass->smArch);
     }
     entry = sass;
@@ -101,12 +113,30 @@ PreparedImage prepareModuleImage(const std::vector<fatbin::Entry>& entries, std:
     prepared.detail = "the kernel memory guard refuses the module: " + guarded.error;
     return prepared;
   }
-  prepared.image = ptx::print(guarded.module);
-  prepared.image.push_back('\0');
-  prepared.guarded = true;
-  prepared.checkedAccesses = guarded.checkedAccesses;
-  prepared.ok = true;
+  emitGuardedImage(guarded, options, &prepared);
   return prepared;
+}
+
+bool emitGuardedImage(const ptx::GuardResult& guarded, const ptx::GuardOptions& options,
+                      PreparedImage* prepared) {
+  std::string text = ptx::print(guarded.module);
+  text.push_back('\0');  // the driver reads PTX as a C string
+  // The text as the driver will read it, checked on its own (before any JIT and before the
+  // compiled-module cache, whose key is over this text, is consulted).
+  if (std::string refused = ptx::checkEmittedText(text, guarded.module, options, guarded.registerPrefix);
+      !refused.empty()) {
+    spdlog::error("the kernel memory guard's output failed its check before the JIT: {}", refused);
+    prepared->ok = false;
+    prepared->error = cudaErrorInvalidPtx;
+    prepared->detail = "the guarded module fails the check before compilation: " + refused;
+    prepared->image.clear();
+    return false;
+  }
+  prepared->image = std::move(text);
+  prepared->guarded = true;
+  prepared->checkedAccesses = guarded.checkedAccesses;
+  prepared->ok = true;
+  return true;
 }
 
 }  // namespace agileos::worker

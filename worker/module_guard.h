@@ -2,10 +2,14 @@
 //
 // GuardConfig is one client's setting (from the daemon's attach; the policy the daemon
 // admitted, with the addresses of the client's guard state in protected memory): with
-// the guard on, a fatbin's PTX for the device is parsed, rewritten by ptx::guardModule
-// and the rewritten text is what the driver JIT-compiles; SASS is never loaded unless
-// the module has no usable PTX and the setting allows SASS-only modules (a dedicated
-// context with no protected state: the logs say the module runs unguarded).
+// the guard on, a fatbin's PTX for the device is parsed, rewritten by ptx::guardModule,
+// printed, and the printed text is checked as the driver will read it
+// (ptx::checkEmittedText: parsed afresh, equal to the module the guard checked, no unguarded
+// access) before it is what the driver JIT-compiles; SASS is never loaded unless the module
+// has no usable PTX, the setting allows SASS-only modules AND the client's context holds no
+// protected state (GuardConfig::protectedState). Whether unguarded code may load at all is
+// decided by the one gate every loading path goes through (worker/handlers/module_loading.h),
+// which fills in protectedState; this function only prepares the image.
 //
 // Thread-safety: prepareModuleImage() is pure apart from logging.
 #pragma once
@@ -27,7 +31,12 @@ struct GuardConfig {
   // protected state; true: every module.
   bool always = true;
   ptx::GuardOptions ptx;  // the policy and, except for trap, the client's guard state
+  // guard.sass_only = allow: a module with only SASS may load unguarded, but never while
+  // protectedState is set, whatever this says.
   bool allowSassOnly = true;
+  // Whether the client's context holds protected state now (set by the gate, not by the
+  // attach): SASS-only code is refused then.
+  bool protectedState = false;
   // The client's protected modules' device code (load order, with their constants): linked
   // into every module of the client that defines their placeholders (ptx/module_link.h). With
   // any, a module must offer PTX (SASS cannot be linked) and is always parsed.
@@ -53,5 +62,13 @@ struct PreparedImage {
 // Chooses the fatbin entry for a device of compute capability `sm` and prepares it per `config`.
 PreparedImage prepareModuleImage(const std::vector<fatbin::Entry>& entries, std::uint32_t sm,
                                  const GuardConfig& config);
+
+// The last step of a guarded preparation (prepareModuleImage ends with it): prints
+// `guarded.module`, checks the text as the driver will read it (ptx::checkEmittedText with the
+// `options` the module was guarded with) and fills `prepared` (image with its NUL, guarded,
+// checkedAccesses, ok). A text the check refuses is never returned: `prepared` gets
+// cudaErrorInvalidPtx and the reason, and false is returned.
+bool emitGuardedImage(const ptx::GuardResult& guarded, const ptx::GuardOptions& options,
+                      PreparedImage* prepared);
 
 }  // namespace agileos::worker

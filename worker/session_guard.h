@@ -78,6 +78,9 @@ struct SessionGuard {
 
   std::atomic<bool> launched{false};  // a kernel ran since the count was last read
   std::atomic<bool> poisoned{false};
+  // Unguarded code was loaded (logged once); the mark that matters is the memory manager's
+  // (MemoryManager::admitUnguardedCode), which refuses the client protected state from then on.
+  std::atomic<bool> unguardedCodeLogged{false};
 };
 
 class CompiledModuleCache;

@@ -7,7 +7,9 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <optional>
@@ -22,6 +24,9 @@
 
 namespace agileos::worker {
 namespace {
+
+// The daemon writes the key right after it starts the worker; it is waiting by the time we look.
+constexpr std::chrono::milliseconds kModuleCacheKeyTimeout{10000};
 
 struct WorkerOptions {
   int controlFd = -1;
@@ -109,6 +114,16 @@ int runWorkerProcess(int argc, char** argv, std::unique_ptr<GpuBackend> backend,
     control.sendFailed(reason);
     return 1;
   };
+  // The key that authenticates the compiled-module cache's entries comes first on the control
+  // channel (never on the command line or in the environment); without it, no cache.
+  std::string cacheKey;
+  if (!options.cacheDir.empty()) {
+    if (auto key = control.receiveModuleCacheKey(kModuleCacheKeyTimeout, &error)) {
+      cacheKey = std::move(*key);
+    } else {
+      spdlog::warn("{}; running without the module cache", error);
+    }
+  }
 
   DeviceOutputCapture output;
   if (!output.start()) spdlog::warn("cannot capture device printf output; it will go to the worker's stdout");
@@ -122,8 +137,9 @@ int runWorkerProcess(int argc, char** argv, std::unique_ptr<GpuBackend> backend,
   if (!options.cacheDir.empty()) {
     std::error_code ignored;  // the parent may exist already; open() reports what matters
     std::filesystem::create_directories(std::filesystem::path(options.cacheDir).parent_path(), ignored);
-    cache = CompiledModuleCache::open(options.cacheDir, options.cacheBytes, &error);
+    cache = CompiledModuleCache::open(options.cacheDir, options.cacheBytes, cacheKey, &error);
     if (!cache) spdlog::warn("{}; guarded modules are compiled at every load", error);
+    std::fill(cacheKey.begin(), cacheKey.end(), '\0');  // the cache keeps its own copy
   }
   WorkerGuardContext guardContext{cache.get(), options.testGuardCanary};
   runtime.setGuardContext(guardContext);

@@ -10,6 +10,7 @@
 
 #include "adapters/cufft/cufft_operations.h"
 #include "adapters/cufft/plan_extent.h"
+#include "worker/handlers/guard_handlers.h"
 
 namespace agileos::adapters::cufft {
 namespace {
@@ -89,6 +90,9 @@ class Plan final : public worker::LibraryObject {
   std::uint64_t ownWorkAreaBytes = 0;
   memmgr::DevicePtr userWorkArea = 0;  // the client's, when !autoAllocate; checked at each exec
   std::uint64_t stream = 0;            // stream token; resolved at each exec
+  // The last work-area allocation's result: CUDA_ERROR_NOT_PERMITTED when the client runs code
+  // loaded without the kernel memory guard (its context may not gain protected state).
+  CUresult lastAllocation = CUDA_SUCCESS;
 
   // What cuFFT was last told, so that an execution repeats neither call when nothing changed.
   cufftResult applyWorkArea(void* area) {
@@ -111,7 +115,8 @@ class Plan final : public worker::LibraryObject {
     if (workSize == 0 || ownWorkAreaBytes >= workSize) return CUFFT_SUCCESS;
     memmgr::DevicePtr area = 0;
     std::uint64_t bytes = 0;
-    if (pool_->take(workSize, &area, &bytes) != CUDA_SUCCESS) return CUFFT_ALLOC_FAILED;
+    lastAllocation = pool_->take(workSize, &area, &bytes);
+    if (lastAllocation != CUDA_SUCCESS) return CUFFT_ALLOC_FAILED;
     if (ownWorkArea != 0) pool_->give(ownWorkArea, ownWorkAreaBytes);
     ownWorkArea = area;
     ownWorkAreaBytes = bytes;
@@ -277,6 +282,18 @@ bool libraryOk(AdapterInvocation& call, cufftResult result, const char* what) {
                      std::string(what) + " returned cufftResult " + std::to_string(result));
 }
 
+// ensureOwnWorkArea's result, with the reason when the protected work area was refused because
+// the client runs unguarded code.
+bool workAreaOk(AdapterInvocation& call, Plan& plan, cufftResult result) {
+  if (result != CUFFT_SUCCESS && plan.lastAllocation == CUDA_ERROR_NOT_PERMITTED) {
+    return call.refuse(CUFFT_ALLOC_FAILED, cudaErrorNotPermitted,
+                       "the plan's protected work area is refused: " + worker::unguardedCodeRefusal() +
+                           "; give the plan a work area of the client's (cufftSetAutoAllocation(plan, 0) "
+                           "and cufftSetWorkArea)");
+  }
+  return libraryOk(call, result, "work area allocation");
+}
+
 bool bound(AdapterInvocation& call) {
   const CUresult result = call.ctx.gpu.bindContext();
   if (result == CUDA_SUCCESS) return true;
@@ -364,7 +381,7 @@ class CufftAdapter final : public worker::LibraryAdapter {
     plan->shape = requested.shape;
     plan->extent = extent;
     plan->workSize = workSize;
-    if (plan->autoAllocate && !libraryOk(call, plan->ensureOwnWorkArea(), "work area allocation")) return;
+    if (plan->autoAllocate && !workAreaOk(call, *plan, plan->ensureOwnWorkArea())) return;
     call.addInteger(static_cast<std::int64_t>(workSize));
     call.result.set_status(CUFFT_SUCCESS);
   }
@@ -396,7 +413,7 @@ class CufftAdapter final : public worker::LibraryAdapter {
     std::lock_guard lock(plan->mutex);
     plan->autoAllocate = call.integer(1) != 0;
     if (plan->autoAllocate && plan->made) {
-      if (!libraryOk(call, plan->ensureOwnWorkArea(), "work area allocation")) return;
+      if (!workAreaOk(call, *plan, plan->ensureOwnWorkArea())) return;
       plan->userWorkArea = 0;
     }
     call.result.set_status(CUFFT_SUCCESS);

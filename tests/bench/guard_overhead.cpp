@@ -1156,7 +1156,14 @@ int runBenchmark(const Options& options, const ptx::Module& module, const std::v
 
   TemporaryDirectory temporary;
   std::string cacheError;
-  const auto cache = worker::CompiledModuleCache::open(temporary.path() + "/cache", 1ull << 30, &cacheError);
+  // A key of this run's own, as a daemon makes one at start: only this run's entries verify.
+  std::string cacheKey(worker::CompiledModuleCache::kKeyBytes, '\0');
+  if (::getentropy(cacheKey.data(), cacheKey.size()) != 0) {
+    std::cerr << "agileos_guard_bench: getentropy: " << std::strerror(errno) << "\n";
+    return 1;
+  }
+  const auto cache =
+      worker::CompiledModuleCache::open(temporary.path() + "/cache", 1ull << 30, cacheKey, &cacheError);
   if (!cache) {
     std::cerr << "agileos_guard_bench: " << cacheError << "\n";
     return 1;

@@ -130,6 +130,10 @@ struct FakeGpuConfig {
   int computeMinor = 0;
   std::uint64_t memoryBytes = 4ull << 30;  // physical capacity, also totalGlobalMem
   std::size_t granularity = 2u << 20;
+  // An ELF (SASS) image loads as a module without symbols (its code cannot be emulated), so
+  // tests can see the worker let a SASS-only image through; otherwise it is refused
+  // (CUDA_ERROR_INVALID_IMAGE).
+  bool acceptElfImages = false;
 };
 
 // One copy or memset a caller asked for (refused ones included).

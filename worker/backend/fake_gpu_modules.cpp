@@ -36,7 +36,13 @@ CUresult FakeGpuBackend::moduleLoad(const void* image, CUmodule* module, std::st
   const auto* text = static_cast<const char*>(image);
   // Byte by byte, so a short NUL-terminated text is never read past its end.
   if (text[0] == '\x7f' && text[1] == 'E' && text[2] == 'L' && text[3] == 'F') {
-    return fail(CUDA_ERROR_INVALID_IMAGE, "ELF (SASS) images cannot be emulated; load PTX");
+    if (!config_.acceptElfImages) {
+      return fail(CUDA_ERROR_INVALID_IMAGE, "ELF (SASS) images cannot be emulated; load PTX");
+    }
+    const auto handle = reinterpret_cast<CUmodule>(nextObject_ += 0x10);
+    modules_[handle];  // no symbols: its kernels cannot run here
+    *module = handle;
+    return CUDA_SUCCESS;
   }
   const fake::PtxSymbols symbols = fake::scanPtxSymbols(text);
   if (!symbols.ok) {

@@ -62,6 +62,21 @@ void guardStatus(CallContext& ctx, const v1::CallRequest&, v1::CallReply& reply)
 
 }  // namespace
 
+bool contextHoldsProtectedState(CallContext& ctx) {
+  // Protected modules count whatever they hold (instances, device code: fixed at attach); I/O
+  // mappings are in no protected allocation, yet a module's queue there must be out of the
+  // client's reach all the same, so the memory manager counts them with its kState allocations
+  // (the guard's own page excluded).
+  return ctx.memory.holdsProtectedState(ctx.session.id()) ||
+         (ctx.session.protectedModules && ctx.session.protectedModules->holdsProtectedState());
+}
+
+std::string unguardedCodeRefusal() {
+  return "this client runs code loaded without the kernel memory guard (a SASS-only module, or a "
+         "module loaded while its context held no protected state under guard.require = "
+         "protected_state), so its context may not gain protected state while that code is loaded";
+}
+
 bool prepareModuleGuard(CallContext& ctx, GuardConfig* effective, std::string* error) {
   SessionGuard& guard = ctx.session.guard;
   *effective = guard.setting;
@@ -80,8 +95,11 @@ bool prepareModuleGuard(CallContext& ctx, GuardConfig* effective, std::string* e
   if (ctx.guard != nullptr && ctx.guard->testCanary && guard.canary == 0) {
     if (!ensureReadStream()) return false;
     memmgr::DevicePtr canary = 0;
-    if (ctx.memory.allocateProtected(client, kGuardPageBytes, &canary) != CUDA_SUCCESS) {
-      *error = "cannot set up the guard's test canary";
+    if (const CUresult result = ctx.memory.allocateProtected(client, kGuardPageBytes, &canary);
+        result != CUDA_SUCCESS) {
+      *error = result == CUDA_ERROR_NOT_PERMITTED
+                   ? "cannot set up the guard's test canary: " + unguardedCodeRefusal()
+                   : "cannot set up the guard's test canary";
       return false;
     }
     guard.canary = canary;  // freed with the client's protected memory, whatever happens next
@@ -91,13 +109,8 @@ bool prepareModuleGuard(CallContext& ctx, GuardConfig* effective, std::string* e
     }
     spdlog::warn("client {}: TEST MODE: a guard canary at {:#x} (--test-guard-canary)", client, canary);
   }
-  // Protected state besides the guard's own page: what the guard is there to protect.
-  const std::uint64_t own = guard.page != 0 ? kGuardPageBytes : 0;
-  // Protected modules count whatever they hold: I/O mappings are in no protected allocation,
-  // yet a module's queue there must be out of the client's reach all the same.
-  const bool protectedState =
-      ctx.memory.protectedBytes(client) > own ||
-      (ctx.session.protectedModules && ctx.session.protectedModules->holdsProtectedState());
+  const bool protectedState = contextHoldsProtectedState(ctx);
+  effective->protectedState = protectedState;
   if (!guard.setting.always && !protectedState) {
     if (!guard.notAppliedLogged) {
       spdlog::info(
@@ -112,7 +125,9 @@ bool prepareModuleGuard(CallContext& ctx, GuardConfig* effective, std::string* e
   if (guard.setting.ptx.policy != ptx::GuardPolicy::kTrap && guard.page == 0) {
     if (!ensureReadStream()) return false;
     memmgr::DevicePtr page = 0;
-    if (CUresult result = ctx.memory.allocateProtected(client, kGuardPageBytes, &page);
+    // The guard's own state, not protected state (memmgr::ProtectedUse::kGuardState).
+    if (CUresult result =
+            ctx.memory.allocateProtected(client, kGuardPageBytes, &page, memmgr::ProtectedUse::kGuardState);
         result != CUDA_SUCCESS) {
       *error = "cannot allocate the guard's protected page (CUresult " + std::to_string(result) + ")";
       return false;

@@ -9,11 +9,22 @@
 
 namespace agileos::worker {
 
+// Whether the client's context holds protected state: what the guard is there to protect.
+// The one definition (the gate in module_loading.h and prepareModuleGuard use it): the
+// client's kState protected allocations (protected modules' memory, cuFFT work areas, the
+// test canary) and I/O placements in the memory manager, and its protected modules (any
+// instance or device code). The guard's own page (hit count, quarantine) does not count: it
+// holds only the guard's account of this client's own kernels.
+bool contextHoldsProtectedState(CallContext& ctx);
+
+// The reason given when a step that would give a client protected state is refused because it
+// runs unguarded code (memmgr::MemoryManager::admitUnguardedCode).
+std::string unguardedCodeRefusal();
+
 // The guard setting the client's next module is prepared with: off unless the client's
-// policy is on and (guard.require = always, or its context holds protected state: memory
-// in the protected range other than the guard's own). Creates what the policy needs (the
-// guard page; the test canary, which is protected state) on first use. False and *error
-// on failure.
+// policy is on and (guard.require = always, or contextHoldsProtectedState), with
+// protectedState filled in. Creates what the policy needs (the guard page; the test canary,
+// which is protected state) on first use. False and *error on failure.
 bool prepareModuleGuard(CallContext& ctx, GuardConfig* effective, std::string* error);
 
 // Whether `request` is a call after which CUDA would report a kernel's fault.

@@ -116,10 +116,9 @@ void resolveVariables(CallContext& ctx, ModuleRecord& module, const v1::ModuleLo
   }
 }
 
-}  // namespace
-
 // Loads a prepared image. A guarded PTX image is compiled once per (text, architecture,
 // policy, driver) when the worker has a cache: the cubin is cached and loaded from there.
+// Reached only through loadModuleEntries, after the gate.
 bool loadPreparedImage(CallContext& ctx, const PreparedImage& prepared, const GuardConfig& guard,
                        std::uint32_t sm, CUmodule* module, v1::CallReply& reply) {
   std::string log;
@@ -145,18 +144,57 @@ bool loadPreparedImage(CallContext& ctx, const PreparedImage& prepared, const Gu
   return false;
 }
 
+// THE GATE (module_loading.h): decides, for one image about to be loaded for the client, whether
+// and how it may load, and prepares it. Unguarded code (SASS-only, or a module the guard is not
+// applied to under guard.require = protected_state) is admitted only while the client's context
+// holds no protected state, and admitting it marks the client in the memory manager, atomically
+// with that check, so that its context cannot gain protected state afterwards. If protected state
+// appears between the preparation and the mark (another call of the client), the decision is made
+// again, now seeing it.
+bool admitModuleCode(CallContext& ctx, const std::vector<fatbin::Entry>& entries, std::uint32_t sm,
+                     GuardConfig* guard, PreparedImage* prepared, v1::CallReply& reply) {
+  const ClientId client = ctx.session.id();
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    std::string guardError;
+    if (!prepareModuleGuard(ctx, guard, &guardError))
+      return refuse(reply, cudaErrorMemoryAllocation, guardError);
+    if (ctx.session.protectedModules)
+      guard->deviceModules = ctx.session.protectedModules->deviceModulesForLinking();
+    *prepared = prepareModuleImage(entries, sm, *guard);
+    if (!prepared->ok) return refuse(reply, static_cast<cudaError_t>(prepared->error), prepared->detail);
+    // Guarded code, or the client's policy is off (the operator accepted no isolation): no mark.
+    // Unguarded PTX (guard.require = protected_state, no protected state yet) is not marked
+    // either: protected modules attach before any code loads, so what such a context can gain
+    // later is the client's own (cuFFT work areas, the guard's page), and marking it would
+    // refuse cuFFT plans to every program that launched a kernel first. Code that can never
+    // be guarded (SASS only) is marked: its context may not gain protected state at all.
+    if (prepared->guarded || !ctx.session.guard.setting.enabled || prepared->ptx) return true;
+    const bool modulesHoldState =
+        ctx.session.protectedModules && ctx.session.protectedModules->holdsProtectedState();
+    if (!modulesHoldState && ctx.memory.admitUnguardedCode(client)) {
+      if (!ctx.session.guard.unguardedCodeLogged.exchange(true)) {
+        spdlog::warn(
+            "client {}: code loaded WITHOUT the kernel memory guard (SASS only); its context may not gain "
+            "protected state for the rest of the session",
+            client);
+      }
+      return true;
+    }
+  }
+  return refuse(reply, cudaErrorNoKernelImageForDevice,
+                "this module would load without the kernel memory guard, and this client's context holds "
+                "protected state");
+}
+
+}  // namespace
+
 bool loadModuleEntries(CallContext& ctx, const std::vector<fatbin::Entry>& entries, ModuleRecord* module,
                        v1::CallReply& reply) {
   const DeviceDescription& device = ctx.gpu.device();
   const auto sm = static_cast<std::uint32_t>(device.computeMajor * 10 + device.computeMinor);
-  std::string guardError;
   GuardConfig guard;
-  if (!prepareModuleGuard(ctx, &guard, &guardError))
-    return refuse(reply, cudaErrorMemoryAllocation, guardError);
-  if (ctx.session.protectedModules)
-    guard.deviceModules = ctx.session.protectedModules->deviceModulesForLinking();
-  PreparedImage prepared = prepareModuleImage(entries, sm, guard);
-  if (!prepared.ok) return refuse(reply, static_cast<cudaError_t>(prepared.error), prepared.detail);
+  PreparedImage prepared;
+  if (!admitModuleCode(ctx, entries, sm, &guard, &prepared, reply)) return false;
   if (ctx.output != nullptr && DeviceOutputCapture::imageMayPrint(prepared.image)) ctx.output->expectOutput();
   if (!loadPreparedImage(ctx, prepared, guard, sm, &module->module, reply)) return false;
   SPDLOG_DEBUG("client {}: loaded module (sm_{} {}{})", ctx.session.id(), prepared.smArch,

@@ -1,7 +1,8 @@
 // Device code loaded at run time (cudaLibraryLoadData and its kernels): an image with no
 // registered names, which may be a fatbin, PTX text or an ELF cubin. Whatever it is, it
-// reaches the driver only through loadModuleEntries, so the kernel memory guard and the
-// sass_only policy apply exactly as to registered fatbins.
+// reaches the driver only through loadModuleEntries, the one gate (module_loading.h), so the
+// kernel memory guard, the refusal of SASS-only code beside protected state and the sass_only
+// policy apply exactly as to registered fatbins.
 #include <spdlog/spdlog.h>
 
 #include <cstring>

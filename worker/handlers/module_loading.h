@@ -1,6 +1,31 @@
-// The steps of loading device code that every loading path shares (registered fatbins,
-// cudaLibraryLoadData images): the kernel memory guard's preparation, the compiled-module
-// cache, the driver load, and the resolution of a kernel by name.
+// The steps of loading device code that every loading path shares: the kernel memory guard's
+// preparation, the compiled-module cache, the driver load, and the resolution of a kernel by
+// name.
+//
+// ONE GATE. Every path that brings client device code into the context goes through
+// loadModuleEntries, and through nothing else: registered fatbins (ModuleLoad),
+// cudaLibraryLoad* images (ModuleLoadImage: fatbins, PTX text, ELF cubins), NVRTC output (an
+// ELF the client loads like any image, with the PTX it was compiled from offered beside it),
+// and the driver API's cuModuleLoad*, cuLibraryLoad* and cuLink* when they come: a new loader
+// turns its input into fatbin::Entry values and calls loadModuleEntries; it never calls the
+// driver's module loading itself (the function that does is private to module_handlers.cpp).
+// loadModuleEntries decides, in one place (admitModuleCode):
+//   - whether the guard applies (prepareModuleGuard: guard.require, the client's policy);
+//   - that code the guard cannot rewrite (an image without PTX for this device, whatever
+//     guard.sass_only says) never loads into a context that holds protected state
+//     (contextHoldsProtectedState in guard_handlers.h): cudaErrorNoKernelImageForDevice with the
+//     reason. guard.sass_only = allow only ever means "allowed in a context with no protected
+//     state";
+//   - that once unguarded code is loaded for a client (SASS-only, or a module loaded while its
+//     context held no protected state under guard.require = protected_state), the client is
+//     marked in the memory manager (MemoryManager::admitUnguardedCode, atomic with the check),
+//     and every later step that would give its context protected state is refused there: protected
+//     allocations of kState (module state, the test canary, cuFFT work areas), I/O placements
+//     (map_io), exports (DMA registrations, shared protected memory). The guard's own page is not
+//     protected state and stays allowed. Under policy `off` (no isolation, by the operator's
+//     choice) nothing is marked;
+//   - that guarded text passes ptx::checkEmittedText before any JIT and before the cache is
+//     consulted (prepareModuleImage).
 #pragma once
 
 #include <string>
@@ -13,14 +38,11 @@
 
 namespace agileos::worker {
 
-// Chooses the entry for this device among `entries`, prepares it for the client's guard
-// setting and loads it into module->module. Refuses (and returns false) otherwise.
+// The gate, then the load: chooses the entry for this device among `entries`, prepares it for
+// the client's guard setting and loads it into module->module (through the compiled-module cache
+// when it is guarded PTX). Refuses (and returns false) otherwise.
 bool loadModuleEntries(CallContext& ctx, const std::vector<fatbin::Entry>& entries, ModuleRecord* module,
                        v1::CallReply& reply);
-
-// Loads a prepared image, through the compiled-module cache when it is guarded PTX.
-bool loadPreparedImage(CallContext& ctx, const PreparedImage& prepared, const GuardConfig& guard,
-                       std::uint32_t sm, CUmodule* module, v1::CallReply& reply);
 
 // Whether a kernel or variable name a client sent is usable: non-empty, at most 4096 bytes, no NUL.
 bool isSaneSymbolName(const std::string& name);

@@ -1,7 +1,10 @@
 #include "worker/module_cache/compiled_module_cache.h"
 
 #include <fcntl.h>
+#include <openssl/core_names.h>
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/params.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -19,9 +22,19 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::string_view kMagic = "AGILEOS-CUBIN-1\n";
+constexpr std::string_view kMagic = "AGILEOS-CUBIN-2\n";  // 2: authenticated (HMAC)
 constexpr std::size_t kHexDigestBytes = 64;
 constexpr std::string_view kSuffix = ".cubin";
+
+std::string toHex(const unsigned char* bytes, std::size_t length) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  for (std::size_t i = 0; i < length; ++i) {
+    out += kDigits[bytes[i] >> 4];
+    out += kDigits[bytes[i] & 0xf];
+  }
+  return out;
+}
 
 class Sha256 {
  public:
@@ -41,24 +54,55 @@ class Sha256 {
     unsigned char digest[EVP_MAX_MD_SIZE];
     unsigned int length = 0;
     EVP_DigestFinal_ex(context_, digest, &length);
-    static constexpr char kDigits[] = "0123456789abcdef";
-    std::string out;
-    for (unsigned i = 0; i < length; ++i) {
-      out += kDigits[digest[i] >> 4];
-      out += kDigits[digest[i] & 0xf];
-    }
-    return out;
+    return toHex(digest, length);
   }
 
  private:
   EVP_MD_CTX* context_;
 };
 
-std::string sha256(std::string_view bytes) {
-  Sha256 hash;
-  hash.update(bytes);
-  return hash.hex();
-}
+// HMAC-SHA256 (OpenSSL 3 EVP_MAC) over length-prefixed fields.
+class HmacSha256 {
+ public:
+  explicit HmacSha256(std::string_view key) {
+    mac_ = EVP_MAC_fetch(nullptr, "HMAC", nullptr);
+    if (mac_ != nullptr) context_ = EVP_MAC_CTX_new(mac_);
+    char digest[] = "SHA256";
+    const OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
+                                 OSSL_PARAM_construct_end()};
+    ok_ = context_ != nullptr &&
+          EVP_MAC_init(context_, reinterpret_cast<const unsigned char*>(key.data()), key.size(), params) == 1;
+  }
+  ~HmacSha256() {
+    EVP_MAC_CTX_free(context_);
+    EVP_MAC_free(mac_);
+  }
+  HmacSha256(const HmacSha256&) = delete;
+  HmacSha256& operator=(const HmacSha256&) = delete;
+
+  void field(std::string_view bytes) {
+    const std::uint64_t size = bytes.size();
+    update(std::string_view(reinterpret_cast<const char*>(&size), sizeof size));
+    update(bytes);
+  }
+  // Hex digest; empty if any step failed.
+  std::string hex() {
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    std::size_t length = 0;
+    if (!ok_ || EVP_MAC_final(context_, digest, &length, sizeof digest) != 1) return {};
+    return toHex(digest, length);
+  }
+
+ private:
+  void update(std::string_view bytes) {
+    ok_ = ok_ &&
+          EVP_MAC_update(context_, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size()) == 1;
+  }
+
+  EVP_MAC* mac_ = nullptr;
+  EVP_MAC_CTX* context_ = nullptr;
+  bool ok_ = false;
+};
 
 bool isKey(const std::string& key) {
   return key.size() == kHexDigestBytes && std::all_of(key.begin(), key.end(), [](char c) {
@@ -69,11 +113,13 @@ bool isKey(const std::string& key) {
 }  // namespace
 
 std::unique_ptr<CompiledModuleCache> CompiledModuleCache::open(const std::string& directory,
-                                                               std::uint64_t maxBytes, std::string* error) {
+                                                               std::uint64_t maxBytes,
+                                                               std::string_view macKey, std::string* error) {
   auto fail = [&](const std::string& why) -> std::unique_ptr<CompiledModuleCache> {
     if (error != nullptr) *error = "module cache " + directory + ": " + why;
     return nullptr;
   };
+  if (macKey.size() != kKeyBytes) return fail("no entry-authentication key from the daemon");
   if (maxBytes == 0) return fail("a size bound of 0 bytes");
   if (directory.empty() || directory[0] != '/') return fail("not an absolute path");
   if (::mkdir(directory.c_str(), 0700) != 0 && errno != EEXIST) return fail(std::strerror(errno));
@@ -82,7 +128,7 @@ std::unique_ptr<CompiledModuleCache> CompiledModuleCache::open(const std::string
   if (!S_ISDIR(status.st_mode)) return fail("not a directory");
   if (status.st_uid != ::geteuid()) return fail("owned by another user");
   if ((status.st_mode & (S_IWGRP | S_IWOTH)) != 0) return fail("writable by group or others");
-  return std::unique_ptr<CompiledModuleCache>(new CompiledModuleCache(directory, maxBytes));
+  return std::unique_ptr<CompiledModuleCache>(new CompiledModuleCache(directory, maxBytes, macKey));
 }
 
 std::string CompiledModuleCache::keyFor(std::string_view ptx, std::uint32_t smArch, std::string_view policy,
@@ -102,6 +148,14 @@ std::string CompiledModuleCache::keyOf(std::initializer_list<std::string_view> f
   return hash.hex();
 }
 
+std::string CompiledModuleCache::mac(std::string_view key, std::string_view content) const {
+  HmacSha256 hmac(macKey_);
+  hmac.field("agileos compiled module entry v2");
+  hmac.field(key);
+  hmac.field(content);
+  return hmac.hex();
+}
+
 std::optional<std::string> CompiledModuleCache::find(const std::string& key) {
   if (!isKey(key)) return std::nullopt;
   const std::string path = directory_ + "/" + key + std::string(kSuffix);
@@ -110,11 +164,16 @@ std::optional<std::string> CompiledModuleCache::find(const std::string& key) {
   std::stringstream buffer;
   buffer << in.rdbuf();
   const std::string file = buffer.str();
-  // Layout: magic, hex SHA-256 of the cubin, '\n', the cubin.
+  // Layout: magic, hex HMAC-SHA256(daemon key, cache key || cubin), '\n', the cubin.
   const std::size_t header = kMagic.size() + kHexDigestBytes + 1;
-  if (file.size() <= header || file.compare(0, kMagic.size(), kMagic) != 0 || file[header - 1] != '\n' ||
-      sha256(std::string_view(file).substr(header)) != file.substr(kMagic.size(), kHexDigestBytes)) {
-    spdlog::warn("module cache: {} is damaged; removed", path);
+  bool authentic = false;
+  if (file.size() > header && file.compare(0, kMagic.size(), kMagic) == 0 && file[header - 1] == '\n') {
+    const std::string expected = mac(key, std::string_view(file).substr(header));
+    authentic = expected.size() == kHexDigestBytes &&
+                CRYPTO_memcmp(expected.data(), file.data() + kMagic.size(), kHexDigestBytes) == 0;
+  }
+  if (!authentic) {
+    spdlog::warn("module cache: {} is damaged or was not produced under this daemon's key; removed", path);
     std::error_code ignored;
     fs::remove(path, ignored);
     return std::nullopt;
@@ -126,6 +185,11 @@ std::optional<std::string> CompiledModuleCache::find(const std::string& key) {
 void CompiledModuleCache::store(const std::string& key, std::string_view cubin) {
   if (!isKey(key) || cubin.empty()) return;
   if (cubin.size() > maxBytes_) return;  // would evict everything and still not fit
+  const std::string tag = mac(key, cubin);
+  if (tag.size() != kHexDigestBytes) {
+    spdlog::warn("module cache: cannot authenticate an entry (OpenSSL); not cached");
+    return;
+  }
   const std::string path = directory_ + "/" + key + std::string(kSuffix);
   // A unique temporary name per process and call, renamed into place once complete.
   static std::atomic<std::uint64_t> sequence{0};
@@ -133,7 +197,7 @@ void CompiledModuleCache::store(const std::string& key, std::string_view cubin) 
       directory_ + "/.tmp-" + std::to_string(::getpid()) + "-" + std::to_string(sequence.fetch_add(1));
   {
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out << kMagic << sha256(cubin) << '\n';
+    out << kMagic << tag << '\n';
     out.write(cubin.data(), static_cast<std::streamsize>(cubin.size()));
     out.flush();
     if (!out) {

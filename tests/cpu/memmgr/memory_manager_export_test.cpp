@@ -15,6 +15,7 @@ namespace {
 
 using MemoryManagerExport = MemoryManagerTest;
 using MemoryManagerIoPlacement = MemoryManagerTest;
+using MemoryManagerUnguardedCode = MemoryManagerTest;
 
 struct Exported {
   CUresult result = CUDA_ERROR_UNKNOWN;
@@ -252,6 +253,51 @@ TEST_F(MemoryManagerIoPlacement, PlacementsAreNotUserMemory) {
   EXPECT_EQ(exportUser(*manager, kAlice, *p, 4096).result, CUDA_ERROR_INVALID_VALUE);
   EXPECT_EQ(manager->free(kAlice, *p), CUDA_ERROR_INVALID_VALUE);
   EXPECT_TRUE(manager->releaseIoRange(kAlice, *p));
+}
+
+// ---- the unguarded-code gate's half (admitUnguardedCode) ----
+
+TEST_F(MemoryManagerUnguardedCode, IsAdmittedOnlyWithoutProtectedStateAndTheGuardPageIsNone) {
+  DevicePtr page = 0;
+  ASSERT_EQ(manager->allocateProtected(kAlice, 4096, &page, ProtectedUse::kGuardState), CUDA_SUCCESS);
+  EXPECT_FALSE(manager->holdsProtectedState(kAlice)) << "the guard's own page is not protected state";
+  DevicePtr state = 0;
+  ASSERT_EQ(manager->allocateProtected(kBob, 4096, &state), CUDA_SUCCESS);
+  EXPECT_TRUE(manager->holdsProtectedState(kBob));
+  EXPECT_FALSE(manager->admitUnguardedCode(kBob));
+  EXPECT_FALSE(manager->runsUnguardedCode(kBob));
+  ASSERT_EQ(manager->freeProtected(kBob, state), CUDA_SUCCESS);
+  const std::optional<DevicePtr> io = manager->placeIoRange(kBob, 4096);
+  ASSERT_TRUE(io);
+  EXPECT_TRUE(manager->holdsProtectedState(kBob)) << "an I/O placement is protected state";
+  EXPECT_FALSE(manager->admitUnguardedCode(kBob));
+  EXPECT_TRUE(manager->admitUnguardedCode(kAlice)) << "Bob's state is not Alice's";
+  EXPECT_TRUE(manager->runsUnguardedCode(kAlice));
+  EXPECT_FALSE(manager->runsUnguardedCode(kBob));
+}
+
+TEST_F(MemoryManagerUnguardedCode, OnceAdmittedEveryStepToProtectedStateIsRefusedForThatClientOnly) {
+  const DevicePtr user = allocate(kAlice, 4096);
+  DevicePtr state = 0;
+  ASSERT_TRUE(manager->admitUnguardedCode(kAlice));
+  EXPECT_EQ(manager->allocateProtected(kAlice, 4096, &state), CUDA_ERROR_NOT_PERMITTED);
+  EXPECT_EQ(manager->protectedBytes(kAlice), 0u);
+  EXPECT_FALSE(manager->placeIoRange(kAlice, 4096));
+  EXPECT_EQ(exportUser(*manager, kAlice, user, 4096).result, CUDA_ERROR_NOT_PERMITTED);
+  DevicePtr page = 0;
+  ASSERT_EQ(manager->allocateProtected(kAlice, 4096, &page, ProtectedUse::kGuardState), CUDA_SUCCESS)
+      << "the guard's own page stays allowed";
+  EXPECT_EQ(exportProtected(*manager, kAlice, page), CUDA_ERROR_NOT_PERMITTED);
+  EXPECT_FALSE(manager->holdsProtectedState(kAlice));
+  // Another client of the same worker is not affected.
+  EXPECT_EQ(manager->allocateProtected(kBob, 4096, &state), CUDA_SUCCESS);
+  EXPECT_TRUE(manager->placeIoRange(kBob, 4096));
+  // The mark lasts until the client's protected memory is released at the end of its session.
+  manager->releaseClient(kAlice);
+  EXPECT_EQ(manager->allocateProtected(kAlice, 4096, &state), CUDA_ERROR_NOT_PERMITTED);
+  manager->releaseProtected(kAlice);
+  EXPECT_FALSE(manager->runsUnguardedCode(kAlice));
+  EXPECT_EQ(manager->allocateProtected(kAlice, 4096, &state), CUDA_SUCCESS);
 }
 
 }  // namespace

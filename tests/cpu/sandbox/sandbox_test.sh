@@ -224,6 +224,21 @@ echo "== --keep-rw"
 sandbox --keep-rw "$work" -- /usr/bin/touch "$work/ran"
 check "a --keep-rw path is writable inside" test -e "$work/ran"
 
+echo "== the compiled-module cache is hidden (/var/cache, and --hide even under the socket dir)"
+mkdir -p "$work/sockets/module-cache"
+echo "cubin" >"$work/sockets/module-cache/entry.cubin"
+cache_listing="$(sandbox --hide "$work/sockets/module-cache" -- /bin/sh -c '
+  echo "var-cache:$(ls -A /var/cache | tr "\n" " ")"
+  echo "hidden:$(ls -A "$1" | tr "\n" " ")"
+  echo "sockets:$(ls -A "$2" | tr "\n" " ")"' sh "$work/sockets/module-cache" "$work/sockets")"
+echo "$cache_listing"
+check "/var/cache is empty inside" grep -qx "var-cache:" <<<"$cache_listing"
+check "a --hide directory under the socket dir is empty inside" grep -qx "hidden:" <<<"$cache_listing"
+check "the socket dir itself stays visible" grep -q "^sockets:.*agileosd.sock" <<<"$cache_listing"
+check "the hidden entry is still there outside" test -s "$work/sockets/module-cache/entry.cubin"
+refused "--hide of a relative path" "not an absolute path" \
+  "$SANDBOX" --socket-dir "$work/sockets" --shim "$SHIM_DIR" --hide relative/dir -- /bin/true
+
 echo
 echo "$((checks - failures)) passed, $failures failed"
 ((failures == 0))

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <thread>
 
 #include "agileos/v1/client_api.grpc.pb.h"
@@ -524,6 +525,62 @@ TEST_F(DaemonE2ETest, RefusesToStartWhenAServiceCannotStart) {
   EXPECT_THAT(error, HasSubstr("service 'lazy': did not accept connections"));
   EXPECT_FALSE(std::filesystem::exists(socketPath())) << "it never listened";
   EXPECT_EQ(events_.count({"ready"}), 0u) << "and started no worker";
+}
+
+// The compiled-module cache's key: made by the daemon at start, the first control message to each
+// worker, never on a worker's command line or in its environment; a new daemon run makes a new one.
+std::string procFile(pid_t pid, const char* name) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/" + name, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+std::string loggedCacheKey(const MockEvents& events, std::uint64_t worker) {
+  const std::vector<std::string> lines =
+      events.matching({"worker=" + std::to_string(worker) + " ", "module-cache-key key="});
+  if (lines.size() != 1) return {};
+  return lines[0].substr(lines[0].find("key=") + 4);
+}
+
+TEST_F(DaemonE2ETest, TheModuleCacheKeyReachesEachWorkerOverItsControlChannelOnly) {
+  DaemonConfig config;
+  config.guard.cache_dir = dir_.file("cache");
+  EXPECT_TRUE(serverOptionsFromConfig(config, "/").module_cache);
+  config.guard.cache_dir.clear();
+  EXPECT_FALSE(serverOptionsFromConfig(config, "/").module_cache) << "no cache, no key";
+
+  DaemonServerOptions options = makeOptions();
+  options.module_cache = true;
+  options.pool.worker_args.push_back("--module-cache-dir=" + dir_.file("cache"));
+  startServer(options);
+  ASSERT_TRUE(events_.waitFor({"worker=1", "module-cache-key key="}));
+  const std::string key = loggedCacheKey(events_, 1);
+  ASSERT_EQ(key.size(), 64u) << "32 bytes, hex in the mock's log";
+  const pid_t worker = events_.pidOf(1);
+  ASSERT_GT(worker, 0);
+  const std::string commandLine = procFile(worker, "cmdline");
+  const std::string environment = procFile(worker, "environ");
+  ASSERT_THAT(commandLine, HasSubstr("--module-cache-dir="));
+  std::string raw;
+  for (std::size_t i = 0; i < key.size(); i += 2)
+    raw += static_cast<char>(std::stoi(key.substr(i, 2), nullptr, 16));
+  for (const std::string& where : {commandLine, environment}) {
+    EXPECT_EQ(where.find(key), std::string::npos);
+    EXPECT_EQ(where.find(raw), std::string::npos);
+  }
+  // The next worker gets the same key; a new daemon run makes a new one.
+  TestClient client(socketPath());
+  ASSERT_TRUE(client.hello().has_value());
+  ASSERT_TRUE(events_.waitFor({"worker=2", "module-cache-key key="}));
+  EXPECT_EQ(loggedCacheKey(events_, 2), key);
+  EXPECT_TRUE(client.closesCleanly());
+  server_->stop();
+  server_.reset();
+  startServer(options);
+  ASSERT_TRUE(waitUntil([&] { return events_.count({"module-cache-key key="}) >= 3; }));
+  std::set<std::string> keys;
+  for (const std::string& line : events_.matching({"module-cache-key key="}))
+    keys.insert(line.substr(line.find("key=") + 4));
+  EXPECT_GE(keys.size(), 2u) << "each daemon run has its own key";
 }
 
 // ------------------------------------------------------------------ agileosd as a subprocess

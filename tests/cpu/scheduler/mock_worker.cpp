@@ -168,6 +168,10 @@ int main(int argc, char** argv) {
         }
         logEvent("shutdown");
         return 0;
+      case DaemonToWorker::kModuleCacheKey:
+        // The daemon's first message to a worker with a module cache (the test compares the key).
+        logEvent("module-cache-key key=" + hex(message.module_cache_key().key()));
+        break;
       case DaemonToWorker::MSG_NOT_SET:
         logEvent("empty-message");
         break;

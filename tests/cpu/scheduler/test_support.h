@@ -19,6 +19,7 @@ namespace agileos::scheduler::testing {
 inline const char* const kMockWorker = AGILEOS_MOCK_WORKER;
 inline const char* const kAgileosd = AGILEOSD_BINARY;
 inline const char* const kTestService = AGILEOS_TEST_SERVICE;
+inline const char* const kWorkerFake = AGILEOS_WORKER_FAKE;  // the real worker on the fake GPU
 
 inline constexpr std::chrono::milliseconds kGenerousTimeout{20000};
 

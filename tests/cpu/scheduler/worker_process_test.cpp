@@ -6,6 +6,9 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <filesystem>
+#include <fstream>
+
 #include "tests/cpu/scheduler/test_support.h"
 
 namespace agileos::scheduler {
@@ -82,6 +85,46 @@ TEST(WorkerProcess, SpeaksTheControlProtocolOnFdThreeAndLeaksNoDescriptors) {
   EXPECT_EQ(WEXITSTATUS(*status), 0);
   EXPECT_TRUE(worker->reaped());
   EXPECT_FALSE(worker->tryReap().has_value());  // reaped once only
+}
+
+// The real worker (on the fake GPU) opens its module cache only with the daemon's key, which it
+// reads as the first control message; its command line carries only the directory.
+TEST(WorkerProcess, TheWorkerOpensItsModuleCacheOnlyWithAKeyFromTheControlChannel) {
+  for (const bool withKey : {true, false}) {
+    SCOPED_TRACE(withKey ? "a 32-byte key" : "a malformed key");
+    testing::TempDir dir;
+    const std::string cacheDir = dir.file("module-cache");
+    WorkerLaunchSpec spec;
+    spec.executable = testing::kWorkerFake;
+    spec.worker_id = 6;
+    spec.endpoint = "unix:" + dir.file("worker-6.sock");
+    spec.log_level = "info";
+    spec.extra_args = {"--module-cache-dir=" + cacheDir};
+    std::string error;
+    auto worker = WorkerProcess::spawn(spec, &error);
+    ASSERT_NE(worker, nullptr) << error;
+    const std::string key(withKey ? 32 : 31, '\x42');
+    DaemonToWorker message;
+    message.mutable_module_cache_key()->set_key(key);
+    ASSERT_EQ(worker->send(message), wire::FrameStatus::kOk);
+    ASSERT_TRUE(readable(worker->controlFd()));
+    WorkerToDaemon ready;
+    ASSERT_EQ(worker->receive(&ready), wire::FrameStatus::kOk);
+    ASSERT_TRUE(ready.has_ready()) << ready.DebugString();
+    // open() creates the directory only once it has a key.
+    EXPECT_EQ(std::filesystem::is_directory(cacheDir), withKey);
+    std::ifstream cmdline("/proc/" + std::to_string(worker->pid()) + "/cmdline", std::ios::binary);
+    const std::string commandLine((std::istreambuf_iterator<char>(cmdline)),
+                                  std::istreambuf_iterator<char>());
+    EXPECT_THAT(commandLine, HasSubstr("--module-cache-dir="));
+    EXPECT_THAT(commandLine, ::testing::Not(HasSubstr(key)));
+    DaemonToWorker shutdown;
+    shutdown.mutable_shutdown();
+    ASSERT_EQ(worker->send(shutdown), wire::FrameStatus::kOk);
+    std::optional<int> status;
+    ASSERT_TRUE(testing::waitUntil([&] { return (status = worker->tryReap()).has_value(); }));
+    EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0);
+  }
 }
 
 TEST(WorkerProcess, RunsInItsOwnProcessGroup) {

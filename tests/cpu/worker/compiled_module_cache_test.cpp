@@ -1,6 +1,7 @@
 // The compiled-module cache (worker/module_cache/compiled_module_cache.h): keys separate
-// every input, entries survive a reopen, damaged files are misses that get removed, the
-// directory is trimmed to its bound by least recent use, and an unsafe directory is refused.
+// every input, entries survive a reopen, damaged, swapped or foreign (another daemon key's)
+// files are misses that get removed, the directory is trimmed to its bound by least recent
+// use, and an unsafe directory or a missing key is refused.
 #include "worker/module_cache/compiled_module_cache.h"
 
 #include <gtest/gtest.h>
@@ -18,13 +19,21 @@ namespace {
 
 namespace fs = std::filesystem;
 
+const std::string kKey(CompiledModuleCache::kKeyBytes, '\x5a');       // "this daemon's" key
+const std::string kOtherKey(CompiledModuleCache::kKeyBytes, '\x33');  // another daemon's
+
+std::string readFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
 class CompiledModuleCacheTest : public ::testing::Test {
  protected:
   void SetUp() override { dir_ = root_.file("cache"); }
 
-  std::unique_ptr<CompiledModuleCache> open(std::uint64_t maxBytes = 1 << 20) {
+  std::unique_ptr<CompiledModuleCache> open(std::uint64_t maxBytes = 1 << 20, const std::string& key = kKey) {
     std::string error;
-    auto cache = CompiledModuleCache::open(dir_, maxBytes, &error);
+    auto cache = CompiledModuleCache::open(dir_, maxBytes, key, &error);
     EXPECT_NE(cache, nullptr) << error;
     return cache;
   }
@@ -106,16 +115,72 @@ TEST_F(CompiledModuleCacheTest, TheDirectoryIsTrimmedToItsBoundByLeastRecentUse)
 
 TEST_F(CompiledModuleCacheTest, AnUnsafeDirectoryIsRefused) {
   std::string error;
-  EXPECT_EQ(CompiledModuleCache::open(dir_, 0, &error), nullptr);
-  EXPECT_EQ(CompiledModuleCache::open("relative/dir", 1024, &error), nullptr);
+  EXPECT_EQ(CompiledModuleCache::open(dir_, 0, kKey, &error), nullptr);
+  EXPECT_EQ(CompiledModuleCache::open("relative/dir", 1024, kKey, &error), nullptr);
   ASSERT_EQ(::mkdir(dir_.c_str(), 0777), 0);
   ASSERT_EQ(::chmod(dir_.c_str(), 0777), 0);
-  EXPECT_EQ(CompiledModuleCache::open(dir_, 1024, &error), nullptr);
+  EXPECT_EQ(CompiledModuleCache::open(dir_, 1024, kKey, &error), nullptr);
   EXPECT_NE(error.find("writable by group or others"), std::string::npos) << error;
   const std::string file = root_.file("file");
   std::ofstream(file) << "x";
-  EXPECT_EQ(CompiledModuleCache::open(file, 1024, &error), nullptr);
+  EXPECT_EQ(CompiledModuleCache::open(file, 1024, kKey, &error), nullptr);
   EXPECT_NE(error.find("not a directory"), std::string::npos) << error;
+}
+
+TEST_F(CompiledModuleCacheTest, WithoutTheDaemonsKeyThereIsNoCache) {
+  std::string error;
+  EXPECT_EQ(CompiledModuleCache::open(dir_, 1024, "", &error), nullptr);
+  EXPECT_NE(error.find("key"), std::string::npos) << error;
+  EXPECT_EQ(CompiledModuleCache::open(dir_, 1024, std::string(16, 'k'), &error), nullptr) << "a short key";
+}
+
+TEST_F(CompiledModuleCacheTest, AnEntryOfThisKeyIsUsedAndOneWrittenUnderAnotherKeyIsRefusedAndRemoved) {
+  const std::string key = CompiledModuleCache::keyFor("a", 90, "trap", 1);
+  const std::string path = dir_ + "/" + key + ".cubin";
+  open(1 << 20, kOtherKey)->store(key, "code compiled under another daemon's key");
+  ASSERT_TRUE(fs::exists(path));
+  auto cache = open();
+  EXPECT_FALSE(cache->find(key).has_value());
+  EXPECT_FALSE(fs::exists(path)) << "a foreign entry is removed";
+  cache->store(key, "code of this daemon");
+  EXPECT_EQ(cache->find(key), "code of this daemon");
+  EXPECT_EQ(open()->find(key), "code of this daemon") << "the same key after a reopen";
+}
+
+TEST_F(CompiledModuleCacheTest, AnEntryMovedUnderAnotherKeysNameIsRefused) {
+  auto cache = open();
+  const std::string benign = CompiledModuleCache::keyFor("benign", 90, "trap", 1);
+  const std::string target = CompiledModuleCache::keyFor("target", 90, "trap", 1);
+  cache->store(benign, "code for the benign module");
+  cache->store(target, "code for the target module");
+  // Swap: the benign module's authentic entry under the target's name.
+  fs::copy_file(dir_ + "/" + benign + ".cubin", dir_ + "/" + target + ".cubin",
+                fs::copy_options::overwrite_existing);
+  EXPECT_FALSE(cache->find(target).has_value()) << "the MAC covers the cache key";
+  EXPECT_FALSE(fs::exists(dir_ + "/" + target + ".cubin"));
+  EXPECT_EQ(cache->find(benign), "code for the benign module");
+}
+
+TEST_F(CompiledModuleCacheTest, EveryChangedByteAndEveryTruncationIsRefused) {
+  auto cache = open();
+  const std::string key = CompiledModuleCache::keyFor("a", 90, "trap", 1);
+  const std::string path = dir_ + "/" + key + ".cubin";
+  cache->store(key, "some cubin bytes");
+  const std::string original = readFile(path);
+  ASSERT_FALSE(original.empty());
+  for (std::size_t at = 0; at < original.size(); ++at) {
+    std::string changed = original;
+    changed[at] = static_cast<char>(changed[at] ^ 0x01);
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << changed;
+    EXPECT_FALSE(cache->find(key).has_value()) << "byte " << at << " changed";
+    EXPECT_FALSE(fs::exists(path));
+  }
+  for (std::size_t length : {std::size_t{0}, std::size_t{10}, original.size() - 1}) {
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << original.substr(0, length);
+    EXPECT_FALSE(cache->find(key).has_value()) << "truncated to " << length;
+  }
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << original;
+  EXPECT_EQ(cache->find(key), "some cubin bytes") << "the untouched entry verifies";
 }
 
 }  // namespace

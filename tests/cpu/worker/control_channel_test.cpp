@@ -160,5 +160,36 @@ TEST_F(ControlChannelTest, ReadyFailedAndTaintReachTheDaemonTaintOnlyOnce) {
   EXPECT_FALSE(receive(std::chrono::milliseconds(100)).has_value()) << "taint reported twice";
 }
 
+TEST_F(ControlChannelTest, TheModuleCacheKeyIsTheFirstMessageOrThereIsNone) {
+  std::string error;
+  DaemonToWorker key;
+  key.mutable_module_cache_key()->set_key(std::string(32, '\x7e'));
+  send(key);
+  EXPECT_EQ(channel_->receiveModuleCacheKey(std::chrono::seconds(5), &error), std::string(32, '\x7e'))
+      << error;
+
+  EXPECT_FALSE(channel_->receiveModuleCacheKey(std::chrono::milliseconds(50), &error).has_value());
+  EXPECT_NE(error.find("in time"), std::string::npos) << error;
+
+  key.mutable_module_cache_key()->set_key(std::string(31, 'k'));
+  send(key);
+  EXPECT_FALSE(channel_->receiveModuleCacheKey(std::chrono::seconds(5), &error).has_value()) << "a short key";
+  EXPECT_NE(error.find("31 bytes"), std::string::npos) << error;
+
+  send(attach(1, "token"));
+  EXPECT_FALSE(channel_->receiveModuleCacheKey(std::chrono::seconds(5), &error).has_value());
+  EXPECT_NE(error.find("not the module cache key"), std::string::npos) << error;
+}
+
+TEST_F(ControlChannelTest, ALateModuleCacheKeyIsIgnoredByServe) {
+  startServing();
+  DaemonToWorker key;
+  key.mutable_module_cache_key()->set_key(std::string(32, 'k'));
+  send(key);
+  send(attach(1, "token"));
+  auto message = receive();
+  ASSERT_TRUE(message.has_value() && message->has_attached()) << "serve goes on after the key";
+}
+
 }  // namespace
 }  // namespace agileos::worker::testing

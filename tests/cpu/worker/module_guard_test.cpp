@@ -10,6 +10,7 @@
 #include <span>
 
 #include "memmgr/address_layout.h"
+#include "ptx/parser.h"
 #include "tests/cpu/support/temp_dir.h"
 #include "tests/cpu/worker/support/requests.h"
 #include "tests/cpu/worker/support/test_fatbins.h"
@@ -245,7 +246,8 @@ TEST(ModuleGuard, CompiledModulesAreCachedAndLoadedFromTheCache) {
   const test_support::TempDir root("agileos-guard-cache-test");
   const std::string dir = root.file("modules");
   std::string error;
-  auto cache = CompiledModuleCache::open(dir, 1 << 24, &error);
+  auto cache =
+      CompiledModuleCache::open(dir, 1 << 24, std::string(CompiledModuleCache::kKeyBytes, 'k'), &error);
   ASSERT_NE(cache, nullptr) << error;
   {
     WorkerHarness harness;
@@ -266,6 +268,168 @@ TEST(ModuleGuard, CompiledModulesAreCachedAndLoadedFromTheCache) {
                   .error(),
               0);
   }
+}
+
+// ---- the code-loading gate (worker/handlers/module_loading.h) ----
+
+// sass_only = allow, as by default; `always` as configured.
+GuardConfig allowingSass(ptx::GuardPolicy p, bool always) {
+  GuardConfig c = policy(p);
+  c.allowSassOnly = true;
+  c.always = always;
+  return c;
+}
+
+FakeGpuConfig loadingElf() {
+  FakeGpuConfig config;
+  config.acceptElfImages = true;  // so a SASS image the gate lets through really loads
+  return config;
+}
+
+// The SASS (ELF) of the SASS-only test fatbin: what cudaLibraryLoadData may send as a raw image.
+std::string sassOnlyElf() {
+  for (const fatbin::Entry& entry : entriesOf(TestFatbin::kSm90SassOnly)) {
+    if (entry.kind == fatbin::EntryKind::kElf) return entry.payload;
+  }
+  ADD_FAILURE() << "the SASS-only fatbin has no ELF";
+  return {};
+}
+
+v1::CallRequest loadImage(const std::string& image) {
+  v1::CallRequest request;
+  request.mutable_module_load_image()->set_image(image);
+  return request;
+}
+
+v1::CallReply loadSassOnlyFatbin(TestClient& client) {
+  return client.call(requests::moduleLoad(readTestFatbin(TestFatbin::kSm90SassOnly), {}, {}));
+}
+
+TEST(CodeLoadingGate, SassOnlyCodeIsRefusedInAContextWithProtectedStateWhateverSassOnlySays) {
+  for (bool always : {true, false}) {
+    SCOPED_TRACE(always ? "require = always" : "require = protected_state");
+    {
+      // The escape suite's canary is protected state.
+      WorkerHarness harness(loadingElf());
+      harness.setGuardContext({nullptr, true});
+      TestClient client = harness.attach(1, allowingSass(ptx::GuardPolicy::kTrap, always));
+      const v1::CallReply refused = loadSassOnlyFatbin(client);
+      EXPECT_EQ(refused.error(), cudaErrorNoKernelImageForDevice);
+      EXPECT_NE(refused.error_detail().find("protected state"), std::string::npos) << refused.error_detail();
+      EXPECT_NE(refused.error_detail().find("only SASS"), std::string::npos) << refused.error_detail();
+      // A raw ELF image (cudaLibraryLoadData) goes through the same gate.
+      const v1::CallReply elf = client.call(loadImage(sassOnlyElf()));
+      EXPECT_EQ(elf.error(), cudaErrorNoKernelImageForDevice) << describe(elf);
+      EXPECT_FALSE(harness.memory().runsUnguardedCode(1));
+    }
+    {
+      // Protected memory of the client's (module state, a cuFFT work area: the same accounting).
+      WorkerHarness harness(loadingElf());
+      TestClient client = harness.attach(1, allowingSass(ptx::GuardPolicy::kTrap, always));
+      memmgr::DevicePtr state = 0;
+      ASSERT_EQ(harness.memory().allocateProtected(1, 4096, &state), CUDA_SUCCESS);
+      EXPECT_EQ(loadSassOnlyFatbin(client).error(), cudaErrorNoKernelImageForDevice);
+      EXPECT_EQ(client.call(loadImage(sassOnlyElf())).error(), cudaErrorNoKernelImageForDevice);
+      ASSERT_EQ(harness.memory().freeProtected(1, state), CUDA_SUCCESS);
+      // An I/O mapping of a module's is protected state too.
+      const std::optional<memmgr::DevicePtr> io = harness.memory().placeIoRange(1, 4096);
+      ASSERT_TRUE(io);
+      EXPECT_EQ(loadSassOnlyFatbin(client).error(), cudaErrorNoKernelImageForDevice);
+      ASSERT_TRUE(harness.memory().releaseIoRange(1, *io));
+      // With none left, the same module loads.
+      EXPECT_EQ(loadSassOnlyFatbin(client).error(), 0);
+    }
+  }
+}
+
+TEST(CodeLoadingGate, SassOnlyCodeLoadsWithoutProtectedStateAndTheContextThenGainsNone) {
+  WorkerHarness harness(loadingElf());
+  TestClient client = harness.attach(1, allowingSass(ptx::GuardPolicy::kTrap, true));
+  TestClient other = harness.attach(2, allowingSass(ptx::GuardPolicy::kTrap, true));
+  const v1::CallReply loaded = loadSassOnlyFatbin(client);
+  ASSERT_EQ(loaded.error(), 0) << describe(loaded);
+  EXPECT_NE(loaded.module_loaded().module(), 0u);
+  EXPECT_TRUE(harness.memory().runsUnguardedCode(1));
+  // Every later step that would give this client's context protected state is refused.
+  memmgr::DevicePtr state = 0;
+  EXPECT_EQ(harness.memory().allocateProtected(1, 4096, &state), CUDA_ERROR_NOT_PERMITTED);
+  EXPECT_FALSE(harness.memory().placeIoRange(1, 4096));
+  EXPECT_EQ(harness.memory().protectedBytes(1), 0u);
+  // Another client of the worker is not marked.
+  EXPECT_FALSE(harness.memory().runsUnguardedCode(2));
+  EXPECT_EQ(harness.memory().allocateProtected(2, 4096, &state), CUDA_SUCCESS);
+  // Guarded code still loads for the marked client.
+  const TestClient::LoadedModule guarded = client.loadModule(readTestFatbin(TestFatbin::kSm90));
+  EXPECT_NE(guarded.module, 0u);
+  // The raw ELF too.
+  EXPECT_EQ(client.call(loadImage(sassOnlyElf())).error(), 0);
+  (void)other;
+}
+
+TEST(CodeLoadingGate, TheGuardsOwnPageIsNotProtectedStateEitherWay) {
+  // poison needs the guard page; under require = always it exists before the first module.
+  WorkerHarness harness(loadingElf());
+  TestClient client = harness.attach(1, allowingSass(ptx::GuardPolicy::kPoison, true));
+  ASSERT_NE(client.loadModule(readTestFatbin(TestFatbin::kSm90)).module, 0u);
+  EXPECT_GT(harness.memory().protectedBytes(1), 0u) << "the guard page";
+  EXPECT_EQ(loadSassOnlyFatbin(client).error(), 0) << "the guard page alone does not keep SASS out";
+  EXPECT_TRUE(harness.memory().runsUnguardedCode(1));
+  ASSERT_NE(client.loadModule(readTestFatbin(TestFatbin::kSm90)).module, 0u) << "guarded PTX still loads";
+  EXPECT_TRUE(client.call(guardStatusQuery()).guard_status().applied());
+}
+
+// PTX loaded while the guard does not apply (require = protected_state, no protected state)
+// is not marked: protected modules attach before any code, so what the context can gain later
+// is the client's own (a cuFFT work area), and a program that launched a kernel first must
+// still be able to make a cuFFT plan. Only code that can never be guarded (SASS) is marked.
+TEST(CodeLoadingGate, PtxLoadedUnguardedUnderRequireProtectedStateIsNotMarked) {
+  WorkerHarness harness;
+  TestClient client = harness.attach(1, allowingSass(ptx::GuardPolicy::kTrap, false));
+  ASSERT_NE(client.loadModule(readTestFatbin(TestFatbin::kDefaultArch)).module, 0u);
+  EXPECT_FALSE(client.call(guardStatusQuery()).guard_status().applied());
+  EXPECT_FALSE(harness.memory().runsUnguardedCode(1));
+  memmgr::DevicePtr state = 0;
+  EXPECT_EQ(harness.memory().allocateProtected(1, 4096, &state), CUDA_SUCCESS);
+  ASSERT_NE(client.loadModule(readTestFatbin(TestFatbin::kSm90)).module, 0u);
+  EXPECT_TRUE(client.call(guardStatusQuery()).guard_status().applied()) << "from now on modules are guarded";
+}
+
+TEST(CodeLoadingGate, UnderPolicyOffNothingIsMarked) {
+  WorkerHarness harness(loadingElf());
+  TestClient client = harness.attach(1, config(Mode::kOff));
+  EXPECT_EQ(loadSassOnlyFatbin(client).error(), 0);
+  EXPECT_FALSE(harness.memory().runsUnguardedCode(1));
+}
+
+// ---- the check of the emitted text before the JIT (ptx::checkEmittedText) ----
+
+TEST(EmittedTextCheck, TheGuardsOutputPassesAndTextThatWouldCompileUnguardedAccessesIsRefused) {
+  std::string text;
+  for (const fatbin::Entry& entry : entriesOf(TestFatbin::kSm90)) {
+    if (entry.kind == fatbin::EntryKind::kPtx) text = entry.payload;
+  }
+  ASSERT_FALSE(text.empty());
+  const ptx::ParseResult parsed = ptx::parse(text);
+  ASSERT_TRUE(parsed.ok) << parsed.error;
+  const ptx::GuardOptions options = guardOptionsFor(ptx::GuardPolicy::kTrap, 0);
+  const ptx::GuardResult guarded = ptx::guardModule(parsed.module, options);
+  ASSERT_TRUE(guarded.ok) << guarded.error;
+  PreparedImage good;
+  ASSERT_TRUE(emitGuardedImage(guarded, options, &good)) << good.detail;
+  EXPECT_TRUE(good.ok);
+  EXPECT_TRUE(good.guarded);
+  EXPECT_EQ(good.image.back(), '\0');
+
+  // As if the rewrite had left accesses unchecked: the emitted text reads back as the module
+  // handed over, but the independent checker finds its accesses unguarded.
+  ptx::GuardResult unchecked = guarded;
+  unchecked.module = parsed.module;
+  PreparedImage refused;
+  EXPECT_FALSE(emitGuardedImage(unchecked, options, &refused));
+  EXPECT_FALSE(refused.ok);
+  EXPECT_EQ(refused.error, cudaErrorInvalidPtx);
+  EXPECT_TRUE(refused.image.empty()) << "nothing to compile";
+  EXPECT_NE(refused.detail.find("unguarded"), std::string::npos) << refused.detail;
 }
 
 }  // namespace
