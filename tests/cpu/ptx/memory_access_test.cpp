@@ -146,5 +146,22 @@ TEST(PtxMemoryAccess, EveryInstructionOfTheCorpusIsClassified) {
   EXPECT_GT(accesses, 500);
 }
 
+// ptxas makes ld/st/atom/red/mbarrier on .shared::cluster generic accesses: a computed address
+// could leave the shared window, so only a shared variable's name is taken.
+TEST(PtxMemoryAccess, ClusterSharedMemoryThroughAComputedAddressIsRefused) {
+  for (const char* text :
+       {"st.shared::cluster.u32 [%rd1], %r1;", "ld.shared::cluster.u32 %r1, [%r2+4];",
+        "atom.shared::cluster.add.u32 %r1, [%rd1], 1;", "red.shared::cluster.add.u32 [%r1], 1;",
+        "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%r1];"}) {
+    const MemoryClassification c = classifyMemory(instruction(text));
+    EXPECT_EQ(c.verdict, MemoryClassification::Verdict::kUnsupported) << text;
+  }
+  EXPECT_NE(classifyMemory(instruction("st.shared::cluster.u32 [buffer+8], %r1;")).verdict,
+            MemoryClassification::Verdict::kUnsupported);
+  EXPECT_NE(classifyMemory(instruction("st.shared::cta.u32 [%rd1], %r1;")).verdict,
+            MemoryClassification::Verdict::kUnsupported)
+      << "CTA shared memory stays shared (STS)";
+}
+
 }  // namespace
 }  // namespace agileos::ptx
