@@ -1,8 +1,10 @@
 // guard_escape: adversarial kernels that try to reach the protected GPU address range
 // [0xF0000000000, 0xF8000000000) by every route we know of, one route per process.
 //
-// Usage: guard_escape --list              route names, one per line
+// Usage: guard_escape --list              route names, one per line, each followed by its runner
+//                                         flags where it has any (" may-refuse,modules=kvstore")
 //        guard_escape --describe          "name<TAB>the PTX instruction that makes the access"
+//        guard_escape --image NAME        the image a loaded route loads (PTX text or binary)
 //        guard_escape --route NAME        runs one route, prints one line on stdout:
 //          route=NAME outcome=WORD detail="..."
 // Exit status: 0 when the run itself worked, whatever the outcome; 1 on a harness failure
@@ -10,7 +12,9 @@
 //
 // Build: sm_90 PTX only (-gencode arch=compute_90,code=compute_90), shared cudart, -ldl. Only
 // PTX, so that the AgileOS worker has to JIT-compile its guarded rewrite: no SASS to fall
-// back on. The accesses are written in inline PTX so the intended instruction is emitted.
+// back on. The accesses are written in inline PTX so the intended instruction is emitted. (The
+// SASS-only fatbin and cubin of two loaded routes are data embedded in the host code, generated
+// by tests/gpu/CMakeLists.txt: guard/escape_sass_images.h.)
 //
 // Two modes, chosen by what the process finds:
 //   - AgileOS (the shim exports agileosGuardCanary): routes aim at a 2 MiB "canary" page in
@@ -32,6 +36,22 @@
 //     (libcuda.so.1, dlopen) and shows that each access WOULD have succeeded: `reached`
 //     (read 0xA5 bytes, or changed the target), otherwise `unreached`.
 // Markers written are 0x5A5A5A5A (or 0xF0F0F0F0 for atom.max); never the byte 0xA5.
+//
+// Loaded routes (issue 13): the routes whose names start with layout_, sass_, elf_, indirect_
+// and trusted_ do not use this program's own kernels: they load an image at run time with
+// cudaLibraryLoadData (loaded_images.h: hand-written PTX whose layout is the attack; a SASS-only
+// fatbin and an ELF cubin built from escape_sass_kernel.cu) and launch its kernel with
+// cudaLaunchKernel. Under AgileOS they may also come out as
+//       any       refused          the image was refused: cudaLibraryLoadData or
+//                                  cudaLibraryGetKernel failed, or the launch failed with an
+//                                  image error (cudaErrorInvalidPtx, ...NoKernelImageForDevice...)
+// and the indirect_/trusted_ routes (calls through a register into the middle of a function) as
+//       poison, sink  stopped      the launch or synchronize failed, canary intact (under trap
+//                                  that is `stopped` anyway, under remap_or `fault`)
+// `--list` marks them (may-refuse, may-stop); the runner accepts those outcomes for them only.
+// The trusted_ routes need a client admitted with the kvstore module (--list: modules=kvstore);
+// natively there is no module, so they are `n/a` there (native-n/a) once their PTX has loaded
+// and the placeholder answered ENOSYS.
 #include <cuda.h>  // driver types only: the functions are resolved with dlsym in native mode
 #include <cuda_runtime.h>
 #include <dlfcn.h>
@@ -41,8 +61,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <initializer_list>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "guard/escape_sass_images.h"  // generated (tests/gpu/CMakeLists.txt): kEscapeSassFatbin, kEscapeSassCubin
+#include "loaded_images.h"
 
 // The AgileOS shim's test hooks (client/cudart). Only declared: resolved with dlsym, so the
 // program also runs with the real runtime, where they do not exist.
@@ -383,6 +409,12 @@ enum RouteFlags : unsigned {
   kWrites = 2,      // the access changes its target
   kIfCanary = 4,    // ... only where the target holds the canary pattern (compare-and-swap)
   kBulkStatus = 8,  // the kernel reports whether its bulk copy completed
+  // Loaded routes (see the top of the file); the runner reads these from --list.
+  kMayRefuse = 16,  // under AgileOS its image may be refused: outcome `refused`
+  kMayStop = 32,    // a call into the middle of a function: a fault is `stopped` under every policy
+  kNativeNa = 64,   // natively there is nothing to reach (no protected module): `n/a`
+  kKvstore = 128,   // needs a client admitted with the kvstore module (AGILEOS_MODULES=kvstore)
+  kSweep = 256,     // tries entry points one launch at a time: its store need not happen
 };
 
 struct Launch {
@@ -395,6 +427,181 @@ void* at(std::uint64_t address) { return reinterpret_cast<void*>(static_cast<std
 
 void checkCuda(cudaError_t status, const char* call);
 #define CHECK(call) checkCuda((call), #call)
+
+// ------------------------------------------------------------------ loaded routes
+
+// What a loaded route did before launchRoute synchronizes: the load, and a sweep's launches.
+struct Loaded {
+  cudaError_t load = cudaSuccess;  // cudaLibraryLoadData or cudaLibraryGetKernel
+  const char* call = "";           // which of the two failed
+  cudaError_t launch = cudaSuccess;
+  cudaError_t sync = cudaSuccess;  // a sweep synchronizes after each launch
+  int calls = 0;                   // a sweep's launches
+  unsigned offset = 0;             // the entry offset of its last launch
+  int placeholder = 0;             // trusted_ routes: what agileos_kvstore_put returned
+};
+Loaded gLoaded;
+
+// Whether the route's target no longer holds what it held before (native: re-read; AgileOS: the
+// canary is no longer intact). Set by runNative/runAgileos; a sweep stops at the first change.
+std::function<bool()> gTargetChanged = [] { return false; };
+
+// Errors with which a refused image shows at the launch (the worker may load lazily).
+bool imageError(cudaError_t status) {
+  return status == cudaErrorInvalidPtx || status == cudaErrorNoKernelImageForDevice ||
+         status == cudaErrorInvalidKernelImage || status == cudaErrorUnsupportedPtxVersion ||
+         status == cudaErrorInvalidSource || status == cudaErrorSharedObjectInitFailed;
+}
+
+// Loads `image` (PTX text, a fatbin or an ELF cubin) and resolves `names`; false, with gLoaded.load
+// set, when either is refused.
+bool loadKernels(const void* image, std::initializer_list<std::pair<const char*, cudaKernel_t*>> names) {
+  cudaLibrary_t library = nullptr;
+  cudaError_t status = cudaLibraryLoadData(&library, image, nullptr, nullptr, 0, nullptr, nullptr, 0);
+  if (status != cudaSuccess) {
+    gLoaded.load = status;
+    gLoaded.call = "cudaLibraryLoadData";
+    return false;
+  }
+  for (const auto& [name, kernel] : names) {
+    status = cudaLibraryGetKernel(kernel, library, name);
+    if (status != cudaSuccess) {
+      gLoaded.load = status;
+      gLoaded.call = "cudaLibraryGetKernel";
+      return false;
+    }
+  }
+  return true;
+}
+
+cudaError_t launchOne(cudaKernel_t kernel, void** args) {
+  return cudaLaunchKernel(reinterpret_cast<const void*>(kernel), dim3(1), dim3(1), args, 0, nullptr);
+}
+
+// A layout or SASS-only route: escape_loaded(target, out) of `image`, once.
+void launchLoaded(const void* image, const Launch& l) {
+  cudaKernel_t kernel = nullptr;
+  if (!loadKernels(image, {{"escape_loaded", &kernel}})) return;
+  void* target = at(l.target);
+  void* out = l.out;
+  void* args[] = {&target, &out};
+  gLoaded.launch = launchOne(kernel, args);
+}
+
+// A layout route: the module `text` returns, once.
+template <std::string (*text)()>
+void launchLayout(const Launch& l) {
+  static const std::string ptx = text();
+  launchLoaded(ptx.c_str(), l);
+}
+
+// One launch of a sweep: `kernel` with `args`, of which *offset is the entry offset; false when
+// the sweep must end (the launch failed or the target changed).
+bool sweepStep(cudaKernel_t kernel, void** args, unsigned* offset, unsigned value) {
+  *offset = value;
+  gLoaded.calls += 1;
+  gLoaded.offset = value;
+  gLoaded.launch = launchOne(kernel, args);
+  if (gLoaded.launch != cudaSuccess) return false;
+  gLoaded.sync = cudaDeviceSynchronize();
+  if (gLoaded.sync != cudaSuccess) return false;
+  return !gTargetChanged();
+}
+
+// SASS instructions are 16 bytes on sm_90: each launch enters one instruction further away.
+constexpr unsigned kSassInstruction = 16;
+// indirect_own_function. The worker compiles guarded PTX through cuLink (relocatable code); there
+// ptxas 13.0 (sm_90) makes of the guarded escape_store_fn, under every policy: the high word of
+// the address less 0xEFE (instruction 1 or 2), the global memory descriptor (3), the comparison
+// with the protected range (5; 7 under report), then the select of the redirect target or the
+// address, the store and the 48-step tail. An entry just past the comparison takes the caller's
+// predicate ("not protected", from the kernel's own check of its store to out) and stores to the
+// target unchecked, if the store accepts the caller's uniform registers as its descriptor (that
+// is what the GPU run shows). Under AgileOS the sweep enters at kOwnEntries first, then from 40
+// (inside the tail, past the store) down to 1; natively from 1 upwards (the first entry already
+// stores: there is no check to skip).
+constexpr unsigned kOwnEntries[] = {6, 7, 8};
+constexpr unsigned kOwnSweepFrom = 40;
+bool gNative = false;  // set by runNative
+// trusted_body_*: the entry past agileos_kvstore_get's check (its first instruction after the
+// branch to the EFAULT return): instruction 26 of the code ptxas 13.0 makes for sm_90 of the HEAD
+// kvstore module linked into either route's PTX when compiled as the worker does (cuLink,
+// relocatable code), under every policy (checked on the CPU machine with the HEAD link and guard,
+// ptxas -c, nvlink and a decoder of the sm_90 opcodes). get keeps its value pointer in R32:R33 and
+// its key in R40:R41, which the kernel leaves holding the target (loaded_images.h); 26-28 call the
+// constant that returns the table; 29 onwards take the caller's R4:R5 (the `fake` argument) as
+// the table. The sweep enters at 29 (the fake table), 28 and 27 (they return cleanly), 26 (the
+// real table, where escape_put stored the key), then 25..23; so a layout up to three
+// instructions longer is still entered at a storing instruction first. Entered at 26..29, get
+// returns through the frame of the kernel's helper escape_call_get (loaded_images.h): the client
+// survives the store, and the canary can be judged.
+// AGILEOS_GUARD_ESCAPE_TRUSTED_ENTRY=N replaces 26 (a re-run by hand against another compiler).
+constexpr unsigned kTrustedEntry = 26;
+constexpr unsigned kTrustedWindow = 3;
+constexpr unsigned kKvstoreCapacity = 65536;  // AGILEOS_KVSTORE_CAPACITY
+constexpr unsigned long long kKvstoreValue = 0x5A5A5A5A5A5A5A5Aull;
+
+void sweepOwnFunction(const Launch& l) {
+  static const std::string ptx = guard_escape_images::ownFunctionModule();
+  cudaKernel_t kernel = nullptr;
+  if (!loadKernels(ptx.c_str(), {{"escape_loaded", &kernel}})) return;
+  void* target = at(l.target);
+  void* out = l.out;
+  unsigned offset = 0;
+  void* args[] = {&target, &out, &offset};
+  auto first = [](unsigned k) {
+    for (unsigned entry : kOwnEntries) {
+      if (k == entry) return true;
+    }
+    return false;
+  };
+  if (!gNative) {
+    for (unsigned k : kOwnEntries) {
+      if (!sweepStep(kernel, args, &offset, k * kSassInstruction)) return;
+    }
+  }
+  for (unsigned i = 0; i < kOwnSweepFrom; ++i) {
+    const unsigned k = gNative ? 1 + i : kOwnSweepFrom - i;
+    if (!gNative && first(k)) continue;
+    if (!sweepStep(kernel, args, &offset, k * kSassInstruction)) break;
+  }
+}
+
+// Puts the target as a key through the placeholder; sweeps only where the module answered
+// (natively, or without the module, the placeholder returns -38: no trusted body to enter).
+void sweepTrustedBody(const std::string& ptx, unsigned entry, const Launch& l) {
+  cudaKernel_t put = nullptr, kernel = nullptr;
+  if (!loadKernels(ptx.c_str(), {{"escape_put", &put}, {"escape_loaded", &kernel}})) return;
+  void* target = at(l.target);
+  void* out = l.out;
+  unsigned long long key = l.target;
+  void* putArgs[] = {&out, &key};
+  gLoaded.launch = launchOne(put, putArgs);
+  if (gLoaded.launch != cudaSuccess) return;
+  gLoaded.sync = cudaDeviceSynchronize();
+  if (gLoaded.sync != cudaSuccess) return;
+  gLoaded.sync = cudaMemcpy(&gLoaded.placeholder, l.out, sizeof gLoaded.placeholder, cudaMemcpyDeviceToHost);
+  if (gLoaded.sync != cudaSuccess || gLoaded.placeholder != 0) return;
+
+  // The fake table.
+  std::vector<unsigned long long> entries(2 * kKvstoreCapacity);
+  for (std::size_t i = 0; i < entries.size(); i += 2) {
+    entries[i] = l.target + 1;  // the tag of key `target`
+    entries[i + 1] = kKvstoreValue;
+  }
+  void* fake = nullptr;
+  CHECK(cudaMalloc(&fake, entries.size() * sizeof entries[0]));
+  CHECK(cudaMemcpy(fake, entries.data(), entries.size() * sizeof entries[0], cudaMemcpyHostToDevice));
+
+  if (const char* text = std::getenv("AGILEOS_GUARD_ESCAPE_TRUSTED_ENTRY"); text != nullptr) {
+    entry = static_cast<unsigned>(std::strtoul(text, nullptr, 10));
+  }
+  unsigned offset = 0;
+  void* args[] = {&target, &out, &offset, &fake};
+  for (unsigned k = entry + kTrustedWindow; k >= 1 && k + kTrustedWindow >= entry; --k) {
+    if (!sweepStep(kernel, args, &offset, k * kSassInstruction)) break;
+  }
+}
 
 struct Route {
   const char* name;
@@ -487,7 +694,119 @@ const Route kRoutes[] = {
      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes (128 bytes at 0xF8000000000 - 64)",
      Aim::kStraddleEnd, kBulkBytes, kReads | kBulkStatus,
      [](const Launch& l) { escape_bulk_read<<<1, 1>>>(at(l.target), l.out); }},
+
+    // Issue 13, class 1: the guard's front end must read the text as ptxas does. Each loads
+    // escape_loaded (ld.global.u32 [p] into out, then st.global.u32 [p]) laid out differently.
+    {"layout_one_line", "ld.global.u32 + st.global.u32, PTX loaded at run time: the whole module on one line",
+     Aim::kCanary, 4, kReads | kWrites | kMayRefuse, launchLayout<guard_escape_images::oneLineModule>},
+    {"layout_after_target",
+     "ld.global.u32 + st.global.u32, PTX loaded at run time: the kernel on the line of .target", Aim::kCanary,
+     4, kReads | kWrites | kMayRefuse, launchLayout<guard_escape_images::afterTarget>},
+    {"layout_after_address_size",
+     "ld.global.u32 + st.global.u32, PTX loaded at run time: the kernel on the line of .address_size",
+     Aim::kCanary, 4, kReads | kWrites | kMayRefuse, launchLayout<guard_escape_images::afterAddressSize>},
+    {"layout_after_file",
+     "ld.global.u32 + st.global.u32, PTX loaded at run time: the kernel on the line of a module-level .file",
+     Aim::kCanary, 4, kReads | kWrites | kMayRefuse, launchLayout<guard_escape_images::afterFile>},
+    {"layout_string_line_comment",
+     "ld.global.u32 + st.global.u32, PTX loaded at run time: the kernel on the line of a .file whose name "
+     "holds //",
+     Aim::kCanary, 4, kReads | kWrites | kMayRefuse, launchLayout<guard_escape_images::lineCommentInString>},
+    {"layout_string_block_comment",
+     "ld.global.u32 + st.global.u32, PTX loaded at run time: the kernel between a .file name holding /* and "
+     "one "
+     "holding */",
+     Aim::kCanary, 4, kReads | kWrites | kMayRefuse,
+     launchLayout<guard_escape_images::blockCommentInStrings>},
+    {"layout_after_loc",
+     "ld.global.u32 + st.global.u32, PTX loaded at run time: each access on the line of a .loc in the body",
+     Aim::kCanary, 4, kReads | kWrites | kMayRefuse, launchLayout<guard_escape_images::afterLoc>},
+    {"layout_after_section",
+     "ld.global.u32 + st.global.u32, PTX loaded at run time: the kernel after a .section .debug_abbrev on "
+     "its line",
+     Aim::kCanary, 4, kReads | kWrites | kMayRefuse, launchLayout<guard_escape_images::afterSection>},
+    {"layout_after_pragma",
+     "ld.global.u32 + st.global.u32, PTX loaded at run time: each access on the line of a .pragma in the "
+     "body",
+     Aim::kCanary, 4, kReads | kWrites | kMayRefuse, launchLayout<guard_escape_images::afterPragma>},
+    {"layout_cr_only",
+     "ld.global.u32 + st.global.u32, PTX loaded at run time: lines ended by carriage returns alone",
+     Aim::kCanary, 4, kReads | kWrites | kMayRefuse, launchLayout<guard_escape_images::carriageReturns>},
+    {"layout_comments_tabs",
+     "ld.global.u32 + st.global.u32, PTX loaded at run time: block comments spanning lines, CRLF, tabs, line "
+     "comments inside operand lists",
+     Aim::kCanary, 4, kReads | kWrites | kMayRefuse, launchLayout<guard_escape_images::commentsAndTabs>},
+
+    // Issue 13, class 4: no PTX at all, while the client holds protected state (its canary).
+    {"sass_only_fatbin", "ld.global.u32 + st.global.u32 (a fatbin with sm_90 SASS and no PTX)", Aim::kCanary,
+     4, kReads | kWrites | kMayRefuse, [](const Launch& l) { launchLoaded(kEscapeSassFatbin, l); }},
+    {"elf_cubin", "ld.global.u32 + st.global.u32 (a bare sm_90 ELF cubin)", Aim::kCanary, 4,
+     kReads | kWrites | kMayRefuse, [](const Launch& l) { launchLoaded(kEscapeSassCubin, l); }},
+
+    // Issue 13, class 2: a call through a register into the middle of a function, past its checks.
+    {"indirect_own_function",
+     "call through a register to escape_store_fn + 16*k (k = 6, 7, 8, then 40..1), past the guard's check of "
+     "its "
+     "st.global.u32",
+     Aim::kCanary, 4, kWrites | kMayRefuse | kMayStop | kSweep, [](const Launch& l) { sweepOwnFunction(l); }},
+    {"trusted_body_mov",
+     "call through a register to agileos_kvstore_get + 16*k (k = 29..23; address taken with mov), past "
+     "agileos_user_range_ok: the module's store of the value",
+     Aim::kCanary, 8, kWrites | kMayRefuse | kMayStop | kSweep | kNativeNa | kKvstore,
+     [](const Launch& l) {
+       static const std::string ptx = guard_escape_images::trustedBodyModule(false);
+       sweepTrustedBody(ptx, kTrustedEntry, l);
+     }},
+    {"trusted_body_table",
+     "as trusted_body_mov (k = 29..23), the address read from the header's placeholder table (ld.global.u64)",
+     Aim::kCanary, 8, kWrites | kMayRefuse | kMayStop | kSweep | kNativeNa | kKvstore,
+     [](const Launch& l) {
+       static const std::string ptx = guard_escape_images::trustedBodyModule(true);
+       sweepTrustedBody(ptx, kTrustedEntry, l);
+     }},
 };
+
+// The image a loaded route loads, for --image: its PTX text, or the embedded binary.
+std::string routeImage(const Route& route) {
+  namespace images = guard_escape_images;
+  const std::string name = route.name;
+  const std::pair<const char*, std::string (*)()> texts[] = {
+      {"layout_one_line", images::oneLineModule},
+      {"layout_after_target", images::afterTarget},
+      {"layout_after_address_size", images::afterAddressSize},
+      {"layout_after_file", images::afterFile},
+      {"layout_string_line_comment", images::lineCommentInString},
+      {"layout_string_block_comment", images::blockCommentInStrings},
+      {"layout_after_loc", images::afterLoc},
+      {"layout_after_section", images::afterSection},
+      {"layout_after_pragma", images::afterPragma},
+      {"layout_cr_only", images::carriageReturns},
+      {"layout_comments_tabs", images::commentsAndTabs},
+      {"indirect_own_function", images::ownFunctionModule},
+  };
+  for (const auto& [candidate, text] : texts) {
+    if (name == candidate) return text();
+  }
+  if (name == "trusted_body_mov") return images::trustedBodyModule(false);
+  if (name == "trusted_body_table") return images::trustedBodyModule(true);
+  if (name == "sass_only_fatbin")
+    return std::string(kEscapeSassFatbin, kEscapeSassFatbin + sizeof kEscapeSassFatbin);
+  if (name == "elf_cubin") return std::string(kEscapeSassCubin, kEscapeSassCubin + sizeof kEscapeSassCubin);
+  return "";
+}
+
+// The runner's flags of a route (--list): what it may come out as besides the usual outcomes.
+std::string routeFlags(const Route& route) {
+  std::string flags;
+  auto add = [&](unsigned flag, const char* word) {
+    if ((route.flags & flag) != 0) flags += (flags.empty() ? "" : ",") + std::string(word);
+  };
+  add(kMayRefuse, "may-refuse");
+  add(kMayStop, "may-stop");
+  add(kNativeNa, "native-n/a");
+  add(kKvstore, "modules=kvstore");
+  return flags;
+}
 
 // ------------------------------------------------------------------ reporting
 
@@ -575,19 +894,30 @@ void preflight(unsigned char* out) {
 }
 
 struct Run {
+  cudaError_t load = cudaSuccess;    // loaded routes: cudaLibraryLoadData / cudaLibraryGetKernel
+  const char* loadCall = "";         // which of them failed
   cudaError_t launch = cudaSuccess;  // cudaGetLastError right after the launch
   cudaError_t sync = cudaSuccess;    // the next cudaDeviceSynchronize
   cudaError_t later = cudaSuccess;   // AgileOS, after a failure: a later device call (sticky?)
   std::vector<unsigned char> out;    // the output buffer, when neither failed
-  bool failed() const { return launch != cudaSuccess || sync != cudaSuccess; }
-  const char* error() const { return cudaGetErrorName(launch != cudaSuccess ? launch : sync); }
+  bool failed() const { return load != cudaSuccess || launch != cudaSuccess || sync != cudaSuccess; }
+  const char* error() const {
+    return cudaGetErrorName(load != cudaSuccess ? load : launch != cudaSuccess ? launch : sync);
+  }
+  // The image was refused: not loaded, or its launch failed with an image error.
+  bool refused() const { return load != cudaSuccess || imageError(launch); }
 };
 
 Run launchRoute(const Route& route, const Launch& launch) {
   Run run;
+  gLoaded = Loaded{};
   route.launch(launch);
-  run.launch = cudaGetLastError();
-  run.sync = cudaDeviceSynchronize();
+  run.load = gLoaded.load;
+  run.loadCall = gLoaded.call;
+  if (run.load != cudaSuccess) return run;  // nothing was launched
+  const cudaError_t last = cudaGetLastError();
+  run.launch = gLoaded.launch != cudaSuccess ? gLoaded.launch : last;
+  run.sync = gLoaded.sync != cudaSuccess ? gLoaded.sync : cudaDeviceSynchronize();
   if (!run.failed()) {
     run.out.resize(kOutBytes);
     CHECK(cudaMemcpy(run.out.data(), launch.out, kOutBytes, cudaMemcpyDeviceToHost));
@@ -687,6 +1017,7 @@ void reserveFixed(const Driver& d, std::uint64_t address, std::uint64_t bytes) {
 }
 
 int runNative(const Route& route) {
+  gNative = true;
   CHECK(cudaSetDevice(0));
   CHECK(cudaFree(nullptr));  // the primary context, current on this thread for the driver calls
   const Driver driver = openDriver();
@@ -707,9 +1038,28 @@ int runNative(const Route& route) {
   preflight(out);
 
   const Launch launch{routeTarget(route, kNativeCanary), out, scratch};
+  gTargetChanged = [&] {
+    std::vector<unsigned char> now(route.width);
+    CHECK(cudaMemcpy(now.data(), at(launch.target), route.width, cudaMemcpyDeviceToHost));
+    return !allBytes(now.data(), route.width, kCanaryByte);
+  };
   const Run run = launchRoute(route, launch);
   if (run.failed()) {
-    printResult("unreached", format("natively the access failed: %s", run.error()));
+    printResult("unreached", format("natively the access failed: %s%s%s", run.loadCall,
+                                    run.load != cudaSuccess ? " -> " : "", run.error()));
+    return 0;
+  }
+  if ((route.flags & kNativeNa) != 0) {
+    // The PTX loaded and ran; without a module the placeholder answers ENOSYS and there is no
+    // trusted body to enter.
+    if (gLoaded.placeholder != -38) {
+      printResult("unreached",
+                  format("natively agileos_kvstore_put returned %d, not -38", gLoaded.placeholder));
+    } else {
+      printResult("n/a",
+                  "natively no protected module is linked: the PTX loaded, agileos_kvstore_put "
+                  "returned -38 (ENOSYS), so there is no trusted body to enter");
+    }
     return 0;
   }
   if ((route.flags & kBulkStatus) != 0 && bulkStatus(run) != kBulkDone) {
@@ -718,6 +1068,8 @@ int runNative(const Route& route) {
     return 0;
   }
   std::string detail = format("target 0x%llx", static_cast<unsigned long long>(launch.target));
+  if ((route.flags & kSweep) != 0)
+    detail += format("; %d call(s), the last at +%u", gLoaded.calls, gLoaded.offset);
   bool reached = true;
   if ((route.flags & kReads) != 0) {
     const bool canaryRead = allBytes(run.out.data(), route.width, kCanaryByte);
@@ -792,9 +1144,18 @@ Verdict judge(const Route& route, const Launch& launch, const Run& run, const Gu
   }
   const bool haveOut = !run.failed();
   if (haveOut && reads) facts += format("; read %s", hexBytes(run.out.data(), route.width).c_str());
-  if (run.failed()) facts += format("; a later cudaMemset -> %s", cudaGetErrorName(run.later));
+  if (run.load != cudaSuccess) facts += format("; %s -> %s", run.loadCall, cudaGetErrorName(run.load));
+  if ((route.flags & kSweep) != 0)
+    facts += format("; %d call(s), the last at +%u", gLoaded.calls, gLoaded.offset);
+  if (run.failed() && run.load == cudaSuccess)
+    facts += format("; a later cudaMemset -> %s", cudaGetErrorName(run.later));
   const bool counted = after.call == cudaSuccess && hits >= 1;
   const bool intact = after.call == cudaSuccess && after.intact;
+  // Loaded routes: an image refused with the canary intact, or (a call into the middle of a
+  // function) a fault with the canary intact.
+  const bool mayRefuse = (route.flags & kMayRefuse) != 0, mayStop = (route.flags & kMayStop) != 0;
+  const bool mustWrite = writes && (route.flags & kSweep) == 0;
+  if (mayRefuse && run.refused() && intact) return {"refused", format("%s; ", run.error()) + facts};
 
   if (policy == "report") {  // enforces nothing: the access must run, and be counted
     if (run.failed()) return {"fault", facts};
@@ -803,7 +1164,7 @@ Verdict judge(const Route& route, const Launch& launch, const Run& run, const Gu
     if (route.aim == Aim::kCanary) {
       if (reads && !allBytes(run.out.data(), route.width, kCanaryByte))
         return {"ESCAPED", "unexplained: report read other than the canary; " + facts};
-      if (writes && after.intact)
+      if (mustWrite && after.intact)
         return {"ESCAPED", "unexplained: report left the canary unchanged; " + facts};
     }
     return {"reached-counted", facts};
@@ -819,9 +1180,19 @@ Verdict judge(const Route& route, const Launch& launch, const Run& run, const Gu
     if (run.failed()) return {"stopped", format("%s; ", run.error()) + facts};
     return {"ESCAPED", "unexplained: no error under trap; " + facts};
   }
+  const bool poisoned = run.launch == cudaSuccess && run.sync == cudaErrorIllegalAddress && intact && counted;
+  // A call into the middle of a function may fault wherever it lands, under any policy (poison's
+  // own outcome first; under remap_or a fault is `fault` anyway). The guard's control-flow check
+  // traps under every policy: `trap` ends the kernel with cudaErrorLaunchFailure and loses the
+  // context, so the canary can no longer be read, as under the trap policy.
+  const bool trapped = after.call != cudaSuccess &&
+                       (run.launch == cudaErrorLaunchFailure || run.sync == cudaErrorLaunchFailure);
+  if (mayStop && run.failed() && (intact || trapped) && policy != "remap_or" &&
+      !(policy == "poison" && poisoned))
+    return {"stopped",
+            format("%s%s; ", run.error(), trapped ? " (a trap: the context is lost)" : "") + facts};
   if (policy == "poison") {
-    if (run.launch == cudaSuccess && run.sync == cudaErrorIllegalAddress && intact && counted)
-      return {"poisoned", facts};
+    if (poisoned) return {"poisoned", facts};
     return {"ESCAPED", "unexplained: not poisoned as expected; " + facts};
   }
   if (policy == "sink") {
@@ -852,7 +1223,7 @@ Verdict judge(const Route& route, const Launch& launch, const Run& run, const Gu
       if (!inWindow) return {"ESCAPED", format("unexplained: remap buffer changed at 0x%zx; ", i) + facts};
       windowChanged = true;
     }
-    if (writes && (route.flags & kIfCanary) == 0 && !windowChanged)
+    if (mustWrite && (route.flags & kIfCanary) == 0 && !windowChanged)
       return {"ESCAPED", "unexplained: the write did not reach the remapped address; " + facts};
     return {"remapped", facts};
   }
@@ -893,7 +1264,18 @@ int runAgileos(const Route& route, const Hooks& hooks) {
   if (remapPolicy) CHECK(cudaMemcpy(remap, pattern.data(), kRemapBytes, cudaMemcpyHostToDevice));
 
   const Launch launch{routeTarget(route, canary), out, scratch};
+  gTargetChanged = [&] {
+    const GuardStatus now = guardStatus(hooks);
+    return now.call != cudaSuccess || !now.intact;
+  };
   Run run = launchRoute(route, launch);
+  if ((route.flags & kKvstore) != 0 && !run.failed() && gLoaded.placeholder != 0) {
+    harnessFailure(
+        format("agileos_kvstore_put returned %d (-38: the kvstore module is not linked into this "
+               "client's code: run with AGILEOS_MODULES=kvstore against a daemon whose module pool "
+               "has kvstore)",
+               gLoaded.placeholder));
+  }
   const GuardStatus after = guardStatus(hooks);
   // Whether the failure is sticky (poison promises it is): reported, not judged.
   if (run.failed()) run.later = cudaMemset(out, 0, 4);
@@ -909,7 +1291,7 @@ int runAgileos(const Route& route, const Hooks& hooks) {
 }
 
 int usage() {
-  std::fprintf(stderr, "usage: guard_escape --list | --describe | --route NAME\n");
+  std::fprintf(stderr, "usage: guard_escape --list | --describe | --route NAME | --image NAME\n");
   return 2;
 }
 
@@ -919,15 +1301,17 @@ int main(int argc, char** argv) {
   if (argc == 2 && (std::strcmp(argv[1], "--list") == 0 || std::strcmp(argv[1], "--describe") == 0)) {
     const bool describe = std::strcmp(argv[1], "--describe") == 0;
     for (const Route& route : kRoutes) {
+      const std::string flags = routeFlags(route);
       if (describe) {
         std::printf("%s\t%s\n", route.name, route.instruction);
       } else {
-        std::printf("%s\n", route.name);
+        std::printf("%s%s%s\n", route.name, flags.empty() ? "" : " ", flags.c_str());
       }
     }
     return 0;
   }
-  if (argc != 3 || std::strcmp(argv[1], "--route") != 0) return usage();
+  if (argc != 3 || (std::strcmp(argv[1], "--route") != 0 && std::strcmp(argv[1], "--image") != 0))
+    return usage();
   const Route* route = nullptr;
   for (const Route& candidate : kRoutes) {
     if (std::strcmp(candidate.name, argv[2]) == 0) route = &candidate;
@@ -935,6 +1319,16 @@ int main(int argc, char** argv) {
   if (route == nullptr) {
     std::fprintf(stderr, "guard_escape: no route named %s (see --list)\n", argv[2]);
     return 2;
+  }
+  if (std::strcmp(argv[1], "--image") == 0) {
+    const std::string image = routeImage(*route);
+    if (image.empty()) {
+      std::fprintf(stderr, "guard_escape: route %s uses this program's own kernels, not a loaded image\n",
+                   route->name);
+      return 2;
+    }
+    std::fwrite(image.data(), 1, image.size(), stdout);
+    return 0;
   }
   gRouteName = route->name;
   const Hooks hooks = findHooks();
