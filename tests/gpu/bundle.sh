@@ -9,7 +9,8 @@
 # build/release (with --no-build, e.g. to bundle a debug build).
 #
 # Layout of .bundle/ (gitignored; carried to the GPU machine):
-#   bin/       agileosd, agileos-worker, agileos-sandbox, adversary_wire, sandbox_probe
+#   bin/       agileosd, agileos-worker, agileos-nvrtc-compiler (the worker runs NVRTC in it, from
+#              its own directory), agileos-sandbox, adversary_wire, sandbox_probe
 #   shim/      libagileos_cudart.so, and the library shims libagileos_cufft.so and
 #              libagileos_nvrtc.so with the symlinks libcufft.so.12 and libnvrtc.so.13 to them
 #              (the sandbox puts shim/ first on LD_LIBRARY_PATH, so a program that needs
@@ -28,6 +29,8 @@
 #              trusted tool on the driver API: its libraries go to deps/ like bin/'s);
 #              agileos_storage_bench, for tests/gpu/modules/run_module_suite.sh --bench
 #   modules/   the example protected modules: lib<name>.so plugins and <name>.ptx device code
+#              (run_suite.sh also puts kvstore in its daemon's pool, for guard_escape's
+#              trusted_body_* routes)
 #   module-programs/  the protected-module test programs (tests/gpu/modules/), run by
 #              tests/gpu/modules/run_module_suite.sh (their output differs from a native run)
 # ELF files are stripped. Fails if the bundle exceeds 48 MiB (the working tree that
@@ -148,7 +151,8 @@ main() {
   build="$(cd "$build" && pwd)" || die "no build tree at $build"
   rm -rf -- "$bundle"
   mkdir -p "$bundle"/{bin,shim,deps,programs,bench,guard,modules,module-programs}
-  copy_required "$bundle/bin" "$build/bin/agileosd" "$build/bin/agileos-worker" "$build/bin/agileos-sandbox" \
+  copy_required "$bundle/bin" "$build/bin/agileosd" "$build/bin/agileos-worker" "$build/bin/agileos-nvrtc-compiler" \
+    "$build/bin/agileos-sandbox" \
     "$build/bin/adversary_wire" "$build/bin/sandbox_probe" "$build/bin/agileos-storage-service"
   # Issue 5: the example modules' artifacts, their GPU test programs and the storage benchmark.
   copy_required "$bundle/modules" "$build/modules/libkvstore.so" "$build/modules/libstorage.so" \

@@ -4,7 +4,7 @@
 # Usage: tests/gpu/run_suite.sh [--native-only] [FILTER]
 #   FILTER         an extended regular expression; only the steps whose name matches run
 #                  (program names, sandbox_probe, concurrent_adversary_api, adversary_cufft, adversary_wire,
-#                  guard_escape, nvrtc_cubin_guard, service_after_attacks), e.g. 'matmul|adversary'.
+#                  guard_escape, nvrtc_cubin_guard, nvrtc_jail, service_after_attacks), e.g. 'matmul|adversary'.
 #   --native-only  run the CUDA programs (and the guard escape routes) natively only
 #                  (validates the programs on a new machine; no daemon, no sandbox).
 #
@@ -20,8 +20,10 @@
 #   6. adversary_wire, a raw gRPC client, against the daemon and its worker;
 #   7. guard_escape: the kernel memory guard's escape suite (guard/run_escape_suite.sh): every
 #      route natively and under each guard policy; needs the daemon's "guard" section to allow
-#      all five policies and the worker argument --test-guard-canary;
+#      all five policies and the worker argument --test-guard-canary (and, for its trusted_body_*
+#      routes, kvstore in the daemon's module pool: added when AGILEOS_MODULES_DIR has it);
 #   8. nvrtc_cubin_guard: an NVRTC CUBIN aimed at protected memory is stopped by the guard;
+#      nvrtc_jail: a secret planted on the worker's side stays out of every NVRTC output;
 #   9. protected_modules: tests/gpu/modules/run_module_suite.sh (its own daemon with the module
 #      pool and the storage service; AGILEOS_MODULE_SUITE_ARGS=--bench adds the storage benchmark);
 #  10. the daemon is still alive and still serves a new client;
@@ -34,6 +36,8 @@
 #   AGILEOS_DEPS_DIR      bundled libraries, may be empty          (.bundle/deps)
 #   AGILEOS_PROGRAMS_DIR  the CUDA programs and adversary_api      (.bundle/programs)
 #   AGILEOS_GUARD_DIR     guard_escape                              (.bundle/guard)
+#   AGILEOS_MODULES_DIR   kvstore.ptx and libkvstore.so, for guard_escape's clients admitted
+#                         with kvstore                              (.bundle/modules)
 #   AGILEOS_SUITE_BUDGET_S  seconds after which remaining steps are not started (480)
 #   AGILEOS_WORKER_ARGS   extra worker arguments, space-separated
 #   AGILEOS_GUARD_POLICY  the daemon's default kernel memory guard policy (trap); every policy
@@ -64,6 +68,7 @@ shim_dir="${AGILEOS_SHIM_DIR:-$PWD/.bundle/shim}"
 deps_dir="${AGILEOS_DEPS_DIR-$PWD/.bundle/deps}"
 programs_dir="${AGILEOS_PROGRAMS_DIR:-$PWD/.bundle/programs}"
 guard_dir="${AGILEOS_GUARD_DIR:-$PWD/.bundle/guard}"
+modules_dir="${AGILEOS_MODULES_DIR:-$PWD/.bundle/modules}"
 suite_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 budget_s="${AGILEOS_SUITE_BUDGET_S:-480}"
 out_dir="${OUT:-$PWD/gpu-suite-out}"
@@ -114,7 +119,9 @@ finish() {
   local status=$?
   trap - EXIT
   stop_daemon
-  if [[ -n "$runtime_dir" ]]; then rm -rf -- "$runtime_dir"; fi
+  # The compiled-module cache lies beside the runtime directory, not in it: sandboxes see the
+  # runtime directory (its sockets), and must not see the cache.
+  if [[ -n "$runtime_dir" ]]; then rm -rf -- "$runtime_dir" "$runtime_dir-module-cache"; fi
   tar -C "$logs" -czf "$out_dir/logs.tar.gz" . 2>/dev/null
   rm -rf -- "$logs"
   if ((status == 77)); then exit 77; fi
@@ -155,7 +162,7 @@ check_machine() {
   local required=("$programs_dir")
   if ((!native_only)); then
     required+=("$bin_dir/agileosd" "$bin_dir/agileos-worker" "$bin_dir/agileos-sandbox" "$bin_dir/sandbox_probe"
-      "$bin_dir/adversary_wire" "$shim_dir/libagileos_cudart.so")
+      "$bin_dir/adversary_wire" "$bin_dir/agileos-nvrtc-compiler" "$shim_dir/libagileos_cudart.so")
   fi
   local missing=0 path
   for path in "${required[@]}"; do
@@ -172,6 +179,13 @@ start_daemon() {
   local config="$runtime_dir/agileosd.json"
   local worker_args="" argument
   for argument in ${AGILEOS_WORKER_ARGS:-}; do worker_args+="${worker_args:+, }\"$argument\""; done
+  # guard_escape's trusted_body_* routes run as clients admitted with kvstore (AGILEOS_MODULES).
+  local modules_section=""
+  if [[ -f "$modules_dir/kvstore.ptx" && -f "$modules_dir/libkvstore.so" ]]; then
+    modules_section=",
+  \"modules\": {\"pool\": [{\"name\": \"kvstore\", \"version\": \"1.2.0\", \"ptx\": \"$modules_dir/kvstore.ptx\",
+                         \"host_library\": \"$modules_dir/libkvstore.so\"}], \"allowed\": [\"kvstore\"]}"
+  fi
   cat >"$config" <<EOF
 {
   "socket_path": "$runtime_dir/agileosd.sock",
@@ -181,7 +195,7 @@ start_daemon() {
              "args": ["--test-guard-canary"${worker_args:+, $worker_args}]},
     "guard": {"policy": "${AGILEOS_GUARD_POLICY:-trap}", "require": "always",
             "allowed_policies": ["off", "trap", "poison", "sink", "remap_or", "report"],
-            "cache_dir": "$runtime_dir/module-cache"}
+            "cache_dir": "$runtime_dir-module-cache"}${modules_section}
 }
 EOF
   daemon_library_path="${deps_dir:+$deps_dir:}$driver_dir:$cudart_dir"
@@ -500,6 +514,53 @@ nvrtc_cubin_guard_step() {
   done
 }
 
+# nvrtc_jail (issue 13): NVRTC runs in a jail that cannot see the worker's files. A world-readable
+# secret header (a fresh marker on every line) is planted outside the sandbox, on the worker's side
+# (under /var/tmp); adversary_nvrtc_jail names it every way it can through NVRTC under AgileOS. It
+# passes only if the program passes (each compilation fails or succeeds without the secret), the
+# marker appears in none of its output nor in the daemon's and workers' log, and nothing was
+# written beside the secret (-time and friends).
+nvrtc_jail_step() {
+  wanted nvrtc_jail || return 0
+  [[ -x "$programs_dir/adversary_nvrtc_jail" ]] || return 0
+  say ""
+  say "== nvrtc_jail"
+  if ! budget_left; then
+    fail "nvrtc_jail: not run, the suite's time budget is spent"
+    return
+  fi
+  local secret_dir marker line name=nvrtc_jail counts problems=""
+  if ! secret_dir="$(mktemp -d /var/tmp/agileos-nvrtc-secret.XXXXXX)"; then
+    fail "nvrtc_jail: cannot create the secret's directory under /var/tmp"
+    return
+  fi
+  chmod 755 "$secret_dir"
+  marker="AGILEOSSECRET$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
+  for line in 1 2 3 4 5 6 7 8; do
+    printf '__device__ int %s_%d = 1; // %s\n' "$marker" "$line" "$marker"
+  done >"$secret_dir/secret.h"
+  cp -- "$secret_dir/secret.h" "$secret_dir/main.cu"
+  chmod 644 "$secret_dir/secret.h" "$secret_dir/main.cu"
+  run_agileos "$name" "$programs_dir/adversary_nvrtc_jail" "$secret_dir/secret.h" "$marker"
+  counts="$(grep -Eo '[0-9]+ passed, [0-9]+ failed' "$logs/$name.agileos.out" | tail -1)"
+  if grep -qF -- "$marker" "$logs/$name.agileos.out" "$logs/$name.agileos.err" "$logs/agileosd.log"; then
+    problems+=" the marker appears in the program's output or the daemon's log;"
+  fi
+  local extra
+  extra="$(find "$secret_dir" -mindepth 1 ! -name secret.h ! -name main.cu -printf '%f ' 2>/dev/null)"
+  [[ -z "$extra" ]] || problems+=" files were written beside the secret: $extra;"
+  if ((run_status == 0)) && [[ -z "$problems" ]]; then
+    pass "nvrtc_jail: $counts; the secret reached no output"
+  else
+    fail "nvrtc_jail: exit $(describe_status "$run_status"): $counts;$problems"
+    grep '^FAIL' "$logs/$name.agileos.out" | head -n 20 >"$logs/$name.fails"
+    quote "$logs/$name.fails" 20
+    tail -n 8 "$logs/$name.agileos.err" >"$logs/$name.err.tail"
+    quote "$logs/$name.err.tail" 8
+  fi
+  rm -rf -- "$secret_dir"
+}
+
 service_after_attacks() {
   say ""
   say "== the service after all of the above"
@@ -564,6 +625,7 @@ cufft_adversary
 wire_adversary
 guard_escape_step
 nvrtc_cubin_guard_step
+nvrtc_jail_step
 protected_modules_step
 service_after_attacks
 exit 0

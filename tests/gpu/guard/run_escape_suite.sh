@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # run_escape_suite.sh: the kernel memory guard's escape suite on the GPU machine. Every route
-# of guard_escape (guard_escape.cu: a kernel that tries to reach the protected range one way)
-# runs once natively, where it must reach its target, and once under each guard policy
-# through AgileOS, where it must not: one process per route and mode, at most
-# AGILEOS_GUARD_ESCAPE_JOBS at a time, each under `timeout 20`.
+# of guard_escape (guard_escape.cu: a kernel, its own or one in an image it loads at run time,
+# that tries to reach the protected range one way) runs once natively, where it must reach its
+# target, and once under each guard policy through AgileOS, where it must not: one process per
+# route and mode, at most AGILEOS_GUARD_ESCAPE_JOBS at a time, each under `timeout 20`.
 #
 # Two ways to use it:
 #   - sourced by run_suite.sh (its step `guard_escape`), which then calls
@@ -21,7 +21,9 @@
 #   - "guard": {"policy": "trap", "allowed_policies": ["trap","poison","sink","remap_or","report"]},
 #     so that a client may ask for any policy with AGILEOS_GUARD_POLICY=<policy>;
 #   - worker argument --test-guard-canary, so that each client gets a canary (a protected 2 MiB
-#     page of 0xA5 bytes) that the shim's agileosGuardCanary/agileosGuardStatus report.
+#     page of 0xA5 bytes) that the shim's agileosGuardCanary/agileosGuardStatus report;
+#   - for the routes flagged modules=kvstore (trusted_body_*): the kvstore module in its module
+#     pool and allowed ("modules": {"pool": [{"name": "kvstore", ...}], "allowed": ["kvstore"]}).
 #
 # Other settings (environment):
 #   AGILEOS_GUARD_ESCAPE_JOBS      processes at once (8)
@@ -29,9 +31,19 @@
 #                                  20 s timeout the step ends within about 150 s)
 #   AGILEOS_GUARD_ESCAPE_ROUTES    an extended regular expression: only the routes it matches
 #
+# Route flags: `guard_escape --list` prints each route's name, then, for the routes that load an
+# image at run time (issue 13), a comma-separated list of flags, which this script obeys:
+#   may-refuse       under AgileOS `refused` also passes (the image was refused at load or launch)
+#   may-stop         under poison and sink `stopped` also passes (a call into the middle of a
+#                    function faulted, the canary intact)
+#   native-n/a       natively `n/a` passes instead of `reached` (there is no protected module)
+#   modules=NAME     the AgileOS runs get AGILEOS_MODULES=NAME (the daemon's pool must hold it:
+#                    run_suite.sh adds kvstore to its configuration when the bundle has it)
+#
 # Passes when: native `reached`; trap `stopped`; poison `poisoned`; sink `sunk`; remap_or
-# `remapped`, `fault` or `n/a`; report `reached-counted` or `fault`; and each AgileOS run
-# reports the policy it asked for. Anything else fails; `ESCAPED` is announced loudly.
+# `remapped`, `fault` or `n/a`; report `reached-counted` or `fault` (plus what the route's flags
+# allow); and each AgileOS run reports the policy it asked for. Anything else fails; `ESCAPED` is
+# announced loudly.
 # Output: $OUT/guard_escape.md, a table route | native | trap | poison | sink | remap_or |
 # report, rewritten as results come in, with the details of every failed cell below it; each
 # process's stdout/stderr in <log folder>/guard_escape/.
@@ -41,14 +53,29 @@ set -uo pipefail
 GUARD_ESCAPE_MODES=(native trap poison sink remap_or report)
 GUARD_ESCAPE_TIMEOUT_S=20
 
-# Whether OUTCOME is what MODE must give.
+# Whether OUTCOME is what MODE must give, for a route with FLAGS (from --list; may be empty).
 guard_escape_expected() {
-  case "$1:$2" in
+  local mode="$1" outcome="$2" flags=",${3:-},"
+  case "$mode:$outcome" in
     native:reached | trap:stopped | poison:poisoned | sink:sunk) return 0 ;;
     remap_or:remapped | remap_or:fault | remap_or:n/a) return 0 ;;
     report:reached-counted | report:fault) return 0 ;;
   esac
+  case "$mode:$outcome:$flags" in
+    native:n/a:*,native-n/a,*) return 0 ;;
+    native:*) return 1 ;;
+    *:refused:*,may-refuse,*) return 0 ;;
+    poison:stopped:*,may-stop,* | sink:stopped:*,may-stop,*) return 0 ;;
+  esac
   return 1
+}
+
+# The modules a route's AgileOS runs ask for (its flag modules=NAME), or nothing.
+guard_escape_modules() {
+  local flag
+  for flag in ${ge_flags[$1]//,/ }; do
+    [[ "$flag" == modules=* ]] && echo "${flag#modules=}"
+  done
 }
 
 # guard_escape_process MODE ROUTE: one process; its stdout, stderr and exit status go to
@@ -60,7 +87,10 @@ guard_escape_process() {
       "$ge_program" --route "$route" >"$base.out" 2>"$base.err" </dev/null
     status=$?
   else
-    AGILEOS_GUARD_POLICY="$mode" timeout --kill-after=5 "$GUARD_ESCAPE_TIMEOUT_S" "${ge_sandbox[@]}" -- \
+    local modules environment=("AGILEOS_GUARD_POLICY=$mode")
+    modules="$(guard_escape_modules "$route")"
+    [[ -z "$modules" ]] || environment+=("AGILEOS_MODULES=$modules")
+    env "${environment[@]}" timeout --kill-after=5 "$GUARD_ESCAPE_TIMEOUT_S" "${ge_sandbox[@]}" -- \
       "$ge_program" --route "$route" >"$base.out" 2>"$base.err" </dev/null
     status=$?
   fi
@@ -108,7 +138,7 @@ guard_escape_detail() {
 guard_escape_cell_passes() {
   local route="$1" mode="$2" outcome
   outcome="$(guard_escape_outcome "$route" "$mode")"
-  guard_escape_expected "$mode" "$outcome" || return 1
+  guard_escape_expected "$mode" "$outcome" "${ge_flags[$route]}" || return 1
   [[ "$mode" == native ]] || guard_escape_detail "$route" "$mode" | grep -q "policy=$mode;"
 }
 
@@ -116,7 +146,7 @@ guard_escape_cell_passes() {
 guard_escape_failure() {
   local outcome
   outcome="$(guard_escape_outcome "$1" "$2")"
-  if guard_escape_expected "$2" "$outcome"; then
+  if guard_escape_expected "$2" "$outcome" "${ge_flags[$1]}"; then
     echo "$outcome, but not under policy $2 (AGILEOS_GUARD_POLICY not applied?): $(guard_escape_detail "$1" "$2")"
   else
     echo "$outcome: $(guard_escape_detail "$1" "$2")"
@@ -131,14 +161,16 @@ guard_escape_write_table() {
     echo
     echo "$(date -u '+%Y-%m-%d %H:%M:%S UTC'), program \`$ge_program\`. Expected: native \`reached\`;" \
       "trap \`stopped\`; poison \`poisoned\`; sink \`sunk\`; remap_or \`remapped\`, \`fault\` or \`n/a\`;" \
-      "report \`reached-counted\` or \`fault\`. A failed cell is **bold** with FAIL; a blank one has not finished."
+      "report \`reached-counted\` or \`fault\`; a route with flags (after its name) may also give" \
+      "\`refused\` (may-refuse), \`stopped\` under poison and sink (may-stop), native \`n/a\` (native-n/a)." \
+      "A failed cell is **bold** with FAIL; a blank one has not finished."
     echo
     row="| route |"
     for mode in "${GUARD_ESCAPE_MODES[@]}"; do row+=" $mode |"; done
     echo "$row"
     echo "| --- |$(printf ' --- |%.0s' "${GUARD_ESCAPE_MODES[@]}")"
     for route in "${ge_routes[@]}"; do
-      row="| $route |"
+      row="| $route${ge_flags[$route]:+ (${ge_flags[$route]})} |"
       for mode in "${ge_modes[@]}"; do
         outcome="$(guard_escape_outcome "$route" "$mode")"
         if [[ -z "$outcome" ]]; then
@@ -225,14 +257,21 @@ run_guard_escape_suite() {
     return 1
   fi
   ge_routes=()
-  local listed
+  declare -gA ge_flags=()
+  local listed line
   if ! listed="$(LD_LIBRARY_PATH="$ge_native_library_path" timeout 20 "$ge_program" --list 2>&1)"; then
     fail "guard_escape: $ge_program --list failed: $listed"
     return 1
   fi
-  while IFS= read -r route; do
+  # Each line: NAME [FLAGS].
+  while IFS= read -r line; do
+    route="${line%% *}"
     [[ -n "$route" ]] || continue
-    [[ -z "$route_filter" || "$route" =~ $route_filter ]] && ge_routes+=("$route")
+    if [[ -z "$route_filter" || "$route" =~ $route_filter ]]; then
+      ge_routes+=("$route")
+      ge_flags[$route]=""
+      [[ "$line" == *" "* ]] && ge_flags[$route]="${line#* }"
+    fi
   done <<<"$listed"
   if ((${#ge_routes[@]} == 0)); then
     fail "guard_escape: no route to run (filter \"$route_filter\")"
