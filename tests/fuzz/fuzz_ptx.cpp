@@ -13,6 +13,7 @@
 #include "ptx/guard.h"
 #include "ptx/parser.h"
 #include "ptx/printer.h"
+#include "tests/cpu/ptx/guard_test_options.h"
 
 namespace {
 
@@ -36,20 +37,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   require(agileos::ptx::print(second.module) == printed);
 
   // The policy varies with the input, so that every policy's rewrite is checked.
-  constexpr agileos::ptx::GuardPolicy kPolicies[] = {
-      agileos::ptx::GuardPolicy::kTrap, agileos::ptx::GuardPolicy::kRemapOr,
-      agileos::ptx::GuardPolicy::kPoison, agileos::ptx::GuardPolicy::kSink,
-      agileos::ptx::GuardPolicy::kReport};
-  agileos::ptx::GuardOptions options;
-  options.policy = kPolicies[size % 5];
-  options.protectedBegin = 0xF0000000000ull;
-  options.protectedEnd = 0xF8000000000ull;
-  options.hitCounter = 0xF1000000000ull;
-  options.sink = 0xF1000010000ull;
-  options.faultWindow = 0xF0FC0000000ull;
-  options.redirectLimit = 0x40000;
-  options.remapBase = 0xF8000000000ull;
-  options.remapMask = 0x1FFFFF;
+  const agileos::ptx::GuardOptions options =
+      agileos::ptx::testing::guardOptions(agileos::ptx::testing::kAllPolicies[size % 5]);
   require(agileos::ptx::validate(options).empty());
   const agileos::ptx::GuardResult guarded = agileos::ptx::guardModule(first.module, options);
   if (!guarded.ok) {

@@ -25,6 +25,7 @@
 #include "ptx/guard.h"
 #include "ptx/parser.h"
 #include "ptx/printer.h"
+#include "tests/cpu/ptx/guard_test_options.h"
 #include "tests/cpu/ptx/layout_mutations.h"
 #include "tests/cpu/ptx/sass_memory_count.h"
 
@@ -44,20 +45,7 @@ void require(bool condition, const char* what, std::string_view text) {
   std::abort();
 }
 
-// The options of tests/fuzz/fuzz_ptx.cpp.
-GuardOptions optionsFor(GuardPolicy policy) {
-  GuardOptions options;
-  options.policy = policy;
-  options.protectedBegin = 0xF0000000000ull;
-  options.protectedEnd = 0xF8000000000ull;
-  options.hitCounter = 0xF1000000000ull;
-  options.sink = 0xF1000010000ull;
-  options.faultWindow = 0xF0FC0000000ull;
-  options.redirectLimit = 0x40000;
-  options.remapBase = 0xF8000000000ull;
-  options.remapMask = 0x1FFFFF;
-  return options;
-}
+GuardOptions optionsFor(GuardPolicy policy) { return agileos::ptx::testing::guardOptions(policy); }
 
 std::uint64_t fnv1a(std::string_view text) {
   std::uint64_t h = 0xCBF29CE484222325ull;
@@ -98,9 +86,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const ParseResult first = agileos::ptx::parse(text);
   if (!first.ok) return 0;
 
-  constexpr GuardPolicy kPolicies[] = {GuardPolicy::kTrap, GuardPolicy::kRemapOr, GuardPolicy::kPoison,
-                                       GuardPolicy::kSink, GuardPolicy::kReport};
-  const GuardPolicy policy = kPolicies[fnv1a(text) % 5];
+  const GuardPolicy policy = agileos::ptx::testing::kAllPolicies[fnv1a(text) % 5];
   const GuardOptions options = optionsFor(policy);
   require(agileos::ptx::validate(options).empty(), "invalid options", text);
   const GuardResult guarded = agileos::ptx::guardModule(first.module, options);

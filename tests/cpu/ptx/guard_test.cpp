@@ -9,6 +9,7 @@
 #include "memmgr/address_layout.h"
 #include "ptx/parser.h"
 #include "ptx/printer.h"
+#include "tests/cpu/ptx/guard_test_options.h"
 #include "tests/cpu/ptx/ptx_corpus.h"
 
 namespace agileos::ptx {
@@ -18,22 +19,9 @@ using testing::assemble;
 using testing::corpusFiles;
 using testing::readFile;
 
-constexpr GuardPolicy kAllPolicies[] = {GuardPolicy::kTrap, GuardPolicy::kRemapOr, GuardPolicy::kPoison,
-                                        GuardPolicy::kSink, GuardPolicy::kReport};
+using testing::kAllPolicies;
 
-GuardOptions options(GuardPolicy policy = GuardPolicy::kTrap) {
-  GuardOptions o;
-  o.policy = policy;
-  o.protectedBegin = memmgr::kIoAperture.begin;
-  o.protectedEnd = memmgr::kModuleRange.end();
-  o.hitCounter = memmgr::kModuleRange.begin;
-  o.sink = memmgr::kModuleRange.begin + 0x10000;
-  o.redirectLimit = 0x40000;
-  o.faultWindow = memmgr::kGuardFaultWindow.begin;
-  o.remapBase = memmgr::kUserRange.begin;
-  o.remapMask = 0x1fffff;
-  return o;
-}
+GuardOptions options(GuardPolicy policy = GuardPolicy::kTrap) { return testing::guardOptions(policy); }
 
 Module parsed(const std::string& text) {
   const ParseResult r = parse(text);

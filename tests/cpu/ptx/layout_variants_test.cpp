@@ -31,6 +31,7 @@
 #include "ptx/guard.h"
 #include "ptx/parser.h"
 #include "ptx/printer.h"
+#include "tests/cpu/ptx/guard_test_options.h"
 #include "tests/cpu/ptx/layout_mutations.h"
 #include "tests/cpu/ptx/ptx_corpus.h"
 #include "tests/cpu/ptx/sass_memory_count.h"
@@ -51,23 +52,9 @@ using testing::readFile;
 using testing::SassCount;
 using testing::StatementMutation;
 
-constexpr GuardPolicy kAllPolicies[] = {GuardPolicy::kTrap, GuardPolicy::kRemapOr, GuardPolicy::kPoison,
-                                        GuardPolicy::kSink, GuardPolicy::kReport};
+using testing::kAllPolicies;
 
-// The options of tests/fuzz/fuzz_ptx.cpp.
-GuardOptions optionsFor(GuardPolicy policy) {
-  GuardOptions options;
-  options.policy = policy;
-  options.protectedBegin = 0xF0000000000ull;
-  options.protectedEnd = 0xF8000000000ull;
-  options.hitCounter = 0xF1000000000ull;
-  options.sink = 0xF1000010000ull;
-  options.faultWindow = 0xF0FC0000000ull;
-  options.redirectLimit = 0x40000;
-  options.remapBase = 0xF8000000000ull;
-  options.remapMask = 0x1FFFFF;
-  return options;
-}
+GuardOptions optionsFor(GuardPolicy policy) { return testing::guardOptions(policy); }
 
 // The SASS bound of a rewrite: one counter update per access under the policies that count.
 std::size_t guardedBound(const GuardResult& guarded, GuardPolicy policy) {
