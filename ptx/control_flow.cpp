@@ -489,15 +489,6 @@ class Rewriter {
 
 // ---------------------------------------------------------------- the independent checker
 
-std::optional<std::uint64_t> immediate(const Operand& operand) {
-  if (operand.kind != Operand::Kind::kImmediate || operand.tokens.size() != 1) return std::nullopt;
-  const std::string& text = operand.tokens[0].text;
-  char* end = nullptr;
-  const unsigned long long value = std::strtoull(text.c_str(), &end, 0);
-  if (end == nullptr || *end != '\0') return std::nullopt;
-  return value;
-}
-
 // Unpredicated `opcode.modifiers` with `operands` operands.
 bool is(const Instruction* i, const char* opcode, std::initializer_list<const char*> modifiers,
         std::size_t operands) {
@@ -622,7 +613,8 @@ class Checker {
     if (checks.empty() || !is(checks[0], "setp", {".ge", ".u32"}, 3)) return false;
     const std::string bad = nameOf(checks[0]->operands[0]);
     return prefixed(bad) && nameOf(checks[0]->operands[1]) == branch.index &&
-           immediate(checks[0]->operands[2]) == length && trapsUnderPredicate(checks, 1, brx.predicate, bad);
+           immediateValue(checks[0]->operands[2]) == length &&
+           trapsUnderPredicate(checks, 1, brx.predicate, bad);
   }
 
   // checks[k...] = [and.pred bad, bad, p | not.pred n, p; and.pred bad, bad, n] @bad trap; and nothing else.

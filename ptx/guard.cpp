@@ -241,15 +241,6 @@ bool trusted(const Function& function, const GuardOptions& options) {
 
 // ---------------------------------------------------------------- the independent checker
 
-std::optional<std::uint64_t> immediate(const Operand& operand) {
-  if (operand.kind != Operand::Kind::kImmediate || operand.tokens.size() != 1) return std::nullopt;
-  const std::string& text = operand.tokens[0].text;
-  char* end = nullptr;
-  const unsigned long long value = std::strtoull(text.c_str(), &end, 0);
-  if (end == nullptr || *end != '\0') return std::nullopt;
-  return value;
-}
-
 std::string reg(const Operand& operand) {
   return operand.kind == Operand::Kind::kRegister ? operand.tokens[0].text : std::string();
 }
@@ -313,20 +304,21 @@ bool checkPresent(const std::vector<const Instruction*>& checks, const Instructi
         continue;
       }
       a = reg(i->operands[0]);
-    } else if (form.base.empty() && is(*i, "mov", {".u64"}, 2) && immediate(i->operands[1]) == offset) {
+    } else if (form.base.empty() && is(*i, "mov", {".u64"}, 2) && immediateValue(i->operands[1]) == offset) {
       a = reg(i->operands[0]);
     } else if (!form.base.empty() && form.base[0] == '%' && is(*i, "add", {".u64"}, 3) &&
-               reg(i->operands[1]) == form.base && form.offset >= 0 && immediate(i->operands[2]) == offset) {
+               reg(i->operands[1]) == form.base && form.offset >= 0 &&
+               immediateValue(i->operands[2]) == offset) {
       a = reg(i->operands[0]);
     } else if (!form.base.empty() && form.base[0] == '%' && is(*i, "sub", {".u64"}, 3) &&
                reg(i->operands[1]) == form.base && form.offset < 0 &&
-               immediate(i->operands[2]) == 0 - offset) {
+               immediateValue(i->operands[2]) == 0 - offset) {
       a = reg(i->operands[0]);
     } else if (!form.base.empty() && form.base[0] != '%' && is(*i, "mov", {".u64"}, 2) &&
                i->operands[1].kind == Operand::Kind::kSymbol && i->operands[1].tokens[0].text == form.base) {
       const Instruction* add = next();
       if (add == nullptr || !is(*add, "add", {".u64"}, 3) || reg(add->operands[1]) != reg(i->operands[0]) ||
-          reg(add->operands[0]) != reg(i->operands[0]) || immediate(add->operands[2]) != offset) {
+          reg(add->operands[0]) != reg(i->operands[0]) || immediateValue(add->operands[2]) != offset) {
         continue;
       }
       a = reg(i->operands[0]);
@@ -344,8 +336,9 @@ bool checkPresent(const std::vector<const Instruction*>& checks, const Instructi
         split->operands[0].kind != Operand::Kind::kVector || split->operands[0].elements.size() != 2 ||
         reg(split->operands[1]) != a || !is(*sub, "sub", {".u32"}, 3) ||
         reg(sub->operands[1]) != reg(split->operands[0].elements[1]) ||
-        immediate(sub->operands[2]) != zoneHigh(options) || !is(*lt, "setp", {".lt", ".u32"}, 3) ||
-        reg(lt->operands[1]) != reg(sub->operands[0]) || immediate(lt->operands[2]) != zoneSpan(options)) {
+        immediateValue(sub->operands[2]) != zoneHigh(options) || !is(*lt, "setp", {".lt", ".u32"}, 3) ||
+        reg(lt->operands[1]) != reg(sub->operands[0]) ||
+        immediateValue(lt->operands[2]) != zoneSpan(options)) {
       continue;
     }
     const std::string v = reg(lt->operands[0]);
@@ -374,7 +367,7 @@ bool checkPresent(const std::vector<const Instruction*>& checks, const Instructi
       const Instruction* counter = next();
       const Instruction* count = next();
       if (counter == nullptr || !is(*counter, "mov", {".u64"}, 2) ||
-          immediate(counter->operands[1]) != options.hitCounter || !predicatedOn(count) ||
+          immediateValue(counter->operands[1]) != options.hitCounter || !predicatedOn(count) ||
           count->opcode != "red" || !count->hasModifier(".global") || count->operands.size() != 2 ||
           plainRegisterAddress(count->operands[0]) != reg(counter->operands[0])) {
         continue;
@@ -388,15 +381,16 @@ bool checkPresent(const std::vector<const Instruction*>& checks, const Instructi
     if (options.policy == GuardPolicy::kRemapOr) {
       const Instruction* t2 = next();
       if (!is(*t1, "and", {".b64"}, 3) || reg(t1->operands[1]) != a ||
-          immediate(t1->operands[2]) != options.remapMask || t2 == nullptr || !is(*t2, "or", {".b64"}, 3) ||
-          reg(t2->operands[0]) != reg(t1->operands[0]) || reg(t2->operands[1]) != reg(t1->operands[0]) ||
-          immediate(t2->operands[2]) != options.remapBase) {
+          immediateValue(t1->operands[2]) != options.remapMask || t2 == nullptr ||
+          !is(*t2, "or", {".b64"}, 3) || reg(t2->operands[0]) != reg(t1->operands[0]) ||
+          reg(t2->operands[1]) != reg(t1->operands[0]) ||
+          immediateValue(t2->operands[2]) != options.remapBase) {
         continue;
       }
       t = reg(t1->operands[0]);
     } else {
       const std::uint64_t target = options.policy == GuardPolicy::kTrap ? options.faultWindow : options.sink;
-      if (!is(*t1, "mov", {".u64"}, 2) || immediate(t1->operands[1]) != target) continue;
+      if (!is(*t1, "mov", {".u64"}, 2) || immediateValue(t1->operands[1]) != target) continue;
       t = reg(t1->operands[0]);
     }
     const Instruction* sel = next();
@@ -413,10 +407,10 @@ bool checkPresent(const std::vector<const Instruction*>& checks, const Instructi
           sz != nullptr &&
           ((is(*sz, "cvt", {".u64", ".u32"}, 2) && reg(sz->operands[1]) == reg(sizeOperand)) ||
            (is(*sz, "mov", {".u64"}, 2) && sizeOperand.kind == Operand::Kind::kImmediate &&
-            immediate(sz->operands[1]) == immediate(sizeOperand)));
+            immediateValue(sz->operands[1]) == immediateValue(sizeOperand)));
       if (!sizeOk || big == nullptr || !is(*big, "setp", {".gt", ".and", ".u64"}, 4) ||
           reg(big->operands[1]) != reg(sz->operands[0]) ||
-          immediate(big->operands[2]) != options.redirectLimit || reg(big->operands[3]) != v ||
+          immediateValue(big->operands[2]) != options.redirectLimit || reg(big->operands[3]) != v ||
           stop == nullptr || !stop->predicate || stop->predicate->negated ||
           stop->predicate->reg != reg(big->operands[0]) || stop->opcode != "trap") {
         continue;

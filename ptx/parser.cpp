@@ -710,6 +710,15 @@ class Parser {
 
 }  // namespace
 
+std::optional<std::uint64_t> immediateValue(const Operand& operand) {
+  if (operand.kind != Operand::Kind::kImmediate || operand.tokens.size() != 1) return std::nullopt;
+  const std::string& text = operand.tokens[0].text;
+  char* end = nullptr;
+  const unsigned long long value = std::strtoull(text.c_str(), &end, 0);
+  if (end == nullptr || *end != '\0') return std::nullopt;
+  return value;
+}
+
 void splitOpcode(const std::string& word, std::string* opcode, std::vector<std::string>* modifiers) {
   modifiers->clear();
   const std::size_t dot = word.find('.');

@@ -16,6 +16,8 @@
 // (kMaxNesting).
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -32,6 +34,11 @@ struct ParseResult {
 };
 
 ParseResult parse(std::string_view text);
+
+// The value of a one-token immediate operand written as C writes an unsigned integer
+// (decimal, 0x hex, leading-0 octal), as the guard emits its constants; nullopt otherwise.
+// The checkers read the guard's constants back with it.
+std::optional<std::uint64_t> immediateValue(const Operand& operand);
 
 // Splits "ld.global.v4.f32" into "ld" and {".global", ".v4", ".f32"}.
 void splitOpcode(const std::string& word, std::string* opcode, std::vector<std::string>* modifiers);

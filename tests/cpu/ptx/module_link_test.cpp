@@ -12,6 +12,7 @@
 #include "ptx/guard.h"
 #include "ptx/parser.h"
 #include "ptx/printer.h"
+#include "tests/cpu/ptx/guard_test_options.h"
 #include "tests/cpu/ptx/ptx_corpus.h"
 
 namespace agileos::ptx {
@@ -37,19 +38,7 @@ Module input(const std::string& name) {
 DeviceModule queue() { return {"queue", input("queue"), {{"base", kQueueBase}}}; }
 DeviceModule kvstore() { return {"kvstore", input("kvstore"), {{"slots", 1024}, {"table", kTable}}}; }
 
-GuardOptions options(GuardPolicy policy = GuardPolicy::kTrap) {
-  GuardOptions o;
-  o.policy = policy;
-  o.protectedBegin = memmgr::kIoAperture.begin;
-  o.protectedEnd = memmgr::kModuleRange.end();
-  o.hitCounter = memmgr::kModuleRange.begin;
-  o.sink = memmgr::kModuleRange.begin + 0x10000;
-  o.redirectLimit = 0x40000;
-  o.faultWindow = memmgr::kGuardFaultWindow.begin;
-  o.remapBase = memmgr::kUserRange.begin;
-  o.remapMask = 0x1fffff;
-  return o;
-}
+GuardOptions options(GuardPolicy policy = GuardPolicy::kTrap) { return testing::guardOptions(policy); }
 
 // The definition of `name` (nullptr if none).
 const Function* definition(const Module& module, const std::string& name) {
