@@ -33,11 +33,7 @@ using testing::kAllPolicies;
 
 GuardOptions options(GuardPolicy policy = GuardPolicy::kTrap) { return testing::guardOptions(policy); }
 
-Module parsed(const std::string& text) {
-  const ParseResult r = parse(text);
-  EXPECT_TRUE(r.ok) << r.error;
-  return r.module;
-}
+using testing::parsed;
 
 std::string replaced(std::string text, const std::string& from, const std::string& to) {
   const std::size_t at = text.find(from);

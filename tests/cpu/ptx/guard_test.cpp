@@ -23,11 +23,7 @@ using testing::kAllPolicies;
 
 GuardOptions options(GuardPolicy policy = GuardPolicy::kTrap) { return testing::guardOptions(policy); }
 
-Module parsed(const std::string& text) {
-  const ParseResult r = parse(text);
-  EXPECT_TRUE(r.ok) << r.error;
-  return r.module;
-}
+using testing::parsed;
 
 constexpr char kKernel[] = R"(.version 9.0
 .target sm_90

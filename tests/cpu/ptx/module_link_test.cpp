@@ -25,11 +25,7 @@ constexpr std::uint64_t kQueueBase = memmgr::kModuleRange.begin + 0x100000;
 constexpr std::uint64_t kTable = memmgr::kModuleRange.begin + 0x200000;
 constexpr auto npos = std::string::npos;
 
-Module parsed(const std::string& text) {
-  const ParseResult r = parse(text);
-  EXPECT_TRUE(r.ok) << r.error;
-  return r.module;
-}
+using testing::parsed;
 
 Module input(const std::string& name) {
   return parsed(readFile(std::string(AGILEOS_PTX_MODULE_LINK_DIR) + "/" + name + ".ptx"));

@@ -1,5 +1,6 @@
 #include "tests/cpu/ptx/ptx_corpus.h"
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -9,9 +10,17 @@
 #include <fstream>
 #include <sstream>
 
+#include "ptx/parser.h"
+
 namespace agileos::ptx::testing {
 
 namespace fs = std::filesystem;
+
+Module parsed(const std::string& text) {
+  const ParseResult r = parse(text);
+  EXPECT_TRUE(r.ok) << r.error;
+  return r.module;
+}
 
 std::vector<std::string> corpusFiles() {
   std::vector<std::string> files;

@@ -5,7 +5,13 @@
 #include <string>
 #include <vector>
 
+#include "ptx/ast.h"
+
 namespace agileos::ptx::testing {
+
+// The tree of `text`, which the calling test expects to parse (a failure is reported with
+// the parser's error, and an empty module is returned).
+Module parsed(const std::string& text);
 
 // The corpus files, sorted by name.
 std::vector<std::string> corpusFiles();
