@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "ptx/control_flow.h"
+#include "ptx/frame_confinement.h"
 #include "ptx/memory_access.h"
 #include "ptx/parser.h"
 #include "ptx/printer.h"
@@ -547,6 +548,17 @@ GuardResult guardModule(const Module& input, const GuardOptions& options) {
     return result;
   }
   result.checkedControlTransfers = flow.checkedCalls + flow.checkedBranches;
+  // Then parameter stores, and (confineFrameWrites) the writes that could reach a saved
+  // return address; a generic write's frame block
+  // ends in the write, which the memory rewrite below wraps in its own scope.
+  const FrameConfinementResult frames = confineFrameWrites(&result.module, options.trustedFunctions,
+                                                           result.registerPrefix, options.confineFrameWrites);
+  if (!frames.ok) {
+    result.error = frames.error;
+    result.module = {};
+    return result;
+  }
+  result.confinedFrameWrites = frames.checkedWrites;
   Rewriter rewriter(options, result.registerPrefix);
   for (TopLevel& item : result.module.items) {
     if (item.kind != TopLevel::Kind::kFunction || !item.function.hasBody) continue;
@@ -571,6 +583,10 @@ std::vector<std::string> findUnguardedAccesses(const Module& module, const Guard
     }
   }
   for (std::string& line : findUncheckedControlFlow(module, options.trustedFunctions, registerPrefix)) {
+    unguarded.push_back(std::move(line));
+  }
+  for (std::string& line : findUnconfinedFrameWrites(module, options.trustedFunctions, registerPrefix,
+                                                     options.confineFrameWrites)) {
     unguarded.push_back(std::move(line));
   }
   return unguarded;

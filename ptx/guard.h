@@ -33,8 +33,12 @@
 // the index is inside its `.branchtargets` list. Addresses of trusted functions, of
 // `__agileos_*` functions and of kernels may not be taken (module-level initializers
 // naming a placeholder, such as a public header's placeholder table, get 0 instead);
-// trusted code is reached only through direct calls. findUnguardedAccesses verifies
-// both on its own.
+// trusted code is reached only through direct calls. Return edges
+// (ptx/frame_confinement.h): parameter stores stay inside their parameter; with
+// confineFrameWrites, a device function's writes that may land in the local window must
+// stay inside its own .local variables, or the kernel traps, so that no saved return
+// address can be overwritten (off by default: it traps on a function that writes its
+// caller's local array). findUnguardedAccesses verifies all of it on its own.
 //
 // The rewrite is deterministic: the same module and options give the same text.
 #pragma once
@@ -83,6 +87,10 @@ struct GuardOptions {
   // pointers it is given itself. Only the link's own list belongs here: every other
   // function (and every .entry, whatever its name) is guarded as before.
   std::set<std::string> trustedFunctions;
+  // Return edges (ptx/frame_confinement.h): bound every write a .func makes to the local
+  // window to its own .local variables. Off by default: a non-inlined function that writes
+  // its caller's local array through a pointer traps (see the header for why).
+  bool confineFrameWrites = false;
 };
 
 // Why `options` cannot be used (empty when they can).
@@ -94,6 +102,7 @@ struct GuardResult {
   Module module;      // the rewritten module, when ok
   std::size_t checkedAccesses = 0;
   std::size_t checkedControlTransfers = 0;  // indirect calls and brx.idx (ptx/control_flow.h)
+  std::size_t confinedFrameWrites = 0;      // writes checked against the frame (ptx/frame_confinement.h)
   std::string registerPrefix;               // the fresh prefix of the guard's registers
 };
 

@@ -111,8 +111,9 @@ SassCount countGlobalMemoryInstructions(const std::string& ptx, const std::strin
 // compiles it to the atomic and, for a local address, a generic load and store; a 64-bit
 // atom.add of the -G corpus shows it); one per .shared::cluster access, which ptxas
 // compiles to a generic LD/ST/ATOM into the shared window and the guard, rightly, does not
-// check. The allowance is read from the tree the guard checked, so an access the guard did
-// not see gets none.
+// check; and, as ptxas inlines device functions into their callers (at -O0 too), one more
+// copy of a function's accesses per copy of each direct call site of it. The allowance is
+// read from the tree the guard checked, so an access the guard did not see gets none.
 std::size_t memoryInstructionBound(const Module& module, std::size_t checkedAccesses,
                                    std::size_t counterUpdates);
 

@@ -1,0 +1,595 @@
+#include "ptx/frame_confinement.h"
+
+#include <cctype>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <utility>
+
+#include "ptx/declarations.h"
+#include "ptx/memory_access.h"
+#include "ptx/parser.h"
+#include "ptx/printer.h"
+
+namespace agileos::ptx {
+namespace {
+
+std::string hex(std::uint64_t value) {
+  std::ostringstream out;
+  out << "0x" << std::hex << value;
+  return out.str();
+}
+
+bool startsWith(const std::string& text, const std::string& prefix) { return text.rfind(prefix, 0) == 0; }
+
+bool trustedBody(const Function& function, const std::set<std::string>& trusted) {
+  return function.kind == Function::Kind::kFunc && trusted.count(function.name) != 0;
+}
+
+// ---------------------------------------------------------------- names in scope
+
+// The declarations visible at a statement: the module's, the function's parameters, then
+// one level per enclosing block (a block's declarations count for the whole block).
+class Scopes {
+ public:
+  void push(const std::vector<DeclaredName>& names) {
+    std::map<std::string, DeclaredName> level;
+    for (const DeclaredName& d : names) level.insert_or_assign(d.name, d);
+    levels_.push_back(std::move(level));
+  }
+  void pushBlock(const std::vector<Statement>& statements) {
+    std::vector<DeclaredName> names;
+    for (const Statement& s : statements) {
+      if (s.kind != Statement::Kind::kDirective) continue;
+      for (DeclaredName& d : readDeclaration(s.directive)) names.push_back(std::move(d));
+    }
+    push(names);
+  }
+  void pop() { levels_.pop_back(); }
+
+  // The innermost declaration of `name` (a register range does not declare its stem).
+  const DeclaredName* find(const std::string& name) const {
+    for (auto level = levels_.rbegin(); level != levels_.rend(); ++level) {
+      const auto it = level->find(name);
+      if (it != level->end() && it->second.registerRange == 0) return &it->second;
+    }
+    return nullptr;
+  }
+
+  // The width in bytes of register `reg` (declared by name or in a `%r<N>` range), 0 if unknown.
+  std::uint32_t registerBytes(const std::string& reg) const {
+    std::size_t digits = reg.size();
+    while (digits > 0 && std::isdigit(static_cast<unsigned char>(reg[digits - 1])) != 0) --digits;
+    const std::string stem = reg.substr(0, digits);
+    const std::string index = reg.substr(digits);
+    for (auto level = levels_.rbegin(); level != levels_.rend(); ++level) {
+      if (const auto it = level->find(reg); it != level->end() && it->second.registerRange == 0) {
+        return it->second.space == ".reg" ? it->second.elementBytes : 0;
+      }
+      if (index.empty() || index.size() > 9 || (index.size() > 1 && index[0] == '0')) continue;
+      if (const auto it = level->find(stem); it != level->end() && it->second.registerRange != 0) {
+        if (it->second.space == ".reg" && std::stoul(index) < it->second.registerRange)
+          return it->second.elementBytes;
+      }
+    }
+    return 0;
+  }
+
+  // The .local variables visible here (each name once: the innermost declaration).
+  std::vector<DeclaredName> localVariables() const {
+    std::vector<DeclaredName> out;
+    std::set<std::string> seen;
+    for (auto level = levels_.rbegin(); level != levels_.rend(); ++level) {
+      for (const auto& [name, d] : *level) {
+        if (!seen.insert(name).second) continue;
+        if (d.space == ".local" && d.registerRange == 0) out.push_back(d);
+      }
+    }
+    return out;
+  }
+
+ private:
+  std::vector<std::map<std::string, DeclaredName>> levels_;
+};
+
+std::vector<DeclaredName> moduleDeclarations(const Module& module) {
+  std::vector<DeclaredName> names;
+  for (const TopLevel& item : module.items) {
+    if (item.kind != TopLevel::Kind::kDirective) continue;
+    for (DeclaredName& d : readDeclaration(item.directive)) names.push_back(std::move(d));
+  }
+  return names;
+}
+
+// ---------------------------------------------------------------- the rules
+
+bool movesTheStack(const Instruction& instruction) {
+  return instruction.opcode == "alloca" || instruction.opcode == "stacksave" ||
+         instruction.opcode == "stackrestore";
+}
+
+// A write `bytes` wide at `name + offset` lies inside the variable `d`.
+bool inside(const DeclaredName& d, std::int64_t offset, std::uint32_t bytes) {
+  const std::optional<std::uint64_t> size = d.bytes();
+  return size && offset >= 0 && bytes <= *size && static_cast<std::uint64_t>(offset) <= *size - bytes;
+}
+
+// What a write needs.
+struct WritePlan {
+  enum class Kind : std::uint8_t { kNone, kCheck, kRefuse };
+  Kind kind = Kind::kNone;
+  std::string reason;                    // kRefuse
+  const MemoryAccess* access = nullptr;  // kCheck: the write to check
+};
+
+WritePlan refuse(std::string reason) {
+  WritePlan plan;
+  plan.kind = WritePlan::Kind::kRefuse;
+  plan.reason = std::move(reason);
+  return plan;
+}
+
+// The rules for one instruction (shared by the rewrite and the checker). `inFunc`: the
+// instruction is in a .func body.
+WritePlan planWrites(const Instruction& instruction, const MemoryClassification& c, const Scopes& scopes,
+                     bool inFunc) {
+  if (inFunc && movesTheStack(instruction))
+    return refuse("'" + instruction.opcode + "' moves the stack pointer, which the guard cannot bound");
+  if (c.verdict != MemoryClassification::Verdict::kAccess) return {};
+  WritePlan plan;
+  for (const MemoryAccess& access : c.accesses) {
+    if (!access.writes) continue;
+    const Operand& operand = instruction.operands[access.addressOperand];
+    if (access.space == StateSpace::kParam) {
+      const DeclaredName* d = operand.address ? scopes.find(operand.address->base) : nullptr;
+      if (d == nullptr || d->space != ".param" || access.sizeOperand ||
+          !inside(*d, operand.address->offset, access.bytes)) {
+        return refuse("a parameter store the guard cannot place inside a declared parameter (" +
+                      print(instruction) + ")");
+      }
+      continue;
+    }
+    if (!inFunc || (access.space != StateSpace::kLocal && access.space != StateSpace::kGeneric)) continue;
+    if (!operand.address || access.sizeOperand || access.bytes == 0)
+      return refuse("a write to local memory the guard cannot bound (" + print(instruction) + ")");
+    const AddressForm& form = *operand.address;
+    if (!form.base.empty() && form.base[0] != '%') {
+      const DeclaredName* d = scopes.find(form.base);
+      if (access.space == StateSpace::kLocal) {
+        if (d == nullptr || d->space != ".local" || !inside(*d, form.offset, access.bytes)) {
+          return refuse("a local store outside the function's own variables (" + print(instruction) + ")");
+        }
+        continue;  // inside one of the function's own variables: nothing to check at run time
+      }
+      if (d == nullptr || (d->space != ".global" && d->space != ".shared" && d->space != ".const")) {
+        return refuse("a generic write through a name the guard cannot place (" + print(instruction) + ")");
+      }
+    }
+    if (plan.kind == WritePlan::Kind::kCheck)
+      return refuse("two writes to local memory in one instruction (" + print(instruction) + ")");
+    plan.kind = WritePlan::Kind::kCheck;
+    plan.access = &access;
+  }
+  return plan;
+}
+
+// The register names of one check (a block of its own: they never meet another check's).
+struct CheckNames {
+  explicit CheckNames(const std::string& prefix)
+      : address(prefix + "_wa"),
+        outside(prefix + "_wo"),
+        isLocal(prefix + "_wl"),
+        localAddress(prefix + "_wx"),
+        negated(prefix + "_wn"),
+        base(prefix + "_wb"),
+        distance(prefix + "_wd") {}
+  std::string address, outside, isLocal, localAddress, negated, base, distance;
+};
+
+// ---------------------------------------------------------------- the rewrite
+
+class Rewriter {
+ public:
+  explicit Rewriter(const std::string& prefix) : names_(prefix) {}
+
+  bool rewrite(std::vector<Statement>* statements, Scopes* scopes, bool inFunc) {
+    scopes->pushBlock(*statements);
+    for (Statement& statement : *statements) {
+      if (statement.kind == Statement::Kind::kBlock) {
+        if (!rewrite(&statement.block, scopes, inFunc)) return false;
+        continue;
+      }
+      if (statement.kind != Statement::Kind::kInstruction) continue;
+      const Instruction& instruction = statement.instruction;
+      const MemoryClassification c = classifyMemory(instruction);
+      if (c.verdict == MemoryClassification::Verdict::kUnsupported) continue;  // the memory guard refuses it
+      const WritePlan plan = planWrites(instruction, c, *scopes, inFunc);
+      if (plan.kind == WritePlan::Kind::kRefuse) return fail(instruction, plan.reason);
+      if (plan.kind == WritePlan::Kind::kNone) continue;
+      std::string text, error;
+      if (!checkText(instruction, *plan.access, *scopes, &text, &error)) return fail(instruction, error);
+      const ParseResult parsed = parse(".version 9.0\n.func frame_check()\n{\n" + text + "}\n");
+      if (!parsed.ok)
+        return fail(instruction, "internal: a generated frame check does not parse: " + parsed.error);
+      Statement block;
+      block.kind = Statement::Kind::kBlock;
+      block.block = parsed.module.items[1].function.body;
+      Statement write = std::move(statement);
+      write.instruction.operands[plan.access->addressOperand] = registerAddress(names_.address);
+      block.block.push_back(std::move(write));
+      statement = std::move(block);
+      ++checked_;
+    }
+    scopes->pop();
+    return true;
+  }
+
+  const std::string& error() const { return error_; }
+  std::size_t checked() const { return checked_; }
+
+ private:
+  static Operand registerAddress(const std::string& reg) {
+    const ParseResult parsed = parse(".version 9.0\n.entry e()\n{\nst.u8 [" + reg + "], 0;\n}\n");
+    return parsed.module.items[1].function.body[0].instruction.operands[0];
+  }
+
+  bool checkText(const Instruction& instruction, const MemoryAccess& access, const Scopes& scopes,
+                 std::string* text, std::string* error) const {
+    const AddressForm& form = *instruction.operands[access.addressOperand].address;
+    const CheckNames& n = names_;
+    const bool generic = access.space == StateSpace::kGeneric;
+    std::ostringstream out;
+    out << ".reg .u64 " << n.address << ";\n.reg .pred " << n.outside << ";\n";
+    const auto offsetBy = [&](const std::string& from) {
+      if (form.offset >= 0) {
+        out << "add.u64 " << n.address << ", " << from << ", " << hex(static_cast<std::uint64_t>(form.offset))
+            << ";\n";
+      } else {
+        out << "sub.u64 " << n.address << ", " << from << ", "
+            << hex(0 - static_cast<std::uint64_t>(form.offset)) << ";\n";
+      }
+    };
+    if (form.base.empty()) {
+      out << "mov.u64 " << n.address << ", " << hex(static_cast<std::uint64_t>(form.offset)) << ";\n";
+    } else if (form.base[0] == '%') {
+      const std::uint32_t width = scopes.registerBytes(form.base);
+      if (width == 8) {
+        offsetBy(form.base);
+      } else if (width == 4 && !generic) {
+        out << "cvt.u64.u32 " << n.address << ", " << form.base << ";\n";
+        offsetBy(n.address);
+      } else {
+        *error = "an address register of a width the guard cannot tell (" + print(instruction) + ")";
+        return false;
+      }
+    } else {
+      // A variable of another state space (planWrites): its generic address, plus the offset.
+      out << "cvta" << scopes.find(form.base)->space << ".u64 " << n.address << ", " << form.base << ";\n";
+      offsetBy(n.address);
+    }
+    std::string x = n.address;
+    if (generic) {
+      out << ".reg .pred " << n.isLocal << ";\n.reg .u64 " << n.localAddress << ";\n";
+      out << "isspacep.local " << n.isLocal << ", " << n.address << ";\n";
+      out << "cvta.to.local.u64 " << n.localAddress << ", " << n.address << ";\n";
+      x = n.localAddress;
+    }
+    // outside = the write lies outside every .local variable in scope that can hold it:
+    // (x - variable) > size - width, unsigned, for each.
+    std::size_t k = 0;
+    for (const DeclaredName& d : scopes.localVariables()) {
+      const std::optional<std::uint64_t> size = d.bytes();
+      if (!size || *size < access.bytes) continue;
+      const std::string b = n.base + std::to_string(k), dist = n.distance + std::to_string(k);
+      out << ".reg .u64 " << b << ", " << dist << ";\n";
+      out << "mov.u64 " << b << ", " << d.name << ";\n";
+      out << "sub.u64 " << dist << ", " << x << ", " << b << ";\n";
+      if (k == 0) {
+        out << "setp.gt.u64 " << n.outside << ", " << dist << ", " << hex(*size - access.bytes) << ";\n";
+      } else {
+        out << "setp.gt.and.u64 " << n.outside << ", " << dist << ", " << hex(*size - access.bytes) << ", "
+            << n.outside << ";\n";
+      }
+      ++k;
+    }
+    if (k == 0) out << "setp.ge.u64 " << n.outside << ", " << x << ", 0x0;\n";  // no variable: always outside
+    if (generic) out << "and.pred " << n.outside << ", " << n.outside << ", " << n.isLocal << ";\n";
+    if (instruction.predicate) {
+      if (instruction.predicate->negated) {
+        out << ".reg .pred " << n.negated << ";\nnot.pred " << n.negated << ", " << instruction.predicate->reg
+            << ";\n";
+        out << "and.pred " << n.outside << ", " << n.outside << ", " << n.negated << ";\n";
+      } else {
+        out << "and.pred " << n.outside << ", " << n.outside << ", " << instruction.predicate->reg << ";\n";
+      }
+    }
+    out << "@" << n.outside << " trap;\n";
+    *text = out.str();
+    return true;
+  }
+
+  bool fail(const Instruction& instruction, const std::string& reason) {
+    error_ = "line " + std::to_string(instruction.line) + ": " + reason;
+    return false;
+  }
+
+  const CheckNames names_;
+  std::string error_;
+  std::size_t checked_ = 0;
+};
+
+// ---------------------------------------------------------------- the independent checker
+
+std::string reg(const Operand& operand) {
+  return operand.kind == Operand::Kind::kRegister && operand.tokens.size() == 1 ? operand.tokens[0].text
+                                                                                : std::string();
+}
+
+std::string nameOf(const Operand& operand) {
+  const bool named = operand.kind == Operand::Kind::kRegister || operand.kind == Operand::Kind::kSymbol;
+  return named && operand.tokens.size() == 1 ? operand.tokens[0].text : std::string();
+}
+
+bool is(const Instruction& i, const char* opcode, std::initializer_list<const char*> modifiers,
+        std::size_t operands) {
+  if (i.opcode != opcode || i.modifiers.size() != modifiers.size() || i.operands.size() != operands ||
+      i.predicate.has_value()) {
+    return false;
+  }
+  std::size_t k = 0;
+  for (const char* m : modifiers) {
+    if (i.modifiers[k++] != m) return false;
+  }
+  return true;
+}
+
+// The register of `[reg]` (offset 0), else "".
+std::string plainRegisterAddress(const Operand& operand) {
+  if (!operand.address || operand.address->offset != 0 || operand.address->base.empty() ||
+      operand.address->base[0] != '%') {
+    return {};
+  }
+  return operand.address->base;
+}
+
+class Checker {
+ public:
+  Checker(std::string prefix, std::vector<std::string>* out) : prefix_(std::move(prefix)), out_(out) {}
+
+  // `parent`: the statements of the enclosing block when `statements` is its last statement.
+  void check(const std::vector<Statement>& statements, Scopes* scopes, bool inFunc,
+             const std::vector<Statement>* parent) {
+    scopes->pushBlock(statements);
+    for (std::size_t index = 0; index < statements.size(); ++index) {
+      const Statement& s = statements[index];
+      const bool last = index + 1 == statements.size();
+      if (s.kind == Statement::Kind::kBlock) {
+        check(s.block, scopes, inFunc, last ? &statements : nullptr);
+        continue;
+      }
+      if (s.kind != Statement::Kind::kInstruction) continue;
+      const Instruction& instruction = s.instruction;
+      const MemoryClassification c = classifyMemory(instruction);
+      if (c.verdict == MemoryClassification::Verdict::kUnsupported)
+        continue;  // the memory checker reports it
+      const WritePlan plan = planWrites(instruction, c, *scopes, inFunc);
+      if (plan.kind == WritePlan::Kind::kNone) continue;
+      if (plan.kind == WritePlan::Kind::kRefuse || !last ||
+          !confined(statements, parent, instruction, *plan.access, *scopes)) {
+        out_->push_back("line " + std::to_string(instruction.line) + ": " + print(instruction));
+      }
+    }
+    scopes->pop();
+  }
+
+ private:
+  // The write (last of `block`) uses a register that a frame check bounded: either `block`
+  // is the frame check, or `block` is the memory guard's scope, last in the frame check
+  // `parent`, and the write's register is the checked one or selected from it.
+  bool confined(const std::vector<Statement>& block, const std::vector<Statement>* parent,
+                const Instruction& write, const MemoryAccess& access, const Scopes& scopes) const {
+    const std::string used = plainRegisterAddress(write.operands[access.addressOperand]);
+    if (!startsWith(used, prefix_)) return false;
+    if (frameCheck(block, used, write, access, scopes)) return true;
+    if (parent == nullptr) return false;
+    // The memory guard's scope: under a redirecting policy `selp.b64 used, t, a, v` with
+    // `add.u64 a, checked, 0x0`; under report the write keeps the checked register.
+    std::string checked = used;
+    std::string selectedFrom;
+    for (const Instruction* i : instructions(block)) {
+      if (is(*i, "selp", {".b64"}, 4) && reg(i->operands[0]) == used) selectedFrom = reg(i->operands[2]);
+    }
+    if (!selectedFrom.empty()) {
+      checked.clear();
+      for (const Instruction* i : instructions(block)) {
+        if (is(*i, "add", {".u64"}, 3) && reg(i->operands[0]) == selectedFrom &&
+            immediateValue(i->operands[2]) == 0) {
+          checked = reg(i->operands[1]);
+        }
+      }
+      if (checked.empty()) return false;
+    }
+    // Nothing in the memory guard's scope redeclares or writes the checked register.
+    for (const Statement& s : block) {
+      if (s.kind == Statement::Kind::kDirective) {
+        for (const Token& t : s.directive.tokens) {
+          if (t.text == checked) return false;
+        }
+      }
+      if (s.kind == Statement::Kind::kInstruction && &s.instruction != &write &&
+          !s.instruction.operands.empty() && nameOf(s.instruction.operands[0]) == checked) {
+        return false;
+      }
+      if (s.kind == Statement::Kind::kBlock) return false;
+    }
+    return frameCheck(*parent, checked, write, access, scopes);
+  }
+
+  // The instructions of `block` before its last statement; nullptr entries never.
+  static std::vector<const Instruction*> instructions(const std::vector<Statement>& block) {
+    std::vector<const Instruction*> out;
+    for (std::size_t k = 0; k + 1 < block.size(); ++k) {
+      if (block[k].kind == Statement::Kind::kInstruction) out.push_back(&block[k].instruction);
+    }
+    return out;
+  }
+
+  // `block` (but its last statement) is exactly a frame check of register `a` for `write`:
+  // register declarations, the definition of `a`, [isspacep.local l, a; cvta.to.local x, a],
+  // the bounds against .local variables in scope, [and l], [the predicate], @o trap.
+  bool frameCheck(const std::vector<Statement>& block, const std::string& a, const Instruction& write,
+                  const MemoryAccess& access, const Scopes& scopes) const {
+    std::vector<const Instruction*> seq;
+    for (std::size_t k = 0; k + 1 < block.size(); ++k) {
+      const Statement& s = block[k];
+      if (s.kind == Statement::Kind::kBlock) return false;
+      if (s.kind == Statement::Kind::kLabel) return false;
+      if (s.kind == Statement::Kind::kDirective && s.directive.name != ".reg") return false;
+      if (s.kind == Statement::Kind::kInstruction) seq.push_back(&s.instruction);
+    }
+    std::size_t k = 0;
+    auto next = [&]() -> const Instruction* { return k < seq.size() ? seq[k++] : nullptr; };
+    auto peekNext = [&]() -> const Instruction* { return k < seq.size() ? seq[k] : nullptr; };
+    // 1. the address: one or two unpredicated instructions that define `a` (its value is
+    // free: the write uses `a` itself).
+    for (int defs = 0; defs < 2; ++defs) {
+      const Instruction* d = peekNext();
+      if (d == nullptr || d->predicate || d->operands.empty() || reg(d->operands[0]) != a ||
+          (d->opcode != "add" && d->opcode != "sub" && d->opcode != "mov" && d->opcode != "cvt" &&
+           d->opcode != "cvta")) {
+        if (defs == 0) return false;
+        break;
+      }
+      ++k;
+    }
+    std::string x = a, l;
+    const bool generic = access.space == StateSpace::kGeneric;
+    if (generic) {
+      const Instruction* space = next();
+      const Instruction* to = next();
+      if (space == nullptr || to == nullptr || !is(*space, "isspacep", {".local"}, 2) ||
+          reg(space->operands[1]) != a || !is(*to, "cvta", {".to", ".local", ".u64"}, 2) ||
+          reg(to->operands[1]) != a) {
+        return false;
+      }
+      l = reg(space->operands[0]);
+      x = reg(to->operands[0]);
+      if (!startsWith(l, prefix_) || !startsWith(x, prefix_)) return false;
+    }
+    // 2. o = outside every variable named (each a .local variable in scope that holds the write)
+    std::string o;
+    const Instruction* first = peekNext();
+    if (first != nullptr && is(*first, "setp", {".ge", ".u64"}, 3) && reg(first->operands[1]) == x &&
+        immediateValue(first->operands[2]) == 0) {
+      ++k;
+      o = reg(first->operands[0]);
+    } else {
+      for (bool initial = true;; initial = false) {
+        const Instruction* mov = peekNext();
+        if (mov == nullptr || !is(*mov, "mov", {".u64"}, 2)) break;
+        ++k;
+        const Instruction* sub = next();
+        const Instruction* gt = next();
+        if (sub == nullptr || gt == nullptr || mov->operands[1].kind != Operand::Kind::kSymbol) return false;
+        const std::string b = reg(mov->operands[0]);
+        const DeclaredName* d = scopes.find(nameOf(mov->operands[1]));
+        if (!startsWith(b, prefix_) || d == nullptr || d->space != ".local" || !d->bytes() ||
+            *d->bytes() < access.bytes) {
+          return false;
+        }
+        const std::uint64_t limit = *d->bytes() - access.bytes;
+        if (!is(*sub, "sub", {".u64"}, 3) || reg(sub->operands[1]) != x || reg(sub->operands[2]) != b)
+          return false;
+        const std::string dist = reg(sub->operands[0]);
+        if (!startsWith(dist, prefix_)) return false;
+        if (initial) {
+          if (!is(*gt, "setp", {".gt", ".u64"}, 3)) return false;
+          o = reg(gt->operands[0]);
+        } else if (!is(*gt, "setp", {".gt", ".and", ".u64"}, 4) || reg(gt->operands[0]) != o ||
+                   reg(gt->operands[3]) != o) {
+          return false;
+        }
+        if (reg(gt->operands[1]) != dist || immediateValue(gt->operands[2]) != limit) return false;
+      }
+    }
+    if (!startsWith(o, prefix_)) return false;
+    if (generic) {
+      const Instruction* andLocal = next();
+      if (andLocal == nullptr || !is(*andLocal, "and", {".pred"}, 3) || reg(andLocal->operands[0]) != o ||
+          reg(andLocal->operands[1]) != o || reg(andLocal->operands[2]) != l) {
+        return false;
+      }
+    }
+    // 3. under the write's predicate
+    if (write.predicate) {
+      const Instruction* p = next();
+      if (p == nullptr) return false;
+      if (write.predicate->negated) {
+        const Instruction* andp = next();
+        if (!is(*p, "not", {".pred"}, 2) || nameOf(p->operands[1]) != write.predicate->reg ||
+            !startsWith(reg(p->operands[0]), prefix_) || andp == nullptr || !is(*andp, "and", {".pred"}, 3) ||
+            reg(andp->operands[0]) != o || reg(andp->operands[1]) != o ||
+            reg(andp->operands[2]) != reg(p->operands[0])) {
+          return false;
+        }
+      } else if (!is(*p, "and", {".pred"}, 3) || reg(p->operands[0]) != o || reg(p->operands[1]) != o ||
+                 nameOf(p->operands[2]) != write.predicate->reg) {
+        return false;
+      }
+    }
+    // 4. the trap, and nothing after it
+    const Instruction* stop = next();
+    return stop != nullptr && stop->opcode == "trap" && stop->operands.empty() && stop->predicate &&
+           !stop->predicate->negated && stop->predicate->reg == o && k == seq.size();
+  }
+
+  const std::string prefix_;
+  std::vector<std::string>* out_;
+};
+
+}  // namespace
+
+FrameConfinementResult confineFrameWrites(Module* module, const std::set<std::string>& trustedFunctions,
+                                          const std::string& registerPrefix, bool confineFuncWrites) {
+  FrameConfinementResult result;
+  Scopes scopes;
+  scopes.push(moduleDeclarations(*module));
+  Rewriter rewriter(registerPrefix);
+  for (TopLevel& item : module->items) {
+    if (item.kind != TopLevel::Kind::kFunction || !item.function.hasBody) continue;
+    if (trustedBody(item.function, trustedFunctions)) continue;
+    scopes.push(readParameters(item.function));
+    const bool inFunc = confineFuncWrites && item.function.kind == Function::Kind::kFunc;
+    const bool ok = rewriter.rewrite(&item.function.body, &scopes, inFunc);
+    if (!ok) {
+      result.error = rewriter.error();
+      return result;
+    }
+    scopes.pop();
+  }
+  result.checkedWrites = rewriter.checked();
+  result.ok = true;
+  return result;
+}
+
+std::vector<std::string> findUnconfinedFrameWrites(const Module& module,
+                                                   const std::set<std::string>& trustedFunctions,
+                                                   const std::string& registerPrefix,
+                                                   bool confineFuncWrites) {
+  std::vector<std::string> out;
+  Scopes scopes;
+  scopes.push(moduleDeclarations(module));
+  Checker checker(registerPrefix, &out);
+  for (const TopLevel& item : module.items) {
+    if (item.kind != TopLevel::Kind::kFunction || !item.function.hasBody) continue;
+    if (trustedBody(item.function, trustedFunctions)) continue;
+    scopes.push(readParameters(item.function));
+    checker.check(item.function.body, &scopes,
+                  confineFuncWrites && item.function.kind == Function::Kind::kFunc, nullptr);
+    scopes.pop();
+  }
+  return out;
+}
+
+}  // namespace agileos::ptx

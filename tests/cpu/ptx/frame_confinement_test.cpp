@@ -1,0 +1,269 @@
+// Return edges under the kernel memory guard (ptx/frame_confinement.h), on nvcc output
+// (inputs/frame_writes.cu, plain and -G: recursion, a device function's own array, writes
+// through a pointer) and on hand-written cases: in a .func every write that can land in the
+// local window is bounded to the function's own .local variables in scope and traps
+// otherwise, under every policy and the write's predicate; kernels are left alone; param
+// stores stay inside their parameter; stack-moving instructions are refused; the result
+// assembles; the independent checker accepts exactly that and flags every altered check.
+#include "ptx/frame_confinement.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "ptx/emitted_check.h"
+#include "ptx/guard.h"
+#include "ptx/parser.h"
+#include "ptx/printer.h"
+#include "tests/cpu/ptx/guard_test_options.h"
+#include "tests/cpu/ptx/ptx_corpus.h"
+
+namespace agileos::ptx {
+namespace {
+
+using testing::assemble;
+using testing::kAllPolicies;
+using testing::parsed;
+using testing::readFile;
+
+constexpr auto npos = std::string::npos;
+
+GuardOptions options(GuardPolicy policy = GuardPolicy::kTrap) {
+  GuardOptions o = testing::guardOptions(policy);
+  o.confineFrameWrites = true;
+  return o;
+}
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(what); at != npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// The guarded module, which the checker finds clean and ptxas assembles.
+GuardResult guardedAndClean(const Module& module, const GuardOptions& o) {
+  GuardResult guarded = guardModule(module, o);
+  EXPECT_TRUE(guarded.ok) << guarded.error;
+  if (!guarded.ok) return guarded;
+  const std::vector<std::string> unchecked = findUnguardedAccesses(guarded.module, o, guarded.registerPrefix);
+  EXPECT_TRUE(unchecked.empty()) << unchecked.front();
+  std::string output;
+  EXPECT_EQ(assemble(print(guarded.module), &output), 0) << output << print(guarded.module);
+  EXPECT_EQ(checkEmittedText(print(guarded.module), guarded.module, o, guarded.registerPrefix), "");
+  return guarded;
+}
+
+// The printed module with tabs as spaces (the printer puts a tab after an opcode).
+std::string text(const Module& module) {
+  std::string out = print(module);
+  for (char& c : out) {
+    if (c == '\t') c = ' ';
+  }
+  return out;
+}
+
+std::string corpus(const char* name) { return readFile(std::string(AGILEOS_PTX_CORPUS_DIR) + "/" + name); }
+
+// A .func with a 16-byte local array and a caller; WRITES goes into the .func's body.
+std::string module(const std::string& writes, const std::string& kernelWrites = "") {
+  return R"(.version 9.0
+.target sm_90
+.address_size 64
+
+.func (.param .b32 ret) work(.param .b64 work_p, .param .b32 work_i)
+{
+	.local .align 8 .b8 depot[16];
+	.reg .pred %p<4>;
+	.reg .b32 %r<8>;
+	.reg .b64 %rd<8>;
+	ld.param.u64 %rd1, [work_p];
+	ld.param.u32 %r1, [work_i];
+	mov.u64 %rd2, depot;
+	cvt.u64.u32 %rd3, %r1;
+	add.u64 %rd4, %rd2, %rd3;
+	cvta.local.u64 %rd5, %rd4;
+	mov.u32 %r2, depot;
+	add.u32 %r3, %r2, %r1;
+	setp.ne.u32 %p1, %r1, 0;
+)" + writes +
+         R"(
+	ld.local.u32 %r4, [depot];
+	st.param.b32 [ret+0], %r4;
+	ret;
+}
+
+.visible .entry kernel(.param .u64 kernel_out, .param .u32 kernel_i)
+{
+	.local .align 8 .b8 own[32];
+	.reg .b32 %r<8>;
+	.reg .b64 %rd<8>;
+	ld.param.u64 %rd1, [kernel_out];
+	ld.param.u32 %r1, [kernel_i];
+	mov.u64 %rd2, own;
+	cvt.u64.u32 %rd3, %r1;
+	add.u64 %rd4, %rd2, %rd3;
+)" + kernelWrites +
+         R"(
+	{
+	.param .b64 param0;
+	.param .b32 param1;
+	.param .b32 retval0;
+	st.param.b64 [param0+0], %rd1;
+	st.param.b32 [param1+0], %r1;
+	call.uni (retval0), work, (param0, param1);
+	ld.param.b32 %r2, [retval0+0];
+	}
+	cvta.to.global.u64 %rd5, %rd1;
+	st.global.u32 [%rd5], %r2;
+	ret;
+}
+)";
+}
+
+TEST(PtxFrameConfinement, NvccDeviceFunctionsAreBoundedUnderEveryPolicyAndAssemble) {
+  for (const char* file : {"frame_writes.ptx", "frame_writes_debug.ptx"}) {
+    const Module m = parsed(corpus(file));
+    for (GuardPolicy policy : kAllPolicies) {
+      SCOPED_TRACE(std::string(file) + " under " + toString(policy));
+      const GuardResult guarded = guardedAndClean(m, options(policy));
+      // fillOwn, recurse (st.local), fillThrough, bump (generic) and the kernels' calls.
+      EXPECT_GE(guarded.confinedFrameWrites, 4u);
+      const std::string text = ptx::text(guarded.module);
+      EXPECT_GE(count(text, "isspacep.local"), 2u) << "the generic writes of fillThrough and bump";
+    }
+  }
+}
+
+TEST(PtxFrameConfinement, EveryCorpusFileStillGuardsCleanly) {
+  for (const std::string& path : testing::corpusFiles()) {
+    SCOPED_TRACE(path);
+    const GuardResult guarded = guardedAndClean(parsed(readFile(path)), options());
+    (void)guarded;
+  }
+}
+
+TEST(PtxFrameConfinement, ComputedLocalWriteInAFuncIsCheckedAgainstItsOwnVariables) {
+  const GuardResult guarded = guardedAndClean(parsed(module("\tst.local.u32 [%rd4+4], %r1;")), options());
+  ASSERT_TRUE(guarded.ok);
+  EXPECT_EQ(guarded.confinedFrameWrites, 1u);
+  const std::string text = ptx::text(guarded.module);
+  // Bounded to depot: a 4-byte write may start at most 12 bytes in.
+  EXPECT_NE(text.find("mov.u64 %agileos_guard_wb0, depot;"), npos) << text;
+  EXPECT_NE(text.find("setp.gt.u64 %agileos_guard_wo, %agileos_guard_wd0, 0xc;"), npos) << text;
+  EXPECT_NE(text.find("@%agileos_guard_wo trap;"), npos) << text;
+  EXPECT_NE(text.find("st.local.u32 [%agileos_guard_wa], %r1;"), npos) << text;
+  // The kernel's own local write is not a return edge: left alone.
+  const GuardResult kernelOnly =
+      guardedAndClean(parsed(module("", "\tst.local.u32 [%rd4], %r1;")), options());
+  EXPECT_EQ(kernelOnly.confinedFrameWrites, 0u);
+}
+
+TEST(PtxFrameConfinement, GenericWriteInAFuncIsCheckedWhenItLandsInTheLocalWindow) {
+  for (GuardPolicy policy : kAllPolicies) {
+    SCOPED_TRACE(toString(policy));
+    const GuardResult guarded = guardedAndClean(parsed(module("\tst.u32 [%rd5], %r1;")), options(policy));
+    ASSERT_TRUE(guarded.ok);
+    const std::string text = ptx::text(guarded.module);
+    EXPECT_NE(text.find("isspacep.local %agileos_guard_wl, %agileos_guard_wa;"), npos) << text;
+    EXPECT_NE(text.find("and.pred %agileos_guard_wo, %agileos_guard_wo, %agileos_guard_wl;"), npos) << text;
+    EXPECT_EQ(count(text, "@%agileos_guard_wo trap;"), 1u) << "a trap under every policy";
+  }
+}
+
+TEST(PtxFrameConfinement, ConstantWritesInsideAVariableNeedNoCheckAndOutsideAreRefused) {
+  EXPECT_EQ(guardedAndClean(parsed(module("\tst.local.u32 [depot+12], %r1;")), options()).confinedFrameWrites,
+            0u);
+  for (const char* write :
+       {"\tst.local.u32 [depot+13], %r1;", "\tst.local.u32 [depot+-4], %r1;",
+        "\tst.local.v4.u32 [depot+4], {%r1, %r1, %r1, %r1};", "\tst.local.u32 [work_p], %r1;"}) {
+    SCOPED_TRACE(write);
+    const GuardResult guarded = guardModule(parsed(module(write)), options());
+    EXPECT_FALSE(guarded.ok);
+    EXPECT_NE(guarded.error.find("outside the function's own variables"), npos) << guarded.error;
+  }
+}
+
+TEST(PtxFrameConfinement, ThirtyTwoBitLocalAddressesAreWidenedAndChecked) {
+  const GuardResult guarded = guardedAndClean(parsed(module("\tst.local.u32 [%r3], %r1;")), options());
+  ASSERT_TRUE(guarded.ok);
+  EXPECT_NE(ptx::text(guarded.module).find("cvt.u64.u32 %agileos_guard_wa, %r3;"), npos);
+  // A register the function never declared: the guard cannot tell its width.
+  const GuardResult undeclared = guardModule(parsed(module("\tst.local.u32 [%q9], %r1;")), options());
+  EXPECT_FALSE(undeclared.ok);
+  EXPECT_NE(undeclared.error.find("width"), npos) << undeclared.error;
+}
+
+TEST(PtxFrameConfinement, PredicatedWritesAreCheckedUnderTheirPredicate) {
+  for (const char* write : {"\t@%p1 st.local.u32 [%rd4], %r1;", "\t@!%p1 st.u32 [%rd5], %r1;"}) {
+    SCOPED_TRACE(write);
+    const GuardResult guarded = guardedAndClean(parsed(module(write)), options());
+    ASSERT_TRUE(guarded.ok);
+    const std::string text = ptx::text(guarded.module);
+    EXPECT_TRUE(text.find("and.pred %agileos_guard_wo, %agileos_guard_wo, %p1;") != npos ||
+                text.find("not.pred %agileos_guard_wn, %p1;") != npos)
+        << text;
+  }
+}
+
+TEST(PtxFrameConfinement, OnlyVariablesInScopeBoundAWrite) {
+  // `inner` is declared in a nested block: a write after the block may not use it.
+  const std::string text = module(
+      "\t{\n\t.local .b8 inner[64];\n\tmov.u64 %rd6, inner;\n\tst.local.u32 [%rd6], %r1;\n\t}\n"
+      "\tst.local.u32 [%rd4], %r1;");
+  const GuardResult guarded = guardedAndClean(parsed(text), options());
+  ASSERT_TRUE(guarded.ok);
+  EXPECT_EQ(guarded.confinedFrameWrites, 2u);
+  const std::string out = ptx::text(guarded.module);
+  EXPECT_EQ(count(out, ", inner;"), 2u) << "once by the program, once by the check inside the block\n" << out;
+}
+
+TEST(PtxFrameConfinement, ParamStoresStayInsideTheirParameterAndStackMovesAreRefused) {
+  for (const char* write : {"\tst.param.b32 [ret+4], %r1;", "\tst.param.b32 [%rd1], %r1;",
+                            "\talloca.u64 %rd6, 16;", "\tstackrestore.u64 %rd1;", "\tstacksave.u64 %rd6;"}) {
+    SCOPED_TRACE(write);
+    EXPECT_FALSE(guardModule(parsed(module(write)), options()).ok);
+  }
+  // Parameter stores are bounded whether or not frame writes are confined; the stack moves
+  // only matter when they are.
+  GuardOptions open = options();
+  open.confineFrameWrites = false;
+  EXPECT_FALSE(guardModule(parsed(module("\tst.param.b32 [ret+4], %r1;")), open).ok);
+  EXPECT_FALSE(guardModule(parsed(module("\tst.param.b32 [%rd1], %r1;")), open).ok);
+  EXPECT_TRUE(guardModule(parsed(module("\tstacksave.u64 %rd6;")), open).ok);
+  const GuardResult unconfined = guardedAndClean(parsed(module("\tst.local.u32 [%rd4], %r1;")), open);
+  EXPECT_EQ(unconfined.confinedFrameWrites, 0u) << "off by default";
+  // In a kernel too: a call argument past its parameter.
+  const std::string past = module("");
+  std::string text = past;
+  text.replace(text.find("st.param.b32 [param1+0], %r1;"), 29, "st.param.b32 [param1+4], %r1;");
+  EXPECT_FALSE(guardModule(parsed(text), options()).ok);
+}
+
+TEST(PtxFrameConfinement, CheckerFlagsEveryAlteredCheck) {
+  const GuardOptions o = options(GuardPolicy::kTrap);
+  const GuardResult guarded =
+      guardedAndClean(parsed(module("\tst.u32 [%rd5], %r1;\n\tst.local.u32 [%rd4], %r1;")), o);
+  ASSERT_TRUE(guarded.ok);
+  const std::string text = ptx::text(guarded.module);
+  struct Edit {
+    const char* from;
+    const char* to;
+  };
+  for (const Edit& e : {Edit{"@%agileos_guard_wo trap;", ""}, Edit{", 0xc;", ", 0xd;"},
+                        Edit{"and.pred %agileos_guard_wo, %agileos_guard_wo, %agileos_guard_wl;", ""},
+                        Edit{"st.local.u32 [%agileos_guard_wa], %r1;", "st.local.u32 [%rd4], %r1;"},
+                        Edit{"mov.u64 %agileos_guard_wb0, depot;", "mov.u64 %agileos_guard_wb0, work_p;"}}) {
+    SCOPED_TRACE(e.from);
+    std::string altered = text;
+    const std::size_t at = altered.find(e.from);
+    ASSERT_NE(at, npos) << text;
+    altered.replace(at, std::string(e.from).size(), e.to);
+    const ParseResult reparsed = parse(altered);
+    ASSERT_TRUE(reparsed.ok) << reparsed.error;
+    EXPECT_FALSE(findUnguardedAccesses(reparsed.module, o, guarded.registerPrefix).empty()) << altered;
+  }
+}
+
+}  // namespace
+}  // namespace agileos::ptx
