@@ -122,10 +122,13 @@ bool knownNotToAccessMemory(const std::string& opcode) {
   return false;
 }
 
-bool startsWith(const std::string& text, std::string_view prefix) { return text.rfind(prefix, 0) == 0; }
+bool startsWith(std::string_view text, std::string_view prefix) {
+  return text.substr(0, prefix.size()) == prefix;
+}
 
 // The state space a modifier names (".shared::cta" names shared), if it names one.
-std::optional<StateSpace> spaceNamedBy(const std::string& m) {
+std::optional<StateSpace> spaceNamedBy(const std::string& modifier) {
+  const std::string_view m = modifier;
   if (m == ".global") return StateSpace::kGlobal;
   if (m == ".shared" || startsWith(m, ".shared::")) return StateSpace::kShared;
   if (m == ".local") return StateSpace::kLocal;
@@ -149,13 +152,14 @@ StateSpace spaceOf(const Instruction& instruction, bool* ambiguous) {
 
 bool namesClusterSharedMemory(const Instruction& instruction) {
   for (const std::string& m : instruction.modifiers) {
-    if (m == ".shared::cluster") return true;
+    if (std::string_view(m) == ".shared::cluster") return true;
   }
   return false;
 }
 
 std::uint32_t vectorLength(const Instruction& instruction) {
-  for (const std::string& m : instruction.modifiers) {
+  for (const std::string& modifier : instruction.modifiers) {
+    const std::string_view m = modifier;
     if (m == ".v2") return 2;
     if (m == ".v4") return 4;
     if (m == ".v8") return 8;
@@ -212,7 +216,8 @@ const char* toString(StateSpace space) {
   return "unknown";
 }
 
-std::uint32_t typeBytes(const std::string& m) {
+std::uint32_t typeBytes(const std::string& modifier) {
+  const std::string_view m = modifier;
   if (m == ".b8" || m == ".u8" || m == ".s8" || m == ".e4m3" || m == ".e5m2") return 1;
   if (m == ".b16" || m == ".u16" || m == ".s16" || m == ".f16" || m == ".bf16" || m == ".e4m3x2" ||
       m == ".e5m2x2") {
@@ -229,10 +234,13 @@ std::uint32_t typeBytes(const std::string& m) {
 
 MemoryClassification classifyMemory(const Instruction& instruction) {
   const std::string& op = instruction.opcode;
+  // Comparisons through a view: its operator== checks the length before the bytes (the
+  // guard classifies every instruction of every module, several times).
+  const std::string_view o = op;
   bool ambiguous = false;
   const StateSpace space = spaceOf(instruction, &ambiguous);
   // Only copies name two spaces (destination and source); elsewhere it is malformed.
-  if (ambiguous && op != "cp") return unsupported("'" + op + "' names two state spaces");
+  if (ambiguous && o != "cp") return unsupported("'" + op + "' names two state spaces");
   const std::uint32_t width = elementBytes(instruction) * vectorLength(instruction);
 
   // Distributed shared memory through a computed address: ptxas compiles ld/st/atom/red/mbarrier
@@ -240,7 +248,7 @@ MemoryClassification classifyMemory(const Instruction& instruction) {
   // so an address outside the cluster's shared window is not confined to shared memory, and
   // the guard cannot bound it without the window's base. Only a shared variable's own name
   // (plus an offset) is taken; anything else is refused until the guard can check it.
-  if ((op == "ld" || op == "ldu" || op == "st" || op == "atom" || op == "red" || op == "mbarrier") &&
+  if ((o == "ld" || o == "ldu" || o == "st" || o == "atom" || o == "red" || o == "mbarrier") &&
       namesClusterSharedMemory(instruction)) {
     for (const Operand& operand : instruction.operands) {
       if (operand.kind != Operand::Kind::kAddress) continue;
@@ -251,24 +259,24 @@ MemoryClassification classifyMemory(const Instruction& instruction) {
       }
     }
   }
-  if (op == "ld" || op == "ldu") return oneAccess(instruction, 1, space, width, true, false);
-  if (op == "st") return oneAccess(instruction, 0, space, width, false, true);
-  if (op == "atom") {
+  if (o == "ld" || o == "ldu") return oneAccess(instruction, 1, space, width, true, false);
+  if (o == "st") return oneAccess(instruction, 0, space, width, false, true);
+  if (o == "atom") {
     // atom{.space}.op.type d, [a], b{, c}: reads and writes [a].
     return oneAccess(instruction, 1, space, width, true, true);
   }
-  if (op == "red") return oneAccess(instruction, 0, space, width, true, true);
-  if (op == "prefetch" || op == "prefetchu" || op == "applypriority" || op == "discard") {
+  if (o == "red") return oneAccess(instruction, 0, space, width, true, true);
+  if (o == "prefetch" || o == "prefetchu" || o == "applypriority" || o == "discard") {
     if (instruction.hasModifier(".tensormap"))
       return unsupported("'" + op + ".tensormap' names a tensor map");
     // A prefetch or cache-policy change reads no data, but names an address: checked like
     // a one-byte access, so it cannot probe protected ranges. discard destroys a line's
     // contents and applypriority changes a line's eviction: their width is the L2 line
     // (128 bytes), given as a modifier.
-    const std::uint32_t bytes = op == "discard" || op == "applypriority" ? 128 : 1;
-    return oneAccess(instruction, 0, space, bytes, op != "discard", op == "discard");
+    const std::uint32_t bytes = o == "discard" || o == "applypriority" ? 128 : 1;
+    return oneAccess(instruction, 0, space, bytes, o != "discard", o == "discard");
   }
-  if (op == "cp") {
+  if (o == "cp") {
     const bool reduce = !instruction.modifiers.empty() && instruction.modifiers[0] == ".reduce";
     if (instruction.modifiers.empty() || (instruction.modifiers[0] != ".async" && !reduce) ||
         (reduce && !instruction.hasModifier(".async"))) {
@@ -324,7 +332,7 @@ MemoryClassification classifyMemory(const Instruction& instruction) {
       c.accesses.push_back(MemoryAccess{0, StateSpace::kShared, bytes, std::nullopt, false, true});
     return c;
   }
-  if (op == "mbarrier") {
+  if (o == "mbarrier") {
     // Every mbarrier operation names an 8-byte barrier object; in generic form it may be anywhere.
     for (std::size_t index = 0; index < instruction.operands.size(); ++index) {
       if (instruction.operands[index].kind == Operand::Kind::kAddress) {
@@ -333,21 +341,21 @@ MemoryClassification classifyMemory(const Instruction& instruction) {
     }
     return {};
   }
-  if (op == "ldmatrix" || op == "stmatrix") {
+  if (o == "ldmatrix" || o == "stmatrix") {
     if (space != StateSpace::kShared) return unsupported("'" + op + "' outside shared memory");
     return {};  // shared memory only: cannot reach global memory
   }
-  if (op == "multimem") return unsupported("multimem accesses memory of several GPUs through one address");
-  if (op == "tex" || op == "tld4" || op == "txq" || op == "suld" || op == "sust" || op == "sured" ||
-      op == "suq" || op == "istypep") {
+  if (o == "multimem") return unsupported("multimem accesses memory of several GPUs through one address");
+  if (o == "tex" || o == "tld4" || o == "txq" || o == "suld" || o == "sust" || o == "sured" || o == "suq" ||
+      o == "istypep") {
     return unsupported("'" + op + "' uses texture or surface objects");
   }
-  if (op == "wmma" || op == "wgmma" || op == "tcgen05") {
-    if (op == "wmma" && !instruction.hasModifier(".load") && !instruction.hasModifier(".store")) return {};
-    if (op == "wgmma" && !instruction.hasModifier(".mma_async")) return {};
+  if (o == "wmma" || o == "wgmma" || o == "tcgen05") {
+    if (o == "wmma" && !instruction.hasModifier(".load") && !instruction.hasModifier(".store")) return {};
+    if (o == "wgmma" && !instruction.hasModifier(".mma_async")) return {};
     return unsupported("'" + op + "' accesses a matrix with a run-time stride or descriptor");
   }
-  if (op == "alloca" || op == "stacksave" || op == "stackrestore") return {};  // the thread's own stack
+  if (o == "alloca" || o == "stacksave" || o == "stackrestore") return {};  // the thread's own stack
   if (knownNotToAccessMemory(op)) return {};
   return unsupported("unknown opcode '" + op + "'");
 }
