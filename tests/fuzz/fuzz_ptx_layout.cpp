@@ -86,8 +86,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const ParseResult first = agileos::ptx::parse(text);
   if (!first.ok) return 0;
 
-  const GuardPolicy policy = agileos::ptx::testing::kAllPolicies[fnv1a(text) % 5];
-  const GuardOptions options = optionsFor(policy);
+  const std::uint64_t hash = fnv1a(text);
+  const GuardPolicy policy = agileos::ptx::testing::kAllPolicies[hash % 5];
+  GuardOptions options = optionsFor(policy);
+  // Half of the inputs also get the opt-in frame confinement (ptx/frame_confinement.h).
+  options.confineFrameWrites = (hash / 5) % 2 == 0;
   require(agileos::ptx::validate(options).empty(), "invalid options", text);
   const GuardResult guarded = agileos::ptx::guardModule(first.module, options);
   if (!guarded.ok) return 0;
@@ -105,9 +108,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (ptxasEvery() == 0 || accepted++ % ptxasEvery() != 0) return 0;
   require(agileos::ptx::testing::calibration().ok, "the SASS oracle does not calibrate", text);
   // The trap rewrite: its bound has no counter updates.
-  const GuardResult trap = policy == GuardPolicy::kTrap
-                               ? guarded
-                               : agileos::ptx::guardModule(first.module, optionsFor(GuardPolicy::kTrap));
+  const GuardResult trap =
+      policy == GuardPolicy::kTrap ? guarded : agileos::ptx::guardModule(first.module, [&] {
+        GuardOptions trapOptions = optionsFor(GuardPolicy::kTrap);
+        trapOptions.confineFrameWrites = options.confineFrameWrites;
+        return trapOptions;
+      }());
   if (!trap.ok) return 0;
   bool rawAssembled = false;
   const std::vector<std::string> problems =
