@@ -30,11 +30,9 @@
 //   - Indexed branches (`brx.idx index, list`, to one of the labels of a `.branchtargets`
 //     list; an index past its end is undefined in PTX): the block immediately before the
 //     branch traps, under the branch's predicate, if the index is not below the length.
-//   - `bra`, `ret`, `exit` and direct `call` are left as they are. Not covered by default:
-//     ptxas may save a return address in the thread's local memory (seen on sm_90 for a
-//     recursive function: STL [R1+0x1c], R20 next to its local array, then RET through the
-//     reloaded register), and local stores are not checked, so a store past a local array
-//     could redirect a `ret` (ptx/frame_confinement.h: an opt-in bound, and why it is off).
+//   - `bra`, `ret`, `exit` and direct `call` are left as they are. A `ret` goes where the
+//     return address ptxas may have saved in the frame says; ptx/frame_confinement.h keeps
+//     the kernel's writes away from those slots.
 // The checks use registers named with the guard's fresh prefix, declared in their block.
 // Trusted bodies are neither rewritten nor checked.
 //

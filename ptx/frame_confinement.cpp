@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "ptx/declarations.h"
+#include "ptx/frame_floor.h"
 #include "ptx/memory_access.h"
 #include "ptx/parser.h"
 #include "ptx/printer.h"
@@ -183,8 +184,9 @@ struct CheckNames {
         localAddress(prefix + "_wx"),
         negated(prefix + "_wn"),
         base(prefix + "_wb"),
-        distance(prefix + "_wd") {}
-  std::string address, outside, isLocal, localAddress, negated, base, distance;
+        distance(prefix + "_wd"),
+        floor(frameFloorRegister(prefix)) {}
+  std::string address, outside, isLocal, localAddress, negated, base, distance, floor;
 };
 
 // ---------------------------------------------------------------- the rewrite
@@ -294,6 +296,8 @@ class Rewriter {
       ++k;
     }
     if (k == 0) out << "setp.ge.u64 " << n.outside << ", " << x << ", 0x0;\n";  // no variable: always outside
+    // ... and below the frame floor: at or above it lies the kernel's own frame (ptx/frame_floor.h).
+    out << "setp.lt.and.u64 " << n.outside << ", " << x << ", " << n.floor << ", " << n.outside << ";\n";
     if (generic) out << "and.pred " << n.outside << ", " << n.outside << ", " << n.isLocal << ";\n";
     if (instruction.predicate) {
       if (instruction.predicate->negated) {
@@ -514,6 +518,12 @@ class Checker {
       }
     }
     if (!startsWith(o, prefix_)) return false;
+    const Instruction* floor = next();
+    if (floor == nullptr || !is(*floor, "setp", {".lt", ".and", ".u64"}, 4) || reg(floor->operands[0]) != o ||
+        reg(floor->operands[1]) != x || reg(floor->operands[2]) != frameFloorRegister(prefix_) ||
+        reg(floor->operands[3]) != o) {
+      return false;
+    }
     if (generic) {
       const Instruction* andLocal = next();
       if (andLocal == nullptr || !is(*andLocal, "and", {".pred"}, 3) || reg(andLocal->operands[0]) != o ||
@@ -553,6 +563,8 @@ class Checker {
 FrameConfinementResult confineFrameWrites(Module* module, const std::set<std::string>& trustedFunctions,
                                           const std::string& registerPrefix, bool confineFuncWrites) {
   FrameConfinementResult result;
+  if (confineFuncWrites && !addFrameFloor(module, trustedFunctions, registerPrefix, &result.error))
+    return result;
   Scopes scopes;
   scopes.push(moduleDeclarations(*module));
   Rewriter rewriter(registerPrefix);
@@ -588,6 +600,10 @@ std::vector<std::string> findUnconfinedFrameWrites(const Module& module,
     checker.check(item.function.body, &scopes,
                   confineFuncWrites && item.function.kind == Function::Kind::kFunc, nullptr);
     scopes.pop();
+  }
+  if (confineFuncWrites) {
+    for (std::string& line : findMissingFrameFloor(module, trustedFunctions, registerPrefix))
+      out.push_back(std::move(line));
   }
   return out;
 }

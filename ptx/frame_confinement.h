@@ -7,36 +7,39 @@
 // beside a 16-byte local array, later RET through the reloaded register). A write past a
 // local variable, or through a generic pointer into the local window, could overwrite such
 // a slot and send the `ret` anywhere: into the middle of a guarded access, past its check,
-// with registers the kernel chose. The frame layout is ptxas's, so the guard can only
-// confine writes to what PTX declares. Always, in every function that is not trusted code:
+// with registers the kernel chose. The frame layout is ptxas's, so the guard confines
+// writes to what PTX declares. In every function that is not trusted code:
 //   - `st.param` names a parameter declared in scope, with a constant offset inside it
 //     (ptxas keeps call arguments and return values in registers or frame slots; ptxas 13.0
 //     crashes on a store past one, or through a register).
-// With `confineFuncWrites` (GuardOptions::confineFrameWrites; off by default, see below):
+// With `confineFuncWrites` (GuardOptions::confineFrameWrites, on by default):
+//   - Every kernel computes a frame floor and every call hands it down (ptx/frame_floor.h):
+//     at or above it lies only the kernel's own frame, which holds no return address.
 //   - In a `.func` body, every write that can land in the local window (st.local, and every
 //     write with no state space: st, atom, red, mbarrier, ...) either names one of the
 //     function's own `.local` variables in scope plus a constant offset that keeps the
 //     whole write inside it (no check needed), or is the last statement of a block of its
 //     own that computes the address into a fresh register, and traps, under the write's
 //     predicate and whatever the memory policy, when the address lies in the local window
-//     (`isspacep.local`; always, for st.local) and outside every `.local` variable of the
-//     function in scope. The write then uses that register. A write through a symbol that
-//     is neither such a variable nor a variable of another state space is refused, as are
-//     `alloca`, `stacksave` and `stackrestore` in a .func (they move the stack pointer or
-//     make frame memory that no declaration bounds).
-//   - A kernel (`.entry`) needs no check: while its own instructions run, every frame
-//     below its own has been popped, and its own frame holds no return address.
-// Why it is off by default: a device function that is not inlined and writes into its
-// caller's local array through a pointer (tests/gpu/programs/generic_windows.cu: a kernel
-// hands its local array to a __noinline__ function) traps, since PTX cannot name the
-// caller's variables. Closing the gap compatibly needs the caller's bounds passed down (a
-// hidden parameter of every user function) or a check of the compiled SASS.
+//     (`isspacep.local`; always, for st.local), outside every `.local` variable of the
+//     function in scope, and below the floor. The write then uses that register. A write
+//     through a symbol that is neither such a variable nor a variable of another state
+//     space is refused, as are `alloca`, `stacksave` and `stackrestore` in a .func (they
+//     move the stack pointer or make frame memory that no declaration bounds).
+//   - A kernel's own writes need no check: while its instructions run, every frame below
+//     its own has been popped, and its own frame holds no return address.
+// What it costs: a device function that is not inlined may write its own variables and the
+// kernel's (a kernel handing its local array to a __noinline__ function works,
+// tests/gpu/programs/generic_windows.cu), but not those of an intermediate device function
+// (a pointer to a caller's local array passed further down traps); and a user function
+// called from another module no longer links (its signature gained the floor).
 // Trusted bodies are neither rewritten nor checked.
 //
 // findUnconfinedFrameWrites verifies a guarded module on its own: it repeats the static
 // rules and, when confining, requires the exact check pattern, bound to the variables in
-// scope at the write, immediately before every other such write (or before the memory
-// guard's block around it, whose access then uses the checked register).
+// scope at the write and to the floor, immediately before every other such write (or before
+// the memory guard's block around it, whose access then uses the checked register), and the
+// floor's plumbing (findMissingFrameFloor).
 #pragma once
 
 #include <cstddef>

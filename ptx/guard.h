@@ -34,11 +34,11 @@
 // `__agileos_*` functions and of kernels may not be taken (module-level initializers
 // naming a placeholder, such as a public header's placeholder table, get 0 instead);
 // trusted code is reached only through direct calls. Return edges
-// (ptx/frame_confinement.h): parameter stores stay inside their parameter; with
-// confineFrameWrites, a device function's writes that may land in the local window must
-// stay inside its own .local variables, or the kernel traps, so that no saved return
-// address can be overwritten (off by default: it traps on a function that writes its
-// caller's local array). findUnguardedAccesses verifies all of it on its own.
+// (ptx/frame_confinement.h): parameter stores stay inside their parameter, and a device
+// function's writes that may land in the local window must stay inside its own .local
+// variables or at or above its kernel's frame floor (ptx/frame_floor.h), or the kernel
+// traps, so that no saved return address can be overwritten. findUnguardedAccesses
+// verifies all of it on its own.
 //
 // The rewrite is deterministic: the same module and options give the same text.
 #pragma once
@@ -88,9 +88,9 @@ struct GuardOptions {
   // function (and every .entry, whatever its name) is guarded as before.
   std::set<std::string> trustedFunctions;
   // Return edges (ptx/frame_confinement.h): bound every write a .func makes to the local
-  // window to its own .local variables. Off by default: a non-inlined function that writes
-  // its caller's local array through a pointer traps (see the header for why).
-  bool confineFrameWrites = false;
+  // window to its own .local variables and its kernel's frame. Off only for tests of the
+  // other checks on their own.
+  bool confineFrameWrites = true;
 };
 
 // Why `options` cannot be used (empty when they can).
