@@ -49,6 +49,10 @@
 //       poison, sink  stopped      the launch or synchronize failed, canary intact (under trap
 //                                  that is `stopped` anyway, under remap_or `fault`)
 // `--list` marks them (may-refuse, may-stop); the runner accepts those outcomes for them only.
+// return_edge_overflow (issue 13, return edges) writes over a recursive device function's saved
+// return address: natively `reached` means its `ret` went astray (cudaErrorInvalidPc or an
+// illegal instruction); under AgileOS the frame check traps (`stopped`; `fault` under remap_or
+// and report, as it traps under every policy).
 // The trusted_ routes need a client admitted with the kvstore module (--list: modules=kvstore);
 // natively there is no module, so they are `n/a` there (native-n/a) once their PTX has loaded
 // and the placeholder answered ENOSYS.
@@ -354,6 +358,27 @@ __global__ void escape_bulk_reduce_add(void* p) { bulkWriteFrom<true>(p); }
 
 __global__ void escape_noinline_st(void* p) { storeOutOfLine(p, kMarker); }
 
+// Return edges (issue 13): a recursive device function (ptxas cannot inline it away) saves its
+// return address in its frame beside its local array. One level down, after its call has
+// returned, it writes the marker over the words past its array: its own saved registers and the
+// frame above. Natively its `ret` then goes astray (cudaErrorInvalidPc or an illegal
+// instruction); under the guard the write is outside the function's own variables and below the
+// kernel's frame floor, so the kernel traps first.
+__device__ __noinline__ unsigned frameOverflow(unsigned depth, unsigned from, unsigned count) {
+  unsigned a[4];
+  volatile unsigned* words = a;  // every write stays a local store
+  for (unsigned i = 0; i < 4; ++i) words[i] = depth + i;
+  const unsigned r = depth == 0 ? 1u : frameOverflow(depth - 1, from, count);
+  if (depth == 1) {
+    for (unsigned i = from; i < from + count; ++i) words[i] = kMarker;
+  }
+  return r + words[(depth + r) & 3u];
+}
+__global__ void escape_frame_overflow(unsigned from, unsigned count, unsigned char* out) {
+  const unsigned r = frameOverflow(3u, from, count);
+  memcpy(out, &r, sizeof r);
+}
+
 // The store runs under a predicate computed from a kernel argument (1 at run time).
 __global__ void escape_predicated_st(void* p, unsigned flag) {
   asm volatile(
@@ -410,11 +435,12 @@ enum RouteFlags : unsigned {
   kIfCanary = 4,    // ... only where the target holds the canary pattern (compare-and-swap)
   kBulkStatus = 8,  // the kernel reports whether its bulk copy completed
   // Loaded routes (see the top of the file); the runner reads these from --list.
-  kMayRefuse = 16,  // under AgileOS its image may be refused: outcome `refused`
-  kMayStop = 32,    // a call into the middle of a function: a fault is `stopped` under every policy
-  kNativeNa = 64,   // natively there is nothing to reach (no protected module): `n/a`
-  kKvstore = 128,   // needs a client admitted with the kvstore module (AGILEOS_MODULES=kvstore)
-  kSweep = 256,     // tries entry points one launch at a time: its store need not happen
+  kMayRefuse = 16,    // under AgileOS its image may be refused: outcome `refused`
+  kMayStop = 32,      // a call into the middle of a function: a fault is `stopped` under every policy
+  kNativeNa = 64,     // natively there is nothing to reach (no protected module): `n/a`
+  kKvstore = 128,     // needs a client admitted with the kvstore module (AGILEOS_MODULES=kvstore)
+  kSweep = 256,       // tries entry points one launch at a time: its store need not happen
+  kReturnEdge = 512,  // writes over saved return addresses: natively `reached` = the return went astray
 };
 
 struct Launch {
@@ -665,6 +691,11 @@ const Route kRoutes[] = {
      [](const Launch& l) { escape_bulk_reduce_add<<<1, 1>>>(at(l.target)); }},
     {"noinline_st", "st.global.u32 in a .func (call)", Aim::kCanary, 4, kWrites,
      [](const Launch& l) { escape_noinline_st<<<1, 1>>>(at(l.target)); }},
+    {"return_edge_overflow",
+     "st.local past a[3] of a recursive .func one level down (a[4..15] = marker: its saved return address), "
+     "then ret",
+     Aim::kCanary, 4, kMayStop | kReturnEdge,
+     [](const Launch& l) { escape_frame_overflow<<<1, 1>>>(4u, 12u, l.out); }},
     {"predicated_st", "@p st.global.u32 (p from a kernel argument)", Aim::kCanary, 4, kWrites,
      [](const Launch& l) { escape_predicated_st<<<1, 1>>>(at(l.target), 1u); }},
     {"imm_st", "st.global.u32 [zero+0xF0000000000] (zero: mov 0, same asm)", Aim::kApertureStart, 4, kWrites,
@@ -1044,6 +1075,17 @@ int runNative(const Route& route) {
     return !allBytes(now.data(), route.width, kCanaryByte);
   };
   const Run run = launchRoute(route, launch);
+  if ((route.flags & kReturnEdge) != 0) {
+    const bool astray = run.sync == cudaErrorInvalidPc || run.sync == cudaErrorIllegalInstruction ||
+                        run.launch == cudaErrorInvalidPc || run.launch == cudaErrorIllegalInstruction;
+    printResult(
+        astray ? "reached" : "unreached",
+        astray
+            ? format("natively the return went astray: %s (the writes reached a saved return address)",
+                     run.error())
+            : format("natively the return was not redirected (%s)", run.failed() ? run.error() : "no error"));
+    return 0;
+  }
   if (run.failed()) {
     printResult("unreached", format("natively the access failed: %s%s%s", run.loadCall,
                                     run.load != cudaSuccess ? " -> " : "", run.error()));
