@@ -1,6 +1,9 @@
 #include "ptx/memory_access.h"
 
+#include <iterator>
 #include <string_view>
+#include <unordered_map>
+#include <unordered_set>
 
 namespace agileos::ptx {
 namespace {
@@ -116,10 +119,10 @@ constexpr std::string_view kNoMemoryOpcodes[] = {"abs",
                                                  "szext"};
 
 bool knownNotToAccessMemory(const std::string& opcode) {
-  for (std::string_view known : kNoMemoryOpcodes) {
-    if (known == opcode) return true;
-  }
-  return false;
+  // A hash set: every instruction of every module is looked up here, several times per load.
+  static const std::unordered_set<std::string_view> known(std::begin(kNoMemoryOpcodes),
+                                                          std::end(kNoMemoryOpcodes));
+  return known.count(opcode) != 0;
 }
 
 bool startsWith(std::string_view text, std::string_view prefix) {
@@ -217,19 +220,13 @@ const char* toString(StateSpace space) {
 }
 
 std::uint32_t typeBytes(const std::string& modifier) {
-  const std::string_view m = modifier;
-  if (m == ".b8" || m == ".u8" || m == ".s8" || m == ".e4m3" || m == ".e5m2") return 1;
-  if (m == ".b16" || m == ".u16" || m == ".s16" || m == ".f16" || m == ".bf16" || m == ".e4m3x2" ||
-      m == ".e5m2x2") {
-    return 2;
-  }
-  if (m == ".b32" || m == ".u32" || m == ".s32" || m == ".f32" || m == ".f16x2" || m == ".bf16x2" ||
-      m == ".tf32") {
-    return 4;
-  }
-  if (m == ".b64" || m == ".u64" || m == ".s64" || m == ".f64") return 8;
-  if (m == ".b128") return 16;
-  return 0;
+  static const std::unordered_map<std::string_view, std::uint32_t> kBytes = {
+      {".b8", 1},   {".u8", 1},  {".s8", 1},  {".e4m3", 1}, {".e5m2", 1},   {".b16", 2},
+      {".u16", 2},  {".s16", 2}, {".f16", 2}, {".bf16", 2}, {".e4m3x2", 2}, {".e5m2x2", 2},
+      {".b32", 4},  {".u32", 4}, {".s32", 4}, {".f32", 4},  {".f16x2", 4},  {".bf16x2", 4},
+      {".tf32", 4}, {".b64", 8}, {".u64", 8}, {".s64", 8},  {".f64", 8},    {".b128", 16}};
+  const auto it = kBytes.find(modifier);
+  return it == kBytes.end() ? 0 : it->second;
 }
 
 MemoryClassification classifyMemory(const Instruction& instruction) {
