@@ -222,7 +222,8 @@ void SessionRunner::run(SessionStream& stream) {
       client, *token, [&end_signal](const std::string& reason) { end_signal.workerEnded(reason); },
       ClientAttachSetting{guardPolicy, options_.guard.sass_only == "allow",
                           options_.guard.require == "always", admittedAdapterOperations(options_.adapters),
-                          std::move(modules)});
+                          std::move(modules)},
+      [&stream] { return stream.gone(); });
   if (!placed.assigned) {
     writeRefusal(stream, toProto(placed.refusal), placed.message);
     return;

@@ -371,6 +371,7 @@ ConfigResult parseDaemonConfig(std::string_view json_text) {
     reader.readInteger("prestart", 0, kMaxWorkersLimit, &w.prestart);
     reader.readInteger("max_workers", 1, kMaxWorkersLimit, &w.max_workers);
     reader.readInteger("start_timeout_ms", 1, kMaxStartTimeoutMs, &w.start_timeout_ms);
+    reader.readInteger("queue_wait_ms", 0, kMaxStartTimeoutMs, &w.queue_wait_ms);
     reader.readStringArray("args", &w.args, checkWorkerArg);
     reader.finish();
   }
@@ -450,6 +451,7 @@ std::string toJsonText(const DaemonConfig& config) {
         {"prestart", config.worker.prestart},
         {"max_workers", config.worker.max_workers},
         {"start_timeout_ms", config.worker.start_timeout_ms},
+        {"queue_wait_ms", config.worker.queue_wait_ms},
         {"args", config.worker.args}}},
       {"guard",
        {{"policy", config.guard.policy},

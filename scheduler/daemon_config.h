@@ -29,11 +29,14 @@ struct WorkerConfig {
   // Worker binary. A relative path is resolved against the directory of the agileosd binary
   // (see resolveExecutable in runtime_files.h).
   std::string executable = "agileos-worker";
-  int device = 0;                          // CUDA device ordinal the workers open
-  std::uint32_t prestart = 1;              // ready workers kept waiting for clients (<= max_workers)
-  std::uint32_t max_workers = 4;           // hard cap on worker processes; beyond it clients are refused BUSY
+  int device = 0;                 // CUDA device ordinal the workers open
+  std::uint32_t prestart = 1;     // ready workers kept waiting for clients (<= max_workers)
+  std::uint32_t max_workers = 4;  // hard cap on worker processes; beyond it clients queue (queue_wait_ms)
   std::uint32_t start_timeout_ms = 60000;  // a worker not ready by then is killed and counted as failed
-  std::vector<std::string> args;           // appended to every worker command line
+  // While every slot is held, a new client waits this long in a first-come, first-served queue
+  // before it is refused BUSY (0: refused at once).
+  std::uint32_t queue_wait_ms = 60000;
+  std::vector<std::string> args;  // appended to every worker command line
 };
 
 // The kernel memory guard (ptx/guard.h): which policy each client's modules get.

@@ -36,6 +36,7 @@ class GrpcSessionStream final : public SessionStream {
   bool write(const SessionDown& message) override { return stream_->Write(message); }
   void cancel() override { context_->TryCancel(); }
   std::string peer() const override { return context_->peer(); }
+  bool gone() const override { return context_->IsCancelled(); }
 
  private:
   grpc::ServerContext* context_;
@@ -123,6 +124,7 @@ DaemonServerOptions serverOptionsFromConfig(const DaemonConfig& config, const st
   options.pool.prestart = config.worker.prestart;
   options.pool.max_workers = config.worker.max_workers;
   options.pool.start_timeout = std::chrono::milliseconds(config.worker.start_timeout_ms);
+  options.pool.queue_wait = std::chrono::milliseconds(config.worker.queue_wait_ms);
   for (const ServiceConfig& service : config.services) {
     options.services.services.push_back({service.name, resolveExecutable(service.executable, daemon_dir),
                                          service.args, std::chrono::milliseconds(service.start_timeout_ms),

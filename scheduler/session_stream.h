@@ -27,6 +27,9 @@ class SessionStream {
 
   // Transport-level description of the peer, for logs.
   virtual std::string peer() const = 0;
+  // Whether the client has gone (disconnected or cancelled): a queued client that has gone
+  // gives up its place. May be called from any thread.
+  virtual bool gone() const = 0;
 };
 
 }  // namespace agileos::scheduler

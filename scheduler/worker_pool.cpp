@@ -82,7 +82,7 @@ void WorkerPool::stop() {
 }
 
 AcquireResult WorkerPool::acquire(ClientId client, std::string session_token, SessionEndedCallback on_ended,
-                                  ClientAttachSetting guard) {
+                                  ClientAttachSetting guard, std::function<bool()> gone) {
   std::unique_lock lock(mu_);
   AcquireResult refused;
   if (stopping_) {
@@ -100,11 +100,19 @@ AcquireResult WorkerPool::acquire(ClientId client, std::string session_token, Se
   entry.token = std::move(session_token);
   entry.on_ended = std::move(on_ended);
   entry.guard = std::move(guard);
-  entry.deadline = Clock::now() + options_.start_timeout;
+  entry.deadline = Clock::now() + std::max(options_.start_timeout, options_.queue_wait);
   queue_.push_back(client);
   spdlog::debug("client {}: queued", client);
   wakeSupervisor();
-  outcome_cv_.wait(lock, [&] { return clients_.at(client).outcome.has_value(); });
+  // While queued, look every kGonePoll whether the client has gone; once it is placed the
+  // session's own release path takes over.
+  constexpr auto kGonePoll = std::chrono::milliseconds(200);
+  while (!outcome_cv_.wait_for(lock, kGonePoll, [&] { return clients_.at(client).outcome.has_value(); })) {
+    Client& waiting = clients_.at(client);
+    if (gone && waiting.state == ClientState::kQueued && gone()) {
+      refuse(waiting, RefusalKind::kBusy, "the client left the admission queue");
+    }
+  }
   AcquireResult result = *clients_.at(client).outcome;
   if (!result.assigned) clients_.erase(client);
   return result;
@@ -252,7 +260,9 @@ void WorkerPool::enforceDeadlines() {
     switch (client->state) {
       case ClientState::kQueued:
         refuse(*client, RefusalKind::kBusy,
-               "no worker slot became free within " + msText(options_.start_timeout) + "; try again later");
+               "no worker slot became free within " +
+                   msText(std::max(options_.start_timeout, options_.queue_wait)) + " (worker.max_workers " +
+                   std::to_string(options_.max_workers) + ", worker.queue_wait_ms); try again later");
         break;
       case ClientState::kAttaching:
         if (worker != nullptr) {
@@ -329,6 +339,12 @@ void WorkerPool::schedulePendingClients() {
         queue_.push_front(id);  // first in line still; later clients wait behind it
         return;
       case PlacementDecision::Kind::kRefuse:
+        // Every slot is held: the admission queue keeps the client, first in line, until a
+        // slot frees or its deadline (enforceDeadlines) refuses it with the reason.
+        if (decision.refusal == RefusalKind::kBusy && options_.queue_wait.count() > 0) {
+          queue_.push_front(id);
+          return;
+        }
         refuse(*client, decision.refusal, decision.message);
         break;
     }

@@ -51,7 +51,11 @@ struct PoolOptions {
   std::string worker_log_level = "info";
   std::size_t prestart = 1;
   std::size_t max_workers = 4;
-  std::chrono::milliseconds start_timeout{60000};   // spawn -> ready; also a client's wait for a worker
+  std::chrono::milliseconds start_timeout{60000};  // spawn -> ready; also a client's wait for a worker
+  // Admission queue: while every worker slot is held by active clients, a new client waits
+  // first come, first served for this long (0: it is refused BUSY at once), then is refused
+  // BUSY with the reason.
+  std::chrono::milliseconds queue_wait{60000};
   std::chrono::milliseconds reply_timeout{10000};   // attach -> attached, release -> released
   std::chrono::milliseconds shutdown_grace{5000};   // shutdown message -> SIGTERM
   std::chrono::milliseconds terminate_grace{2000};  // SIGTERM -> SIGKILL
@@ -151,8 +155,10 @@ class WorkerPool {
   // (at most about 2 * start_timeout + reply_timeout: a free slot, a worker start, the attach).
   // `client` must be new. `on_ended` may be called before acquire() returns.
   // `guard` is passed to the worker with the attach.
+  // `gone`, when set, is polled while the client waits in the admission queue: once it says the
+  // client has gone, the client leaves the queue and is refused (nothing else remains of it).
   AcquireResult acquire(ClientId client, std::string session_token, SessionEndedCallback on_ended,
-                        ClientAttachSetting guard = {});
+                        ClientAttachSetting guard = {}, std::function<bool()> gone = {});
 
   // Ends an assigned client's use of its worker (asynchronously: the worker is told and then
   // retired as the policy says). No-op for unknown or refused clients.

@@ -57,6 +57,10 @@ class FakeSessionStream final : public SessionStream {
     client_closed_ = true;
     cv_.notify_all();
   }
+  bool gone() const override {
+    std::lock_guard lock(mu_);
+    return client_closed_;
+  }
   // The daemon's index-th message, once written (nullopt if it never comes).
   std::optional<SessionDown> written(std::size_t index) {
     std::unique_lock lock(mu_);
@@ -113,7 +117,7 @@ class FakeSessionStream final : public SessionStream {
   std::string peer() const override { return "fake"; }
 
  private:
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<SessionUp> incoming_;
   std::vector<SessionDown> writes_;

@@ -327,9 +327,10 @@ TEST_F(DaemonE2ETest, ConcurrentClientsGetDifferentWorkersAndTokens) {
   EXPECT_TRUE(b.close().ok());
 }
 
-TEST_F(DaemonE2ETest, ClientsBeyondMaxWorkersAreRefusedBusy) {
+TEST_F(DaemonE2ETest, ClientsBeyondMaxWorkersAreRefusedBusyWithoutAnAdmissionQueue) {
   DaemonServerOptions options = makeOptions();
   options.pool.max_workers = 1;
+  options.pool.queue_wait = std::chrono::milliseconds(0);
   startServer(options);
   TestClient first(socketPath());
   const auto assigned = first.hello();
@@ -341,6 +342,45 @@ TEST_F(DaemonE2ETest, ClientsBeyondMaxWorkersAreRefusedBusy) {
   EXPECT_EQ(refused->refusal().reason(), Refusal::BUSY);
   EXPECT_THAT(refused->refusal().message(), HasSubstr("max_workers"));
   EXPECT_TRUE(second.finishWithoutClosing().ok());
+  EXPECT_TRUE(first.close().ok());
+}
+
+// Issue 14: the admission queue. The second client's Hello is answered once the first has
+// gone and a fresh worker holds the slot.
+TEST_F(DaemonE2ETest, AClientBeyondMaxWorkersWaitsAndIsServedWhenTheSlotFrees) {
+  DaemonServerOptions options = makeOptions();
+  options.pool.max_workers = 1;
+  options.pool.queue_wait = std::chrono::milliseconds(20000);
+  startServer(options);
+  TestClient first(socketPath());
+  const auto assigned = first.hello();
+  ASSERT_TRUE(assigned.has_value() && assigned->has_assignment());
+  TestClient second(socketPath());
+  decltype(second.hello()) queued;
+  std::thread waiting([&] { queued = second.hello(); });
+  EXPECT_TRUE(first.close().ok());
+  waiting.join();
+  ASSERT_TRUE(queued.has_value());
+  ASSERT_TRUE(queued->has_assignment()) << queued->DebugString();
+  EXPECT_TRUE(second.close().ok());
+}
+
+TEST_F(DaemonE2ETest, AClientThatLeavesTheAdmissionQueueLeavesNoTrace) {
+  DaemonServerOptions options = makeOptions();
+  options.pool.max_workers = 1;
+  options.pool.queue_wait = std::chrono::milliseconds(20000);
+  startServer(options);
+  TestClient first(socketPath());
+  const auto assigned = first.hello();
+  ASSERT_TRUE(assigned.has_value() && assigned->has_assignment());
+  TestClient second(socketPath());
+  std::thread waiting([&] { (void)second.hello(); });
+  ASSERT_TRUE(waitUntil([&] { return server_->pool().snapshot().clients == 2; }))
+      << "the second client queued";
+  second.vanish();
+  waiting.join();
+  EXPECT_TRUE(waitUntil([&] { return server_->pool().snapshot().clients == 1; }))
+      << "the queued client's place is gone with it";
   EXPECT_TRUE(first.close().ok());
 }
 

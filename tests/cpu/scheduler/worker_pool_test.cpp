@@ -149,8 +149,10 @@ TEST_F(WorkerPoolTest, ReleaseRetiresTheWorkerAndReplenishesWithAFreshOne) {
   EXPECT_TRUE(recorder_.reasons().empty());
 }
 
-TEST_F(WorkerPoolTest, RefusesBusyBeyondMaxWorkers) {
-  startPool(testing::mockPoolOptions(dir_));  // prestart 1, max_workers 2
+TEST_F(WorkerPoolTest, RefusesBusyBeyondMaxWorkersWithoutAnAdmissionQueue) {
+  PoolOptions options = testing::mockPoolOptions(dir_);  // prestart 1, max_workers 2
+  options.queue_wait = std::chrono::milliseconds(0);
+  startPool(options);
   const AcquireResult a = acquire(1);
   const AcquireResult b = acquire(2);
   ASSERT_TRUE(a.assigned) << a.message;
@@ -162,6 +164,62 @@ TEST_F(WorkerPoolTest, RefusesBusyBeyondMaxWorkers) {
   EXPECT_THAT(c.message, HasSubstr("all 2 worker slots are in use"));
   EXPECT_EQ(pool_->snapshot().workers.size(), 2u);
   EXPECT_EQ(pool_->snapshot().clients, 2u);  // the refused entry is gone
+}
+
+// Issue 14: a client that finds every slot held waits in the admission queue and is served
+// when a slot frees.
+TEST_F(WorkerPoolTest, AQueuedClientIsServedWhenASlotFrees) {
+  startPool(testing::mockPoolOptions(dir_));  // prestart 1, max_workers 2, queue_wait 20 s
+  const AcquireResult a = acquire(1);
+  const AcquireResult b = acquire(2);
+  ASSERT_TRUE(a.assigned) << a.message;
+  ASSERT_TRUE(b.assigned) << b.message;
+  AcquireResult c;
+  std::thread third([&] { c = acquire(3); });
+  ASSERT_TRUE(waitUntil([&] { return pool_->snapshot().clients == 3; })) << "the third client is queued";
+  EXPECT_FALSE(c.assigned);
+  pool_->release(1);
+  third.join();
+  ASSERT_TRUE(c.assigned) << c.message;
+  EXPECT_NE(c.worker, a.worker) << "a dedicated worker is never reused";
+  EXPECT_NE(c.worker, b.worker);
+}
+
+TEST_F(WorkerPoolTest, AQueuedClientIsRefusedWithTheReasonWhenNoSlotFreesInTime) {
+  PoolOptions options = testing::mockPoolOptions(dir_);
+  options.start_timeout = std::chrono::milliseconds(3000);
+  options.queue_wait = std::chrono::milliseconds(3000);
+  startPool(options);
+  ASSERT_TRUE(acquire(1).assigned);
+  ASSERT_TRUE(acquire(2).assigned);
+  const AcquireResult c = acquire(3);
+  EXPECT_FALSE(c.assigned);
+  EXPECT_EQ(c.refusal, RefusalKind::kBusy);
+  EXPECT_THAT(c.message, HasSubstr("no worker slot became free within"));
+  EXPECT_THAT(c.message, HasSubstr("worker.queue_wait_ms"));
+  EXPECT_EQ(pool_->snapshot().clients, 2u) << "the refused client leaves no entry";
+}
+
+// More clients than slots, each holding its worker briefly: all of them are served.
+TEST_F(WorkerPoolTest, MoreClientsThanSlotsAreAllServedInTurn) {
+  PoolOptions options = testing::mockPoolOptions(dir_);
+  options.max_workers = 3;
+  startPool(options);
+  constexpr ClientId kClients = 8;
+  std::vector<AcquireResult> results(kClients);
+  std::vector<std::thread> threads;
+  for (ClientId id = 1; id <= kClients; ++id) {
+    threads.emplace_back([&, id] {
+      results[id - 1] = acquire(id, "token-" + std::to_string(id));
+      if (results[id - 1].assigned) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        pool_->release(id);
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (ClientId id = 1; id <= kClients; ++id)
+    EXPECT_TRUE(results[id - 1].assigned) << results[id - 1].message;
 }
 
 TEST_F(WorkerPoolTest, ConcurrentClientsGetDifferentWorkers) {
