@@ -94,7 +94,17 @@ void ShmCallServer::acceptLoop() {
     reapFinished();
     if (stopping_ || (fds[0].revents & POLLIN) == 0) continue;
     const int fd = ::accept4(listenFd_, nullptr, nullptr, SOCK_CLOEXEC);
-    if (fd < 0) continue;
+    if (fd < 0) {
+      const int error = errno;
+      if (error == EINTR || error == ECONNABORTED || error == EAGAIN) continue;
+      // EMFILE, ENFILE, ENOBUFS, ENOMEM last a while and poll keeps reporting the pending
+      // connection: wait for connections to end instead of spinning (issue 14). The wake pipe
+      // still ends the wait at once when the server stops.
+      spdlog::warn("shm transport: accept: {}; backing off", std::strerror(error));
+      pollfd wake{wakeFds_[0], POLLIN, 0};
+      ::poll(&wake, 1, static_cast<int>(kAcceptBackoff.count()));
+      continue;
+    }
     std::lock_guard lock(mutex_);
     if (connections_.size() >= kMaxConnections) {
       spdlog::warn("shm transport: refusing a connection: {} already open", connections_.size());

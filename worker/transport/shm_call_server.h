@@ -36,6 +36,8 @@ class ShmCallServer {
   static constexpr std::size_t kMaxConnections = 64;
   static constexpr std::size_t kMaxConnectionsPerSession = 4;
   static constexpr std::chrono::milliseconds kHandshakeTimeout{2000};
+  // After accept fails for want of descriptors or memory, the accept loop waits this long.
+  static constexpr std::chrono::milliseconds kAcceptBackoff{100};
 
   explicit ShmCallServer(WorkerRuntime& runtime, shm::RegionSizes sizes = {}, shm::WaitPolicy policy = {})
       : runtime_(runtime), sizes_(sizes), policy_(policy) {}
