@@ -105,9 +105,23 @@ std::vector<DeclaredName> moduleDeclarations(const Module& module) {
 
 // ---------------------------------------------------------------- the rules
 
-bool movesTheStack(const Instruction& instruction) {
-  return instruction.opcode == "alloca" || instruction.opcode == "stacksave" ||
-         instruction.opcode == "stackrestore";
+// Where an instruction is, for the rules: not confining, or confining in a kernel or a .func.
+enum class FrameRole : std::uint8_t { kOpen, kKernel, kFunc };
+
+// Stack-pointer instructions the confinement cannot bound. `stackrestore` sets the stack
+// pointer to any value, so a callee's frame (and its saved return address) could be put at
+// or above the kernel's frame floor: refused everywhere. `alloca` and `stacksave` only in a
+// .func (alloca'd memory is no declared variable; a kernel's alloca only moves later frames
+// further down, below the floor).
+bool movesTheStack(const Instruction& instruction, FrameRole role) {
+  if (role == FrameRole::kOpen) return false;
+  if (instruction.opcode == "stackrestore") return true;
+  return role == FrameRole::kFunc && (instruction.opcode == "alloca" || instruction.opcode == "stacksave");
+}
+
+FrameRole roleOf(const Function& function, bool confining) {
+  if (!confining) return FrameRole::kOpen;
+  return function.kind == Function::Kind::kFunc ? FrameRole::kFunc : FrameRole::kKernel;
 }
 
 // A write `bytes` wide at `name + offset` lies inside the variable `d`.
@@ -131,11 +145,12 @@ WritePlan refuse(std::string reason) {
   return plan;
 }
 
-// The rules for one instruction (shared by the rewrite and the checker). `inFunc`: the
-// instruction is in a .func body.
+// The rules for one instruction (shared by the rewrite and the checker). `role`: whether
+// writes are confined, and whether the instruction is in a kernel or a .func.
 WritePlan planWrites(const Instruction& instruction, const MemoryClassification& c, const Scopes& scopes,
-                     bool inFunc) {
-  if (inFunc && movesTheStack(instruction))
+                     FrameRole role) {
+  const bool inFunc = role == FrameRole::kFunc;
+  if (movesTheStack(instruction, role))
     return refuse("'" + instruction.opcode + "' moves the stack pointer, which the guard cannot bound");
   if (c.verdict != MemoryClassification::Verdict::kAccess) return {};
   WritePlan plan;
@@ -195,18 +210,18 @@ class Rewriter {
  public:
   explicit Rewriter(const std::string& prefix) : names_(prefix) {}
 
-  bool rewrite(std::vector<Statement>* statements, Scopes* scopes, bool inFunc) {
+  bool rewrite(std::vector<Statement>* statements, Scopes* scopes, FrameRole role) {
     scopes->pushBlock(*statements);
     for (Statement& statement : *statements) {
       if (statement.kind == Statement::Kind::kBlock) {
-        if (!rewrite(&statement.block, scopes, inFunc)) return false;
+        if (!rewrite(&statement.block, scopes, role)) return false;
         continue;
       }
       if (statement.kind != Statement::Kind::kInstruction) continue;
       const Instruction& instruction = statement.instruction;
       const MemoryClassification c = classifyMemory(instruction);
       if (c.verdict == MemoryClassification::Verdict::kUnsupported) continue;  // the memory guard refuses it
-      const WritePlan plan = planWrites(instruction, c, *scopes, inFunc);
+      const WritePlan plan = planWrites(instruction, c, *scopes, role);
       if (plan.kind == WritePlan::Kind::kRefuse) return fail(instruction, plan.reason);
       if (plan.kind == WritePlan::Kind::kNone) continue;
       std::string text, error;
@@ -362,14 +377,14 @@ class Checker {
   Checker(std::string prefix, std::vector<std::string>* out) : prefix_(std::move(prefix)), out_(out) {}
 
   // `parent`: the statements of the enclosing block when `statements` is its last statement.
-  void check(const std::vector<Statement>& statements, Scopes* scopes, bool inFunc,
+  void check(const std::vector<Statement>& statements, Scopes* scopes, FrameRole role,
              const std::vector<Statement>* parent) {
     scopes->pushBlock(statements);
     for (std::size_t index = 0; index < statements.size(); ++index) {
       const Statement& s = statements[index];
       const bool last = index + 1 == statements.size();
       if (s.kind == Statement::Kind::kBlock) {
-        check(s.block, scopes, inFunc, last ? &statements : nullptr);
+        check(s.block, scopes, role, last ? &statements : nullptr);
         continue;
       }
       if (s.kind != Statement::Kind::kInstruction) continue;
@@ -377,7 +392,7 @@ class Checker {
       const MemoryClassification c = classifyMemory(instruction);
       if (c.verdict == MemoryClassification::Verdict::kUnsupported)
         continue;  // the memory checker reports it
-      const WritePlan plan = planWrites(instruction, c, *scopes, inFunc);
+      const WritePlan plan = planWrites(instruction, c, *scopes, role);
       if (plan.kind == WritePlan::Kind::kNone) continue;
       if (plan.kind == WritePlan::Kind::kRefuse || !last ||
           !confined(statements, parent, instruction, *plan.access, *scopes)) {
@@ -572,8 +587,7 @@ FrameConfinementResult confineFrameWrites(Module* module, const std::set<std::st
     if (item.kind != TopLevel::Kind::kFunction || !item.function.hasBody) continue;
     if (trustedBody(item.function, trustedFunctions)) continue;
     scopes.push(readParameters(item.function));
-    const bool inFunc = confineFuncWrites && item.function.kind == Function::Kind::kFunc;
-    const bool ok = rewriter.rewrite(&item.function.body, &scopes, inFunc);
+    const bool ok = rewriter.rewrite(&item.function.body, &scopes, roleOf(item.function, confineFuncWrites));
     if (!ok) {
       result.error = rewriter.error();
       return result;
@@ -597,8 +611,7 @@ std::vector<std::string> findUnconfinedFrameWrites(const Module& module,
     if (item.kind != TopLevel::Kind::kFunction || !item.function.hasBody) continue;
     if (trustedBody(item.function, trustedFunctions)) continue;
     scopes.push(readParameters(item.function));
-    checker.check(item.function.body, &scopes,
-                  confineFuncWrites && item.function.kind == Function::Kind::kFunc, nullptr);
+    checker.check(item.function.body, &scopes, roleOf(item.function, confineFuncWrites), nullptr);
     scopes.pop();
   }
   if (confineFuncWrites) {

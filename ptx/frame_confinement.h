@@ -24,8 +24,9 @@
 //     (`isspacep.local`; always, for st.local), outside every `.local` variable of the
 //     function in scope, and below the floor. The write then uses that register. A write
 //     through a symbol that is neither such a variable nor a variable of another state
-//     space is refused, as are `alloca`, `stacksave` and `stackrestore` in a .func (they
-//     move the stack pointer or make frame memory that no declaration bounds).
+//     space is refused, as are `alloca` and `stacksave` in a .func (frame memory that no
+//     declaration bounds) and `stackrestore` anywhere (it could put a callee's frame, with
+//     its saved return address, at or above the floor).
 //   - A kernel's own writes need no check: while its instructions run, every frame below
 //     its own has been popped, and its own frame holds no return address.
 // What it costs: a device function that is not inlined may write its own variables and the

@@ -236,6 +236,10 @@ TEST(PtxFrameConfinement, ParamStoresStayInsideTheirParameterAndStackMovesAreRef
   EXPECT_TRUE(guardModule(parsed(module("\tstacksave.u64 %rd6;")), open).ok);
   const GuardResult unconfined = guardedAndClean(parsed(module("\tst.local.u32 [%rd4], %r1;")), open);
   EXPECT_EQ(unconfined.confinedFrameWrites, 0u) << "off by default";
+  // stackrestore could move a callee's frame above the floor: refused in a kernel too; a
+  // kernel's alloca only moves later frames down.
+  EXPECT_FALSE(guardModule(parsed(module("", "\tstackrestore.u64 %rd1;\n")), options()).ok);
+  EXPECT_TRUE(guardModule(parsed(module("", "\talloca.u64 %rd6, 16;\n")), options()).ok);
   // In a kernel too: a call argument past its parameter.
   const std::string past = module("");
   std::string text = past;
