@@ -136,10 +136,28 @@ std::optional<Instruction> withArgument(const Instruction& call, const std::stri
   return rebuilt;
 }
 
+// `dest` = the lowest address of `locals` (~0 when there are none): mov, then min.u64 with
+// each other variable through a register of its own.
+std::string floorComputation(const std::string& dest, const std::vector<std::string>& locals) {
+  std::string text =
+      "mov.u64 " + dest + ", " + (locals.empty() ? std::string("0xffffffffffffffff") : locals[0]) + ";\n";
+  for (std::size_t k = 1; k < locals.size(); ++k) {
+    const std::string m = dest + "_m" + std::to_string(k);
+    text += ".reg .u64 " + m + ";\nmov.u64 " + m + ", " + locals[k] + ";\nmin.u64 " + dest + ", " + dest +
+            ", " + m + ";\n";
+  }
+  return text;
+}
+
 class Plumber {
  public:
   Plumber(std::set<std::string> users, std::string prefix)
       : users_(std::move(users)), prefix_(std::move(prefix)), floor_(frameFloorRegister(prefix_)) {}
+
+  // The body about to be plumbed: a kernel's (its leading local variables make the floor,
+  // computed afresh at each call) or a device function's (`kernelLocals` null: it passes on
+  // the floor it was given).
+  void setFunction(const std::vector<std::string>* kernelLocals) { kernelLocals_ = kernelLocals; }
 
   bool body(std::vector<Statement>* statements) {
     std::vector<Statement> out;
@@ -155,9 +173,18 @@ class Plumber {
         const std::string argument = prefix_ + "_fa" + std::to_string(arguments_++);
         std::optional<Instruction> call = withArgument(s.instruction, argument);
         if (!call) return fail(s.instruction.line, "a call the guard cannot pass the frame floor to");
-        std::vector<Statement> pass = statementsOf(".param .b64 " + argument + ";\nst.param.b64 [" +
-                                                   argument + "+0], " + floor_ + ";\n");
-        if (pass.size() != 2)
+        std::string text = ".param .b64 " + argument + ";\n";
+        std::string value = floor_;
+        if (kernelLocals_ != nullptr) {
+          // In a kernel the floor is computed right before each call, never kept in a register
+          // across the kernel's code: a spill of it would sit in the kernel's own frame, which
+          // the callees may write.
+          value = prefix_ + "_fk" + std::to_string(arguments_ - 1);
+          text += ".reg .u64 " + value + ";\n" + floorComputation(value, *kernelLocals_);
+        }
+        text += "st.param.b64 [" + argument + "+0], " + value + ";\n";
+        std::vector<Statement> pass = statementsOf(text);
+        if (pass.empty())
           return fail(s.instruction.line, "internal: the frame floor's argument does not parse");
         // An indirect call's control-flow check block stays immediately before it.
         const bool indirect =
@@ -185,6 +212,7 @@ class Plumber {
   const std::set<std::string> users_;
   const std::string prefix_;
   const std::string floor_;
+  const std::vector<std::string>* kernelLocals_ = nullptr;
   std::size_t arguments_ = 0;
   std::string error_;
 };
@@ -215,12 +243,14 @@ class Checker {
       : users_(users), prefix_(prefix), floor_(frameFloorRegister(prefix)), out_(out) {}
 
   // Calls, and writes of the floor outside `prologue`.
-  void body(const std::vector<Statement>& statements, const std::set<const Instruction*>& prologue,
-            bool top) {
+  // `kernelLocals`: the body is a kernel's, whose calls pass a floor computed right before
+  // them from these variables; otherwise a device function's, whose calls pass its floor.
+  void body(const std::vector<Statement>& statements, const std::set<const Instruction*>& prologue, bool top,
+            const std::vector<std::string>* kernelLocals) {
     for (std::size_t k = 0; k < statements.size(); ++k) {
       const Statement& s = statements[k];
       if (s.kind == Statement::Kind::kBlock) {
-        body(s.block, prologue, false);
+        body(s.block, prologue, false, kernelLocals);
         continue;
       }
       if (s.kind == Statement::Kind::kDirective && !top) {
@@ -234,39 +264,10 @@ class Checker {
           i.operands[0].tokens[0].text == floor_) {
         report(i.line, "the frame floor is written: " + print(i));
       }
-      if (callsUserFunction(i, users_) && !passesFloor(statements, k)) {
+      if (callsUserFunction(i, users_) && !passesFloor(statements, k, kernelLocals)) {
         report(i.line, "a call that does not pass the frame floor: " + print(i));
       }
     }
-  }
-
-  // The kernel's prologue: mov floor, first-variable-or-~0 { mov m, variable; min floor, floor, m }.
-  std::set<const Instruction*> kernelPrologue(const std::vector<Statement>& body, std::uint32_t line) {
-    const std::vector<std::string> locals = topLevelLocals(body);
-    const auto local = [&](const Operand& o) {
-      return o.kind == Operand::Kind::kSymbol && o.tokens.size() == 1 &&
-             std::find(locals.begin(), locals.end(), o.tokens[0].text) != locals.end();
-    };
-    std::vector<const Instruction*> seq = topInstructions(body);
-    std::set<const Instruction*> prologue;
-    if (seq.empty() || !is(*seq[0], "mov", {".u64"}, 2) || reg(seq[0]->operands[0]) != floor_ ||
-        !(local(seq[0]->operands[1]) || immediateValue(seq[0]->operands[1]) == ~std::uint64_t{0})) {
-      report(line, "a kernel without the frame floor's prologue");
-      return prologue;
-    }
-    prologue.insert(seq[0]);
-    for (std::size_t k = 1; k + 1 < seq.size(); k += 2) {
-      const Instruction* mov = seq[k];
-      const Instruction* min = seq[k + 1];
-      if (!is(*mov, "mov", {".u64"}, 2) || !local(mov->operands[1]) ||
-          !startsWith(reg(mov->operands[0]), prefix_) || !is(*min, "min", {".u64"}, 3) ||
-          reg(min->operands[0]) != floor_ || reg(min->operands[1]) != floor_ ||
-          reg(min->operands[2]) != reg(mov->operands[0])) {
-        break;
-      }
-      prologue.insert(min);
-    }
-    return prologue;
   }
 
   std::set<const Instruction*> functionPrologue(const std::vector<Statement>& body, std::uint32_t line) {
@@ -293,9 +294,38 @@ class Checker {
     return seq;
   }
 
+  // In a kernel: `value` (a fresh register) is computed by the instructions right before
+  // statements[at]: mov value, first-variable-or-~0 { mov m, variable; min value, value, m },
+  // each variable one of the kernel's leading locals (each bounds the kernel's frame from
+  // below, so any subset of them gives a sound floor).
+  bool computedBefore(const std::vector<Statement>& statements, std::size_t at, const std::string& value,
+                      const std::vector<std::string>& locals) const {
+    if (!startsWith(value, prefix_)) return false;
+    const auto local = [&](const Operand& o) {
+      return o.kind == Operand::Kind::kSymbol && o.tokens.size() == 1 &&
+             std::find(locals.begin(), locals.end(), o.tokens[0].text) != locals.end();
+    };
+    std::vector<const Instruction*> before;  // the instructions before `at`, nearest last
+    for (std::size_t j = 0; j < at; ++j) {
+      if (statements[j].kind == Statement::Kind::kInstruction) before.push_back(&statements[j].instruction);
+    }
+    std::size_t k = before.size();
+    while (k >= 2 && is(*before[k - 1], "min", {".u64"}, 3) && reg(before[k - 1]->operands[0]) == value &&
+           reg(before[k - 1]->operands[1]) == value && is(*before[k - 2], "mov", {".u64"}, 2) &&
+           reg(before[k - 2]->operands[0]) == reg(before[k - 1]->operands[2]) &&
+           startsWith(reg(before[k - 2]->operands[0]), prefix_) && local(before[k - 2]->operands[1])) {
+      k -= 2;
+    }
+    if (k == 0) return false;
+    const Instruction& first = *before[k - 1];
+    return is(first, "mov", {".u64"}, 2) && reg(first.operands[0]) == value &&
+           (local(first.operands[1]) || immediateValue(first.operands[1]) == ~std::uint64_t{0});
+  }
+
   // The call's last argument is a parameter declared and stored with the floor before it in
-  // the same block.
-  bool passesFloor(const std::vector<Statement>& statements, std::size_t k) const {
+  // the same block (in a kernel: the floor computed right before that store).
+  bool passesFloor(const std::vector<Statement>& statements, std::size_t k,
+                   const std::vector<std::string>* kernelLocals) const {
     const Instruction& call = statements[k].instruction;
     const std::size_t t = targetIndex(call);
     if (t + 1 >= call.operands.size() || call.operands[t + 1].kind != Operand::Kind::kList ||
@@ -309,11 +339,13 @@ class Checker {
       const Statement& s = statements[j];
       if (s.kind != Statement::Kind::kInstruction) continue;
       const Instruction& i = s.instruction;
-      if (is(i, "st", {".param", ".b64"}, 2) && i.operands[0].address &&
-          i.operands[0].address->base == argument && i.operands[0].address->offset == 0 &&
-          reg(i.operands[1]) == floor_) {
-        return true;
+      if (!is(i, "st", {".param", ".b64"}, 2) || !i.operands[0].address ||
+          i.operands[0].address->base != argument || i.operands[0].address->offset != 0) {
+        continue;
       }
+      const std::string value = reg(i.operands[1]);
+      if (kernelLocals == nullptr) return value == floor_;
+      return computedBefore(statements, j, value, *kernelLocals);
     }
     return false;
   }
@@ -358,30 +390,21 @@ bool addFrameFloor(Module* module, const std::set<std::string>& trustedFunctions
       appendParameter(&f.header, name, parameterName(registerPrefix));
     }
     if (!f.hasBody || trustedBody(f, trustedFunctions)) continue;
+    const std::vector<std::string> locals = topLevelLocals(f.body);
+    plumber.setFunction(user ? nullptr : &locals);
     if (!plumber.body(&f.body)) {
       *error = plumber.error();
       return false;
     }
-    std::string prologue = ".reg .u64 " + floor + ";\n";
-    if (user) {
-      prologue += "ld.param.u64 " + floor + ", [" + parameterName(registerPrefix) + "];\n";
-    } else {
-      // The kernel's floor: the lowest address of its top-level local variables (~0: none).
-      const std::vector<std::string> locals = topLevelLocals(f.body);
-      prologue += "mov.u64 " + floor + ", " +
-                  (locals.empty() ? std::string("0xffffffffffffffff") : locals[0]) + ";\n";
-      for (std::size_t k = 1; k < locals.size(); ++k) {
-        const std::string m = registerPrefix + "_fm" + std::to_string(k);
-        prologue += ".reg .u64 " + m + ";\nmov.u64 " + m + ", " + locals[k] + ";\nmin.u64 " + floor + ", " +
-                    floor + ", " + m + ";\n";
-      }
-    }
+    if (!user) continue;  // a kernel computes its floor at each call
+    const std::string prologue =
+        ".reg .u64 " + floor + ";\nld.param.u64 " + floor + ", [" + parameterName(registerPrefix) + "];\n";
     std::vector<Statement> statements = statementsOf(prologue);
     if (statements.empty()) {
       *error = "internal: the frame floor's prologue does not parse";
       return false;
     }
-    // After the body's own declarations: a kernel's prologue names its local variables.
+    // After the body's own declarations.
     std::size_t at = 0;
     while (at < f.body.size() && f.body[at].kind == Statement::Kind::kDirective) ++at;
     f.body.insert(f.body.begin() + static_cast<std::ptrdiff_t>(at), statements.begin(), statements.end());
@@ -407,10 +430,11 @@ std::vector<std::string> findMissingFrameFloor(const Module& module,
       }
     }
     if (!f.hasBody || trustedBody(f, trustedFunctions)) continue;
-    const std::set<const Instruction*> prologue = f.kind == Function::Kind::kFunc
-                                                      ? checker.functionPrologue(f.body, line)
-                                                      : checker.kernelPrologue(f.body, line);
-    checker.body(f.body, prologue, true);
+    const bool kernel = f.kind == Function::Kind::kEntry;
+    const std::set<const Instruction*> prologue =
+        kernel ? std::set<const Instruction*>{} : checker.functionPrologue(f.body, line);
+    const std::vector<std::string> locals = topLevelLocals(f.body);
+    checker.body(f.body, prologue, true, kernel ? &locals : nullptr);
   }
   return out;
 }

@@ -11,19 +11,23 @@
 //     declarations too) gets one more parameter, `.param .b64 <prefix>_fp`, and every
 //     `.callprototype` one more `.param .b64 _` (indirect calls reach user functions only,
 //     ptx/control_flow.h);
-//   - each such body starts by loading it into `<prefix>_floor`; each kernel body starts by
-//     computing `<prefix>_floor` (mov of its first variable, then min.u64 with each other);
-//   - every call to a user function, direct or through a register, passes `<prefix>_floor`
-//     in a parameter `<prefix>_faN` declared and stored right before it (before the
-//     control-flow check block of an indirect call).
+//   - each such body starts by loading it into `<prefix>_floor` and passes that on;
+//   - a kernel computes its floor right before each call into `<prefix>_fk<N>` (mov of its
+//     first leading .local variable, then min.u64 with each other one), never keeping it in
+//     a register across its own code: a spilled floor would sit in the kernel's frame, which
+//     the callees may write;
+//   - every call to a user function, direct or through a register, passes the floor in a
+//     parameter `<prefix>_faN` declared and stored right before it (before the control-flow
+//     check block of an indirect call).
 // A write is then allowed at or above the floor (the kernel's frame, or above the stack),
 // or inside the writing function's own variables. Names with the guard's fresh prefix
 // cannot be written by the program. A user function defined here and called from another
 // module (separate compilation) no longer links: its signature changed (fail closed).
 //
 // findMissingFrameFloor verifies the plumbing on its own: the parameter on every user
-// function's header, the exact prologue of each body, the floor passed at every call, and
-// no other write of `<prefix>_floor`.
+// function's header, the exact prologue of each device function, the floor passed at every
+// call (in a kernel, computed by the exact sequence right before it), and no other write of
+// `<prefix>_floor`.
 #pragma once
 
 #include <set>

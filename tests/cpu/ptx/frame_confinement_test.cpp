@@ -280,8 +280,10 @@ TEST(PtxFrameConfinement, TheFloorIsTheKernelsLowestVariableAndEveryCallPassesIt
   const GuardResult guarded = guardedAndClean(parsed(text), options());
   ASSERT_TRUE(guarded.ok);
   const std::string out = ptx::text(guarded.module);
-  EXPECT_NE(out.find("mov.u64 %agileos_guard_floor, own;"), npos) << out;
-  EXPECT_NE(out.find("min.u64 %agileos_guard_floor, %agileos_guard_floor, %agileos_guard_fm1;"), npos) << out;
+  // The kernel computes its floor right before the call, not in a register live across it.
+  EXPECT_NE(out.find("mov.u64 %agileos_guard_fk0, own;"), npos) << out;
+  EXPECT_NE(out.find("min.u64 %agileos_guard_fk0, %agileos_guard_fk0, %agileos_guard_fk0_m1;"), npos) << out;
+  EXPECT_NE(out.find("st.param.b64 [%agileos_guard_fa0+0], %agileos_guard_fk0;"), npos) << out;
   EXPECT_NE(out.find("ld.param.u64 %agileos_guard_floor, [%agileos_guard_fp];"), npos) << out;
   EXPECT_NE(out.find("work(.param .b64 work_p, .param .b32 work_i, .param .b64 %agileos_guard_fp)"), npos)
       << out;
@@ -297,7 +299,7 @@ TEST(PtxFrameConfinement, TheFloorIsTheKernelsLowestVariableAndEveryCallPassesIt
   bare.replace(bare.find("\tmov.u64 %rd2, own;\n"), 21, "\tmov.u64 %rd2, 0;\n");
   const GuardResult none = guardedAndClean(parsed(bare), options());
   ASSERT_TRUE(none.ok);
-  EXPECT_NE(ptx::text(none.module).find("mov.u64 %agileos_guard_floor, 0xffffffffffffffff;"), npos);
+  EXPECT_NE(ptx::text(none.module).find("mov.u64 %agileos_guard_fk0, 0xffffffffffffffff;"), npos);
 }
 
 TEST(PtxFrameConfinement, CheckerFlagsAlteredFloorPlumbing) {
@@ -310,9 +312,12 @@ TEST(PtxFrameConfinement, CheckerFlagsAlteredFloorPlumbing) {
     const char* to;
   };
   for (const Edit& e :
-       {Edit{"mov.u64\t%agileos_guard_floor, own;", "mov.u64\t%agileos_guard_floor, 0;"},
-        Edit{"st.param.b64\t[%agileos_guard_fa0+0], %agileos_guard_floor;",
+       {Edit{"mov.u64\t%agileos_guard_fk0, own;", "mov.u64\t%agileos_guard_fk0, 0;"},
+        Edit{"st.param.b64\t[%agileos_guard_fa0+0], %agileos_guard_fk0;",
              "st.param.b64\t[%agileos_guard_fa0+0], 0;"},
+        Edit{"\tst.param.b64\t[%agileos_guard_fa0+0]",
+             "\tadd.u64\t%agileos_guard_fk0, %agileos_guard_fk0, "
+             "1;\n\t\tst.param.b64\t[%agileos_guard_fa0+0]"},
         Edit{"ld.param.u64\t%agileos_guard_floor, [%agileos_guard_fp];", "mov.u64\t%agileos_guard_floor, 0;"},
         Edit{"\t@%agileos_guard_wo trap;",
              "\tmov.u64\t%agileos_guard_floor, 0;\n\t@%agileos_guard_wo trap;"}}) {
