@@ -12,6 +12,7 @@
 // Thread-safety: all methods are safe to call concurrently.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <mutex>
 #include <optional>
@@ -65,9 +66,20 @@ class TokenSource {
   std::uint64_t counter_ = 0;
 };
 
+// The most live entries a table holds for one client (issue 14: bounded per-client tables).
+// Creation handlers check full() before they create the object the entry would name, so a
+// refused call changes nothing; concurrent creations of one client may pass the check
+// together, so a table can hold up to the worker's concurrent calls more.
+inline constexpr std::size_t kHandleTableCapacity = 65536;
+
 template <typename T>
 class HandleTable {
  public:
+  bool full() const {
+    std::lock_guard lock(mutex_);
+    return entries_.size() >= kHandleTableCapacity;
+  }
+
   Token insert(T value) {
     std::lock_guard lock(mutex_);
     Token token = tokens_.next();

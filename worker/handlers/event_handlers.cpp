@@ -13,6 +13,10 @@ void eventCreate(CallContext& ctx, const v1::CallRequest& request, v1::CallReply
     refuse(reply, cudaErrorInvalidValue, "unsupported event flags (inter-process events are refused)");
     return;
   }
+  if (ctx.session.events.full()) {
+    refuse(reply, cudaErrorMemoryAllocation, "the client holds the most events a client may");
+    return;
+  }
   CUevent event = nullptr;
   if (!succeeded(ctx, ctx.gpu.eventCreate(flags, &event), reply, "cuEventCreate")) return;
   reply.mutable_token()->set_token(ctx.session.events.insert({event, flags}));

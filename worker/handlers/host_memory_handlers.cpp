@@ -24,6 +24,10 @@ void hostAlloc(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& 
     refuse(reply, cudaErrorInvalidValue, "a host allocation of 0 bytes");
     return;
   }
+  if (ctx.session.hostSegments.full()) {
+    refuse(reply, cudaErrorMemoryAllocation, "the client holds the most host allocations a client may");
+    return;
+  }
   // Reserve the quota first (atomically), so concurrent calls cannot overshoot it.
   std::uint64_t used = ctx.session.hostSegmentBytes.load();
   do {

@@ -220,6 +220,10 @@ void moduleLoad(CallContext& ctx, const v1::CallRequest& request, v1::CallReply&
     refuse(reply, cudaErrorInvalidKernelImage, "fatbin refused: " + parsed.error);
     return;
   }
+  if (ctx.session.modules.full() || ctx.session.functions.full()) {
+    refuse(reply, cudaErrorMemoryAllocation, "the client holds the most modules or functions a client may");
+    return;
+  }
   ModuleRecord module;
   if (!loadModuleEntries(ctx, parsed.entries, &module, reply)) return;
   // The token is minted first so functions can name their module; the record is

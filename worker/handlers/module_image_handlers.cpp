@@ -102,6 +102,10 @@ void moduleLoadImage(CallContext& ctx, const v1::CallRequest& request, v1::CallR
   }
   std::vector<fatbin::Entry> entries;
   if (!imageEntries(ctx, image, &entries, reply)) return;
+  if (ctx.session.modules.full()) {
+    refuse(reply, cudaErrorMemoryAllocation, "the client holds the most modules a client may");
+    return;
+  }
   ModuleRecord module;
   if (!loadModuleEntries(ctx, entries, &module, reply)) return;
   reply.mutable_module_loaded()->set_module(ctx.session.modules.insert(std::move(module)));

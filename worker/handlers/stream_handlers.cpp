@@ -10,6 +10,10 @@ void streamCreate(CallContext& ctx, const v1::CallRequest& request, v1::CallRepl
     refuse(reply, cudaErrorInvalidValue, "unknown stream flags");
     return;
   }
+  if (ctx.session.streams.full()) {
+    refuse(reply, cudaErrorMemoryAllocation, "the client holds the most streams a client may");
+    return;
+  }
   CUstream stream = nullptr;
   if (!succeeded(ctx, ctx.gpu.streamCreate(args.flags(), args.priority(), &stream), reply,
                  "cuStreamCreate")) {

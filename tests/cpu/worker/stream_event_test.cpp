@@ -34,6 +34,26 @@ TEST(StreamsAndEvents, CreateRecordSynchronizeDestroy) {
   EXPECT_TRUE(worker.gpu().misuse().empty());
 }
 
+// Issue 14: a client's tables are bounded. At the bound a creation is refused before the
+// driver is asked, so the refusal changes nothing; after a destroy there is room again.
+TEST(StreamsAndEvents, AClientsEventTableIsBoundedAndARefusalCreatesNothing) {
+  WorkerHarness worker;
+  TestClient client = worker.attach(1);
+  std::uint64_t last = 0;
+  for (std::size_t k = 0; k < kHandleTableCapacity; ++k) last = client.createEvent();
+  EXPECT_EQ(worker.gpu().liveEvents(), kHandleTableCapacity);
+  const std::uint64_t callsBefore = worker.gpu().callCount();
+  const v1::CallReply refused = client.call(requests::eventCreate(0));
+  EXPECT_EQ(refused.error(), cudaErrorMemoryAllocation) << describe(refused);
+  EXPECT_EQ(worker.gpu().callCount(), callsBefore) << "the driver was not asked";
+  EXPECT_EQ(worker.gpu().liveEvents(), kHandleTableCapacity);
+  EXPECT_EQ(client.call(requests::eventDestroy(last)).error(), 0);
+  EXPECT_EQ(client.call(requests::eventCreate(0)).error(), 0);
+  // Another client's table is its own.
+  TestClient other = worker.attach(2);
+  EXPECT_NE(other.createEvent(), 0u);
+}
+
 TEST(StreamsAndEvents, LegacyDefaultStreamTokensReachTheDriverAsTheNullStream) {
   WorkerHarness worker;
   TestClient client = worker.attach(1);
