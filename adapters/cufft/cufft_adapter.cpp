@@ -347,6 +347,13 @@ class CufftAdapter final : public worker::LibraryAdapter {
 
  private:
   void create(AdapterInvocation& call) {
+    // The client's library-object table is bounded (worker/handle_table.h): refuse before
+    // cuFFT makes anything.
+    if (call.ctx.session.libraryObjects.full()) {
+      call.refuse(CUFFT_ALLOC_FAILED, cudaErrorMemoryAllocation,
+                  "the client holds the most library objects a client may");
+      return;
+    }
     cufftHandle handle = 0;
     if (!libraryOk(call, cufftCreate(&handle), "cufftCreate")) return;
     // cuFFT never allocates on its own (see cufft_adapter.h).
