@@ -8,6 +8,7 @@
 #include <optional>
 #include <utility>
 
+#include "ptx/instruction_forms.h"
 #include "ptx/parser.h"
 #include "ptx/printer.h"
 
@@ -68,13 +69,6 @@ bool guardedBody(const Function& function, const std::set<std::string>& trusted)
 std::string lineOf(std::uint32_t line) { return "line " + std::to_string(line); }
 
 // ---------------------------------------------------------------- instruction forms
-
-// A register or symbol operand's one name ("" for anything else). PTX lets a program name
-// a register without '%'; the parser then sees a symbol.
-std::string nameOf(const Operand& operand) {
-  const bool named = operand.kind == Operand::Kind::kRegister || operand.kind == Operand::Kind::kSymbol;
-  return named && operand.tokens.size() == 1 ? operand.tokens[0].text : std::string();
-}
 
 struct CallForm {
   enum class Kind : std::uint8_t { kDirect, kIndirect, kUnknown };
@@ -489,14 +483,10 @@ class Rewriter {
 
 // ---------------------------------------------------------------- the independent checker
 
-// Unpredicated `opcode.modifiers` with `operands` operands.
+// Unpredicated `opcode.modifiers` with `operands` operands (instruction_forms.h; null: no).
 bool is(const Instruction* i, const char* opcode, std::initializer_list<const char*> modifiers,
         std::size_t operands) {
-  if (i == nullptr || i->predicate || i->opcode != opcode || i->operands.size() != operands ||
-      !std::equal(i->modifiers.begin(), i->modifiers.end(), modifiers.begin(), modifiers.end())) {
-    return false;
-  }
-  return true;
+  return i != nullptr && isForm(*i, opcode, modifiers, operands);
 }
 
 // The instructions of the statement before a checked transfer, if it is a check block: a

@@ -9,18 +9,13 @@
 
 #include "ptx/declarations.h"
 #include "ptx/frame_floor.h"
+#include "ptx/instruction_forms.h"
 #include "ptx/memory_access.h"
 #include "ptx/parser.h"
 #include "ptx/printer.h"
 
 namespace agileos::ptx {
 namespace {
-
-std::string hex(std::uint64_t value) {
-  std::ostringstream out;
-  out << "0x" << std::hex << value;
-  return out.str();
-}
 
 bool startsWith(const std::string& text, const std::string& prefix) { return text.rfind(prefix, 0) == 0; }
 
@@ -260,15 +255,16 @@ class Rewriter {
     out << ".reg .u64 " << n.address << ";\n.reg .pred " << n.outside << ";\n";
     const auto offsetBy = [&](const std::string& from) {
       if (form.offset >= 0) {
-        out << "add.u64 " << n.address << ", " << from << ", " << hex(static_cast<std::uint64_t>(form.offset))
-            << ";\n";
+        out << "add.u64 " << n.address << ", " << from << ", "
+            << hexImmediate(static_cast<std::uint64_t>(form.offset)) << ";\n";
       } else {
         out << "sub.u64 " << n.address << ", " << from << ", "
-            << hex(0 - static_cast<std::uint64_t>(form.offset)) << ";\n";
+            << hexImmediate(0 - static_cast<std::uint64_t>(form.offset)) << ";\n";
       }
     };
     if (form.base.empty()) {
-      out << "mov.u64 " << n.address << ", " << hex(static_cast<std::uint64_t>(form.offset)) << ";\n";
+      out << "mov.u64 " << n.address << ", " << hexImmediate(static_cast<std::uint64_t>(form.offset))
+          << ";\n";
     } else if (form.base[0] == '%') {
       const std::uint32_t width = scopes.registerBytes(form.base);
       if (width == 8) {
@@ -303,10 +299,11 @@ class Rewriter {
       out << "mov.u64 " << b << ", " << d.name << ";\n";
       out << "sub.u64 " << dist << ", " << x << ", " << b << ";\n";
       if (k == 0) {
-        out << "setp.gt.u64 " << n.outside << ", " << dist << ", " << hex(*size - access.bytes) << ";\n";
+        out << "setp.gt.u64 " << n.outside << ", " << dist << ", " << hexImmediate(*size - access.bytes)
+            << ";\n";
       } else {
-        out << "setp.gt.and.u64 " << n.outside << ", " << dist << ", " << hex(*size - access.bytes) << ", "
-            << n.outside << ";\n";
+        out << "setp.gt.and.u64 " << n.outside << ", " << dist << ", " << hexImmediate(*size - access.bytes)
+            << ", " << n.outside << ";\n";
       }
       ++k;
     }
@@ -339,38 +336,6 @@ class Rewriter {
 };
 
 // ---------------------------------------------------------------- the independent checker
-
-std::string reg(const Operand& operand) {
-  return operand.kind == Operand::Kind::kRegister && operand.tokens.size() == 1 ? operand.tokens[0].text
-                                                                                : std::string();
-}
-
-std::string nameOf(const Operand& operand) {
-  const bool named = operand.kind == Operand::Kind::kRegister || operand.kind == Operand::Kind::kSymbol;
-  return named && operand.tokens.size() == 1 ? operand.tokens[0].text : std::string();
-}
-
-bool is(const Instruction& i, const char* opcode, std::initializer_list<const char*> modifiers,
-        std::size_t operands) {
-  if (i.opcode != opcode || i.modifiers.size() != modifiers.size() || i.operands.size() != operands ||
-      i.predicate.has_value()) {
-    return false;
-  }
-  std::size_t k = 0;
-  for (const char* m : modifiers) {
-    if (i.modifiers[k++] != m) return false;
-  }
-  return true;
-}
-
-// The register of `[reg]` (offset 0), else "".
-std::string plainRegisterAddress(const Operand& operand) {
-  if (!operand.address || operand.address->offset != 0 || operand.address->base.empty() ||
-      operand.address->base[0] != '%') {
-    return {};
-  }
-  return operand.address->base;
-}
 
 class Checker {
  public:
@@ -417,14 +382,15 @@ class Checker {
     std::string checked = used;
     std::string selectedFrom;
     for (const Instruction* i : instructions(block)) {
-      if (is(*i, "selp", {".b64"}, 4) && reg(i->operands[0]) == used) selectedFrom = reg(i->operands[2]);
+      if (isForm(*i, "selp", {".b64"}, 4) && registerName(i->operands[0]) == used)
+        selectedFrom = registerName(i->operands[2]);
     }
     if (!selectedFrom.empty()) {
       checked.clear();
       for (const Instruction* i : instructions(block)) {
-        if (is(*i, "add", {".u64"}, 3) && reg(i->operands[0]) == selectedFrom &&
+        if (isForm(*i, "add", {".u64"}, 3) && registerName(i->operands[0]) == selectedFrom &&
             immediateValue(i->operands[2]) == 0) {
-          checked = reg(i->operands[1]);
+          checked = registerName(i->operands[1]);
         }
       }
       if (checked.empty()) return false;
@@ -474,7 +440,7 @@ class Checker {
     // free: the write uses `a` itself).
     for (int defs = 0; defs < 2; ++defs) {
       const Instruction* d = peekNext();
-      if (d == nullptr || d->predicate || d->operands.empty() || reg(d->operands[0]) != a ||
+      if (d == nullptr || d->predicate || d->operands.empty() || registerName(d->operands[0]) != a ||
           (d->opcode != "add" && d->opcode != "sub" && d->opcode != "mov" && d->opcode != "cvt" &&
            d->opcode != "cvta")) {
         if (defs == 0) return false;
@@ -487,62 +453,65 @@ class Checker {
     if (generic) {
       const Instruction* space = next();
       const Instruction* to = next();
-      if (space == nullptr || to == nullptr || !is(*space, "isspacep", {".local"}, 2) ||
-          reg(space->operands[1]) != a || !is(*to, "cvta", {".to", ".local", ".u64"}, 2) ||
-          reg(to->operands[1]) != a) {
+      if (space == nullptr || to == nullptr || !isForm(*space, "isspacep", {".local"}, 2) ||
+          registerName(space->operands[1]) != a || !isForm(*to, "cvta", {".to", ".local", ".u64"}, 2) ||
+          registerName(to->operands[1]) != a) {
         return false;
       }
-      l = reg(space->operands[0]);
-      x = reg(to->operands[0]);
+      l = registerName(space->operands[0]);
+      x = registerName(to->operands[0]);
       if (!startsWith(l, prefix_) || !startsWith(x, prefix_)) return false;
     }
     // 2. o = outside every variable named (each a .local variable in scope that holds the write)
     std::string o;
     const Instruction* first = peekNext();
-    if (first != nullptr && is(*first, "setp", {".ge", ".u64"}, 3) && reg(first->operands[1]) == x &&
-        immediateValue(first->operands[2]) == 0) {
+    if (first != nullptr && isForm(*first, "setp", {".ge", ".u64"}, 3) &&
+        registerName(first->operands[1]) == x && immediateValue(first->operands[2]) == 0) {
       ++k;
-      o = reg(first->operands[0]);
+      o = registerName(first->operands[0]);
     } else {
       for (bool initial = true;; initial = false) {
         const Instruction* mov = peekNext();
-        if (mov == nullptr || !is(*mov, "mov", {".u64"}, 2)) break;
+        if (mov == nullptr || !isForm(*mov, "mov", {".u64"}, 2)) break;
         ++k;
         const Instruction* sub = next();
         const Instruction* gt = next();
         if (sub == nullptr || gt == nullptr || mov->operands[1].kind != Operand::Kind::kSymbol) return false;
-        const std::string b = reg(mov->operands[0]);
+        const std::string b = registerName(mov->operands[0]);
         const DeclaredName* d = scopes.find(nameOf(mov->operands[1]));
         if (!startsWith(b, prefix_) || d == nullptr || d->space != ".local" || !d->bytes() ||
             *d->bytes() < access.bytes) {
           return false;
         }
         const std::uint64_t limit = *d->bytes() - access.bytes;
-        if (!is(*sub, "sub", {".u64"}, 3) || reg(sub->operands[1]) != x || reg(sub->operands[2]) != b)
+        if (!isForm(*sub, "sub", {".u64"}, 3) || registerName(sub->operands[1]) != x ||
+            registerName(sub->operands[2]) != b)
           return false;
-        const std::string dist = reg(sub->operands[0]);
+        const std::string dist = registerName(sub->operands[0]);
         if (!startsWith(dist, prefix_)) return false;
         if (initial) {
-          if (!is(*gt, "setp", {".gt", ".u64"}, 3)) return false;
-          o = reg(gt->operands[0]);
-        } else if (!is(*gt, "setp", {".gt", ".and", ".u64"}, 4) || reg(gt->operands[0]) != o ||
-                   reg(gt->operands[3]) != o) {
+          if (!isForm(*gt, "setp", {".gt", ".u64"}, 3)) return false;
+          o = registerName(gt->operands[0]);
+        } else if (!isForm(*gt, "setp", {".gt", ".and", ".u64"}, 4) || registerName(gt->operands[0]) != o ||
+                   registerName(gt->operands[3]) != o) {
           return false;
         }
-        if (reg(gt->operands[1]) != dist || immediateValue(gt->operands[2]) != limit) return false;
+        if (registerName(gt->operands[1]) != dist || immediateValue(gt->operands[2]) != limit) return false;
       }
     }
     if (!startsWith(o, prefix_)) return false;
     const Instruction* floor = next();
-    if (floor == nullptr || !is(*floor, "setp", {".lt", ".and", ".u64"}, 4) || reg(floor->operands[0]) != o ||
-        reg(floor->operands[1]) != x || reg(floor->operands[2]) != frameFloorRegister(prefix_) ||
-        reg(floor->operands[3]) != o) {
+    if (floor == nullptr || !isForm(*floor, "setp", {".lt", ".and", ".u64"}, 4) ||
+        registerName(floor->operands[0]) != o || registerName(floor->operands[1]) != x ||
+        registerName(floor->operands[2]) != frameFloorRegister(prefix_) ||
+        registerName(floor->operands[3]) != o) {
       return false;
     }
     if (generic) {
       const Instruction* andLocal = next();
-      if (andLocal == nullptr || !is(*andLocal, "and", {".pred"}, 3) || reg(andLocal->operands[0]) != o ||
-          reg(andLocal->operands[1]) != o || reg(andLocal->operands[2]) != l) {
+      if (andLocal == nullptr || !isForm(*andLocal, "and", {".pred"}, 3) ||
+          registerName(andLocal->operands[0]) != o || registerName(andLocal->operands[1]) != o ||
+          registerName(andLocal->operands[2]) != l) {
         return false;
       }
     }
@@ -552,14 +521,15 @@ class Checker {
       if (p == nullptr) return false;
       if (write.predicate->negated) {
         const Instruction* andp = next();
-        if (!is(*p, "not", {".pred"}, 2) || nameOf(p->operands[1]) != write.predicate->reg ||
-            !startsWith(reg(p->operands[0]), prefix_) || andp == nullptr || !is(*andp, "and", {".pred"}, 3) ||
-            reg(andp->operands[0]) != o || reg(andp->operands[1]) != o ||
-            reg(andp->operands[2]) != reg(p->operands[0])) {
+        if (!isForm(*p, "not", {".pred"}, 2) || nameOf(p->operands[1]) != write.predicate->reg ||
+            !startsWith(registerName(p->operands[0]), prefix_) || andp == nullptr ||
+            !isForm(*andp, "and", {".pred"}, 3) || registerName(andp->operands[0]) != o ||
+            registerName(andp->operands[1]) != o ||
+            registerName(andp->operands[2]) != registerName(p->operands[0])) {
           return false;
         }
-      } else if (!is(*p, "and", {".pred"}, 3) || reg(p->operands[0]) != o || reg(p->operands[1]) != o ||
-                 nameOf(p->operands[2]) != write.predicate->reg) {
+      } else if (!isForm(*p, "and", {".pred"}, 3) || registerName(p->operands[0]) != o ||
+                 registerName(p->operands[1]) != o || nameOf(p->operands[2]) != write.predicate->reg) {
         return false;
       }
     }

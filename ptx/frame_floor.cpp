@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "ptx/declarations.h"
+#include "ptx/instruction_forms.h"
 #include "ptx/parser.h"
 #include "ptx/printer.h"
 
@@ -219,24 +220,6 @@ class Plumber {
 
 // ---------------------------------------------------------------- the checker
 
-std::string reg(const Operand& operand) {
-  return operand.kind == Operand::Kind::kRegister && operand.tokens.size() == 1 ? operand.tokens[0].text
-                                                                                : std::string();
-}
-
-bool is(const Instruction& i, const char* opcode, std::initializer_list<const char*> modifiers,
-        std::size_t operands) {
-  if (i.opcode != opcode || i.modifiers.size() != modifiers.size() || i.operands.size() != operands ||
-      i.predicate.has_value()) {
-    return false;
-  }
-  std::size_t k = 0;
-  for (const char* m : modifiers) {
-    if (i.modifiers[k++] != m) return false;
-  }
-  return true;
-}
-
 class Checker {
  public:
   Checker(const std::set<std::string>& users, const std::string& prefix, std::vector<std::string>* out)
@@ -272,8 +255,9 @@ class Checker {
 
   std::set<const Instruction*> functionPrologue(const std::vector<Statement>& body, std::uint32_t line) {
     std::vector<const Instruction*> seq = topInstructions(body);
-    if (seq.empty() || !is(*seq[0], "ld", {".param", ".u64"}, 2) || reg(seq[0]->operands[0]) != floor_ ||
-        !seq[0]->operands[1].address || seq[0]->operands[1].address->base != parameterName(prefix_) ||
+    if (seq.empty() || !isForm(*seq[0], "ld", {".param", ".u64"}, 2) ||
+        registerName(seq[0]->operands[0]) != floor_ || !seq[0]->operands[1].address ||
+        seq[0]->operands[1].address->base != parameterName(prefix_) ||
         seq[0]->operands[1].address->offset != 0) {
       report(line, "a device function without the frame floor's prologue");
       return {};
@@ -310,15 +294,17 @@ class Checker {
       if (statements[j].kind == Statement::Kind::kInstruction) before.push_back(&statements[j].instruction);
     }
     std::size_t k = before.size();
-    while (k >= 2 && is(*before[k - 1], "min", {".u64"}, 3) && reg(before[k - 1]->operands[0]) == value &&
-           reg(before[k - 1]->operands[1]) == value && is(*before[k - 2], "mov", {".u64"}, 2) &&
-           reg(before[k - 2]->operands[0]) == reg(before[k - 1]->operands[2]) &&
-           startsWith(reg(before[k - 2]->operands[0]), prefix_) && local(before[k - 2]->operands[1])) {
+    while (k >= 2 && isForm(*before[k - 1], "min", {".u64"}, 3) &&
+           registerName(before[k - 1]->operands[0]) == value &&
+           registerName(before[k - 1]->operands[1]) == value && isForm(*before[k - 2], "mov", {".u64"}, 2) &&
+           registerName(before[k - 2]->operands[0]) == registerName(before[k - 1]->operands[2]) &&
+           startsWith(registerName(before[k - 2]->operands[0]), prefix_) &&
+           local(before[k - 2]->operands[1])) {
       k -= 2;
     }
     if (k == 0) return false;
     const Instruction& first = *before[k - 1];
-    return is(first, "mov", {".u64"}, 2) && reg(first.operands[0]) == value &&
+    return isForm(first, "mov", {".u64"}, 2) && registerName(first.operands[0]) == value &&
            (local(first.operands[1]) || immediateValue(first.operands[1]) == ~std::uint64_t{0});
   }
 
@@ -339,11 +325,11 @@ class Checker {
       const Statement& s = statements[j];
       if (s.kind != Statement::Kind::kInstruction) continue;
       const Instruction& i = s.instruction;
-      if (!is(i, "st", {".param", ".b64"}, 2) || !i.operands[0].address ||
+      if (!isForm(i, "st", {".param", ".b64"}, 2) || !i.operands[0].address ||
           i.operands[0].address->base != argument || i.operands[0].address->offset != 0) {
         continue;
       }
-      const std::string value = reg(i.operands[1]);
+      const std::string value = registerName(i.operands[1]);
       if (kernelLocals == nullptr) return value == floor_;
       return computedBefore(statements, j, value, *kernelLocals);
     }

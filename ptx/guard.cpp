@@ -7,18 +7,13 @@
 
 #include "ptx/control_flow.h"
 #include "ptx/frame_confinement.h"
+#include "ptx/instruction_forms.h"
 #include "ptx/memory_access.h"
 #include "ptx/parser.h"
 #include "ptx/printer.h"
 
 namespace agileos::ptx {
 namespace {
-
-std::string hex(std::uint64_t value) {
-  std::ostringstream out;
-  out << "0x" << std::hex << value;
-  return out.str();
-}
 
 // ---------------------------------------------------------------- fresh names
 
@@ -87,18 +82,19 @@ bool appendCheck(const Instruction& instruction, const MemoryAccess& access, std
   out << ".reg .u64 " << a << ";\n.reg .pred " << v << ";\n";
   // a = the effective address
   if (form.base.empty()) {
-    out << "mov.u64 " << a << ", " << hex(static_cast<std::uint64_t>(form.offset)) << ";\n";
+    out << "mov.u64 " << a << ", " << hexImmediate(static_cast<std::uint64_t>(form.offset)) << ";\n";
   } else if (form.base[0] == '%') {
     if (form.offset >= 0) {
-      out << "add.u64 " << a << ", " << form.base << ", " << hex(static_cast<std::uint64_t>(form.offset))
-          << ";\n";
+      out << "add.u64 " << a << ", " << form.base << ", "
+          << hexImmediate(static_cast<std::uint64_t>(form.offset)) << ";\n";
     } else {
-      out << "sub.u64 " << a << ", " << form.base << ", " << hex(0 - static_cast<std::uint64_t>(form.offset))
-          << ";\n";
+      out << "sub.u64 " << a << ", " << form.base << ", "
+          << hexImmediate(0 - static_cast<std::uint64_t>(form.offset)) << ";\n";
     }
   } else {
     out << "mov.u64 " << a << ", " << form.base << ";\n";
-    out << "add.u64 " << a << ", " << a << ", " << hex(static_cast<std::uint64_t>(form.offset)) << ";\n";
+    out << "add.u64 " << a << ", " << a << ", " << hexImmediate(static_cast<std::uint64_t>(form.offset))
+        << ";\n";
   }
   // v = a lies in the guard zone [protectedBegin - 4 GiB, protectedEnd). Every access is
   // narrower than 4 GiB (fixed widths; run-time sizes are .u32), so an access overlaps the
@@ -117,8 +113,8 @@ bool appendCheck(const Instruction& instruction, const MemoryAccess& access, std
   const std::string l = reg + "_l" + n, h = reg + "_h" + n, d = reg + "_d" + n;
   out << ".reg .b32 " << l << ", " << h << ", " << d << ";\n";
   out << "mov.b64 {" << l << ", " << h << "}, " << a << ";\n";
-  out << "sub.u32 " << d << ", " << h << ", " << hex(zoneHigh(options)) << ";\n";
-  out << "setp.lt.u32 " << v << ", " << d << ", " << hex(zoneSpan(options)) << ";\n";
+  out << "sub.u32 " << d << ", " << h << ", " << hexImmediate(zoneHigh(options)) << ";\n";
+  out << "setp.lt.u32 " << v << ", " << d << ", " << hexImmediate(zoneSpan(options)) << ";\n";
   if (instruction.predicate) {
     if (instruction.predicate->negated) {
       const std::string np = reg + "_np" + n;
@@ -131,7 +127,7 @@ bool appendCheck(const Instruction& instruction, const MemoryAccess& access, std
   // Every policy but trap counts the hit.
   if (options.policy != GuardPolicy::kTrap) {
     const std::string c = reg + "_c" + n;
-    out << ".reg .u64 " << c << ";\nmov.u64 " << c << ", " << hex(options.hitCounter) << ";\n";
+    out << ".reg .u64 " << c << ";\nmov.u64 " << c << ", " << hexImmediate(options.hitCounter) << ";\n";
     out << "@" << v << " red.global.add.u64 [" << c << "], 1;\n";
   }
   // Every policy but report redirects the hit: straight-line code (a select, no branch), so
@@ -143,11 +139,11 @@ bool appendCheck(const Instruction& instruction, const MemoryAccess& access, std
     const std::string t = reg + "_t" + n, r = reg + "_r" + n;
     out << ".reg .u64 " << t << ", " << r << ";\n";
     if (options.policy == GuardPolicy::kRemapOr) {
-      out << "and.b64 " << t << ", " << a << ", " << hex(options.remapMask) << ";\n";
-      out << "or.b64 " << t << ", " << t << ", " << hex(options.remapBase) << ";\n";
+      out << "and.b64 " << t << ", " << a << ", " << hexImmediate(options.remapMask) << ";\n";
+      out << "or.b64 " << t << ", " << t << ", " << hexImmediate(options.remapBase) << ";\n";
     } else {
       const std::uint64_t target = options.policy == GuardPolicy::kTrap ? options.faultWindow : options.sink;
-      out << "mov.u64 " << t << ", " << hex(target) << ";\n";
+      out << "mov.u64 " << t << ", " << hexImmediate(target) << ";\n";
     }
     out << "selp.b64 " << r << ", " << t << ", " << a << ", " << v << ";\n";
     if (access.sizeOperand) {
@@ -167,7 +163,7 @@ bool appendCheck(const Instruction& instruction, const MemoryAccess& access, std
       }
       const std::string big = reg + "_big" + n;
       out << ".reg .pred " << big << ";\nsetp.gt.and.u64 " << big << ", " << sz << ", "
-          << hex(options.redirectLimit) << ", " << v << ";\n@" << big << " trap;\n";
+          << hexImmediate(options.redirectLimit) << ", " << v << ";\n@" << big << " trap;\n";
     }
     *redirected = r;
   }
@@ -242,37 +238,6 @@ bool trusted(const Function& function, const GuardOptions& options) {
 
 // ---------------------------------------------------------------- the independent checker
 
-std::string reg(const Operand& operand) {
-  return operand.kind == Operand::Kind::kRegister ? operand.tokens[0].text : std::string();
-}
-
-// A register operand's name, also when the program named the register without a `%`
-// (PTX allows it; the parser then sees a symbol): how a user's predicate is referred to.
-std::string nameOf(const Operand& operand) {
-  const bool named = operand.kind == Operand::Kind::kRegister || operand.kind == Operand::Kind::kSymbol;
-  return named && operand.tokens.size() == 1 ? operand.tokens[0].text : std::string();
-}
-
-bool is(const Instruction& i, const char* opcode, std::initializer_list<const char*> modifiers,
-        std::size_t operands) {
-  if (i.opcode != opcode || i.modifiers.size() != modifiers.size() || i.operands.size() != operands)
-    return false;
-  std::size_t k = 0;
-  for (const char* m : modifiers) {
-    if (i.modifiers[k++] != m) return false;
-  }
-  return !i.predicate.has_value();
-}
-
-// The register of an address operand of the form `[reg]` (offset 0), else "".
-std::string plainRegisterAddress(const Operand& operand) {
-  if (!operand.address || operand.address->offset != 0 || operand.address->base.empty() ||
-      operand.address->base[0] != '%') {
-    return {};
-  }
-  return operand.address->base;
-}
-
 // Does `checks` (the instructions before the access in its scope) contain, in order, a
 // complete check of `access` whose hit register is acted on by the policy? For a
 // redirecting policy the access itself must use the register the check selected.
@@ -295,34 +260,39 @@ bool checkPresent(const std::vector<const Instruction*>& checks, const Instructi
     std::string a;
     const auto offset = static_cast<std::uint64_t>(form.offset);
     if (redirect) {
-      if (is(*i, "mov", {".u64"}, 2) && i->operands[1].kind == Operand::Kind::kSymbol) {
+      if (isForm(*i, "mov", {".u64"}, 2) && i->operands[1].kind == Operand::Kind::kSymbol) {
         const Instruction* add = next();
-        if (add == nullptr || !is(*add, "add", {".u64"}, 3) || reg(add->operands[0]) != reg(i->operands[0]) ||
-            reg(add->operands[1]) != reg(i->operands[0])) {
+        if (add == nullptr || !isForm(*add, "add", {".u64"}, 3) ||
+            registerName(add->operands[0]) != registerName(i->operands[0]) ||
+            registerName(add->operands[1]) != registerName(i->operands[0])) {
           continue;
         }
-      } else if (!is(*i, "mov", {".u64"}, 2) && !is(*i, "add", {".u64"}, 3) && !is(*i, "sub", {".u64"}, 3)) {
+      } else if (!isForm(*i, "mov", {".u64"}, 2) && !isForm(*i, "add", {".u64"}, 3) &&
+                 !isForm(*i, "sub", {".u64"}, 3)) {
         continue;
       }
-      a = reg(i->operands[0]);
-    } else if (form.base.empty() && is(*i, "mov", {".u64"}, 2) && immediateValue(i->operands[1]) == offset) {
-      a = reg(i->operands[0]);
-    } else if (!form.base.empty() && form.base[0] == '%' && is(*i, "add", {".u64"}, 3) &&
-               reg(i->operands[1]) == form.base && form.offset >= 0 &&
+      a = registerName(i->operands[0]);
+    } else if (form.base.empty() && isForm(*i, "mov", {".u64"}, 2) &&
+               immediateValue(i->operands[1]) == offset) {
+      a = registerName(i->operands[0]);
+    } else if (!form.base.empty() && form.base[0] == '%' && isForm(*i, "add", {".u64"}, 3) &&
+               registerName(i->operands[1]) == form.base && form.offset >= 0 &&
                immediateValue(i->operands[2]) == offset) {
-      a = reg(i->operands[0]);
-    } else if (!form.base.empty() && form.base[0] == '%' && is(*i, "sub", {".u64"}, 3) &&
-               reg(i->operands[1]) == form.base && form.offset < 0 &&
+      a = registerName(i->operands[0]);
+    } else if (!form.base.empty() && form.base[0] == '%' && isForm(*i, "sub", {".u64"}, 3) &&
+               registerName(i->operands[1]) == form.base && form.offset < 0 &&
                immediateValue(i->operands[2]) == 0 - offset) {
-      a = reg(i->operands[0]);
-    } else if (!form.base.empty() && form.base[0] != '%' && is(*i, "mov", {".u64"}, 2) &&
+      a = registerName(i->operands[0]);
+    } else if (!form.base.empty() && form.base[0] != '%' && isForm(*i, "mov", {".u64"}, 2) &&
                i->operands[1].kind == Operand::Kind::kSymbol && i->operands[1].tokens[0].text == form.base) {
       const Instruction* add = next();
-      if (add == nullptr || !is(*add, "add", {".u64"}, 3) || reg(add->operands[1]) != reg(i->operands[0]) ||
-          reg(add->operands[0]) != reg(i->operands[0]) || immediateValue(add->operands[2]) != offset) {
+      if (add == nullptr || !isForm(*add, "add", {".u64"}, 3) ||
+          registerName(add->operands[1]) != registerName(i->operands[0]) ||
+          registerName(add->operands[0]) != registerName(i->operands[0]) ||
+          immediateValue(add->operands[2]) != offset) {
         continue;
       }
-      a = reg(i->operands[0]);
+      a = registerName(i->operands[0]);
     } else {
       continue;
     }
@@ -333,30 +303,31 @@ bool checkPresent(const std::vector<const Instruction*>& checks, const Instructi
     const Instruction* split = next();
     const Instruction* sub = next();
     const Instruction* lt = next();
-    if (split == nullptr || sub == nullptr || lt == nullptr || !is(*split, "mov", {".b64"}, 2) ||
+    if (split == nullptr || sub == nullptr || lt == nullptr || !isForm(*split, "mov", {".b64"}, 2) ||
         split->operands[0].kind != Operand::Kind::kVector || split->operands[0].elements.size() != 2 ||
-        reg(split->operands[1]) != a || !is(*sub, "sub", {".u32"}, 3) ||
-        reg(sub->operands[1]) != reg(split->operands[0].elements[1]) ||
-        immediateValue(sub->operands[2]) != zoneHigh(options) || !is(*lt, "setp", {".lt", ".u32"}, 3) ||
-        reg(lt->operands[1]) != reg(sub->operands[0]) ||
+        registerName(split->operands[1]) != a || !isForm(*sub, "sub", {".u32"}, 3) ||
+        registerName(sub->operands[1]) != registerName(split->operands[0].elements[1]) ||
+        immediateValue(sub->operands[2]) != zoneHigh(options) || !isForm(*lt, "setp", {".lt", ".u32"}, 3) ||
+        registerName(lt->operands[1]) != registerName(sub->operands[0]) ||
         immediateValue(lt->operands[2]) != zoneSpan(options)) {
       continue;
     }
-    const std::string v = reg(lt->operands[0]);
+    const std::string v = registerName(lt->operands[0]);
     // 4. under the access's predicate
     if (access.predicate) {
       const Instruction* first = next();
       if (first == nullptr) continue;
       if (access.predicate->negated) {
         const Instruction* andp = next();
-        if (andp == nullptr || !is(*first, "not", {".pred"}, 2) ||
-            nameOf(first->operands[1]) != access.predicate->reg || !is(*andp, "and", {".pred"}, 3) ||
-            reg(andp->operands[0]) != v || reg(andp->operands[1]) != v ||
-            reg(andp->operands[2]) != reg(first->operands[0])) {
+        if (andp == nullptr || !isForm(*first, "not", {".pred"}, 2) ||
+            nameOf(first->operands[1]) != access.predicate->reg || !isForm(*andp, "and", {".pred"}, 3) ||
+            registerName(andp->operands[0]) != v || registerName(andp->operands[1]) != v ||
+            registerName(andp->operands[2]) != registerName(first->operands[0])) {
           continue;
         }
-      } else if (!is(*first, "and", {".pred"}, 3) || reg(first->operands[0]) != v ||
-                 reg(first->operands[1]) != v || nameOf(first->operands[2]) != access.predicate->reg) {
+      } else if (!isForm(*first, "and", {".pred"}, 3) || registerName(first->operands[0]) != v ||
+                 registerName(first->operands[1]) != v ||
+                 nameOf(first->operands[2]) != access.predicate->reg) {
         continue;
       }
     }
@@ -367,10 +338,10 @@ bool checkPresent(const std::vector<const Instruction*>& checks, const Instructi
     if (options.policy != GuardPolicy::kTrap) {
       const Instruction* counter = next();
       const Instruction* count = next();
-      if (counter == nullptr || !is(*counter, "mov", {".u64"}, 2) ||
+      if (counter == nullptr || !isForm(*counter, "mov", {".u64"}, 2) ||
           immediateValue(counter->operands[1]) != options.hitCounter || !predicatedOn(count) ||
           count->opcode != "red" || !count->hasModifier(".global") || count->operands.size() != 2 ||
-          plainRegisterAddress(count->operands[0]) != reg(counter->operands[0])) {
+          plainRegisterAddress(count->operands[0]) != registerName(counter->operands[0])) {
         continue;
       }
     }
@@ -381,22 +352,23 @@ bool checkPresent(const std::vector<const Instruction*>& checks, const Instructi
     std::string t;
     if (options.policy == GuardPolicy::kRemapOr) {
       const Instruction* t2 = next();
-      if (!is(*t1, "and", {".b64"}, 3) || reg(t1->operands[1]) != a ||
+      if (!isForm(*t1, "and", {".b64"}, 3) || registerName(t1->operands[1]) != a ||
           immediateValue(t1->operands[2]) != options.remapMask || t2 == nullptr ||
-          !is(*t2, "or", {".b64"}, 3) || reg(t2->operands[0]) != reg(t1->operands[0]) ||
-          reg(t2->operands[1]) != reg(t1->operands[0]) ||
+          !isForm(*t2, "or", {".b64"}, 3) || registerName(t2->operands[0]) != registerName(t1->operands[0]) ||
+          registerName(t2->operands[1]) != registerName(t1->operands[0]) ||
           immediateValue(t2->operands[2]) != options.remapBase) {
         continue;
       }
-      t = reg(t1->operands[0]);
+      t = registerName(t1->operands[0]);
     } else {
       const std::uint64_t target = options.policy == GuardPolicy::kTrap ? options.faultWindow : options.sink;
-      if (!is(*t1, "mov", {".u64"}, 2) || immediateValue(t1->operands[1]) != target) continue;
-      t = reg(t1->operands[0]);
+      if (!isForm(*t1, "mov", {".u64"}, 2) || immediateValue(t1->operands[1]) != target) continue;
+      t = registerName(t1->operands[0]);
     }
     const Instruction* sel = next();
-    if (sel == nullptr || !is(*sel, "selp", {".b64"}, 4) || reg(sel->operands[0]) != redirectedTo ||
-        reg(sel->operands[1]) != t || reg(sel->operands[2]) != a || reg(sel->operands[3]) != v) {
+    if (sel == nullptr || !isForm(*sel, "selp", {".b64"}, 4) ||
+        registerName(sel->operands[0]) != redirectedTo || registerName(sel->operands[1]) != t ||
+        registerName(sel->operands[2]) != a || registerName(sel->operands[3]) != v) {
       continue;
     }
     if (memory.sizeOperand) {
@@ -404,16 +376,16 @@ bool checkPresent(const std::vector<const Instruction*>& checks, const Instructi
       const Instruction* big = next();
       const Instruction* stop = next();
       const Operand& sizeOperand = access.operands[*memory.sizeOperand];
-      const bool sizeOk =
-          sz != nullptr &&
-          ((is(*sz, "cvt", {".u64", ".u32"}, 2) && reg(sz->operands[1]) == reg(sizeOperand)) ||
-           (is(*sz, "mov", {".u64"}, 2) && sizeOperand.kind == Operand::Kind::kImmediate &&
-            immediateValue(sz->operands[1]) == immediateValue(sizeOperand)));
-      if (!sizeOk || big == nullptr || !is(*big, "setp", {".gt", ".and", ".u64"}, 4) ||
-          reg(big->operands[1]) != reg(sz->operands[0]) ||
-          immediateValue(big->operands[2]) != options.redirectLimit || reg(big->operands[3]) != v ||
+      const bool sizeOk = sz != nullptr && ((isForm(*sz, "cvt", {".u64", ".u32"}, 2) &&
+                                             registerName(sz->operands[1]) == registerName(sizeOperand)) ||
+                                            (isForm(*sz, "mov", {".u64"}, 2) &&
+                                             sizeOperand.kind == Operand::Kind::kImmediate &&
+                                             immediateValue(sz->operands[1]) == immediateValue(sizeOperand)));
+      if (!sizeOk || big == nullptr || !isForm(*big, "setp", {".gt", ".and", ".u64"}, 4) ||
+          registerName(big->operands[1]) != registerName(sz->operands[0]) ||
+          immediateValue(big->operands[2]) != options.redirectLimit || registerName(big->operands[3]) != v ||
           stop == nullptr || !stop->predicate || stop->predicate->negated ||
-          stop->predicate->reg != reg(big->operands[0]) || stop->opcode != "trap") {
+          stop->predicate->reg != registerName(big->operands[0]) || stop->opcode != "trap") {
         continue;
       }
     }
