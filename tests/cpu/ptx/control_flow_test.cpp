@@ -20,6 +20,7 @@
 #include "ptx/parser.h"
 #include "ptx/printer.h"
 #include "tests/cpu/ptx/guard_test_options.h"
+#include "tests/cpu/ptx/guarded_and_clean.h"
 #include "tests/cpu/ptx/ptx_corpus.h"
 
 namespace agileos::ptx {
@@ -55,25 +56,8 @@ std::string replacedAll(std::string text, const std::string& from, const std::st
   return text;
 }
 
-std::size_t count(const std::string& text, const std::string& what) {
-  std::size_t n = 0;
-  for (std::size_t at = text.find(what); at != npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
-// The guarded module, which the checker finds clean and ptxas assembles.
-GuardResult guardedAndClean(const Module& module, const GuardOptions& o) {
-  GuardResult guarded = guardModule(module, o);
-  EXPECT_TRUE(guarded.ok) << guarded.error;
-  if (!guarded.ok) return guarded;
-  const std::vector<std::string> unchecked = findUnguardedAccesses(guarded.module, o, guarded.registerPrefix);
-  EXPECT_TRUE(unchecked.empty()) << unchecked.front();
-  std::string output;
-  EXPECT_EQ(assemble(print(guarded.module), &output), 0) << output << print(guarded.module);
-  EXPECT_EQ(checkEmittedText(print(guarded.module), guarded.module, o, guarded.registerPrefix), "")
-      << "the worker's last gate reads the text back the same and finds it clean";
-  return guarded;
-}
+using testing::count;
+using testing::guardedAndClean;
 
 // The statement list holding the first instruction with `opcode` and its index there.
 std::pair<std::vector<Statement>*, std::size_t> find(std::vector<Statement>* statements, const char* opcode) {

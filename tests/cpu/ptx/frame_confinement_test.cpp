@@ -17,6 +17,7 @@
 #include "ptx/parser.h"
 #include "ptx/printer.h"
 #include "tests/cpu/ptx/guard_test_options.h"
+#include "tests/cpu/ptx/guarded_and_clean.h"
 #include "tests/cpu/ptx/ptx_corpus.h"
 
 namespace agileos::ptx {
@@ -35,24 +36,9 @@ GuardOptions options(GuardPolicy policy = GuardPolicy::kTrap) {
   return o;
 }
 
-std::size_t count(const std::string& text, const std::string& what) {
-  std::size_t n = 0;
-  for (std::size_t at = text.find(what); at != npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
-// The guarded module, which the checker finds clean and ptxas assembles.
-GuardResult guardedAndClean(const Module& module, const GuardOptions& o) {
-  GuardResult guarded = guardModule(module, o);
-  EXPECT_TRUE(guarded.ok) << guarded.error;
-  if (!guarded.ok) return guarded;
-  const std::vector<std::string> unchecked = findUnguardedAccesses(guarded.module, o, guarded.registerPrefix);
-  EXPECT_TRUE(unchecked.empty()) << unchecked.front();
-  std::string output;
-  EXPECT_EQ(assemble(print(guarded.module), &output), 0) << output << print(guarded.module);
-  EXPECT_EQ(checkEmittedText(print(guarded.module), guarded.module, o, guarded.registerPrefix), "");
-  return guarded;
-}
+using testing::count;
+using testing::expectEveryEditFlagged;
+using testing::guardedAndClean;
 
 // The printed module with tabs as spaces (the printer puts a tab after an opcode).
 std::string text(const Module& module) {
@@ -253,23 +239,13 @@ TEST(PtxFrameConfinement, CheckerFlagsEveryAlteredCheck) {
       guardedAndClean(parsed(module("\tst.u32 [%rd5], %r1;\n\tst.local.u32 [%rd4], %r1;")), o);
   ASSERT_TRUE(guarded.ok);
   const std::string text = ptx::text(guarded.module);
-  struct Edit {
-    const char* from;
-    const char* to;
-  };
-  for (const Edit& e : {Edit{"@%agileos_guard_wo trap;", ""}, Edit{", 0xc;", ", 0xd;"},
-                        Edit{"and.pred %agileos_guard_wo, %agileos_guard_wo, %agileos_guard_wl;", ""},
-                        Edit{"st.local.u32 [%agileos_guard_wa], %r1;", "st.local.u32 [%rd4], %r1;"},
-                        Edit{"mov.u64 %agileos_guard_wb0, depot;", "mov.u64 %agileos_guard_wb0, work_p;"}}) {
-    SCOPED_TRACE(e.from);
-    std::string altered = text;
-    const std::size_t at = altered.find(e.from);
-    ASSERT_NE(at, npos) << text;
-    altered.replace(at, std::string(e.from).size(), e.to);
-    const ParseResult reparsed = parse(altered);
-    ASSERT_TRUE(reparsed.ok) << reparsed.error;
-    EXPECT_FALSE(findUnguardedAccesses(reparsed.module, o, guarded.registerPrefix).empty()) << altered;
-  }
+  expectEveryEditFlagged(text,
+                         {{"@%agileos_guard_wo trap;", ""},
+                          {", 0xc;", ", 0xd;"},
+                          {"and.pred %agileos_guard_wo, %agileos_guard_wo, %agileos_guard_wl;", ""},
+                          {"st.local.u32 [%agileos_guard_wa], %r1;", "st.local.u32 [%rd4], %r1;"},
+                          {"mov.u64 %agileos_guard_wb0, depot;", "mov.u64 %agileos_guard_wb0, work_p;"}},
+                         o, guarded.registerPrefix);
 }
 
 TEST(PtxFrameConfinement, TheFloorIsTheKernelsLowestVariableAndEveryCallPassesIt) {
@@ -307,29 +283,17 @@ TEST(PtxFrameConfinement, CheckerFlagsAlteredFloorPlumbing) {
   const GuardResult guarded = guardedAndClean(parsed(module("\tst.u32 [%rd5], %r1;")), o);
   ASSERT_TRUE(guarded.ok);
   const std::string text = print(guarded.module);
-  struct Edit {
-    const char* from;
-    const char* to;
-  };
-  for (const Edit& e :
-       {Edit{"mov.u64\t%agileos_guard_fk0, own;", "mov.u64\t%agileos_guard_fk0, 0;"},
-        Edit{"st.param.b64\t[%agileos_guard_fa0+0], %agileos_guard_fk0;",
-             "st.param.b64\t[%agileos_guard_fa0+0], 0;"},
-        Edit{"\tst.param.b64\t[%agileos_guard_fa0+0]",
-             "\tadd.u64\t%agileos_guard_fk0, %agileos_guard_fk0, "
-             "1;\n\t\tst.param.b64\t[%agileos_guard_fa0+0]"},
-        Edit{"ld.param.u64\t%agileos_guard_floor, [%agileos_guard_fp];", "mov.u64\t%agileos_guard_floor, 0;"},
-        Edit{"\t@%agileos_guard_wo trap;",
-             "\tmov.u64\t%agileos_guard_floor, 0;\n\t@%agileos_guard_wo trap;"}}) {
-    SCOPED_TRACE(e.from);
-    std::string altered = text;
-    const std::size_t at = altered.find(e.from);
-    ASSERT_NE(at, npos) << text;
-    altered.replace(at, std::string(e.from).size(), e.to);
-    const ParseResult reparsed = parse(altered);
-    ASSERT_TRUE(reparsed.ok) << reparsed.error;
-    EXPECT_FALSE(findUnguardedAccesses(reparsed.module, o, guarded.registerPrefix).empty()) << altered;
-  }
+  expectEveryEditFlagged(
+      text,
+      {{"mov.u64\t%agileos_guard_fk0, own;", "mov.u64\t%agileos_guard_fk0, 0;"},
+       {"st.param.b64\t[%agileos_guard_fa0+0], %agileos_guard_fk0;",
+        "st.param.b64\t[%agileos_guard_fa0+0], 0;"},
+       {"\tst.param.b64\t[%agileos_guard_fa0+0]",
+        "\tadd.u64\t%agileos_guard_fk0, %agileos_guard_fk0, "
+        "1;\n\t\tst.param.b64\t[%agileos_guard_fa0+0]"},
+       {"ld.param.u64\t%agileos_guard_floor, [%agileos_guard_fp];", "mov.u64\t%agileos_guard_floor, 0;"},
+       {"\t@%agileos_guard_wo trap;", "\tmov.u64\t%agileos_guard_floor, 0;\n\t@%agileos_guard_wo trap;"}},
+      o, guarded.registerPrefix);
 }
 
 }  // namespace

@@ -153,6 +153,20 @@ class DaemonE2ETest : public ::testing::Test {
 
   std::string socketPath() const { return dir_.file("agileosd.sock"); }
 
+  // One worker slot, and an admission queue of `queueWait` (0: none).
+  void startOneSlotServer(std::chrono::milliseconds queueWait) {
+    DaemonServerOptions options = makeOptions();
+    options.pool.max_workers = 1;
+    options.pool.queue_wait = queueWait;
+    startServer(options);
+  }
+
+  // The client's Hello got the assignment (and so holds the one slot).
+  static bool holdsTheSlot(TestClient& client) {
+    const auto reply = client.hello();
+    return reply.has_value() && reply->has_assignment();
+  }
+
   bool onlyFreshSpares(std::size_t count) {
     const PoolSnapshot s = server_->pool().snapshot();
     std::size_t spares = 0;
@@ -328,13 +342,9 @@ TEST_F(DaemonE2ETest, ConcurrentClientsGetDifferentWorkersAndTokens) {
 }
 
 TEST_F(DaemonE2ETest, ClientsBeyondMaxWorkersAreRefusedBusyWithoutAnAdmissionQueue) {
-  DaemonServerOptions options = makeOptions();
-  options.pool.max_workers = 1;
-  options.pool.queue_wait = std::chrono::milliseconds(0);
-  startServer(options);
+  startOneSlotServer(std::chrono::milliseconds(0));
   TestClient first(socketPath());
-  const auto assigned = first.hello();
-  ASSERT_TRUE(assigned.has_value() && assigned->has_assignment());
+  ASSERT_TRUE(holdsTheSlot(first));
   TestClient second(socketPath());
   const auto refused = second.hello();
   ASSERT_TRUE(refused.has_value());
@@ -348,13 +358,9 @@ TEST_F(DaemonE2ETest, ClientsBeyondMaxWorkersAreRefusedBusyWithoutAnAdmissionQue
 // Issue 14: the admission queue. The second client's Hello is answered once the first has
 // gone and a fresh worker holds the slot.
 TEST_F(DaemonE2ETest, AClientBeyondMaxWorkersWaitsAndIsServedWhenTheSlotFrees) {
-  DaemonServerOptions options = makeOptions();
-  options.pool.max_workers = 1;
-  options.pool.queue_wait = std::chrono::milliseconds(20000);
-  startServer(options);
+  startOneSlotServer(std::chrono::milliseconds(20000));
   TestClient first(socketPath());
-  const auto assigned = first.hello();
-  ASSERT_TRUE(assigned.has_value() && assigned->has_assignment());
+  ASSERT_TRUE(holdsTheSlot(first));
   TestClient second(socketPath());
   decltype(second.hello()) queued;
   std::thread waiting([&] { queued = second.hello(); });
@@ -366,13 +372,9 @@ TEST_F(DaemonE2ETest, AClientBeyondMaxWorkersWaitsAndIsServedWhenTheSlotFrees) {
 }
 
 TEST_F(DaemonE2ETest, AClientThatLeavesTheAdmissionQueueLeavesNoTrace) {
-  DaemonServerOptions options = makeOptions();
-  options.pool.max_workers = 1;
-  options.pool.queue_wait = std::chrono::milliseconds(20000);
-  startServer(options);
+  startOneSlotServer(std::chrono::milliseconds(20000));
   TestClient first(socketPath());
-  const auto assigned = first.hello();
-  ASSERT_TRUE(assigned.has_value() && assigned->has_assignment());
+  ASSERT_TRUE(holdsTheSlot(first));
   TestClient second(socketPath());
   std::thread waiting([&] { (void)second.hello(); });
   ASSERT_TRUE(waitUntil([&] { return server_->pool().snapshot().clients == 2; }))
