@@ -476,7 +476,8 @@ class Checker {
         ++k;
         const Instruction* sub = next();
         const Instruction* gt = next();
-        if (sub == nullptr || gt == nullptr || mov->operands[1].kind != Operand::Kind::kSymbol) return false;
+        // nameOf: a variable may be named with a leading '%' (the parser then sees a register).
+        if (sub == nullptr || gt == nullptr || nameOf(mov->operands[1]).empty()) return false;
         const std::string b = registerName(mov->operands[0]);
         const DeclaredName* d = scopes.find(nameOf(mov->operands[1]));
         if (!startsWith(b, prefix_) || d == nullptr || d->space != ".local" || !d->bytes() ||

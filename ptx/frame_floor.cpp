@@ -160,12 +160,18 @@ class Plumber {
   // the floor it was given).
   void setFunction(const std::vector<std::string>* kernelLocals) { kernelLocals_ = kernelLocals; }
 
-  bool body(std::vector<Statement>* statements) {
+  bool body(std::vector<Statement>* statements, bool top = true) {
     std::vector<Statement> out;
     out.reserve(statements->size());
     for (Statement& s : *statements) {
+      if (!top && kernelLocals_ != nullptr && s.kind == Statement::Kind::kDirective &&
+          shadowsLocal(s.directive)) {
+        return fail(
+            s.directive.tokens.empty() ? 0 : s.directive.tokens.front().line,
+            "a declaration in a block shadows a local variable of the kernel (its frame floor names it)");
+      }
       if (s.kind == Statement::Kind::kBlock) {
-        if (!body(&s.block)) return false;
+        if (!body(&s.block, false)) return false;
       } else if (s.kind == Statement::Kind::kDirective && s.directive.name == ".callprototype") {
         const std::size_t name = topLevelIdentifier(s.directive.tokens, "_");
         if (name == std::string::npos) return fail(0, "a .callprototype without its `_`");
@@ -204,6 +210,15 @@ class Plumber {
 
   const std::string& error() const { return error_; }
 
+  // Whether a declaration names one of the kernel's leading local variables again.
+  bool shadowsLocal(const Directive& directive) const {
+    for (const DeclaredName& d : readDeclaration(directive)) {
+      if (std::find(kernelLocals_->begin(), kernelLocals_->end(), d.name) != kernelLocals_->end())
+        return true;
+    }
+    return false;
+  }
+
  private:
   bool fail(std::uint32_t line, const std::string& reason) {
     error_ = "line " + std::to_string(line) + ": " + reason;
@@ -239,6 +254,12 @@ class Checker {
       if (s.kind == Statement::Kind::kDirective && !top) {
         for (const Token& t : s.directive.tokens) {
           if (t.text == floor_) report(0, "the frame floor is declared again in a block");
+        }
+        if (kernelLocals != nullptr) {
+          for (const DeclaredName& d : readDeclaration(s.directive)) {
+            if (std::find(kernelLocals->begin(), kernelLocals->end(), d.name) != kernelLocals->end())
+              report(0, "a block declares the kernel's local variable '" + d.name + "' again");
+          }
         }
       }
       if (s.kind != Statement::Kind::kInstruction) continue;
@@ -286,8 +307,9 @@ class Checker {
                       const std::vector<std::string>& locals) const {
     if (!startsWith(value, prefix_)) return false;
     const auto local = [&](const Operand& o) {
-      return o.kind == Operand::Kind::kSymbol && o.tokens.size() == 1 &&
-             std::find(locals.begin(), locals.end(), o.tokens[0].text) != locals.end();
+      // A variable may be named with a leading '%' (then the parser sees a register): nameOf.
+      const std::string name = nameOf(o);
+      return !name.empty() && std::find(locals.begin(), locals.end(), name) != locals.end();
     };
     std::vector<const Instruction*> before;  // the instructions before `at`, nearest last
     for (std::size_t j = 0; j < at; ++j) {

@@ -278,6 +278,24 @@ TEST(PtxFrameConfinement, TheFloorIsTheKernelsLowestVariableAndEveryCallPassesIt
   EXPECT_NE(ptx::text(none.module).find("mov.u64 %agileos_guard_fk0, 0xffffffffffffffff;"), npos);
 }
 
+// The floor names the kernel's variables: a block that declares one of those names again
+// (a register the program controls) would make the floor whatever the program put there.
+TEST(PtxFrameConfinement, ABlockThatShadowsAKernelVariableIsRefused) {
+  std::string text = module("\tst.u32 [%rd5], %r1;");
+  const std::string call = "\t{\n\t.param .b64 param0;";
+  text.replace(text.find(call), call.size(),
+               "\t{\n\t.reg .u64 own;\n\tmov.u64 own, 0;\n\t.param .b64 param0;");
+  const GuardResult shadowed = guardModule(parsed(text), options());
+  EXPECT_FALSE(shadowed.ok);
+  EXPECT_NE(shadowed.error.find("shadows a local variable of the kernel"), npos) << shadowed.error;
+  // A variable named like a register ('%' first) is still a variable.
+  std::string percent = module("\tst.u32 [%rd5], %r1;");
+  for (std::size_t at = percent.find("own"); at != npos; at = percent.find("own", at + 4)) {
+    percent.replace(at, 3, "%own");
+  }
+  guardedAndClean(parsed(percent), options());
+}
+
 TEST(PtxFrameConfinement, CheckerFlagsAlteredFloorPlumbing) {
   const GuardOptions o = options(GuardPolicy::kTrap);
   const GuardResult guarded = guardedAndClean(parsed(module("\tst.u32 [%rd5], %r1;")), o);
