@@ -56,11 +56,6 @@ std::optional<Role> roleOf(const Roles& roles, const std::string& name) {
   return it == roles.end() ? std::nullopt : std::optional<Role>(it->second);
 }
 
-// A body the guard leaves alone (as in guard.cpp): trusted module code.
-bool trustedBody(const Function& function, const std::set<std::string>& trusted) {
-  return function.kind == Function::Kind::kFunc && trusted.count(function.name) != 0;
-}
-
 // The function bodies the guard rewrites and checks.
 bool guardedBody(const Function& function, const std::set<std::string>& trusted) {
   return function.hasBody && !trustedBody(function, trusted);

@@ -19,10 +19,6 @@ namespace {
 
 bool startsWith(const std::string& text, const std::string& prefix) { return text.rfind(prefix, 0) == 0; }
 
-bool trustedBody(const Function& function, const std::set<std::string>& trusted) {
-  return function.kind == Function::Kind::kFunc && trusted.count(function.name) != 0;
-}
-
 // ---------------------------------------------------------------- names in scope
 
 // The declarations visible at a statement: the module's, the function's parameters, then

@@ -18,10 +18,6 @@ std::string parameterName(const std::string& prefix) { return prefix + "_fp"; }
 
 bool startsWith(const std::string& text, const std::string& prefix) { return text.rfind(prefix, 0) == 0; }
 
-bool trustedBody(const Function& function, const std::set<std::string>& trusted) {
-  return function.kind == Function::Kind::kFunc && trusted.count(function.name) != 0;
-}
-
 Token token(TokenKind kind, std::string text) {
   Token t;
   t.kind = kind;

@@ -233,7 +233,7 @@ class Rewriter {
 
 // A body the guard leaves alone: trusted module code (GuardOptions::trustedFunctions).
 bool trusted(const Function& function, const GuardOptions& options) {
-  return function.kind == Function::Kind::kFunc && options.trustedFunctions.count(function.name) != 0;
+  return trustedBody(function, options.trustedFunctions);
 }
 
 // ---------------------------------------------------------------- the independent checker

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -41,6 +42,12 @@ inline std::string plainRegisterAddress(const Operand& operand) {
     return {};
   }
   return operand.address->base;
+}
+
+// A body the guard leaves alone: trusted protected-module code (a .func the link filled,
+// GuardOptions::trustedFunctions). Every .entry, whatever its name, is user code.
+inline bool trustedBody(const Function& function, const std::set<std::string>& trusted) {
+  return function.kind == Function::Kind::kFunc && trusted.count(function.name) != 0;
 }
 
 // An immediate as the guard writes it (0x...).
