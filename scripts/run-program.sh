@@ -3,7 +3,8 @@
 # through it inside agileos-sandbox (no GPU device nodes, no CUDA libraries),
 # and stops the daemon.
 # Usage: scripts/run-program.sh [PROGRAM [ARGS...]]   (default: the vector_add test program)
-# Needs root (for the mount namespace) and an NVIDIA GPU with its driver.
+# Needs root (the sandbox takes an unprivileged uid of its own for the program; bubblewrap with
+# unprivileged user namespaces) and an NVIDIA GPU with its driver.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -21,6 +22,19 @@ program=$(realpath "$1")
 shift
 
 run=$(mktemp -d /tmp/agileos-run.XXXXXX)
+chmod 755 "$run" # the sandbox's unprivileged uid reaches the daemon's socket through it
+# The program and the shim are read inside as that uid: a checkout under a private directory
+# (/root) is out of its reach, so copy them beside the socket then.
+shim=$build/lib
+reachable() { setpriv --reuid=65534 --regid=65534 --clear-groups test -r "$1"; }
+if ! reachable "$shim/libagileos_cudart.so"; then
+  mkdir -p "$run/shim" && cp -L "$shim"/lib*.so* "$run/shim/" && chmod -R a+rX "$run/shim"
+  shim=$run/shim
+fi
+if ! reachable "$program"; then
+  cp "$program" "$run/$(basename "$program")" && chmod 755 "$run/$(basename "$program")"
+  program=$run/$(basename "$program")
+fi
 cat >"$run/agileosd.json" <<JSON
 {
   "socket_path": "$run/sock/agileosd.sock",
@@ -35,4 +49,4 @@ trap 'kill $daemon 2>/dev/null; wait $daemon 2>/dev/null; echo "agileosd log: $r
 for _ in $(seq 300); do [[ -S $run/sock/agileosd.sock ]] && break; sleep 0.1; done
 [[ -S $run/sock/agileosd.sock ]] || { tail -20 "$run/agileosd.log"; echo "agileosd did not start" >&2; exit 1; }
 
-"$build/bin/agileos-sandbox" --socket-dir "$run/sock" --shim "$build/lib" -- "$program" "$@"
+"$build/bin/agileos-sandbox" --socket-dir "$run/sock" --shim "$shim" -- "$program" "$@"

@@ -61,7 +61,10 @@ collect_deps() {
   mkdir -p "$dest"
   for file in "$@"; do
     is_elf "$file" || continue
-    listing="$(ldd "$file" 2>&1)" || die "ldd failed on $file: $listing"
+    listing="$(ldd "$file" 2>&1)" || {
+      [[ "$listing" == *"not a dynamic executable"* ]] && continue # static: needs nothing
+      die "ldd failed on $file: $listing"
+    }
     while IFS= read -r line; do
       line="${line#"${line%%[![:space:]]*}"}"  # trim leading whitespace
       name="${line%% *}"
@@ -152,8 +155,10 @@ main() {
   rm -rf -- "$bundle"
   mkdir -p "$bundle"/{bin,shim,deps,programs,bench,guard,modules,module-programs}
   copy_required "$bundle/bin" "$build/bin/agileosd" "$build/bin/agileos-worker" "$build/bin/agileos-nvrtc-compiler" \
-    "$build/bin/agileos-sandbox" \
+    "$build/bin/agileos-sandbox" "$build/bin/agileos-sandbox-exec" \
     "$build/bin/adversary_wire" "$build/bin/sandbox_probe" "$build/bin/agileos-storage-service"
+  # bubblewrap (Debian's), which agileos-sandbox finds next to itself: the GPU machine has none.
+  copy_required "$bundle/bin" "$(command -v bwrap || echo /usr/bin/bwrap)"
   # Issue 5: the example modules' artifacts, their GPU test programs and the storage benchmark.
   copy_required "$bundle/modules" "$build/modules/libkvstore.so" "$build/modules/libstorage.so" \
     "$build/modules/kvstore.ptx" "$build/modules/queue.ptx" "$build/modules/storage.ptx"

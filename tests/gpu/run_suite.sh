@@ -14,7 +14,10 @@
 #   3. runs every CUDA program natively and through AgileOS inside agileos-sandbox, and
 #      compares stdout and exit status exactly;
 #   4. sandbox proof: sandbox_probe must find every way to the GPU blocked inside the
-#      sandbox, and must open the device outside it;
+#      sandbox, and must open the device outside it; inside, it runs as an unprivileged uid and
+#      reads neither the module cache, the services' directory nor (with /etc kept) /etc/shadow;
+#      sandbox_start: 30 starts of /bin/true natively, with the shim, and in the sandbox (p50/p99,
+#      reported);
 #   5. adversary_api in one sandbox while matmul_tiled runs in another: both must pass;
 #      adversary_cufft (the cuFFT adapter's refusals) under AgileOS;
 #   6. adversary_wire, a raw gRPC client, against the daemon and its worker;
@@ -79,6 +82,7 @@ summary="$out_dir/summary.txt"
 : >"$summary"
 logs="$(mktemp -d /tmp/agileos-suite-logs.XXXXXX)"
 runtime_dir=""
+sandbox_extra=() # more agileos-sandbox options for the next run_agileos
 daemon_pid=""
 passed=0
 failed=0
@@ -169,6 +173,25 @@ check_machine() {
     [[ -e "$path" ]] || { fail "setup: $path is missing (run tests/gpu/bundle.sh first)"; missing=1; }
   done
   ((missing == 0)) || exit 1
+}
+
+# Sandboxed programs run as an unprivileged host uid (agileos-sandbox leases one per launch), and
+# bubblewrap binds what they need as that uid: every directory above the bundle must let others
+# pass. On a test machine whose checkout lies under a private directory (/root), this opens the
+# path (o+x only: nothing becomes listable or readable) and says so.
+make_bundle_reachable() {
+  local dir path
+  for path in "$bin_dir" "$shim_dir" "$programs_dir" ${deps_dir:+"$deps_dir"} ${guard_dir:+"$guard_dir"} "$PWD/.bundle"; do
+    [[ -e "$path" ]] || continue
+    chmod -R a+rX "$path"
+    dir="$(cd "$path" && pwd)"
+    while [[ "$dir" != / ]]; do
+      dir="$(dirname "$dir")"
+      if [[ "$(stat -c %A "$dir")" != ?????????[xt]* ]]; then
+        chmod o+x "$dir" && say "note: made $dir passable for the sandboxes' unprivileged uids (chmod o+x)"
+      fi
+    done
+  done
 }
 
 # ------------------------------------------------------------------ the daemon
@@ -265,10 +288,10 @@ run_agileos() {
   local name="$1" started=$EPOCHREALTIME
   shift
   local sandbox=("$bin_dir/agileos-sandbox" --socket-dir "$runtime_dir" --shim "$shim_dir"
-    --keep "$programs_dir" --keep "$bin_dir")
+    --keep "$programs_dir" --keep "$bin_dir" "${sandbox_extra[@]}")
   if [[ -d "$guard_dir" ]]; then sandbox+=(--keep "$guard_dir"); fi
   if [[ -n "$deps_dir" ]]; then sandbox+=(--lib-path "$deps_dir"); fi
-  timeout --kill-after=10 "$PROGRAM_TIMEOUT_S" "${sandbox[@]}" -- "$@" \
+  LD_LIBRARY_PATH="$deps_dir" timeout --kill-after=10 "$PROGRAM_TIMEOUT_S" "${sandbox[@]}" -- "$@" \
     >"$logs/$name.agileos.out" 2>"$logs/$name.agileos.err" </dev/null
   run_status=$?
   run_seconds="$(elapsed_since "$started")"
@@ -342,7 +365,9 @@ sandbox_proof() {
   wanted sandbox_probe || return 0
   say ""
   say "== sandbox proof"
-  run_agileos sandbox_probe "$bin_dir/sandbox_probe"
+  # Besides the GPU: the probe must not read the workers' compiled-module cache nor the services'
+  # socket directory (both root's alone), and must not run as uid 0.
+  run_agileos sandbox_probe "$bin_dir/sandbox_probe" "$runtime_dir-module-cache" "$runtime_dir-services"
   if ((run_status == 0)) && grep -q '^probe: all [0-9]* attempts blocked$' "$logs/sandbox_probe.agileos.out"; then
     pass "sandbox_probe inside agileos-sandbox: every way to the GPU is blocked"
   else
@@ -357,6 +382,34 @@ sandbox_proof() {
     fail "sandbox_probe outside the sandbox could not open /dev/nvidia0"
   fi
   quote "$logs/sandbox_probe.outside.out" 30
+  # With /etc kept visible, root's files there exist but stay unreadable: the program's uid is an
+  # unprivileged host uid of its own, not root mapped to another number.
+  sandbox_extra=(--keep /etc)
+  run_agileos sandbox_probe_etc "$bin_dir/sandbox_probe" /etc/shadow
+  sandbox_extra=()
+  if grep -q '^read /etc/shadow: blocked (Permission denied)' "$logs/sandbox_probe_etc.agileos.out" &&
+    grep -q '^run as uid 0: blocked' "$logs/sandbox_probe_etc.agileos.out"; then
+    pass "sandbox_probe with /etc kept: not uid 0, and root's /etc/shadow is unreadable (Permission denied)"
+  else
+    fail "sandbox_probe with /etc kept: exit $(describe_status "$run_status")"
+    quote "$logs/sandbox_probe_etc.agileos.out" 10
+    quote "$logs/sandbox_probe_etc.agileos.err" 10
+  fi
+}
+
+# What the sandbox adds to a program's start (tests/bench/sandbox_start_bench.sh): reported, not
+# asserted; the step fails only if a launch fails.
+sandbox_start() {
+  wanted sandbox_start || return 0
+  say ""
+  say "== sandbox start (30 starts of /bin/true each way)"
+  if timeout 120 bash "$suite_dir/../bench/sandbox_start_bench.sh" "$bin_dir/agileos-sandbox" "$shim_dir" 30 \
+    "$deps_dir" >"$logs/sandbox_start.log" 2>&1; then
+    pass "sandbox_start: every launch succeeded"
+  else
+    fail "sandbox_start: a launch failed"
+  fi
+  sed 's/^/  /' "$logs/sandbox_start.log" | tee -a "$summary"
 }
 
 # ------------------------------------------------------------------ adversaries
@@ -612,6 +665,7 @@ protected_modules_step() {
 # ------------------------------------------------------------------ main
 
 check_machine
+((native_only)) || make_bundle_reachable
 if ((native_only)); then
   run_programs
   guard_escape_step
@@ -620,6 +674,7 @@ fi
 start_daemon
 run_programs
 sandbox_proof
+sandbox_start
 concurrent_adversary
 cufft_adversary
 wire_adversary

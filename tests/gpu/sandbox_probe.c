@@ -16,7 +16,12 @@
  *     of the mount namespace and unmount the masks over /dev and the CUDA
  *     directories, create a device node for /dev/nvidiactl, and reach the device
  *     through the root directory of PID 1 (/proc/1/root).
+ *  4. The tenant's containment (issue 14): running as uid 0, reading root's
+ *     /etc/shadow, reading each PATH given on the command line (the suite names
+ *     the compiled-module cache, the services' socket directory and files only
+ *     root may read), and ptrace of another process.
  *
+ * Usage: sandbox_probe [PATH...]
  * Output: one line per attempt, "<what>: blocked (<reason>)" or
  * "<what>: REACHED (<detail>)", then "probe: all N attempts blocked" or
  * "probe: K of N attempts reached the GPU stack".
@@ -31,7 +36,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/mount.h>
+#include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -214,7 +221,47 @@ static int createDeviceNode(char* detail, size_t size) {
   return result;
 }
 
-int main(void) {
+/* A file or directory that must stay unreadable: open (files) or opendir (directories). */
+static void tryRead(const char* path) {
+  char what[PATH_MAX + 16];
+  snprintf(what, sizeof what, "read %s", path);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    report(what, 0, strerror(errno));
+    return;
+  }
+  char byte;
+  ssize_t n = read(fd, &byte, 1);
+  int error = errno;
+  close(fd);
+  if (n < 0 && error == EISDIR) {
+    DIR* dir = opendir(path);
+    if (dir == NULL) {
+      report(what, 0, strerror(errno));
+      return;
+    }
+    closedir(dir);
+    report(what, 1, "directory listed");
+    return;
+  }
+  report(what, n >= 0, n >= 0 ? "read" : strerror(error));
+}
+
+static int ptraceParent(char* detail, size_t size) {
+  /* PTRACE_SEIZE stops nothing; the child's exit detaches it again. */
+  if (ptrace(PTRACE_SEIZE, getppid(), NULL, NULL) == 0) {
+    snprintf(detail, size, "seized pid %d", (int)getppid());
+    return 1;
+  }
+  snprintf(detail, size, "ptrace: %s", strerror(errno));
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  report("run as uid 0", getuid() == 0, getuid() == 0 ? "uid 0" : "unprivileged uid");
+  tryRead("/etc/shadow");
+  for (int i = 1; i < argc; ++i) tryRead(argv[i]);
+  inChild("ptrace the parent process", ptraceParent);
   tryOpen("/dev/nvidia0");
   tryOpen("/dev/nvidiactl");
   tryOpen("/dev/nvidia-uvm");

@@ -1,19 +1,20 @@
 #!/usr/bin/env bash
-# Tests agileos-sandbox (docker/sandbox/agileos-sandbox) on a machine without a GPU but with the CUDA toolkit.
+# Tests agileos-sandbox (docker/sandbox/, bubblewrap underneath) on a machine without a GPU but with
+# the CUDA toolkit.
 #
 # Usage: sandbox_test.sh SANDBOX PROBE SHIM_DIR
-#   SANDBOX   the agileos-sandbox script under test
+#   SANDBOX   the agileos-sandbox launcher under test
 #   PROBE     the sandbox_probe binary (tests/gpu/sandbox_probe.c)
 #   SHIM_DIR  a directory holding a libagileos_cudart.so (a fake one will do)
 #
-# Exit status: 0 all checks passed, 1 a check failed, 77 skipped (not root, or
-# the kernel refuses the namespaces), with the reason printed.
+# Exit status: 0 all checks passed, 1 a check failed, 77 skipped (not root, no bubblewrap, or the
+# kernel refuses unprivileged user namespaces), with the reason printed.
 set -uo pipefail
 
 readonly SANDBOX="$1" PROBE="$2" SHIM_DIR="$3"
 readonly REAL_CUDART=/usr/local/cuda/lib64/libcudart.so.13
 # In sanitizer builds the probe is instrumented and the preloaded (fake) shim comes first; leak
-# checking needs ptrace, which the sandbox's dropped capabilities may refuse.
+# checking needs ptrace, which the sandbox's seccomp filter refuses.
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0:detect_leaks=0"
 
 failures=0
@@ -43,26 +44,39 @@ skip() {
 }
 
 if ((EUID != 0)); then skip "agileos-sandbox needs root (running as uid $EUID)"; fi
-if ! unshare --mount --net --ipc --pid --fork --mount-proc --propagation private true 2>/dev/null; then
-  skip "this kernel or container does not permit unshare of mount/pid/net/ipc namespaces"
+command -v bwrap >/dev/null || skip "bubblewrap (bwrap) is not installed"
+if ! setpriv --reuid=65534 --regid=65534 --clear-groups bwrap --unshare-user --ro-bind / / true 2>/dev/null; then
+  skip "this kernel or container does not permit unprivileged user namespaces (bubblewrap needs them)"
 fi
 for file in "$SANDBOX" "$PROBE" "$SHIM_DIR/libagileos_cudart.so"; do
   [[ -e "$file" ]] || { echo "FAIL: $file does not exist (build the targets first)"; exit 1; }
 done
 
+# Everything the sandboxes read lies under $work, which their unprivileged uids must be able to pass.
 work="$(mktemp -d /tmp/agileos-sandbox-test.XXXXXX)"
-trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/sockets" "$work/other" "$work/programs"
+chmod 755 "$work"
+trap 'rm -rf "$work" "$work-state"' EXIT
+mkdir -p "$work/sockets" "$work/other" "$work/programs" "$work/shared" "$work/private"
+chmod 755 "$work/sockets" "$work/other" "$work/programs"
+chmod 1777 "$work/shared" # --keep-rw: written as the sandbox's host uid
+chmod 700 "$work/private"
 : >"$work/sockets/agileosd.sock"
 : >"$work/sockets/worker-1.sock"
 echo "secret" >"$work/outside-secret"
+echo "root only" >"$work/private/root-only"
+echo "root only" >"$work/root-only-file"
+chmod 600 "$work/root-only-file"
 : >"$work/other/agileosd.sock"
 cp "$PROBE" "$work/programs/sandbox_probe"
+# The lease directory lies outside $work, which some checks keep visible (a kept path may not hold it).
+readonly STATE="$work-state"
 
-# sandbox [OPTIONS...] -- PROGRAM...: the sandbox with this test's socket dir and shim.
+# sandbox [OPTIONS...] -- PROGRAM...: the sandbox with this test's socket dir, shim and lease dir.
 sandbox() {
-  "$SANDBOX" --socket-dir "$work/sockets" --shim "$SHIM_DIR" "$@"
+  "$SANDBOX" --socket-dir "$work/sockets" --shim "$SHIM_DIR" --state-dir "$STATE" "$@"
 }
+# The shell and the tools the inner scripts use live in /usr (the CUDA toolkit under it is covered).
+tools=(--keep /usr --keep /etc)
 
 echo "== probe outside the sandbox (reference)"
 outside="$("$work/programs/sandbox_probe")"
@@ -76,32 +90,56 @@ else
   echo "NOTE: $REAL_CUDART is absent on this machine; library hiding is exercised only partially"
 fi
 
+probe_paths=("$work/private/root-only" "$work/root-only-file" "$work/private")
 echo "== probe inside the sandbox"
-inside="$(sandbox --keep "$work/programs" -- "$work/programs/sandbox_probe")"
+inside="$(sandbox --keep "$work/programs" -- "$work/programs/sandbox_probe" "${probe_paths[@]}")"
 inside_status=$?
 echo "$inside"
 check "inside, the probe exits 0" test "$inside_status" -eq 0
 check "inside, every attempt is blocked" grep -q "^probe: all [0-9]* attempts blocked$" <<<"$inside"
 check "inside, libcudart.so.13 resolves to the preloaded shim only" \
   grep -q "dlopen libcudart.so.13: blocked (resolved to the preloaded AgileOS shim" <<<"$inside"
+check "inside, the uid is not 0" grep -q "^run as uid 0: blocked" <<<"$inside"
+check "inside, ptrace is refused" grep -q "^ptrace the parent process: blocked" <<<"$inside"
+
+echo "== the same probe with the whole of /usr and /etc kept"
+inside="$(sandbox "${tools[@]}" --keep "$work" -- "$work/programs/sandbox_probe" "${probe_paths[@]}")"
+inside_status=$?
+echo "$inside"
+check "kept /usr and /etc: every attempt is still blocked" test "$inside_status" -eq 0
+check "kept /etc: /etc/shadow exists but is unreadable" \
+  grep -q "^read /etc/shadow: blocked (Permission denied)" <<<"$inside"
+check "kept $work: a root-only file is unreadable" \
+  grep -q "^read $work/root-only-file: blocked (Permission denied)" <<<"$inside"
+check "kept $work: a root-only directory is unreadable" \
+  grep -q "^read $work/private: blocked (Permission denied)" <<<"$inside"
 
 echo "== what the program sees"
 # Each line printed by the inner script is "name=value"; compared below. The script is single-quoted
 # on purpose: it expands its variables inside the sandbox ($work is spliced in from here).
 # shellcheck disable=SC2016
-view="$(sandbox -- /bin/sh -c '
+view="$(sandbox "${tools[@]}" -- /bin/sh -c '
+  echo "uid=$(id -u) gid=$(id -g)"
   echo "socket=$( [ -e "$AGILEOS_SOCKET" ] && echo visible || echo missing)"
   echo "worker_socket=$( [ -e "$(dirname "$AGILEOS_SOCKET")/worker-1.sock" ] && echo visible || echo missing)"
   echo "secret=$( [ -e "'"$work"'/outside-secret" ] && echo visible || echo hidden)"
   echo "other_socket_dir=$( [ -e "'"$work"'/other/agileosd.sock" ] && echo visible || echo hidden)"
+  echo "root=$(ls / | sort | tr "\n" " ")"
   echo "dev=$(ls /dev | sort | tr "\n" " ")"
   echo "nvidia_nodes=$(ls /dev | grep -c nvidia)"
   echo "cuda_dir=$(ls -A /usr/local/cuda/ 2>/dev/null | wc -l)"
+  echo "cuda_real_dir=$(ls -A "$(readlink -f /usr/local/cuda)" 2>/dev/null | wc -l)"
+  echo "var_cache=$( [ -e /var/cache ] && echo visible || echo absent)"
   echo "cap_eff=$(grep "^CapEff" /proc/self/status | cut -f2)"
+  echo "cap_bnd=$(grep "^CapBnd" /proc/self/status | cut -f2)"
   echo "no_new_privs=$(grep "^NoNewPrivs" /proc/self/status | cut -f2)"
+  echo "seccomp=$(grep "^Seccomp:" /proc/self/status | cut -f2)"
+  echo "nofile=$(ulimit -n)"
+  echo "core=$(ulimit -c)"
   echo "preload=$LD_PRELOAD"
   echo "socket_env=$AGILEOS_SOCKET"
   echo "root_writable=$(touch /agileos-sandbox-write-test 2>/dev/null && echo yes || echo no)"
+  echo "usr_writable=$(touch /usr/agileos-sandbox-write-test 2>/dev/null && echo yes || echo no)"
   echo "socket_dir_writable=$(touch "$(dirname "$AGILEOS_SOCKET")/x" 2>/dev/null && echo yes || echo no)"
   echo "tmp_writable=$(touch /tmp/x 2>/dev/null && echo yes || echo no)"
   echo "processes=$(ls /proc | grep -c "^[0-9]*$")"
@@ -111,32 +149,79 @@ echo "$view"
 expect_line() {
   check "inside: $1" grep -qx -- "$1" <<<"$view"
 }
+expect_line "uid=1000 gid=1000"
 expect_line "socket=visible"
 expect_line "worker_socket=visible"
 expect_line "secret=hidden"
 expect_line "other_socket_dir=hidden"
-expect_line "dev=fd full null ptmx pts random shm stderr stdin stdout tty urandom zero "
 expect_line "nvidia_nodes=0"
 expect_line "cuda_dir=0"
+expect_line "cuda_real_dir=0"
+expect_line "var_cache=absent"
 expect_line "cap_eff=0000000000000000"
+expect_line "cap_bnd=0000000000000000"
 expect_line "no_new_privs=1"
+expect_line "seccomp=2"
+expect_line "nofile=4096"
+expect_line "core=0"
 expect_line "preload=$(readlink -f "$SHIM_DIR")/libagileos_cudart.so"
-expect_line "socket_env=$work/sockets/agileosd.sock"
+expect_line "socket_env=$(readlink -f "$work/sockets")/agileosd.sock"
 expect_line "root_writable=no"
+expect_line "usr_writable=no"
 expect_line "socket_dir_writable=no"
 expect_line "tmp_writable=yes"
-# shellcheck disable=SC2016
+expect_line "network="
+check "inside: the root holds only what was bound (no /home, /root, /var, /opt, /srv, /boot, /mnt)" \
+  bash -c '! grep -qE "^root=.*\b(home|root|var|opt|srv|boot|mnt)\b" <<<"$1"' _ "$view"
+check "inside: /dev has the usual nodes" grep -q "^dev=.*null.*urandom.*zero" <<<"$view"
 check "inside: only the sandbox's own processes are visible" \
-  awk -F= '$1 == "processes" { exit !($2 <= 8) }' <<<"$view"
+  awk -F= '$1 == "processes" { found = 1; exit !($2 <= 8) } END { if (!found) exit 1 }' <<<"$view"
 check "/agileos-sandbox-write-test was not created outside" test ! -e /agileos-sandbox-write-test
+
+echo "== the allow-list root without --keep: only the program, its libraries, the shim and the sockets"
+# shellcheck disable=SC2016
+bare="$(sandbox -- /bin/sh -c 'for d in /etc/passwd /etc/shadow /usr/bin/ls /home /var /opt /root; do
+  [ -e "$d" ] && echo "visible $d"; done; echo done')"
+echo "$bare"
+check "without --keep, /etc, other programs and the host's trees are absent" test "$bare" = "done"
+
+if command -v python3 >/dev/null; then
+  echo "== seccomp refusals"
+  refusals="$(sandbox "${tools[@]}" -- /usr/bin/python3 -c '
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+numbers = {"ptrace": 101, "mount": 165, "keyctl": 250, "bpf": 321, "perf_event_open": 298,
+           "userfaultfd": 323, "kexec_load": 246, "init_module": 175, "unshare": 272, "setns": 308}
+for name, number in numbers.items():
+    result = libc.syscall(number, 0, 0, 0, 0, 0)
+    errno = ctypes.get_errno()
+    print(name + "=" + ("refused" if result == -1 and errno == 1 else "allowed %d/%d" % (result, errno)))
+')"
+  echo "$refusals"
+  for call in ptrace mount keyctl bpf perf_event_open userfaultfd kexec_load init_module unshare setns; do
+    check "seccomp: $call fails with EPERM" grep -qx "$call=refused" <<<"$refusals"
+  done
+fi
+
+echo "== distinct host uids for concurrent sandboxes"
+sandbox -- /bin/sleep 3 &
+first=$!
+sandbox -- /bin/sleep 3 &
+second=$!
+sleep 1.5
+uids="$(ps -eo uid=,comm= | awk '$2 == "sleep" && $1 >= 200000 { print $1 }' | sort -u)"
+echo "host uids of the sandboxed sleeps: $(echo "$uids" | tr '\n' ' ')"
+check "two concurrent sandboxes run as two different unprivileged host uids" test "$(wc -w <<<"$uids")" -eq 2
+wait "$first" "$second"
 
 if command -v python3 >/dev/null; then
   echo "== unix sockets"
   rm -f "$work/sockets/agileosd.sock"
   python3 - "$work/sockets/agileosd.sock" "$work/other/other.sock" <<'EOF' &
-import socket, sys
+import os, socket, sys
 server = socket.socket(socket.AF_UNIX)
 server.bind(sys.argv[1])
+os.chmod(sys.argv[1], 0o666)
 server.listen(1)
 other = socket.socket(socket.AF_UNIX)
 other.bind(sys.argv[2])
@@ -150,7 +235,7 @@ connection.sendall(b"hello from outside\n")
 EOF
   server_pid=$!
   for _ in $(seq 50); do [[ -S "$work/other/other.sock" ]] && break; sleep 0.1; done
-  sockets="$(sandbox --keep "$work/other" -- /usr/bin/python3 -c '
+  sockets="$(sandbox "${tools[@]}" -- /usr/bin/python3 -c '
 import os, socket
 def attempt(address):
     s = socket.socket(socket.AF_UNIX)
@@ -172,72 +257,79 @@ print("daemon=" + s.recv(100).decode().strip())
 fi
 
 echo "== exit status and signals"
-sandbox -- /bin/sh -c 'exit 7'
+sandbox "${tools[@]}" -- /bin/sh -c 'exit 7'
 check "PROGRAM's exit status is passed through" test $? -eq 7
 start=$SECONDS
-timeout 2 "$SANDBOX" --socket-dir "$work/sockets" --shim "$SHIM_DIR" -- /bin/sleep 60
+timeout 2 "$SANDBOX" --socket-dir "$work/sockets" --shim "$SHIM_DIR" --state-dir "$STATE" -- /bin/sleep 60
 status=$?
 check "timeout's SIGTERM reaches PROGRAM (status $status after $((SECONDS - start)) s)" \
   test "$status" -eq 124 -a $((SECONDS - start)) -lt 10
 
 echo "== refusals (PROGRAM must not run)"
 # refused DESCRIPTION MESSAGE COMMAND...: COMMAND must exit 125 saying MESSAGE, and must not have
-# run its PROGRAM (which would create $work/ran, visible here through --keep-rw "$work").
+# run its PROGRAM (which would create $work/shared/ran, visible here through --keep-rw).
 refused() {
   local description="$1" expected_message="$2"
   shift 2
-  rm -f "$work/ran"
+  rm -f "$work/shared/ran"
   local output status
   output="$("$@" 2>&1)"
   status=$?
   echo "$output"
   check "$description: exit 125" test "$status" -eq 125
   check "$description: says why" grep -q -- "$expected_message" <<<"$output"
-  check "$description: PROGRAM did not run" test ! -e "$work/ran"
+  check "$description: PROGRAM did not run" test ! -e "$work/shared/ran"
 }
 mkdir -p "$work/fakebin"
-printf '#!/bin/sh\necho "unshare: unshare failed: Operation not permitted" >&2\nexit 1\n' >"$work/fakebin/unshare"
-chmod +x "$work/fakebin/unshare"
-refused "unshare refused" "cannot create the namespaces" \
-  env PATH="$work/fakebin:$PATH" "$SANDBOX" --socket-dir "$work/sockets" --shim "$SHIM_DIR" \
-  --keep-rw "$work" -- /usr/bin/touch "$work/ran"
-# shellcheck disable=SC2016
-printf '#!/bin/sh\nfor a; do [ "$a" = "-t" ] && { echo "mount: permission denied" >&2; exit 32; }; done\nexec /usr/bin/mount "$@"\n' \
-  >"$work/fakebin/mount"
-chmod +x "$work/fakebin/mount"
-rm "$work/fakebin/unshare"
-refused "mount refused" "cannot mount a tmpfs" \
-  env PATH="$work/fakebin:$PATH" "$SANDBOX" --socket-dir "$work/sockets" --shim "$SHIM_DIR" \
-  --keep-rw "$work" -- /usr/bin/touch "$work/ran"
+printf '#!/bin/sh\necho "bwrap: setting up uid map: Permission denied" >&2\nexit 1\n' >"$work/fakebin/bwrap"
+chmod 755 "$work/fakebin/bwrap"
+refused "bubblewrap fails" "could not set up the sandbox" \
+  sandbox --bwrap "$work/fakebin/bwrap" --keep-rw "$work/shared" -- /usr/bin/touch "$work/shared/ran"
+chmod 777 "$work/fakebin/bwrap"
+refused "a bubblewrap others may replace" "must not be writable" \
+  sandbox --bwrap "$work/fakebin/bwrap" --keep-rw "$work/shared" -- /usr/bin/touch "$work/shared/ran"
 refused "no shim" "libagileos_cudart.so does not exist" \
-  "$SANDBOX" --socket-dir "$work/sockets" --shim "$work/other" --keep-rw "$work" -- /usr/bin/touch "$work/ran"
+  "$SANDBOX" --socket-dir "$work/sockets" --shim "$work/other" --state-dir "$STATE" --keep-rw "$work/shared" \
+  -- /usr/bin/touch "$work/shared/ran"
 if [[ -d /usr/local/cuda ]]; then
   refused "--keep of the CUDA toolkit" "would expose" \
-    "$SANDBOX" --socket-dir "$work/sockets" --shim "$SHIM_DIR" --keep /usr/local/cuda --keep-rw "$work" \
-    -- /usr/bin/touch "$work/ran"
+    sandbox --keep /usr/local/cuda/lib64 --keep-rw "$work/shared" -- /usr/bin/touch "$work/shared/ran"
 fi
+refused "--keep /" "would expose the whole host" \
+  sandbox --keep / --keep-rw "$work/shared" -- /usr/bin/touch "$work/shared/ran"
 refused "not root" "must run as root" \
   setpriv --reuid=65534 --regid=65534 --clear-groups "$SANDBOX" --socket-dir "$work/sockets" \
-  --shim "$SHIM_DIR" -- /usr/bin/touch "$work/ran"
+  --shim "$SHIM_DIR" -- /usr/bin/touch "$work/shared/ran"
+chmod 755 "$work/private"
+refused "a lease directory others can reach" "must be a directory owned by root with mode 0700" \
+  "$SANDBOX" --socket-dir "$work/sockets" --shim "$SHIM_DIR" --state-dir "$work/private" \
+  --keep-rw "$work/shared" -- /usr/bin/touch "$work/shared/ran"
+chmod 700 "$work/private"
+refused "every uid leased" "are in use" \
+  bash -c 'exec 9>"$1/200123"; flock 9; shift; exec "$@"' _ "$STATE" \
+  "$SANDBOX" --socket-dir "$work/sockets" --shim "$SHIM_DIR" --state-dir "$STATE" --uid-base 200123 \
+  --uid-count 1 --keep-rw "$work/shared" -- /usr/bin/touch "$work/shared/ran"
+refused "--inside-uid 0" "inside-uid" \
+  sandbox --inside-uid 0 --keep-rw "$work/shared" -- /usr/bin/touch "$work/shared/ran"
 
 echo "== --keep-rw"
-sandbox --keep-rw "$work" -- /usr/bin/touch "$work/ran"
-check "a --keep-rw path is writable inside" test -e "$work/ran"
+sandbox --keep-rw "$work/shared" -- /usr/bin/touch "$work/shared/ran"
+check "a --keep-rw path is writable inside" test -e "$work/shared/ran"
+check "what the program wrote belongs to its unprivileged host uid" \
+  test "$(stat -c %u "$work/shared/ran" 2>/dev/null || echo 0)" -ge 200000
 
-echo "== the compiled-module cache is hidden (/var/cache, and --hide even under the socket dir)"
+echo "== --hide, even under the socket dir"
 mkdir -p "$work/sockets/module-cache"
 echo "cubin" >"$work/sockets/module-cache/entry.cubin"
-cache_listing="$(sandbox --hide "$work/sockets/module-cache" -- /bin/sh -c '
-  echo "var-cache:$(ls -A /var/cache | tr "\n" " ")"
+cache_listing="$(sandbox "${tools[@]}" --hide "$work/sockets/module-cache" -- /bin/sh -c '
   echo "hidden:$(ls -A "$1" | tr "\n" " ")"
   echo "sockets:$(ls -A "$2" | tr "\n" " ")"' sh "$work/sockets/module-cache" "$work/sockets")"
 echo "$cache_listing"
-check "/var/cache is empty inside" grep -qx "var-cache:" <<<"$cache_listing"
 check "a --hide directory under the socket dir is empty inside" grep -qx "hidden:" <<<"$cache_listing"
 check "the socket dir itself stays visible" grep -q "^sockets:.*agileosd.sock" <<<"$cache_listing"
 check "the hidden entry is still there outside" test -s "$work/sockets/module-cache/entry.cubin"
 refused "--hide of a relative path" "not an absolute path" \
-  "$SANDBOX" --socket-dir "$work/sockets" --shim "$SHIM_DIR" --hide relative/dir -- /bin/true
+  sandbox --hide relative/dir -- /bin/true
 
 echo
 echo "$((checks - failures)) passed, $failures failed"

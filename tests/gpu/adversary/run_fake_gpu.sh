@@ -7,14 +7,16 @@
 #   BIN_DIR       agileosd, agileos-worker-fake, agileos-sandbox, adversary_wire
 #   SHIM_DIR      libagileos_cudart.so
 #   PROGRAMS_DIR  adversary_api
-# adversary_api runs inside agileos-sandbox where the machine permits it (root, unshare),
-# else with LD_PRELOAD only (said so in the output).
+# adversary_api runs inside agileos-sandbox where the machine permits it (root, bubblewrap with
+# unprivileged user namespaces, and a build tree that unprivileged uids can read), else with
+# LD_PRELOAD only (said so in the output).
 # Exit status: 0 if both adversaries passed, 1 otherwise.
 set -uo pipefail
 
 readonly BIN_DIR="$1" SHIM_DIR="$2" PROGRAMS_DIR="$3"
 
 runtime_dir="$(mktemp -d /tmp/agileos-adversaries.XXXXXX)"
+chmod 755 "$runtime_dir" # the sandbox's unprivileged uid reaches the daemon's socket through it
 daemon_pid=""
 # shellcheck disable=SC2317  # called from the EXIT trap
 cleanup() {
@@ -45,11 +47,17 @@ fi
 
 status=0
 echo "== adversary_api --fake-gpu"
-if ((EUID == 0)) && unshare --mount --net --ipc --pid --fork --mount-proc --propagation private true 2>/dev/null; then
+sandbox_usable() {
+  ((EUID == 0)) && command -v bwrap >/dev/null &&
+    setpriv --reuid=65534 --regid=65534 --clear-groups bwrap --unshare-user --ro-bind / / \
+      test -r "$SHIM_DIR/libagileos_cudart.so" -a -r "$PROGRAMS_DIR/adversary_api" 2>/dev/null
+}
+if sandbox_usable; then
   timeout 120 "$BIN_DIR/agileos-sandbox" --socket-dir "$runtime_dir" --shim "$SHIM_DIR" --keep "$PROGRAMS_DIR" \
     -- "$PROGRAMS_DIR/adversary_api" --fake-gpu || status=1
 else
-  echo "NOTE: agileos-sandbox is not usable here (needs root and unshare); running with LD_PRELOAD only"
+  echo "NOTE: agileos-sandbox is not usable here (needs root, bubblewrap with unprivileged user namespaces," \
+    "and a build tree others can read); running with LD_PRELOAD only"
   AGILEOS_SOCKET="$runtime_dir/agileosd.sock" LD_PRELOAD="$SHIM_DIR/libagileos_cudart.so" \
     timeout 120 "$PROGRAMS_DIR/adversary_api" --fake-gpu || status=1
 fi

@@ -50,6 +50,7 @@ files="$runtime_dir/files"
 traces="$runtime_dir/traces"
 mkdir -p "$logs" "$files" "$traces"
 chmod 755 "$runtime_dir"
+chmod 1777 "$traces" # written by the clients, each as its sandbox's unprivileged uid
 daemon_pid=""
 passed=0
 failed=0

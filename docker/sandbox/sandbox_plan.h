@@ -1,0 +1,47 @@
+// What a sandbox holds, as bubblewrap arguments: a pure function of the resolved inputs, so the
+// layout is unit-tested without starting anything (tests/cpu/sandbox/sandbox_plan_test.cpp).
+//
+// The root is bubblewrap's empty tmpfs. Into it, in this order (a later mount covers an earlier
+// one): /proc (the PID namespace's own; /proc/driver covered), /dev (null, zero, full, random,
+// urandom, tty, pts, fd links: no GPU node), private /tmp and /dev/shm, the program and its library
+// closure read-only at their own paths, /etc/ld.so.cache, the shim and --lib-path directories,
+// the daemon's socket directory, --keep (read-only) and --keep-rw paths, then an empty tmpfs over
+// each --hide path, and an empty file over each driver library under a kept directory; then the
+// root itself is made read-only.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace agileos::sandbox {
+
+struct SandboxPlan {
+  std::string bwrap;                        // absolute path of bubblewrap
+  std::string programPath;                  // absolute path the program is started by, inside
+  std::string programSource;                // the file bound there (programPath with links resolved)
+  std::vector<std::string> programArgs;     // argv[1..]
+  std::vector<std::string> closureFiles;    // bound read-only at their own paths
+  std::vector<std::string> readOnlyDirs;    // shim, lib paths, socket dir, --keep
+  std::vector<std::string> writableDirs;    // --keep-rw
+  std::vector<std::string> hidden;          // --hide, and the GPU stack under a kept path
+  std::vector<std::pair<int, std::string>> maskedFiles;  // (empty memory file, path): driver libraries
+  std::vector<std::pair<std::string, std::string>> environment;  // set inside
+  bool shareNetwork = false;
+  bool coverProcDriver = false;             // the host has /proc/driver (the NVIDIA driver's files live there)
+  uid_t insideUid = 1000;
+  gid_t insideGid = 1000;
+  std::string workingDirectory = "/";
+  std::string execHelper;                   // agileos-sandbox-exec (sandbox_exec.c), outside path
+  int seccompFd = -1;
+  int startedFd = -1;                       // where the helper reports the program's start
+};
+
+// Where the helper is bound inside (at the root, so that no directory has to be made for it).
+inline constexpr const char* kExecHelperInside = "/.agileos-sandbox-exec";
+
+// The full argv of bubblewrap (argv[0] included).
+std::vector<std::string> bubblewrapArguments(const SandboxPlan& plan);
+
+}  // namespace agileos::sandbox
