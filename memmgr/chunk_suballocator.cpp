@@ -145,6 +145,17 @@ std::vector<BackedRange> ChunkSuballocator::takeCachedChunks() {
   return removeChunks(bases);
 }
 
+std::vector<BackedRange> ChunkSuballocator::takeCachedChunksOf(ClientId client) {
+  auto owner = clients_.find(client);
+  if (owner == clients_.end()) return {};
+  ClientChunks& mine = owner->second;
+  std::vector<DevicePtr> bases(mine.cachedEmpty.begin(), mine.cachedEmpty.end());
+  for (DevicePtr base : bases) mine.bases.erase(base);
+  mine.cachedEmpty.clear();
+  if (mine.bases.empty()) clients_.erase(owner);
+  return removeChunks(bases);
+}
+
 std::vector<BackedRange> ChunkSuballocator::takeAllChunks() {
   std::vector<BackedRange> removed;
   removed.reserve(chunks_.size());

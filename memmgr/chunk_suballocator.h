@@ -61,6 +61,8 @@ class ChunkSuballocator {
   std::vector<BackedRange> takeChunksOf(ClientId client);
   // Removes and returns every cached empty chunk of every client (to relieve memory pressure).
   std::vector<BackedRange> takeCachedChunks();
+  // The same for one client's cached empty chunks only.
+  std::vector<BackedRange> takeCachedChunksOf(ClientId client);
   // Removes and returns every chunk.
   std::vector<BackedRange> takeAllChunks();
 

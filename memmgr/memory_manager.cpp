@@ -90,6 +90,7 @@ struct MemoryManager::State {
   ChunkSuballocator chunks;
   Allocations large;
   std::unordered_map<ClientId, std::uint64_t> largeBytesOf;  // mapped bytes; no zero entries
+  std::unordered_map<ClientId, std::uint64_t> quotas;        // setQuota; no zero entries
   VaRangeAllocator protectedAddresses;                       // the module range; before protectedMappings
   MappingLifecycle protectedMappings;  // exportable: a module may share its memory with its service
   Allocations protectedAllocations;
@@ -192,6 +193,7 @@ CUresult MemoryManager::allocateSmall(ClientId client, std::uint64_t size, Devic
   ChunkSuballocator& chunks = state_->chunks;
   std::optional<DevicePtr> slot = chunks.takeSlot(client, size);
   if (!slot) {
+    if (!fitsQuota(client, chunks.chunkBytes())) return CUDA_ERROR_OUT_OF_MEMORY;
     BackedRange chunk;
     if (CUresult result = createMapping(chunks.chunkBytes(), &chunk); result != CUDA_SUCCESS) return result;
     chunks.adoptEmptyChunk(client, chunk);
@@ -211,6 +213,7 @@ CUresult MemoryManager::allocateSmall(ClientId client, std::uint64_t size, Devic
 
 CUresult MemoryManager::allocateLarge(ClientId client, std::uint64_t size, DevicePtr* out) {
   const std::uint64_t mapped = (size + granularity_ - 1) / granularity_ * granularity_;  // size <= 1 TiB
+  if (!fitsQuota(client, mapped)) return CUDA_ERROR_OUT_OF_MEMORY;
   BackedRange range;
   if (CUresult result = createMapping(mapped, &range); result != CUDA_SUCCESS) return result;
   if (!table_.insert({range.va, size, client, AllocationKind::kUser})) {
@@ -268,6 +271,7 @@ CUresult MemoryManager::allocateProtected(ClientId client, std::uint64_t size, D
   std::lock_guard lock(mutex_);
   if (use == ProtectedUse::kState && state_->runningUnguardedCode.contains(client))
     return CUDA_ERROR_NOT_PERMITTED;
+  if (!fitsQuota(client, mapped)) return CUDA_ERROR_OUT_OF_MEMORY;
   BackedRange range;
   if (CUresult result = state_->protectedMappings.create(mapped, &range); result != CUDA_SUCCESS)
     return result;
@@ -398,12 +402,57 @@ void MemoryManager::releaseClient(ClientId client) {
   for (const BackedRange& chunk : state_->chunks.takeChunksOf(client)) state_->mappings.destroy(chunk);
   State::destroyAllOf(client, state_->large, state_->mappings);
   state_->largeBytesOf.erase(client);
+  state_->quotas.erase(client);
 }
 
 std::uint64_t MemoryManager::bytesInUse(ClientId client) const {
   std::lock_guard lock(mutex_);
   auto large = state_->largeBytesOf.find(client);
   return state_->chunks.bytesHeldBy(client) + (large == state_->largeBytesOf.end() ? 0 : large->second);
+}
+
+void MemoryManager::setQuota(ClientId client, std::uint64_t bytes) {
+  std::lock_guard lock(mutex_);
+  if (bytes == 0) {
+    state_->quotas.erase(client);
+  } else {
+    state_->quotas[client] = bytes;
+  }
+}
+
+std::uint64_t MemoryManager::quota(ClientId client) const {
+  std::lock_guard lock(mutex_);
+  auto it = state_->quotas.find(client);
+  return it == state_->quotas.end() ? 0 : it->second;
+}
+
+std::uint64_t MemoryManager::chargedBytes(ClientId client) const {
+  std::lock_guard lock(mutex_);
+  return chargedBytesLocked(client);
+}
+
+std::uint64_t MemoryManager::chargedBytesLocked(ClientId client) const {
+  auto large = state_->largeBytesOf.find(client);
+  std::uint64_t bytes =
+      state_->chunks.bytesHeldBy(client) + (large == state_->largeBytesOf.end() ? 0 : large->second);
+  for (const auto& [base, allocation] : state_->protectedAllocations) {
+    if (allocation.owner == client) bytes += allocation.range.size;
+  }
+  return bytes;
+}
+
+bool MemoryManager::fitsQuota(ClientId client, std::uint64_t extra) {
+  auto it = state_->quotas.find(client);
+  if (it == state_->quotas.end()) return true;
+  const std::uint64_t quota = it->second;
+  auto fits = [&] {
+    const std::uint64_t charged = chargedBytesLocked(client);
+    return charged <= quota && extra <= quota - charged;
+  };
+  if (fits()) return true;
+  if (state_->chunks.cachedChunkCount(client) == 0) return false;
+  for (const BackedRange& chunk : state_->chunks.takeCachedChunksOf(client)) state_->mappings.destroy(chunk);
+  return fits();
 }
 
 }  // namespace agileos::memmgr

@@ -163,6 +163,18 @@ class MemoryManager {
   // ones) and its large mappings, rounded as mapped. This is what a memory quota
   // must count; the bytes the client asked for are table().bytesOwnedBy(client).
   std::uint64_t bytesInUse(ClientId client) const;
+
+  // Device-memory quota (issue 14): every byte mapped on behalf of `client` is charged to it,
+  // user memory as mapped (bytesInUse) and protected memory (protectedBytes) alike. An
+  // allocate() or allocateProtected() that would take the charge past the quota fails with
+  // CUDA_ERROR_OUT_OF_MEMORY and changes nothing (the client's own cached empty chunks are
+  // given back first, as they count). 0 = no quota. Lowering it below the charge refuses new
+  // allocations only; nothing is taken away. Forgotten by releaseClient.
+  void setQuota(ClientId client, std::uint64_t bytes);
+  std::uint64_t quota(ClientId client) const;
+  // bytesInUse(client) + protectedBytes(client), under one lock.
+  std::uint64_t chargedBytes(ClientId client) const;
+
   std::size_t granularity() const { return granularity_; }
   const AllocationTable& table() const { return table_; }
 
@@ -175,6 +187,10 @@ class MemoryManager {
   CUresult allocateLarge(ClientId client, std::uint64_t size, DevicePtr* out);
   CUresult createMapping(std::uint64_t size, BackedRange* out);
   bool holdsProtectedStateLocked(ClientId client) const;
+  std::uint64_t chargedBytesLocked(ClientId client) const;
+  // Whether `extra` more mapped bytes keep `client` within its quota; gives its cached empty
+  // chunks back first when they are what stands in the way.
+  bool fitsQuota(ClientId client, std::uint64_t extra);
 
   VmmBackend& backend_;
   std::size_t granularity_;
