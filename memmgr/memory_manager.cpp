@@ -402,7 +402,6 @@ void MemoryManager::releaseClient(ClientId client) {
   for (const BackedRange& chunk : state_->chunks.takeChunksOf(client)) state_->mappings.destroy(chunk);
   State::destroyAllOf(client, state_->large, state_->mappings);
   state_->largeBytesOf.erase(client);
-  state_->quotas.erase(client);
 }
 
 std::uint64_t MemoryManager::bytesInUse(ClientId client) const {

@@ -169,7 +169,8 @@ class MemoryManager {
   // allocate() or allocateProtected() that would take the charge past the quota fails with
   // CUDA_ERROR_OUT_OF_MEMORY and changes nothing (the client's own cached empty chunks are
   // given back first, as they count). 0 = no quota. Lowering it below the charge refuses new
-  // allocations only; nothing is taken away. Forgotten by releaseClient.
+  // allocations only; nothing is taken away. Kept by releaseClient (a device reset keeps the
+  // client's quota); setQuota(client, 0) forgets it.
   void setQuota(ClientId client, std::uint64_t bytes);
   std::uint64_t quota(ClientId client) const;
   // bytesInUse(client) + protectedBytes(client), under one lock.

@@ -19,13 +19,14 @@ bool ControlChannel::send(const v1::internal::WorkerToDaemon& message) {
 }
 
 bool ControlChannel::sendReady(const std::string& endpoint, int device, const std::string& deviceName,
-                               const std::string& shmEndpoint) {
+                               const std::string& shmEndpoint, std::uint64_t deviceMemoryBytes) {
   v1::internal::WorkerToDaemon message;
   auto* ready = message.mutable_ready();
   ready->set_endpoint(endpoint);
   ready->set_device(device);
   ready->set_device_name(deviceName);
   ready->set_shm_endpoint(shmEndpoint);
+  ready->set_device_memory_bytes(deviceMemoryBytes);
   return send(message);
 }
 
@@ -106,7 +107,7 @@ void ControlChannel::serve(WorkerRuntime& runtime) {
                                       module.host_library_path(), module.service()});
         }
         if (!runtime.attach(attach.client_id(), attach.session_token(), guard, std::move(adapterOperations),
-                            protectedModules)) {
+                            protectedModules, attach.memory_quota_bytes())) {
           spdlog::error("refused to attach client {} (duplicate id or token, or a protected module failed)",
                         attach.client_id());
           break;  // the daemon times out waiting for `attached` and retires this worker

@@ -21,7 +21,7 @@ class ControlChannel final : public TaintListener {
   explicit ControlChannel(int fd) : fd_(fd) {}
 
   bool sendReady(const std::string& endpoint, int device, const std::string& deviceName,
-                 const std::string& shmEndpoint = "");
+                 const std::string& shmEndpoint = "", std::uint64_t deviceMemoryBytes = 0);
   bool sendFailed(const std::string& reason);
 
   // At start-up, before serve(), in a worker started with --module-cache-dir: the daemon's

@@ -56,6 +56,7 @@ void releaseSession(GpuBackend& gpu, memmgr::MemoryManager& memory, ClientSessio
   releaseSessionGuard(gpu, session);
   memory.releaseClient(session.id());
   memory.releaseProtected(session.id());
+  memory.setQuota(session.id(), 0);
 }
 
 }  // namespace agileos::worker

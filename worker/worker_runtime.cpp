@@ -17,13 +17,17 @@ void WorkerRuntime::setAdapters(std::unique_ptr<AdapterHost> adapters) {
 
 bool WorkerRuntime::attach(ClientId client, const std::string& sessionToken, const GuardConfig& guard,
                            std::vector<std::string> adapterOperations,
-                           const std::vector<modules::AdmittedModule>& protectedModules) {
+                           const std::vector<modules::AdmittedModule>& protectedModules,
+                           std::uint64_t memoryQuotaBytes) {
   if (sessionToken.empty()) return false;
   auto taken = [&] { return clients_.contains(client) || byToken_.contains(sessionToken); };
   {
     std::lock_guard lock(mutex_);
     if (taken()) return false;  // checked before any plugin sees the client id
   }
+  // The quota first: the modules' protected memory counts. The control channel attaches one
+  // client at a time, so no other attach of this id can be in between.
+  memory_.setQuota(client, memoryQuotaBytes);
   // The module instances are made without the lock (a plugin's init may take its time), before
   // the session is reachable by any call.
   std::string error;
@@ -31,6 +35,7 @@ bool WorkerRuntime::attach(ClientId client, const std::string& sessionToken, con
       modules::ModuleSet::create(client, protectedModules, pluginLibraries_, memory_, gpu_, &error);
   if (!moduleSet) {
     spdlog::error("refused to attach client {}: protected module: {}", client, error);
+    memory_.setQuota(client, 0);
     return false;
   }
   auto session = std::make_shared<ClientSession>(client, sessionToken);
@@ -43,7 +48,8 @@ bool WorkerRuntime::attach(ClientId client, const std::string& sessionToken, con
     clients_.emplace(client, Attached{session, std::make_shared<std::shared_mutex>()});
     byToken_.emplace(sessionToken, client);
   }
-  spdlog::info("client {} attached; kernel memory guard {}{}; {} protected module instance(s)", client,
+  spdlog::info("client {} attached; memory quota {}; kernel memory guard {}{}; {} protected module instance(s)",
+               client, memoryQuotaBytes == 0 ? std::string("none") : std::to_string(memoryQuotaBytes) + " bytes",
                policyName(guard),
                guard.enabled ? (guard.allowSassOnly ? " (SASS-only modules load unguarded)"
                                                     : " (SASS-only modules refused)")

@@ -1,5 +1,5 @@
 // What a sandbox holds, as bubblewrap arguments: a pure function of the resolved inputs, so the
-// layout is unit-tested without starting anything (tests/cpu/sandbox/sandbox_plan_test.cpp).
+// layout is unit-tested without starting anything (tests/cpu/sandbox/sandbox_launcher_test.cpp).
 //
 // The root is bubblewrap's empty tmpfs. Into it, in this order (a later mount covers an earlier
 // one): /proc (the PID namespace's own; /proc/driver covered), /dev (null, zero, full, random,

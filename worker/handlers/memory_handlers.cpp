@@ -1,5 +1,6 @@
 // Memory calls. Every device range is checked against the client's live
 // allocations (MemoryManager::check) before the driver sees it.
+#include <algorithm>
 #include <limits>
 
 #include "worker/dispatcher.h"
@@ -42,9 +43,17 @@ void memFree(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& re
   succeeded(ctx, result, reply, "free");
 }
 
+// With a quota, the client sees its quota as the device: total = the quota, free = what is left of
+// it (never more than the device has free). Without one, the device as the driver reports it.
 void memGetInfo(CallContext& ctx, const v1::CallRequest&, v1::CallReply& reply) {
   std::size_t free = 0, total = 0;
   if (!succeeded(ctx, ctx.gpu.memGetInfo(&free, &total), reply, "cuMemGetInfo")) return;
+  if (const std::uint64_t quota = ctx.memory.quota(ctx.session.id()); quota != 0) {
+    const std::uint64_t charged = ctx.memory.chargedBytes(ctx.session.id());
+    const std::uint64_t left = charged < quota ? quota - charged : 0;
+    free = static_cast<std::size_t>(std::min<std::uint64_t>(left, free));
+    total = static_cast<std::size_t>(quota);
+  }
   reply.mutable_mem_info()->set_free(free);
   reply.mutable_mem_info()->set_total(total);
 }

@@ -64,12 +64,15 @@ TEST_F(MemoryManagerQuota, CachedEmptyChunksGiveWayToANewAllocation) {
   EXPECT_EQ(manager->chargedBytes(kAlice), 2 * kChunk);
 }
 
-TEST_F(MemoryManagerQuota, OneClientsQuotaIsNotAnothersAndReleaseForgetsIt) {
+TEST_F(MemoryManagerQuota, OneClientsQuotaIsNotAnothersAndOutlivesReleaseClient) {
   manager->setQuota(kAlice, kChunk);
   EXPECT_NE(allocate(kBob, 4 * kChunk), 0u);
   DevicePtr p = 0;
   EXPECT_EQ(manager->allocate(kAlice, 2 * kChunk, &p), CUDA_ERROR_OUT_OF_MEMORY);
-  manager->releaseClient(kAlice);
+  manager->releaseClient(kAlice);  // what a device reset does: the quota stays
+  EXPECT_EQ(manager->quota(kAlice), kChunk);
+  EXPECT_EQ(manager->allocate(kAlice, 2 * kChunk, &p), CUDA_ERROR_OUT_OF_MEMORY);
+  manager->setQuota(kAlice, 0);
   EXPECT_EQ(manager->quota(kAlice), 0u);
   manager->releaseClient(kBob);
 }

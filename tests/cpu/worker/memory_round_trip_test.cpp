@@ -116,5 +116,34 @@ TEST(MemoryRoundTrip, MemGetInfoReportsTheDevice) {
   EXPECT_LT(reply.mem_info().free(), reply.mem_info().total());
 }
 
+TEST(MemoryRoundTrip, AQuotaIsTheDeviceTheClientSeesAndALimitItCannotPass) {
+  WorkerHarness worker(FakeGpuConfig{.memoryBytes = 1ull << 30});
+  constexpr std::uint64_t kQuota = 64ull << 20;
+  ASSERT_TRUE(worker.runtime().attach(1, WorkerHarness::tokenFor(1), {}, {}, {}, kQuota));
+  TestClient client(worker.runtime(), 1, WorkerHarness::tokenFor(1));
+  TestClient other = worker.attach(2);  // no quota
+
+  v1::CallReply info = client.call(requests::memGetInfo());
+  ASSERT_EQ(info.error(), 0) << describe(info);
+  EXPECT_EQ(info.mem_info().total(), kQuota);
+  EXPECT_EQ(info.mem_info().free(), kQuota);
+
+  const DevicePtr big = client.malloc(48ull << 20);
+  ASSERT_NE(big, 0u);
+  info = client.call(requests::memGetInfo());
+  EXPECT_EQ(info.mem_info().total(), kQuota);
+  EXPECT_EQ(info.mem_info().free(), kQuota - worker.memory().chargedBytes(1));
+
+  v1::CallReply refused = client.call(requests::memAlloc(32ull << 20));
+  EXPECT_EQ(refused.error(), cudaErrorMemoryAllocation) << describe(refused);
+  EXPECT_EQ(worker.memory().table().bytesOwnedBy(1), 48ull << 20) << "the refusal changed nothing";
+  EXPECT_NE(other.malloc(256ull << 20), 0u) << "another client's allocations are not charged to this one";
+  EXPECT_EQ(client.call(requests::memGetInfo()).mem_info().total(), kQuota);
+  EXPECT_EQ(other.call(requests::memGetInfo()).mem_info().total(), 1ull << 30);
+
+  client.free(big);
+  EXPECT_NE(client.malloc(kQuota), 0u) << "the whole quota, once the rest is freed";
+}
+
 }  // namespace
 }  // namespace agileos::worker::testing
