@@ -214,15 +214,18 @@ void SessionRunner::run(SessionStream& stream) {
     writeRefusal(stream, Refusal::INTERNAL, "the daemon cannot mint a session token");
     return;
   }
-  spdlog::info("client {}: hello from {} (program '{}', claims pid {}); kernel memory guard {}; modules {}",
-               client, stream.peer(), program, hello.pid(), guardPolicy, describeModules(modules));
+  const std::uint64_t memoryQuota = admitMemoryQuota(options_.memory, hello.memory_quota_bytes());
+  spdlog::info(
+      "client {}: hello from {} (program '{}', claims pid {}); kernel memory guard {}; modules {}; memory quota {}",
+      client, stream.peer(), program, hello.pid(), guardPolicy, describeModules(modules),
+      memoryQuota == 0 ? std::string("none") : std::to_string(memoryQuota) + " bytes");
 
   SessionEndSignal end_signal;
   const AcquireResult placed = pool_.acquire(
       client, *token, [&end_signal](const std::string& reason) { end_signal.workerEnded(reason); },
       ClientAttachSetting{guardPolicy, options_.guard.sass_only == "allow",
                           options_.guard.require == "always", admittedAdapterOperations(options_.adapters),
-                          std::move(modules)},
+                          std::move(modules), memoryQuota},
       [&stream] { return stream.gone(); });
   if (!placed.assigned) {
     writeRefusal(stream, toProto(placed.refusal), placed.message);

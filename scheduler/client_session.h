@@ -39,6 +39,8 @@ struct SessionOptions {
   std::chrono::milliseconds hello_timeout{5000};
   // Which kernel memory guard policy a client gets, and which it may ask for.
   GuardSection guard;
+  // Each client's device-memory quota.
+  MemorySection memory;
   // Which library adapter operations a client may call.
   AdaptersSection adapters;
   // Which protected modules a client may ask for (Hello.modules), from which pool.

@@ -32,6 +32,7 @@ constexpr std::array<std::string_view, 6> kGuardPolicies = {"off",  "trap",     
 constexpr std::array<std::string_view, 2> kSassOnly = {"allow", "refuse"};
 constexpr std::array<std::string_view, 2> kGuardRequire = {"protected_state", "always"};
 constexpr std::int64_t kMaxCacheBytes = std::int64_t{1} << 40;
+constexpr std::int64_t kMaxMemoryBytes = std::int64_t{1} << 50;  // 1 PiB: far beyond any device
 constexpr std::int64_t kMaxWorkersLimit = 1024;
 constexpr std::int64_t kMaxStartTimeoutMs = 3600 * 1000;
 constexpr std::int64_t kMaxServiceRestarts = 1000;
@@ -386,6 +387,12 @@ ConfigResult parseDaemonConfig(std::string_view json_text) {
     reader.readInteger("cache_max_bytes", 1, kMaxCacheBytes, &g.cache_max_bytes);
     reader.finish();
   }
+  if (const json* memory = top.readObject("memory"); memory != nullptr) {
+    JsonObjectReader reader(*memory, top.childPath("memory"), &result.errors);
+    reader.readInteger("quota_bytes", 0, kMaxMemoryBytes, &config.memory.quota_bytes);
+    reader.readInteger("reserve_bytes", 0, kMaxMemoryBytes, &config.memory.reserve_bytes);
+    reader.finish();
+  }
   if (const json* section = top.readObject("adapters"); section != nullptr) {
     config.adapters.admitted.clear();
     JsonObjectReader reader(*section, top.childPath("adapters"), &result.errors);
@@ -420,6 +427,12 @@ ConfigResult parseDaemonConfig(std::string_view json_text) {
   }
   if (result.errors.empty()) result.config = std::move(config);
   return result;
+}
+
+std::uint64_t admitMemoryQuota(const MemorySection& memory, std::uint64_t requested) {
+  if (requested == 0) return memory.quota_bytes;
+  if (memory.quota_bytes == 0) return requested;
+  return std::min(requested, memory.quota_bytes);
 }
 
 ConfigResult loadDaemonConfig(const std::string& path) {
@@ -460,6 +473,7 @@ std::string toJsonText(const DaemonConfig& config) {
         {"require", config.guard.require},
         {"cache_dir", config.guard.cache_dir},
         {"cache_max_bytes", config.guard.cache_max_bytes}}},
+      {"memory", {{"quota_bytes", config.memory.quota_bytes}, {"reserve_bytes", config.memory.reserve_bytes}}},
       {"adapters", config.adapters.admitted},
       {"modules", modulesToJson(config.modules)},
       {"services", servicesToJson(config.services)},

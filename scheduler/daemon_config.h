@@ -64,6 +64,24 @@ struct GuardSection {
   std::uint64_t cache_max_bytes = 1ull << 30;
 };
 
+// Device memory per client (issue 14; seeds 002/003). With a quota, a client's worker charges it
+// every byte mapped on its behalf (user and protected memory) and answers cudaMemGetInfo with
+// it, and the daemon admits a client only while the quotas of the clients it serves plus this
+// one fit the device's memory minus reserve_bytes; otherwise the client waits in the admission
+// queue (worker.queue_wait_ms) and is then refused with the reason.
+struct MemorySection {
+  // Every client's quota, and the most a client may ask for (Hello.memory_quota_bytes, which
+  // may only lower it). 0: no quota (a client may take what the device has; no capacity check
+  // unless the client asks for a quota itself).
+  std::uint64_t quota_bytes = 0;
+  // Device memory never promised to clients (the workers' contexts, modules the driver loads,
+  // the guard's pages): capacity = device memory - reserve_bytes.
+  std::uint64_t reserve_bytes = 0;
+};
+
+// The quota a client gets: the smaller of what it asks for (0 = nothing asked) and the daemon's.
+std::uint64_t admitMemoryQuota(const MemorySection& memory, std::uint64_t requested);
+
 // Trusted library adapters (adapters/adapter_declaration.h): which operations of which
 // library a client may call. Each key is a library the build declares ("cufft", "nvrtc"),
 // each value its admitted operations or ["*"] for all; a library not listed is not admitted.
@@ -105,6 +123,7 @@ struct DaemonConfig {
   std::string placement = "dedicated";  // the only policy so far
   WorkerConfig worker;
   GuardSection guard;
+  MemorySection memory;
   AdaptersSection adapters;
   ModulesSection modules;
   // Started in this order at daemon start; every module's non-empty `service` names one of them.

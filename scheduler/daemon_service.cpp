@@ -116,6 +116,8 @@ DaemonServerOptions serverOptionsFromConfig(const DaemonConfig& config, const st
     options.module_cache = true;
   }
   options.session.guard = config.guard;
+  options.session.memory = config.memory;
+  options.pool.memory_reserve_bytes = config.memory.reserve_bytes;
   options.session.adapters = config.adapters;
   options.session.modules = config.modules;
   options.pool.runtime_dir = config.runtime_dir;

@@ -3,6 +3,7 @@
 // The process side (spawning, control messages, reaping, loss) is in worker_pool_processes.cpp.
 #include "scheduler/worker_pool.h"
 
+#include <cstdio>
 #include <poll.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
@@ -259,6 +260,13 @@ void WorkerPool::enforceDeadlines() {
     Worker* worker = findWorker(client->worker);
     switch (client->state) {
       case ClientState::kQueued:
+        if (std::string shortfall = capacityShortfall(*client); !shortfall.empty()) {
+          refuse(*client, RefusalKind::kBusy,
+                 "no device memory became free within " +
+                     msText(std::max(options_.start_timeout, options_.queue_wait)) + ": " + shortfall +
+                     " (worker.queue_wait_ms); try again later");
+          break;
+        }
         refuse(*client, RefusalKind::kBusy,
                "no worker slot became free within " +
                    msText(std::max(options_.start_timeout, options_.queue_wait)) + " (worker.max_workers " +
@@ -313,6 +321,20 @@ void WorkerPool::schedulePendingClients() {
     queue_.pop_front();
     Client* client = findClient(id);
     if (client == nullptr || client->state != ClientState::kQueued) continue;
+    // Capacity first, in line: a client whose quota does not fit waits, and everyone behind it
+    // with it (first come, first served: a smaller quota does not overtake).
+    if (std::string shortfall = capacityShortfall(*client); !shortfall.empty()) {
+      // A quota larger than the whole capacity never fits: no use waiting.
+      if (options_.queue_wait.count() == 0 || shortfall.rfind("its memory quota", 0) == 0) {
+        refuse(*client, RefusalKind::kBusy, shortfall);
+        continue;
+      }
+      if (shortfall != capacity_wait_reason_) spdlog::info("client {}: waits: {}", id, shortfall);
+      capacity_wait_reason_ = std::move(shortfall);
+      queue_.push_front(id);
+      return;
+    }
+    capacity_wait_reason_.clear();
     const PlacementDecision decision = policy_->place(summary());
     switch (decision.kind) {
       case PlacementDecision::Kind::kUseWorker: {
@@ -349,6 +371,41 @@ void WorkerPool::schedulePendingClients() {
         break;
     }
   }
+}
+
+std::string WorkerPool::capacityShortfall(const Client& client) const {
+  const std::uint64_t quota = client.guard.memory_quota_bytes;
+  // Without a quota there is nothing to reserve; before any worker reported the device's
+  // memory there is nothing to compare with (the first client then meets its quota alone).
+  if (quota == 0 || device_memory_bytes_ == 0) return {};
+  const std::uint64_t capacity =
+      device_memory_bytes_ > options_.memory_reserve_bytes ? device_memory_bytes_ - options_.memory_reserve_bytes : 0;
+  std::uint64_t promised = 0;
+  for (const auto& [id, other] : clients_) {
+    switch (other.state) {
+      case ClientState::kAwaitingWorker:
+      case ClientState::kAttaching:
+      case ClientState::kAttached:
+      case ClientState::kReleaseRequested:
+      case ClientState::kReleasing:  // its memory is not back until the worker says released
+        promised += other.guard.memory_quota_bytes;
+        break;
+      default:
+        break;
+    }
+  }
+  auto gib = [](std::uint64_t bytes) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.1f GiB", static_cast<double>(bytes) / (1ull << 30));
+    return std::string(text);
+  };
+  if (quota > capacity) {
+    return "its memory quota (" + gib(quota) + ") exceeds what the device can promise (" + gib(capacity) +
+           " = device memory - memory.reserve_bytes)";
+  }
+  if (promised <= capacity && quota <= capacity - promised) return {};
+  return "the device's memory is promised to other clients (" + gib(promised) + " of " + gib(capacity) +
+         "; this client's quota is " + gib(quota) + ")";
 }
 
 void WorkerPool::retireIdleWorkers() {

@@ -56,6 +56,9 @@ struct PoolOptions {
   // first come, first served for this long (0: it is refused BUSY at once), then is refused
   // BUSY with the reason.
   std::chrono::milliseconds queue_wait{60000};
+  // Capacity admission: a client with a quota is placed only while the quotas of the placed
+  // clients plus its own fit the device's memory (reported by the workers) minus this.
+  std::uint64_t memory_reserve_bytes = 0;
   std::chrono::milliseconds reply_timeout{10000};   // attach -> attached, release -> released
   std::chrono::milliseconds shutdown_grace{5000};   // shutdown message -> SIGTERM
   std::chrono::milliseconds terminate_grace{2000};  // SIGTERM -> SIGKILL
@@ -135,6 +138,9 @@ struct ClientAttachSetting {
   std::vector<std::string> adapter_operations;  // "library.operation" or "library.*"
   // In load order (each after its dependencies); the attach carries them in this order.
   std::vector<AdmittedModuleSetting> modules;
+  // The client's device-memory quota (MemorySection); 0: none. Admitted only while it fits the
+  // device's capacity (PoolOptions::memory_reserve_bytes).
+  std::uint64_t memory_quota_bytes = 0;
 };
 
 class WorkerPool {
@@ -221,6 +227,8 @@ class WorkerPool {
   void retireIdleWorkers();
   void replenishSpares();
   Clock::duration nextWakeup() const;
+  // Capacity admission (PoolOptions::memory_reserve_bytes): "" if `client` fits now, else why not.
+  std::string capacityShortfall(const Client& client) const;
 
   Worker* spawnWorker(std::string* error);
   void placeOnWorker(Worker& worker, Client& client);
@@ -249,6 +257,8 @@ class WorkerPool {
   std::map<WorkerId, Worker> workers_;
   std::map<ClientId, Client> clients_;
   std::deque<ClientId> queue_;  // kQueued clients, FIFO
+  std::uint64_t device_memory_bytes_ = 0;  // the device's memory as the first ready worker reported it; 0: unknown
+  std::string capacity_wait_reason_;       // why the first in line waits for capacity; "" if it does not
   WorkerId next_worker_id_ = 1;
   bool started_ = false;
   bool stopping_ = false;

@@ -102,6 +102,7 @@ void WorkerPool::handleMessage(Worker& worker, const WorkerToDaemon& message) {
         worker.endpoint = reported;
       }
       worker.shm_endpoint = message.ready().shm_endpoint();
+      if (message.ready().device_memory_bytes() != 0) device_memory_bytes_ = message.ready().device_memory_bytes();
       setPhase(worker, WorkerPhase::kReady);
       spdlog::info("worker {} (pid {}): device {} ({}) at {}", worker.id, worker.process->pid(),
                    message.ready().device(), printable(message.ready().device_name()), worker.endpoint);
@@ -198,6 +199,7 @@ void WorkerPool::sendAttach(Worker& worker, Client& client) {
   message.mutable_attach()->set_guard_policy(client.guard.policy);
   message.mutable_attach()->set_allow_sass_only(client.guard.allow_sass_only);
   message.mutable_attach()->set_guard_always(client.guard.always);
+  message.mutable_attach()->set_memory_quota_bytes(client.guard.memory_quota_bytes);
   for (const std::string& operation : client.guard.adapter_operations) {
     message.mutable_attach()->add_adapter_operations(operation);
   }

@@ -43,8 +43,37 @@ std::vector<v1::ModuleRequest> parseModuleRequests(std::string_view text) {
   return requests;
 }
 
+std::optional<std::uint64_t> parseMemoryQuota(std::string_view text) {
+  text = trimBlanks(text);
+  std::size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+  if (digits == 0 || digits > 19) return std::nullopt;
+  std::uint64_t value = 0;
+  for (std::size_t i = 0; i < digits; ++i) value = value * 10 + static_cast<std::uint64_t>(text[i] - '0');
+  const std::string_view suffix = text.substr(digits);
+  static constexpr std::pair<std::string_view, unsigned> kSuffixes[] = {
+      {"", 0},    {"K", 10},   {"M", 20},   {"G", 30},   {"T", 40},
+      {"KiB", 10}, {"MiB", 20}, {"GiB", 30}, {"TiB", 40}};
+  for (const auto& [name, shift] : kSuffixes) {
+    if (suffix != name) continue;
+    if (value == 0 || (shift != 0 && value > (~std::uint64_t{0} >> shift))) return std::nullopt;
+    return value << shift;
+  }
+  return std::nullopt;
+}
+
 DaemonSession::Result DaemonSession::open(const std::string& socketPath) {
   Result result;
+  std::uint64_t memoryQuota = 0;
+  if (const char* quota = std::getenv("AGILEOS_MEMORY_QUOTA"); quota != nullptr) {
+    const std::optional<std::uint64_t> parsed = parseMemoryQuota(quota);
+    if (!parsed) {
+      result.message = std::string("AGILEOS_MEMORY_QUOTA=\"") + quota +
+                       "\" is not a size (bytes, or a number with K, M, G or T)";
+      return result;
+    }
+    memoryQuota = *parsed;
+  }
   channel_ = grpc::CreateChannel("unix:" + socketPath, grpc::InsecureChannelCredentials());
   stub_ = v1::Daemon::NewStub(channel_);
   context_ = std::make_unique<grpc::ClientContext>();
@@ -65,6 +94,8 @@ DaemonSession::Result DaemonSession::open(const std::string& socketPath) {
     for (v1::ModuleRequest& request : parseModuleRequests(modules))
       *hello->add_modules() = std::move(request);
   }
+  // The device memory it asks for; the daemon grants at most its own quota (memory.quota_bytes).
+  hello->set_memory_quota_bytes(memoryQuota);
   v1::SessionDown down;
   if (!stream_->Write(up) || !stream_->Read(&down)) {
     const grpc::Status status = stream_->Finish();

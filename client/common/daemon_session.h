@@ -9,7 +9,9 @@
 #include <grpcpp/grpcpp.h>
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -26,6 +28,12 @@ namespace agileos::client {
 // a malformed entry is sent as written, and the daemon, which validates every request, refuses
 // the session naming it (fail closed: never a session without a module the program asked for).
 std::vector<v1::ModuleRequest> parseModuleRequests(std::string_view text);
+
+// AGILEOS_MEMORY_QUOTA: the device memory the program asks for (Hello.memory_quota_bytes), a
+// whole number of bytes with an optional binary suffix: K, M, G, T (also KiB ... TiB). nullopt
+// for anything else, zero and overflow included: the session is then not opened (a program
+// that asked for a limit never runs without it).
+std::optional<std::uint64_t> parseMemoryQuota(std::string_view text);
 
 class DaemonSession {
  public:

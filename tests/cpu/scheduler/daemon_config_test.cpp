@@ -57,6 +57,26 @@ TEST(DaemonConfig, GuardPolicyAdmission) {
   EXPECT_THAT(error, HasSubstr("unknown kernel memory guard policy"));
 }
 
+TEST(DaemonConfig, MemoryQuotaSectionAndAdmission) {
+  EXPECT_EQ(parseDaemonConfig("{}").config->memory.quota_bytes, 0u) << "no quota by default";
+  const ConfigResult result = parseDaemonConfig(R"({"memory": {"quota_bytes": 8589934592, "reserve_bytes": 1024}})");
+  ASSERT_TRUE(result.ok()) << joined(result.errors);
+  EXPECT_EQ(result.config->memory.quota_bytes, 8ull << 30);
+  EXPECT_EQ(result.config->memory.reserve_bytes, 1024u);
+  EXPECT_THAT(toJsonText(*result.config), HasSubstr("\"quota_bytes\": 8589934592"));
+  for (const char* bad : {R"({"memory": {"quota_bytes": -1}})", R"({"memory": {"quota": 1}})",
+                          R"({"memory": {"reserve_bytes": "1G"}})"}) {
+    EXPECT_FALSE(parseDaemonConfig(bad).ok()) << bad;
+  }
+  MemorySection memory;
+  EXPECT_EQ(admitMemoryQuota(memory, 0), 0u);
+  EXPECT_EQ(admitMemoryQuota(memory, 5), 5u) << "a client may limit itself";
+  memory.quota_bytes = 100;
+  EXPECT_EQ(admitMemoryQuota(memory, 0), 100u);
+  EXPECT_EQ(admitMemoryQuota(memory, 40), 40u) << "asking for less is granted";
+  EXPECT_EQ(admitMemoryQuota(memory, 400), 100u) << "asking for more gets the daemon's quota";
+}
+
 TEST(DaemonConfig, ReadsEveryField) {
   const ConfigResult result = parseDaemonConfig(R"({
     "socket_path": "/tmp/x/d.sock",

@@ -9,6 +9,8 @@
 //   --mode=M           normal (default) | fail-start | never-ready | crash-after-attach |
 //                      ignore-shutdown (also ignores SIGTERM) | wrong-ack (acknowledges an
 //                      attach with the wrong client id)
+//   --device-memory=N  the device memory it reports when ready (default 0: unknown); an attach
+//                      logs the client's memory quota as quota=N
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -120,6 +122,9 @@ int main(int argc, char** argv) {
     ready.mutable_ready()->set_endpoint(flags["endpoint"]);
     ready.mutable_ready()->set_device(std::atoi(flags["device"].c_str()));
     ready.mutable_ready()->set_device_name("mock device");
+    if (flags.count("device-memory") != 0) {
+      ready.mutable_ready()->set_device_memory_bytes(std::strtoull(flags["device-memory"].c_str(), nullptr, 10));
+    }
     if (!send(control, ready)) {
       logEvent("control-closed");
       return 0;
@@ -147,7 +152,8 @@ int main(int argc, char** argv) {
                  hex(message.attach().session_token()) + " guard=" + message.attach().guard_policy() +
                  (message.attach().allow_sass_only() ? " sass=allow" : " sass=refuse") +
                  (message.attach().guard_always() ? " always" : " when-protected") +
-                 " modules=" + describeModules(message.attach()));
+                 " modules=" + describeModules(message.attach()) +
+                 " quota=" + std::to_string(message.attach().memory_quota_bytes()));
         reply.mutable_attached()->set_client_id(mode == "wrong-ack" ? client + 1000 : client);
         send(control, reply);
         if (mode == "crash-after-attach") {

@@ -19,6 +19,7 @@ namespace agileos::scheduler {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using testing::MockEvents;
 using testing::TempDir;
 using testing::waitUntil;
@@ -79,6 +80,11 @@ class WorkerPoolTest : public ::testing::Test {
 
   AcquireResult acquire(ClientId client, const std::string& token = "token") {
     return pool_->acquire(client, token, recorder_.callback());
+  }
+  AcquireResult acquireWithQuota(ClientId client, std::uint64_t quota) {
+    ClientAttachSetting setting;
+    setting.memory_quota_bytes = quota;
+    return pool_->acquire(client, "token-" + std::to_string(client), recorder_.callback(), setting);
   }
 
   TempDir dir_;
@@ -198,6 +204,63 @@ TEST_F(WorkerPoolTest, AQueuedClientIsRefusedWithTheReasonWhenNoSlotFreesInTime)
   EXPECT_THAT(c.message, HasSubstr("no worker slot became free within"));
   EXPECT_THAT(c.message, HasSubstr("worker.queue_wait_ms"));
   EXPECT_EQ(pool_->snapshot().clients, 2u) << "the refused client leaves no entry";
+}
+
+// Capacity admission (issue 14): the device (100 GiB as the mock reports it) minus the reserve
+// (20 GiB) holds two 40 GiB quotas; a third client waits though a worker slot is free, and is
+// served once a quota is given back.
+constexpr std::uint64_t kGiB = 1ull << 30;
+
+PoolOptions capacityOptions(const TempDir& dir) {
+  PoolOptions options = testing::mockPoolOptions(dir, {"--device-memory=" + std::to_string(100 * kGiB)});
+  options.max_workers = 4;
+  options.memory_reserve_bytes = 20 * kGiB;
+  return options;
+}
+
+TEST_F(WorkerPoolTest, AClientWaitsForMemoryCapacityAndIsServedWhenAQuotaIsGivenBack) {
+  startPool(capacityOptions(dir_));
+  ASSERT_TRUE(waitUntil([&] { return countPhase(WorkerPhase::kReady) == 1; })) << "the device memory is known";
+  const AcquireResult a = acquireWithQuota(1, 40 * kGiB);
+  const AcquireResult b = acquireWithQuota(2, 40 * kGiB);
+  ASSERT_TRUE(a.assigned) << a.message;
+  ASSERT_TRUE(b.assigned) << b.message;
+  AcquireResult c;
+  std::thread third([&] { c = acquireWithQuota(3, 40 * kGiB); });
+  ASSERT_TRUE(waitUntil([&] { return pool_->snapshot().clients == 3; }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_FALSE(c.assigned) << "a free worker slot is not enough: the memory is promised";
+  EXPECT_EQ(events_.count({"attach", "quota=" + std::to_string(40 * kGiB)}), 2u) << "the quota goes to the worker";
+  pool_->release(1);
+  third.join();
+  ASSERT_TRUE(c.assigned) << c.message;
+}
+
+TEST_F(WorkerPoolTest, AClientWhoseQuotaDoesNotFitInTimeIsRefusedWithTheReason) {
+  PoolOptions options = capacityOptions(dir_);
+  options.start_timeout = std::chrono::milliseconds(2000);
+  options.queue_wait = std::chrono::milliseconds(2000);
+  startPool(options);
+  ASSERT_TRUE(waitUntil([&] { return countPhase(WorkerPhase::kReady) == 1; }));
+  ASSERT_TRUE(acquireWithQuota(1, 70 * kGiB).assigned);
+  const AcquireResult b = acquireWithQuota(2, 20 * kGiB);
+  EXPECT_FALSE(b.assigned);
+  EXPECT_EQ(b.refusal, RefusalKind::kBusy);
+  EXPECT_THAT(b.message, HasSubstr("no device memory became free within"));
+  EXPECT_THAT(b.message, HasSubstr("promised to other clients (70.0 GiB of 80.0 GiB"));
+  EXPECT_TRUE(acquireWithQuota(3, 10 * kGiB).assigned) << "a quota that fits is served";
+  EXPECT_TRUE(acquire(4).assigned) << "a client without a quota is not counted";
+}
+
+TEST_F(WorkerPoolTest, AQuotaLargerThanTheCapacityIsRefusedAtOnce) {
+  startPool(capacityOptions(dir_));
+  ASSERT_TRUE(waitUntil([&] { return countPhase(WorkerPhase::kReady) == 1; }));
+  const AcquireResult a = acquireWithQuota(1, 81 * kGiB);
+  EXPECT_FALSE(a.assigned);
+  // Refused by the capacity check itself, not by the queue's deadline (whose message says
+  // "no device memory became free within").
+  EXPECT_THAT(a.message, HasSubstr("its memory quota (81.0 GiB) exceeds what the device can promise (80.0 GiB"));
+  EXPECT_THAT(a.message, Not(HasSubstr("became free within")));
 }
 
 // More clients than slots, each holding its worker briefly: all of them are served.
