@@ -101,7 +101,7 @@ AcquireResult WorkerPool::acquire(ClientId client, std::string session_token, Se
   entry.token = std::move(session_token);
   entry.on_ended = std::move(on_ended);
   entry.guard = std::move(guard);
-  entry.deadline = Clock::now() + std::max(options_.start_timeout, options_.queue_wait);
+  entry.deadline = Clock::now() + queueWait();
   queue_.push_back(client);
   spdlog::debug("client {}: queued", client);
   wakeSupervisor();
@@ -263,13 +263,13 @@ void WorkerPool::enforceDeadlines() {
         if (std::string shortfall = capacityShortfall(*client); !shortfall.empty()) {
           refuse(*client, RefusalKind::kBusy,
                  "no device memory became free within " +
-                     msText(std::max(options_.start_timeout, options_.queue_wait)) + ": " + shortfall +
+                     msText(queueWait()) + ": " + shortfall +
                      " (worker.queue_wait_ms); try again later");
           break;
         }
         refuse(*client, RefusalKind::kBusy,
                "no worker slot became free within " +
-                   msText(std::max(options_.start_timeout, options_.queue_wait)) + " (worker.max_workers " +
+                   msText(queueWait()) + " (worker.max_workers " +
                    std::to_string(options_.max_workers) + ", worker.queue_wait_ms); try again later");
         break;
       case ClientState::kAttaching:
@@ -371,6 +371,12 @@ void WorkerPool::schedulePendingClients() {
         break;
     }
   }
+}
+
+std::chrono::milliseconds WorkerPool::queueWait() const {
+  // queue_wait 0 refuses a busy client at once (schedulePendingClients); a client that only
+  // waits for a retiring worker's slot (PlacementDecision::kWait) then still gets start_timeout.
+  return options_.queue_wait.count() > 0 ? options_.queue_wait : options_.start_timeout;
 }
 
 std::string WorkerPool::capacityShortfall(const Client& client) const {

@@ -229,6 +229,8 @@ class WorkerPool {
   Clock::duration nextWakeup() const;
   // Capacity admission (PoolOptions::memory_reserve_bytes): "" if `client` fits now, else why not.
   std::string capacityShortfall(const Client& client) const;
+  // How long a queued client waits before it is refused (its deadline in kQueued).
+  std::chrono::milliseconds queueWait() const;
 
   Worker* spawnWorker(std::string* error);
   void placeOnWorker(Worker& worker, Client& client);

@@ -31,6 +31,7 @@
 #   modules/   the example protected modules: lib<name>.so plugins and <name>.ptx device code
 #              (run_suite.sh also puts kvstore in its daemon's pool, for guard_escape's
 #              trusted_body_* routes)
+#   tenants/   tenant_memory, for tests/gpu/tenants/run_tenant_suite.sh (quotas, the admission queue)
 #   module-programs/  the protected-module test programs (tests/gpu/modules/), run by
 #              tests/gpu/modules/run_module_suite.sh (their output differs from a native run)
 # ELF files are stripped. Fails if the bundle exceeds 48 MiB (the working tree that
@@ -153,7 +154,7 @@ main() {
   local build="${AGILEOS_BUNDLE_BUILD_DIR:-$root/build/release}" bundle="$root/.bundle"
   build="$(cd "$build" && pwd)" || die "no build tree at $build"
   rm -rf -- "$bundle"
-  mkdir -p "$bundle"/{bin,shim,deps,programs,bench,guard,modules,module-programs}
+  mkdir -p "$bundle"/{bin,shim,deps,programs,bench,guard,modules,module-programs,tenants}
   copy_required "$bundle/bin" "$build/bin/agileosd" "$build/bin/agileos-worker" "$build/bin/agileos-nvrtc-compiler" \
     "$build/bin/agileos-sandbox" "$build/bin/agileos-sandbox-exec" \
     "$build/bin/adversary_wire" "$build/bin/sandbox_probe" "$build/bin/agileos-storage-service"
@@ -170,6 +171,7 @@ main() {
   copy_required "$bundle/bench" "$build/tests/bench/agileos_bench" "$build/tests/bench/agileos_cufft_bench" \
     "$build/tests/bench/agileos_guard_bench" "$build/tests/bench/guard_kernels.ptx"
   copy_required "$bundle/guard" "$build/tests/gpu/guard/guard_escape" "$build/tests/gpu/guard/nvrtc_cubin_guard"
+  copy_required "$bundle/tenants" "$build/tests/gpu/tenants/tenant_memory"
   local program
   for program in "$build/tests/gpu/programs"/*; do
     [[ -x "$program" ]] && cp -L -- "$program" "$bundle/programs/"

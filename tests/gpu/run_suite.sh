@@ -29,7 +29,9 @@
 #      nvrtc_jail: a secret planted on the worker's side stays out of every NVRTC output;
 #   9. protected_modules: tests/gpu/modules/run_module_suite.sh (its own daemon with the module
 #      pool and the storage service; AGILEOS_MODULE_SUITE_ARGS=--bench adds the storage benchmark);
-#  10. the daemon is still alive and still serves a new client;
+#  10. tenants: tests/gpu/tenants/run_tenant_suite.sh (quotas and cudaMemGetInfo, capacity
+#      admission, twelve clients against six slots with the default and a short queue wait);
+#  11. the daemon is still alive and still serves a new client;
 #   and on exit stops the daemon (trap), whatever happened.
 #
 # Inputs (environment; the defaults are the bundle made by tests/gpu/bundle.sh):
@@ -641,6 +643,29 @@ service_after_attacks() {
 
 # The protected-module tests (issue 5) need their own daemon (a module pool and the storage
 # service): tests/gpu/modules/run_module_suite.sh runs them; each of its results counts here.
+# Issue 14: quotas, capacity admission and the admission queue (tenants/run_tenant_suite.sh, its
+# own daemons).
+tenants_step() {
+  wanted tenants || return 0
+  if ! budget_left; then
+    fail "tenants: not run, the suite's time budget (${budget_s} s) is spent"
+    return
+  fi
+  say ""
+  say "== tenants (tests/gpu/tenants/run_tenant_suite.sh)"
+  OUT="$out_dir" timeout --kill-after=10 240 bash "$suite_dir/tenants/run_tenant_suite.sh" >"$logs/tenant_suite.log" 2>&1
+  local status=$? tenant_passed tenant_failed
+  tenant_passed="$(grep -c '^PASS' "$out_dir/tenants_summary.txt" 2>/dev/null)"
+  tenant_failed="$(grep -c '^FAIL' "$out_dir/tenants_summary.txt" 2>/dev/null)"
+  passed=$((passed + ${tenant_passed:-0}))
+  failed=$((failed + ${tenant_failed:-0}))
+  sed 's/^/  /' "$out_dir/tenants_summary.txt" 2>/dev/null | tee -a "$summary"
+  if ((status != 0)) && ((${tenant_failed:-0} == 0)); then
+    fail "tenants: the tenant suite exited $(describe_status "$status") without a FAIL line"
+    quote "$logs/tenant_suite.log" 20
+  fi
+}
+
 protected_modules_step() {
   wanted protected_modules || return 0
   if ! budget_left; then
@@ -682,5 +707,6 @@ guard_escape_step
 nvrtc_cubin_guard_step
 nvrtc_jail_step
 protected_modules_step
+tenants_step
 service_after_attacks
 exit 0

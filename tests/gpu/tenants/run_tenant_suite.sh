@@ -1,0 +1,210 @@
+#!/usr/bin/env bash
+# run_tenant_suite.sh: issue 14's tenant checks on the GPU machine, every client in agileos-sandbox.
+#
+#   quotas     a daemon with memory.quota_bytes 40 GiB and a reserve that leaves 100 GiB of the
+#              device to promise: tenants A and B each see 40 GiB as the device (cudaMemGetInfo),
+#              take all of it, and are refused a byte more; tenant C waits in the admission queue
+#              while A and B hold their memory (though worker slots are free), and is served with
+#              its full quota once they leave;
+#   queue      twelve clients against max_workers 6 all complete with the default wait; with
+#              worker.queue_wait_ms 1500, the six that find no slot in time get the clear error.
+#
+# Usage: tests/gpu/tenants/run_tenant_suite.sh   (from the repository root, after tests/gpu/bundle.sh)
+# Inputs (environment; defaults are the bundle's): AGILEOS_BIN_DIR, AGILEOS_SHIM_DIR,
+# AGILEOS_DEPS_DIR, AGILEOS_TENANTS_DIR, OUT (tenants_summary.txt and tenants_logs.tar.gz go there).
+# Exit status: 0 all passed, 1 a check failed, 77 no GPU.
+set -uo pipefail
+
+bin_dir="${AGILEOS_BIN_DIR:-$PWD/.bundle/bin}"
+shim_dir="${AGILEOS_SHIM_DIR:-$PWD/.bundle/shim}"
+deps_dir="${AGILEOS_DEPS_DIR-$PWD/.bundle/deps}"
+tenants_dir="${AGILEOS_TENANTS_DIR:-$PWD/.bundle/tenants}"
+out_dir="${OUT:-$PWD/gpu-suite-out}"
+mkdir -p "$out_dir"
+summary="$out_dir/tenants_summary.txt"
+: >"$summary"
+runtime_dir="$(mktemp -d /tmp/agileos-tenants.XXXXXX)"
+chmod 755 "$runtime_dir"
+logs="$(mktemp -d /tmp/agileos-tenants-logs.XXXXXX)"
+daemon_pid=""
+tenant_pids=()
+passed=0
+failed=0
+readonly GIB=$((1 << 30))
+
+say() { echo "$*" | tee -a "$summary"; }
+pass() { passed=$((passed + 1)); say "PASS $*"; }
+fail() { failed=$((failed + 1)); say "FAIL $*"; }
+quote() { [[ -f "$1" ]] && tail -n "${2:-10}" "$1" | sed 's/^/    | /' | tee -a "$summary"; }
+
+stop_daemon() {
+  [[ -n "$daemon_pid" ]] || return 0
+  kill -TERM "$daemon_pid" 2>/dev/null
+  for _ in $(seq 1 100); do kill -0 "$daemon_pid" 2>/dev/null || break; sleep 0.1; done
+  kill -KILL -- "-$daemon_pid" 2>/dev/null
+  wait "$daemon_pid" 2>/dev/null
+  daemon_pid=""
+}
+finish() {
+  stop_daemon
+  tar -czf "$out_dir/tenants_logs.tar.gz" -C "$logs" . 2>/dev/null
+  rm -rf -- "$runtime_dir" "$logs"
+  say "tenant suite: $passed passed, $failed failed"
+  ((failed == 0))
+}
+trap finish EXIT
+
+if [[ ! -e /dev/nvidia0 ]]; then
+  echo "SKIPPED: no GPU (/dev/nvidia0 is absent)"
+  trap - EXIT
+  exit 77
+fi
+driver_dir="$(ldconfig -p 2>/dev/null | awk '$1 == "libcuda.so.1" { sub(/.* => /, ""); print; exit }' | xargs -r dirname)"
+[[ -n "$driver_dir" ]] || driver_dir=/usr/local/nvidia/lib64
+daemon_path="${deps_dir:+$deps_dir:}$driver_dir"
+
+# start_daemon NAME JSON-FRAGMENTS: a daemon whose config adds the fragments (worker, memory).
+start_daemon() {
+  local name="$1" worker="$2" memory="$3"
+  stop_daemon
+  rm -f "$runtime_dir/agileosd.sock"
+  cat >"$runtime_dir/agileosd.json" <<JSON
+{
+  "socket_path": "$runtime_dir/agileosd.sock",
+  "runtime_dir": "$runtime_dir",
+  "log_level": "info",
+  "worker": {"executable": "$bin_dir/agileos-worker", $worker},
+  "memory": {$memory},
+  "guard": {"cache_dir": ""}
+}
+JSON
+  LD_LIBRARY_PATH="$daemon_path" setsid timeout --kill-after=10 400 "$bin_dir/agileosd" \
+    --config "$runtime_dir/agileosd.json" >"$logs/agileosd.$name.log" 2>&1 &
+  daemon_pid=$!
+  for _ in $(seq 1 300); do
+    [[ -S "$runtime_dir/agileosd.sock" ]] && return 0
+    kill -0 "$daemon_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  fail "$name: the daemon did not start"
+  quote "$logs/agileosd.$name.log" 20
+  return 1
+}
+
+# tenant NAME ARGS...: tenant_memory in agileos-sandbox, in the background; output in $logs/NAME.*,
+# its exit status in $logs/NAME.status when it ends.
+tenant() {
+  local name="$1"
+  shift
+  (
+    LD_LIBRARY_PATH="$deps_dir" timeout --kill-after=5 180 "$bin_dir/agileos-sandbox" --socket-dir "$runtime_dir" \
+      --shim "$shim_dir" ${deps_dir:+--lib-path "$deps_dir"} --keep "$tenants_dir" \
+      -- "$tenants_dir/tenant_memory" "$@" >"$logs/$name.out" 2>"$logs/$name.err" </dev/null
+    echo $? >"$logs/$name.status"
+  ) &
+  tenant_pids+=($!)
+}
+# Waits for the tenants started so far (not for the daemon, which is a child too).
+wait_tenants() {
+  ((${#tenant_pids[@]} == 0)) || wait "${tenant_pids[@]}"
+  tenant_pids=()
+}
+wait_for_line() {  # FILE PATTERN SECONDS
+  local deadline=$((SECONDS + $3))
+  while ((SECONDS < deadline)); do
+    grep -q -- "$2" "$1" 2>/dev/null && return 0
+    sleep 0.2
+  done
+  return 1
+}
+status_of() { cat "$logs/$1.status" 2>/dev/null || echo none; }
+
+# ------------------------------------------------------------------ quotas
+
+device_mib="$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits -i 0 2>/dev/null | head -1 | tr -dc 0-9)"
+if [[ -z "$device_mib" ]]; then
+  fail "quotas: nvidia-smi did not report the device's memory"
+else
+  quota=$((40 * GIB))
+  device_bytes=$((device_mib * 1024 * 1024))
+  reserve=$((device_bytes - 100 * GIB)) # capacity 100 GiB: two 40 GiB quotas fit, a third does not
+  say "== quotas: device ${device_mib} MiB, quota 40 GiB each, reserve $((reserve / 1024 / 1024)) MiB"
+  if start_daemon quotas '"prestart": 2, "max_workers": 6' "\"quota_bytes\": $quota, \"reserve_bytes\": $reserve"; then
+    tenant A --alloc-all --more $((2 << 20)) --hold 12
+    tenant B --alloc-all --more $((2 << 20)) --hold 12
+    if wait_for_line "$logs/A.out" "tenant: holding" 90 && wait_for_line "$logs/B.out" "tenant: holding" 90; then
+      tenant C --alloc-all --hold 1
+      sleep 4
+      if grep -q "tenant: total" "$logs/C.out" 2>/dev/null; then
+        fail "quotas: tenant C was served while A and B held the capacity"
+      else
+        pass "quotas: tenant C waits while A and B hold 80 GiB of the 100 GiB that can be promised"
+      fi
+    else
+      fail "quotas: tenants A and B did not get to hold their memory"
+    fi
+    wait_tenants
+    for name in A B C; do
+      say "  $name (exit $(status_of "$name")): $(grep -E '^tenant: (total|allocated|more|FAILED)' "$logs/$name.out" 2>/dev/null | tr '\n' ';')"
+      allocated="$(sed -n 's/^tenant: allocated //p' "$logs/$name.out" 2>/dev/null)"
+      if [[ "$(status_of "$name")" == 0 ]] && grep -qx "tenant: total=$quota free=[0-9]*" "$logs/$name.out" &&
+        [[ -n "$allocated" ]] && ((allocated >= quota - 8 * (1 << 20))); then
+        pass "quotas: tenant $name sees its 40 GiB quota as the device and gets it ($((allocated / 1024 / 1024)) MiB)"
+      else
+        fail "quotas: tenant $name (exit $(status_of "$name"), allocated ${allocated:-nothing})"
+        quote "$logs/$name.out"
+        quote "$logs/$name.err"
+      fi
+    done
+    for name in A B; do
+      if grep -q "^tenant: more refused (cudaErrorMemoryAllocation)" "$logs/$name.out"; then
+        pass "quotas: tenant $name is refused 2 MiB beyond its quota (cudaErrorMemoryAllocation)"
+      else
+        fail "quotas: tenant $name was not refused memory beyond its quota"
+      fi
+    done
+    if grep -q "waits: the device's memory is promised to other clients" "$logs/agileosd.quotas.log"; then
+      pass "quotas: the daemon says why C waits ($(grep -m1 -o "waits: .*" "$logs/agileosd.quotas.log"))"
+    else
+      fail "quotas: the daemon's log does not say why C waited"
+    fi
+  fi
+fi
+
+# ------------------------------------------------------------------ the admission queue
+
+say "== queue: twelve clients, max_workers 6, the default wait"
+if start_daemon queue '"prestart": 2, "max_workers": 6' '"quota_bytes": 0'; then
+  for i in $(seq 1 12); do tenant "q$i" --alloc $GIB --hold 3; done
+  wait_tenants
+  completed=0
+  for i in $(seq 1 12); do [[ "$(status_of "q$i")" == 0 ]] && completed=$((completed + 1)); done
+  if ((completed == 12)); then
+    pass "queue: all 12 clients completed with the default wait (worker.queue_wait_ms 60000)"
+  else
+    fail "queue: $completed of 12 clients completed"
+    for i in $(seq 1 12); do [[ "$(status_of "q$i")" == 0 ]] || { quote "$logs/q$i.out" 3; quote "$logs/q$i.err" 3; }; done
+  fi
+fi
+
+say "== queue: twelve clients, max_workers 6, worker.queue_wait_ms 1500"
+if start_daemon short '"prestart": 6, "max_workers": 6, "queue_wait_ms": 1500' '"quota_bytes": 0'; then
+  for i in $(seq 1 12); do tenant "s$i" --alloc $GIB --hold 8; done
+  wait_tenants
+  completed=0
+  refused=0
+  for i in $(seq 1 12); do
+    if [[ "$(status_of "s$i")" == 0 ]]; then
+      completed=$((completed + 1))
+    elif grep -q "no worker slot became free within" "$logs/s$i.err" "$logs/s$i.out" 2>/dev/null; then
+      refused=$((refused + 1))
+      [[ -n "${refusal_line:-}" ]] || refusal_line="$(grep -h -m1 -o "no worker slot became free within.*" "$logs/s$i.err" "$logs/s$i.out" | head -1)"
+    fi
+  done
+  if ((completed == 6 && refused == 6)); then
+    pass "queue: with a 1.5 s wait, 6 completed and the other 6 got the clear error (${refusal_line:-})"
+  else
+    fail "queue: with a 1.5 s wait, $completed completed and $refused got the error (expected 6 and 6)"
+    for i in $(seq 1 12); do [[ "$(status_of "s$i")" == 0 ]] || { quote "$logs/s$i.err" 3; }; done
+  fi
+fi
