@@ -206,6 +206,27 @@ void SessionRunner::run(SessionStream& stream) {
     return;
   }
 
+  // Who the client is, as the kernel says (not its Hello): its uid bounds its places and goes to
+  // the worker, which lets only that uid reach its endpoints.
+  const std::optional<PeerCredentials> peer = stream.credentials();
+  if (peer && options_.max_clients_per_uid != 0 && !takeUidPlace(peer->uid)) {
+    const std::string message = "uid " + std::to_string(peer->uid) + " already holds " +
+                                std::to_string(options_.max_clients_per_uid) +
+                                " sessions (worker.max_clients_per_uid); try again later";
+    spdlog::info("session from {}: refused: {}", stream.peer(), message);
+    writeRefusal(stream, Refusal::BUSY, message);
+    return;
+  }
+  // Gives the place back however run() returns.
+  struct UidPlace {
+    SessionRunner* runner;
+    bool held;
+    uid_t uid;
+    ~UidPlace() {
+      if (held) runner->giveUidPlace(uid);
+    }
+  } place{this, peer.has_value() && options_.max_clients_per_uid != 0, peer ? peer->uid : 0};
+
   const ClientId client = next_client_id_.fetch_add(1);
   const std::string program = loggable(hello.program());
   std::optional<std::string> token = mintSessionToken();
@@ -216,8 +237,13 @@ void SessionRunner::run(SessionStream& stream) {
   }
   const std::uint64_t memoryQuota = admitMemoryQuota(options_.memory, hello.memory_quota_bytes());
   spdlog::info(
-      "client {}: hello from {} (program '{}', claims pid {}); kernel memory guard {}; modules {}; memory quota {}",
-      client, stream.peer(), program, hello.pid(), guardPolicy, describeModules(modules),
+      "client {}: hello from {} ({}; program '{}', claims pid {}); kernel memory guard {}; modules {}; memory "
+      "quota {}",
+      client, stream.peer(),
+      peer ? "uid " + std::to_string(peer->uid) + " gid " + std::to_string(peer->gid) + " pid " +
+                 std::to_string(peer->pid)
+           : std::string("credentials unknown"),
+      program, hello.pid(), guardPolicy, describeModules(modules),
       memoryQuota == 0 ? std::string("none") : std::to_string(memoryQuota) + " bytes");
 
   SessionEndSignal end_signal;
@@ -225,7 +251,8 @@ void SessionRunner::run(SessionStream& stream) {
       client, *token, [&end_signal](const std::string& reason) { end_signal.workerEnded(reason); },
       ClientAttachSetting{guardPolicy, options_.guard.sass_only == "allow",
                           options_.guard.require == "always", admittedAdapterOperations(options_.adapters),
-                          std::move(modules), memoryQuota},
+                          std::move(modules), memoryQuota,
+                          peer ? std::optional<uid_t>(peer->uid) : std::nullopt},
       [&stream] { return stream.gone(); });
   if (!placed.assigned) {
     writeRefusal(stream, toProto(placed.refusal), placed.message);
@@ -267,6 +294,23 @@ void SessionRunner::run(SessionStream& stream) {
   watcher.join();
   pool_.release(client);
   spdlog::info("client {}: session closed", client);
+}
+
+bool SessionRunner::takeUidPlace(uid_t uid) {
+  std::lock_guard lock(uid_places_mu_);
+  std::uint32_t& held = uid_places_[uid];
+  if (held >= options_.max_clients_per_uid) {
+    if (held == 0) uid_places_.erase(uid);
+    return false;
+  }
+  ++held;
+  return true;
+}
+
+void SessionRunner::giveUidPlace(uid_t uid) {
+  std::lock_guard lock(uid_places_mu_);
+  auto it = uid_places_.find(uid);
+  if (it != uid_places_.end() && --it->second == 0) uid_places_.erase(it);
 }
 
 }  // namespace agileos::scheduler

@@ -20,6 +20,8 @@
 #pragma once
 
 #include <atomic>
+#include <mutex>
+#include <map>
 #include <chrono>
 #include <functional>
 #include <string>
@@ -41,6 +43,8 @@ struct SessionOptions {
   GuardSection guard;
   // Each client's device-memory quota.
   MemorySection memory;
+  // Sessions one uid (SO_PEERCRED) may hold at once; 0: no limit (WorkerConfig).
+  std::uint32_t max_clients_per_uid = 0;
   // Which library adapter operations a client may call.
   AdaptersSection adapters;
   // Which protected modules a client may ask for (Hello.modules), from which pool.
@@ -59,9 +63,15 @@ class SessionRunner {
   void run(SessionStream& stream);
 
  private:
+  // Takes one of `uid`'s places (max_clients_per_uid); false if it holds them all.
+  bool takeUidPlace(uid_t uid);
+  void giveUidPlace(uid_t uid);
+
   WorkerPool& pool_;
   const SessionOptions options_;
   std::atomic<ClientId> next_client_id_{1};
+  std::mutex uid_places_mu_;
+  std::map<uid_t, std::uint32_t> uid_places_;  // uid -> sessions it holds; no zero entries
 };
 
 }  // namespace agileos::scheduler

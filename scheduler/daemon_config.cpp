@@ -32,6 +32,7 @@ constexpr std::array<std::string_view, 6> kGuardPolicies = {"off",  "trap",     
 constexpr std::array<std::string_view, 2> kSassOnly = {"allow", "refuse"};
 constexpr std::array<std::string_view, 2> kGuardRequire = {"protected_state", "always"};
 constexpr std::int64_t kMaxCacheBytes = std::int64_t{1} << 40;
+constexpr std::int64_t kMaxClientsPerUid = 1 << 20;
 constexpr std::int64_t kMaxMemoryBytes = std::int64_t{1} << 50;  // 1 PiB: far beyond any device
 constexpr std::int64_t kMaxWorkersLimit = 1024;
 constexpr std::int64_t kMaxStartTimeoutMs = 3600 * 1000;
@@ -373,6 +374,7 @@ ConfigResult parseDaemonConfig(std::string_view json_text) {
     reader.readInteger("max_workers", 1, kMaxWorkersLimit, &w.max_workers);
     reader.readInteger("start_timeout_ms", 1, kMaxStartTimeoutMs, &w.start_timeout_ms);
     reader.readInteger("queue_wait_ms", 0, kMaxStartTimeoutMs, &w.queue_wait_ms);
+    reader.readInteger("max_clients_per_uid", 0, kMaxClientsPerUid, &w.max_clients_per_uid);
     reader.readStringArray("args", &w.args, checkWorkerArg);
     reader.finish();
   }
@@ -465,6 +467,7 @@ std::string toJsonText(const DaemonConfig& config) {
         {"max_workers", config.worker.max_workers},
         {"start_timeout_ms", config.worker.start_timeout_ms},
         {"queue_wait_ms", config.worker.queue_wait_ms},
+        {"max_clients_per_uid", config.worker.max_clients_per_uid},
         {"args", config.worker.args}}},
       {"guard",
        {{"policy", config.guard.policy},

@@ -36,6 +36,10 @@ struct WorkerConfig {
   // While every slot is held, a new client waits this long in a first-come, first-served queue
   // before it is refused BUSY (0: refused at once).
   std::uint32_t queue_wait_ms = 60000;
+  // Sessions (queued or served) one uid may hold at once, the uid being the kernel's word for
+  // the connecting process (SO_PEERCRED), not what its Hello claims; beyond it a new session is
+  // refused BUSY with the reason. 0: no limit.
+  std::uint32_t max_clients_per_uid = 0;
   std::vector<std::string> args;  // appended to every worker command line
 };
 

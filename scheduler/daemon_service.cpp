@@ -29,18 +29,23 @@ constexpr int kMaxSessionMessageBytes = 64 * 1024;
 // The only place a Session stream's gRPC types appear.
 class GrpcSessionStream final : public SessionStream {
  public:
-  GrpcSessionStream(grpc::ServerContext* context, grpc::ServerReaderWriter<SessionDown, SessionUp>* stream)
-      : context_(context), stream_(stream) {}
+  GrpcSessionStream(grpc::ServerContext* context, grpc::ServerReaderWriter<SessionDown, SessionUp>* stream,
+                    const PeerListener* listener)
+      : context_(context), stream_(stream), listener_(listener) {}
 
   bool read(SessionUp* message) override { return stream_->Read(message); }
   bool write(const SessionDown& message) override { return stream_->Write(message); }
   void cancel() override { context_->TryCancel(); }
   std::string peer() const override { return context_->peer(); }
   bool gone() const override { return context_->IsCancelled(); }
+  std::optional<PeerCredentials> credentials() const override {
+    return listener_ != nullptr ? listener_->credentialsOf(context_->peer()) : std::nullopt;
+  }
 
  private:
   grpc::ServerContext* context_;
   grpc::ServerReaderWriter<SessionDown, SessionUp>* stream_;
+  const PeerListener* listener_;
 };
 
 constexpr std::size_t kModuleCacheKeyBytes = 32;
@@ -72,7 +77,7 @@ std::unique_ptr<PlacementPolicy> makePlacementPolicy(const std::string& name) {
 // The gRPC service; counts running Session handlers so that stop() can wait for them.
 class DaemonServer::GrpcService final : public agileos::v1::Daemon::Service {
  public:
-  explicit GrpcService(SessionRunner& runner) : runner_(runner) {}
+  GrpcService(SessionRunner& runner, const PeerListener& listener) : runner_(runner), listener_(listener) {}
 
   grpc::Status Session(grpc::ServerContext* context,
                        grpc::ServerReaderWriter<SessionDown, SessionUp>* stream) override {
@@ -80,7 +85,7 @@ class DaemonServer::GrpcService final : public agileos::v1::Daemon::Service {
       std::lock_guard lock(mu_);
       ++running_;
     }
-    GrpcSessionStream session(context, stream);
+    GrpcSessionStream session(context, stream, &listener_);
     runner_.run(session);
     std::lock_guard lock(mu_);
     --running_;
@@ -96,6 +101,7 @@ class DaemonServer::GrpcService final : public agileos::v1::Daemon::Service {
 
  private:
   SessionRunner& runner_;
+  const PeerListener& listener_;
   std::mutex mu_;
   std::condition_variable idle_cv_;
   int running_ = 0;
@@ -117,6 +123,7 @@ DaemonServerOptions serverOptionsFromConfig(const DaemonConfig& config, const st
   }
   options.session.guard = config.guard;
   options.session.memory = config.memory;
+  options.session.max_clients_per_uid = config.worker.max_clients_per_uid;
   options.pool.memory_reserve_bytes = config.memory.reserve_bytes;
   options.session.adapters = config.adapters;
   options.session.modules = config.modules;
@@ -176,33 +183,28 @@ bool DaemonServer::start(std::string* error) {
     return services->unavailableReason(name);
   };
   runner_ = std::make_unique<SessionRunner>(*pool_, std::move(session));
-  service_ = std::make_unique<GrpcService>(*runner_);
+  listener_ = std::make_unique<PeerListener>();
+  service_ = std::make_unique<GrpcService>(*runner_, *listener_);
 
+  // No listening port: the daemon accepts itself (PeerListener) and hands each connection over.
   grpc::ServerBuilder builder;
-  builder.AddListeningPort("unix:" + options_.socket_path, grpc::InsecureServerCredentials());
   grpc::ResourceQuota quota("agileosd");
   quota.SetMaxThreads(options_.max_threads);
   builder.SetResourceQuota(quota);
   builder.SetMaxReceiveMessageSize(kMaxSessionMessageBytes);
   builder.RegisterService(service_.get());
   server_ = builder.BuildAndStart();
-  if (!server_) {
-    *error = "cannot listen on unix:" + options_.socket_path;
+  if (!server_ || !listener_->start(options_.socket_path, server_.get(), error)) {
+    if (server_) {
+      server_->Shutdown();
+      server_.reset();
+    } else {
+      *error = "cannot start the gRPC server";
+    }
     service_.reset();
     runner_.reset();
     pool_.reset();
     services_.reset();
-    return false;
-  }
-  if (::chmod(options_.socket_path.c_str(), 0666) != 0) {
-    *error = "chmod 0666 " + options_.socket_path + ": " + std::strerror(errno);
-    server_->Shutdown();
-    server_.reset();
-    service_.reset();
-    runner_.reset();
-    pool_.reset();
-    services_.reset();
-    ::unlink(options_.socket_path.c_str());
     return false;
   }
   pool_->start();
@@ -221,6 +223,7 @@ void DaemonServer::stop() {
   // lets gRPC send the statuses of the finished handlers (it writes them after a handler
   // returns) and then cancels what is left and drops connections: an unbounded graceful
   // shutdown would also wait for idle clients to acknowledge GOAWAY, which a client need not do.
+  listener_->stop();  // no new connections
   pool_->stop();
   if (!service_->waitUntilIdle(options_.rpc_drain_timeout)) {
     spdlog::warn("agileosd: sessions still open after {} ms; cancelling them",

@@ -19,6 +19,7 @@
 
 #include "scheduler/client_session.h"
 #include "scheduler/daemon_config.h"
+#include "scheduler/peer_listener.h"
 #include "scheduler/service_supervisor.h"
 #include "scheduler/worker_pool.h"
 
@@ -81,6 +82,7 @@ class DaemonServer {
   std::unique_ptr<ServiceSupervisor> services_;
   std::unique_ptr<WorkerPool> pool_;
   std::unique_ptr<SessionRunner> runner_;
+  std::unique_ptr<PeerListener> listener_;
   std::unique_ptr<GrpcService> service_;
   std::unique_ptr<grpc::Server> server_;
   bool running_ = false;

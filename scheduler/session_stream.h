@@ -5,6 +5,10 @@
 // called from any thread at any time. Two concurrent reads (or writes) are not allowed.
 #pragma once
 
+#include <optional>
+
+#include "scheduler/peer_listener.h"
+
 #include <string>
 
 #include "agileos/v1/client_api.pb.h"
@@ -27,6 +31,9 @@ class SessionStream {
 
   // Transport-level description of the peer, for logs.
   virtual std::string peer() const = 0;
+  // The peer's kernel-attested credentials (SO_PEERCRED on the daemon's own accept,
+  // scheduler/peer_listener.h); nullopt where the transport has none (in-process tests).
+  virtual std::optional<PeerCredentials> credentials() const { return std::nullopt; }
   // Whether the client has gone (disconnected or cancelled): a queued client that has gone
   // gives up its place. May be called from any thread.
   virtual bool gone() const = 0;

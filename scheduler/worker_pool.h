@@ -141,6 +141,9 @@ struct ClientAttachSetting {
   // The client's device-memory quota (MemorySection); 0: none. Admitted only while it fits the
   // device's capacity (PoolOptions::memory_reserve_bytes).
   std::uint64_t memory_quota_bytes = 0;
+  // The client's uid as the kernel reported it on the daemon's socket (SO_PEERCRED); the worker
+  // lets only this uid (and root) reach its endpoints. nullopt: unknown (in-process tests).
+  std::optional<uid_t> peer_uid;
 };
 
 class WorkerPool {

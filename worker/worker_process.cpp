@@ -19,6 +19,7 @@
 #include "proto/shm/handshake.h"
 #include "worker/control_channel.h"
 #include "worker/module_cache/compiled_module_cache.h"
+#include "worker/transport/endpoint_owner.h"
 #include "worker/transport/grpc_call_server.h"
 #include "worker/transport/shm_call_server.h"
 
@@ -165,6 +166,16 @@ int runWorkerProcess(int argc, char** argv, std::unique_ptr<GpuBackend> backend,
     spdlog::warn("shared-memory transport unavailable: {}", error);
     shmEndpoint.clear();
   }
+  // The endpoints belong to the attached client's uid alone (worker/transport/endpoint_owner.h).
+  std::vector<std::string> endpointFiles;
+  if (options.endpoint.starts_with("unix:")) endpointFiles.push_back(options.endpoint.substr(5));
+  if (!shmEndpoint.empty()) endpointFiles.push_back(shmEndpoint);
+  control.setEndpointOwnerHook([endpointFiles](uid_t uid) {
+    std::string ownerError;
+    if (giveEndpointsTo(endpointFiles, uid, &ownerError)) return true;
+    spdlog::error("{}", ownerError);
+    return false;
+  });
   spdlog::info("ready on {} (device {}: {})", options.endpoint, options.device, backend->device().name);
   std::size_t deviceFree = 0, deviceTotal = 0;
   if (backend->memGetInfo(&deviceFree, &deviceTotal) != CUDA_SUCCESS) deviceTotal = 0;  // unknown

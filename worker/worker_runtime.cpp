@@ -67,12 +67,27 @@ bool WorkerRuntime::release(ClientId client) {
     attached = it->second;
     byToken_.erase(attached.session->sessionToken());
     clients_.erase(it);
+    peerUids_.erase(client);
   }
   attached.session->closing = true;
   std::unique_lock gate(*attached.gate);  // waits for calls in flight
   releaseSession(gpu_, memory_, *attached.session);
   spdlog::info("client {} released", client);
   return true;
+}
+
+void WorkerRuntime::setPeerUid(ClientId client, uid_t uid) {
+  std::lock_guard lock(mutex_);
+  if (clients_.contains(client)) peerUids_[client] = uid;
+}
+
+bool WorkerRuntime::admitsPeerUid(uid_t uid) const {
+  if (uid == 0) return true;
+  std::lock_guard lock(mutex_);
+  for (const auto& [client, peer] : peerUids_) {
+    if (peer == uid) return true;
+  }
+  return false;
 }
 
 void WorkerRuntime::releaseAll() {

@@ -11,6 +11,8 @@
 // shared, so no call's validated pointers or handles can die before it uses them.
 #pragma once
 
+#include <sys/types.h>
+
 #include <map>
 #include <memory>
 #include <mutex>
@@ -80,6 +82,12 @@ class WorkerRuntime {
   // handshake). Each call is still authenticated again by call().
   bool isAttachedToken(const std::string& sessionToken) const;
 
+  // The uid the daemon saw `client` connect with (SO_PEERCRED); kept until its release.
+  void setPeerUid(ClientId client, uid_t uid);
+  // Whether a connection from `uid` may reach this worker's endpoints: root, or the uid of an
+  // attached client. Checked before a byte of the connection is read.
+  bool admitsPeerUid(uid_t uid) const;
+
  private:
   using Attached = Binding;
   std::optional<Attached> findByToken(const std::string& token) const;
@@ -96,6 +104,7 @@ class WorkerRuntime {
   mutable std::mutex mutex_;
   std::map<ClientId, Attached> clients_;
   std::unordered_map<std::string, ClientId> byToken_;
+  std::map<ClientId, uid_t> peerUids_;  // setPeerUid; erased at release
 };
 
 }  // namespace agileos::worker

@@ -4,6 +4,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
+
 namespace agileos::worker {
 
 bool GrpcCallServer::start(const std::string& endpoint, std::string* error) {
@@ -29,9 +32,14 @@ bool GrpcCallServer::start(const std::string& endpoint, std::string* error) {
     return false;
   }
   if (endpoint.starts_with(kUnixPrefix)) {
-    // Sandboxed clients run under other uids; access is controlled by which mount
-    // namespaces can see the runtime directory, and by the session token.
-    ::chmod(endpoint.substr(kUnixPrefix.size()).c_str(), 0666);
+    // Root's alone until a client is attached; the attach gives the file to the client's uid
+    // (worker/transport/endpoint_owner.h), so no other uid can connect, let alone send a stream.
+    if (::chmod(endpoint.substr(kUnixPrefix.size()).c_str(), 0600) != 0) {
+      *error = "chmod 0600 " + endpoint + ": " + std::strerror(errno);
+      server_->Shutdown();
+      server_.reset();
+      return false;
+    }
   }
   return true;
 }

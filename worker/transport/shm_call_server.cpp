@@ -29,16 +29,19 @@ bool ShmCallServer::start(const std::string& socketPath, std::string* error) {
   std::memcpy(address.sun_path, socketPath.c_str(), socketPath.size() + 1);
   ::unlink(socketPath.c_str());  // a stale socket from a previous worker with this id
   listenFd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (listenFd_ < 0 || ::bind(listenFd_, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
+  // Created 0600 (the umask for the bind), never wider: until a client is attached only root may
+  // connect; the attach gives the file to the client's uid (worker/transport/endpoint_owner.h).
+  const mode_t previousMask = ::umask(0177);
+  const bool bound =
+      listenFd_ >= 0 && ::bind(listenFd_, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
+  ::umask(previousMask);
+  if (!bound ||
       ::listen(listenFd_, 16) != 0 || ::pipe2(wakeFds_, O_CLOEXEC) != 0) {
     *error = "cannot listen on " + socketPath + ": " + std::strerror(errno);
     if (listenFd_ >= 0) ::close(listenFd_);
     listenFd_ = -1;
     return false;
   }
-  // Same policy as the gRPC socket: sandboxed clients run under other uids; access is by
-  // mount namespace and by the session token.
-  ::chmod(socketPath.c_str(), 0666);
   socketPath_ = socketPath;
   acceptThread_ = std::thread([this] { acceptLoop(); });
   return true;
@@ -103,6 +106,15 @@ void ShmCallServer::acceptLoop() {
       spdlog::warn("shm transport: accept: {}; backing off", std::strerror(error));
       pollfd wake{wakeFds_[0], POLLIN, 0};
       ::poll(&wake, 1, static_cast<int>(kAcceptBackoff.count()));
+      continue;
+    }
+    // The peer first, before a byte is read or a slot is taken: only root and the uids of the
+    // attached clients (WorkerRuntime::admitsPeerUid) get a connection.
+    ucred peer{};
+    socklen_t peerLength = sizeof peer;
+    if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &peerLength) != 0 || !runtime_.admitsPeerUid(peer.uid)) {
+      spdlog::warn("shm transport: refusing a connection from uid {} (not this worker's client)", peer.uid);
+      ::close(fd);
       continue;
     }
     std::lock_guard lock(mutex_);

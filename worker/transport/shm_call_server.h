@@ -45,8 +45,10 @@ class ShmCallServer {
   ShmCallServer(const ShmCallServer&) = delete;
   ShmCallServer& operator=(const ShmCallServer&) = delete;
 
-  // Binds `socketPath` (replacing a stale file, mode 0666 like the gRPC socket) and starts
-  // accepting. Returns false with *error set on failure.
+  // Binds `socketPath` (replacing a stale file; mode 0600, root's until an attach gives it to the
+  // client's uid) and starts accepting: a connection from any uid but root and the attached
+  // clients' (WorkerRuntime::admitsPeerUid) is closed before a byte is read. Returns false with
+  // *error set on failure.
   bool start(const std::string& socketPath, std::string* error);
   // Stops accepting, ends every connection and joins their threads; removes the socket file.
   // Idempotent.

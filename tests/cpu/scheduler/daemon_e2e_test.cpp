@@ -199,6 +199,48 @@ TEST_F(DaemonE2ETest, AssignmentCarriesTheWorkerEndpointTokenAndClientId) {
   EXPECT_TRUE(client.closesCleanly());
 }
 
+// Issue 14: the daemon accepts its connections itself and knows each client by SO_PEERCRED;
+// the uid goes to the worker (which gives its endpoints to that uid alone).
+TEST_F(DaemonE2ETest, TheWorkerLearnsTheClientsUidFromTheKernelNotFromTheHello) {
+  startServer(makeOptions());
+  TestClient client(socketPath());
+  const auto reply = client.hello();
+  ASSERT_TRUE(reply.has_value() && reply->has_assignment());
+  EXPECT_EQ(events_.count({"attach client=" + std::to_string(reply->assignment().client_id()),
+                           "uid=" + std::to_string(::getuid())}),
+            1u);
+  EXPECT_TRUE(client.closesCleanly());
+}
+
+TEST_F(DaemonE2ETest, OneUidHoldsAtMostMaxClientsPerUidSessions) {
+  DaemonServerOptions options = makeOptions();
+  options.pool.max_workers = 3;
+  options.session.max_clients_per_uid = 1;
+  startServer(options);
+  TestClient first(socketPath());
+  ASSERT_TRUE(holdsTheSlot(first));
+  TestClient second(socketPath());
+  const auto refused = second.hello();
+  ASSERT_TRUE(refused.has_value() && refused->has_refusal());
+  EXPECT_EQ(refused->refusal().reason(), agileos::v1::Refusal::BUSY);
+  EXPECT_THAT(refused->refusal().message(),
+              HasSubstr("uid " + std::to_string(::getuid()) + " already holds 1 sessions (worker.max_clients_per_uid)"));
+  EXPECT_TRUE(first.closesCleanly());
+  // The place is given back with the session.
+  bool served = false;
+  for (int attempt = 0; attempt < 100 && !served; ++attempt) {
+    TestClient third(socketPath());
+    const auto reply = third.hello();
+    served = reply.has_value() && reply->has_assignment();
+    if (served) {
+      EXPECT_TRUE(third.closesCleanly());
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+  EXPECT_TRUE(served) << "the uid's place came back when its session ended";
+}
+
 TEST_F(DaemonE2ETest, ProtocolVersionMismatchIsRefused) {
   startServer(makeOptions());
   for (std::uint32_t version : {0u, 2u}) {
