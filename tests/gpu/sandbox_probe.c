@@ -19,7 +19,8 @@
  *  4. The tenant's containment (issue 14): running as uid 0, reading root's
  *     /etc/shadow, reading each PATH given on the command line (the suite names
  *     the compiled-module cache, the services' socket directory and files only
- *     root may read), and ptrace of another process.
+ *     root may read; a unix socket given there must refuse a connection: another
+ *     client's worker), and ptrace of another process.
  *
  * Usage: sandbox_probe [PATH...]
  * Output: one line per attempt, "<what>: blocked (<reason>)" or
@@ -39,6 +40,8 @@
 #include <dirent.h>
 #include <sys/mount.h>
 #include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -221,8 +224,32 @@ static int createDeviceNode(char* detail, size_t size) {
   return result;
 }
 
-/* A file or directory that must stay unreadable: open (files) or opendir (directories). */
+/* A unix socket that must refuse this process: connect. */
+static void tryConnect(const char* path) {
+  char what[PATH_MAX + 16];
+  snprintf(what, sizeof what, "connect %s", path);
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  struct sockaddr_un address;
+  memset(&address, 0, sizeof address);
+  address.sun_family = AF_UNIX;
+  snprintf(address.sun_path, sizeof address.sun_path, "%s", path);
+  if (fd >= 0 && connect(fd, (struct sockaddr*)&address, sizeof address) == 0) {
+    close(fd);
+    report(what, 1, "connected");
+    return;
+  }
+  report(what, 0, strerror(errno));
+  if (fd >= 0) close(fd);
+}
+
+/* A file or directory that must stay unreadable: open (files) or opendir (directories); a
+ * unix socket must refuse a connection. */
 static void tryRead(const char* path) {
+  struct stat status;
+  if (stat(path, &status) == 0 && S_ISSOCK(status.st_mode)) {
+    tryConnect(path);
+    return;
+  }
   char what[PATH_MAX + 16];
   snprintf(what, sizeof what, "read %s", path);
   int fd = open(path, O_RDONLY | O_CLOEXEC);

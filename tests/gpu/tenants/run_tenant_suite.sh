@@ -6,6 +6,7 @@
 #              take all of it, and are refused a byte more; tenant C waits in the admission queue
 #              while A and B hold their memory (though worker slots are free), and is served with
 #              its full quota once they leave;
+#   endpoints  while A and B hold their workers, a third sandbox can connect to no worker socket;
 #   queue      twelve clients against max_workers 6 all complete with the default wait; with
 #              worker.queue_wait_ms 1500, the six that find no slot in time get the clear error.
 #
@@ -134,7 +135,20 @@ else
     tenant B --alloc-all --more $((2 << 20)) --hold 12
     if wait_for_line "$logs/A.out" "tenant: holding" 90 && wait_for_line "$logs/B.out" "tenant: holding" 90; then
       tenant C --alloc-all --hold 1
-      sleep 4
+      # A and B hold their workers: a third sandbox (its own uid) can connect to none of the
+      # workers' sockets (A's and B's belong to their uids, the spares to root, all 0600).
+      mapfile -t worker_sockets < <(find "$runtime_dir" -maxdepth 1 -type s -name 'worker-*')
+      LD_LIBRARY_PATH="$deps_dir" timeout 60 "$bin_dir/agileos-sandbox" --socket-dir "$runtime_dir" \
+        --shim "$shim_dir" ${deps_dir:+--lib-path "$deps_dir"} --keep "$bin_dir" \
+        -- "$bin_dir/sandbox_probe" "${worker_sockets[@]}" >"$logs/probe.out" 2>"$logs/probe.err" </dev/null
+      if grep -q "^probe: all [0-9]* attempts blocked$" "$logs/probe.out" && ((${#worker_sockets[@]} >= 4)) &&
+        (($(grep -c "^connect .*: blocked (Permission denied)" "$logs/probe.out") == ${#worker_sockets[@]})); then
+        pass "endpoints: another sandbox cannot connect to any of the ${#worker_sockets[@]} worker sockets (A's, B's, the spares'): Permission denied"
+      else
+        fail "endpoints: a sandbox reached a worker socket that is not its own (${#worker_sockets[@]} sockets)"
+        quote "$logs/probe.out" 30
+      fi
+      sleep 3
       if grep -q "tenant: total" "$logs/C.out" 2>/dev/null; then
         fail "quotas: tenant C was served while A and B held the capacity"
       else
