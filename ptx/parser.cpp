@@ -48,6 +48,7 @@ std::optional<AddressForm> addressForm(const std::vector<Token>& inner) {
   AddressForm form;
   std::size_t i = 0;
   if (i < inner.size() && inner[i].kind == TokenKind::kIdentifier) {
+    if (inner[i].text == "_") return std::nullopt;  // the sink is no address
     form.base = inner[i].text;
     ++i;
     if (i == inner.size()) return form;
@@ -83,9 +84,11 @@ std::optional<AddressForm> addressForm(const std::vector<Token>& inner) {
 }
 
 // A name a declaration, label, function or parameter may have: an identifier without the
-// dots that only opcodes and special registers carry.
+// dots that only opcodes and special registers carry, and not "_", PTX's sink, which names
+// nothing (a variable called "_" would be read as the sink where the guard names it: found by
+// the layout fuzzer, the checker then sees a sink where the guard meant the variable).
 bool isPlainName(const Token& t) {
-  return t.kind == TokenKind::kIdentifier && t.text.find('.') == std::string::npos;
+  return t.kind == TokenKind::kIdentifier && t.text != "_" && t.text.find('.') == std::string::npos;
 }
 
 bool isLinkage(const Token& t) {

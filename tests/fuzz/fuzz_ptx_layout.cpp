@@ -21,6 +21,7 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "ptx/guard.h"
 #include "ptx/parser.h"
@@ -43,6 +44,12 @@ void require(bool condition, const char* what, std::string_view text) {
   std::fprintf(stderr, "fuzz_ptx_layout: %s\n--- input ---\n%.*s\n---\n", what, static_cast<int>(text.size()),
                text.data());
   std::abort();
+}
+
+// The checker's findings, named on stderr before the abort (so a crash report says what).
+void requireNoFindings(const std::vector<std::string>& findings, const char* what, std::string_view text) {
+  for (const std::string& finding : findings) std::fprintf(stderr, "finding: %s\n", finding.c_str());
+  require(findings.empty(), what, text);
 }
 
 GuardOptions optionsFor(GuardPolicy policy) { return agileos::ptx::testing::guardOptions(policy); }
@@ -94,14 +101,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   require(agileos::ptx::validate(options).empty(), "invalid options", text);
   const GuardResult guarded = agileos::ptx::guardModule(first.module, options);
   if (!guarded.ok) return 0;
-  require(agileos::ptx::findUnguardedAccesses(guarded.module, options, guarded.registerPrefix).empty(),
-          "the rewrite has an unguarded access", text);
+  requireNoFindings(agileos::ptx::findUnguardedAccesses(guarded.module, options, guarded.registerPrefix),
+                    "the rewrite has an unguarded access", text);
   const std::string printed = agileos::ptx::print(guarded.module);
   const ParseResult reparsed = agileos::ptx::parse(printed);
   require(reparsed.ok, "the printed rewrite does not parse", text);
   require(reparsed.module == guarded.module, "the printed rewrite parses to another tree", text);
-  require(agileos::ptx::findUnguardedAccesses(reparsed.module, options, guarded.registerPrefix).empty(),
-          "the printed rewrite has an unguarded access", text);
+  requireNoFindings(agileos::ptx::findUnguardedAccesses(reparsed.module, options, guarded.registerPrefix),
+                    "the printed rewrite has an unguarded access", text);
 
   // The differential check against ptxas, on one accepted input in ptxasEvery().
   static std::size_t accepted = 0;
