@@ -237,7 +237,8 @@ void SessionRunner::run(SessionStream& stream) {
   }
   const std::uint64_t memoryQuota = admitMemoryQuota(options_.memory, hello.memory_quota_bytes());
   spdlog::info(
-      "client {}: hello from {} ({}; program '{}', claims pid {}); kernel memory guard {}; modules {}; memory "
+      "client {}: hello from {} ({}; program '{}', claims pid {}); kernel memory guard {}; modules {}; "
+      "memory "
       "quota {}",
       client, stream.peer(),
       peer ? "uid " + std::to_string(peer->uid) + " gid " + std::to_string(peer->gid) + " pid " +

@@ -20,10 +20,10 @@
 #pragma once
 
 #include <atomic>
-#include <mutex>
-#include <map>
 #include <chrono>
 #include <functional>
+#include <map>
+#include <mutex>
 #include <string>
 
 #include "scheduler/daemon_config.h"

@@ -6,12 +6,10 @@
 #pragma once
 
 #include <optional>
-
-#include "scheduler/peer_listener.h"
-
 #include <string>
 
 #include "agileos/v1/client_api.pb.h"
+#include "scheduler/peer_listener.h"
 
 namespace agileos::scheduler {
 

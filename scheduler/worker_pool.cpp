@@ -3,7 +3,6 @@
 // The process side (spawning, control messages, reaping, loss) is in worker_pool_processes.cpp.
 #include "scheduler/worker_pool.h"
 
-#include <cstdio>
 #include <poll.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
@@ -12,6 +11,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <system_error>
 
 namespace agileos::scheduler {
@@ -262,14 +262,12 @@ void WorkerPool::enforceDeadlines() {
       case ClientState::kQueued:
         if (std::string shortfall = capacityShortfall(*client); !shortfall.empty()) {
           refuse(*client, RefusalKind::kBusy,
-                 "no device memory became free within " +
-                     msText(queueWait()) + ": " + shortfall +
+                 "no device memory became free within " + msText(queueWait()) + ": " + shortfall +
                      " (worker.queue_wait_ms); try again later");
           break;
         }
         refuse(*client, RefusalKind::kBusy,
-               "no worker slot became free within " +
-                   msText(queueWait()) + " (worker.max_workers " +
+               "no worker slot became free within " + msText(queueWait()) + " (worker.max_workers " +
                    std::to_string(options_.max_workers) + ", worker.queue_wait_ms); try again later");
         break;
       case ClientState::kAttaching:
@@ -384,8 +382,9 @@ std::string WorkerPool::capacityShortfall(const Client& client) const {
   // Without a quota there is nothing to reserve; before any worker reported the device's
   // memory there is nothing to compare with (the first client then meets its quota alone).
   if (quota == 0 || device_memory_bytes_ == 0) return {};
-  const std::uint64_t capacity =
-      device_memory_bytes_ > options_.memory_reserve_bytes ? device_memory_bytes_ - options_.memory_reserve_bytes : 0;
+  const std::uint64_t capacity = device_memory_bytes_ > options_.memory_reserve_bytes
+                                     ? device_memory_bytes_ - options_.memory_reserve_bytes
+                                     : 0;
   std::uint64_t promised = 0;
   for (const auto& [id, other] : clients_) {
     switch (other.state) {

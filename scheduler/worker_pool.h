@@ -262,8 +262,9 @@ class WorkerPool {
   std::map<WorkerId, Worker> workers_;
   std::map<ClientId, Client> clients_;
   std::deque<ClientId> queue_;  // kQueued clients, FIFO
-  std::uint64_t device_memory_bytes_ = 0;  // the device's memory as the first ready worker reported it; 0: unknown
-  std::string capacity_wait_reason_;       // why the first in line waits for capacity; "" if it does not
+  std::uint64_t device_memory_bytes_ =
+      0;                              // the device's memory as the first ready worker reported it; 0: unknown
+  std::string capacity_wait_reason_;  // why the first in line waits for capacity; "" if it does not
   WorkerId next_worker_id_ = 1;
   bool started_ = false;
   bool stopping_ = false;

@@ -102,7 +102,8 @@ void WorkerPool::handleMessage(Worker& worker, const WorkerToDaemon& message) {
         worker.endpoint = reported;
       }
       worker.shm_endpoint = message.ready().shm_endpoint();
-      if (message.ready().device_memory_bytes() != 0) device_memory_bytes_ = message.ready().device_memory_bytes();
+      if (message.ready().device_memory_bytes() != 0)
+        device_memory_bytes_ = message.ready().device_memory_bytes();
       setPhase(worker, WorkerPhase::kReady);
       spdlog::info("worker {} (pid {}): device {} ({}) at {}", worker.id, worker.process->pid(),
                    message.ready().device(), printable(message.ready().device_name()), worker.endpoint);

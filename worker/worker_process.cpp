@@ -179,7 +179,8 @@ int runWorkerProcess(int argc, char** argv, std::unique_ptr<GpuBackend> backend,
   spdlog::info("ready on {} (device {}: {})", options.endpoint, options.device, backend->device().name);
   std::size_t deviceFree = 0, deviceTotal = 0;
   if (backend->memGetInfo(&deviceFree, &deviceTotal) != CUDA_SUCCESS) deviceTotal = 0;  // unknown
-  if (!control.sendReady(options.endpoint, options.device, backend->device().name, shmEndpoint, deviceTotal)) {
+  if (!control.sendReady(options.endpoint, options.device, backend->device().name, shmEndpoint,
+                         deviceTotal)) {
     return 1;
   }
 

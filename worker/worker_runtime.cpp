@@ -48,13 +48,14 @@ bool WorkerRuntime::attach(ClientId client, const std::string& sessionToken, con
     clients_.emplace(client, Attached{session, std::make_shared<std::shared_mutex>()});
     byToken_.emplace(sessionToken, client);
   }
-  spdlog::info("client {} attached; memory quota {}; kernel memory guard {}{}; {} protected module instance(s)",
-               client, memoryQuotaBytes == 0 ? std::string("none") : std::to_string(memoryQuotaBytes) + " bytes",
-               policyName(guard),
-               guard.enabled ? (guard.allowSassOnly ? " (SASS-only modules load unguarded)"
-                                                    : " (SASS-only modules refused)")
-                             : "",
-               session->protectedModules->instanceCount());
+  spdlog::info(
+      "client {} attached; memory quota {}; kernel memory guard {}{}; {} protected module instance(s)",
+      client, memoryQuotaBytes == 0 ? std::string("none") : std::to_string(memoryQuotaBytes) + " bytes",
+      policyName(guard),
+      guard.enabled
+          ? (guard.allowSassOnly ? " (SASS-only modules load unguarded)" : " (SASS-only modules refused)")
+          : "",
+      session->protectedModules->instanceCount());
   return true;
 }
 

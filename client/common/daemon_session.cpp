@@ -52,7 +52,7 @@ std::optional<std::uint64_t> parseMemoryQuota(std::string_view text) {
   for (std::size_t i = 0; i < digits; ++i) value = value * 10 + static_cast<std::uint64_t>(text[i] - '0');
   const std::string_view suffix = text.substr(digits);
   static constexpr std::pair<std::string_view, unsigned> kSuffixes[] = {
-      {"", 0},    {"K", 10},   {"M", 20},   {"G", 30},   {"T", 40},
+      {"", 0},     {"K", 10},   {"M", 20},   {"G", 30},  {"T", 40},
       {"KiB", 10}, {"MiB", 20}, {"GiB", 30}, {"TiB", 40}};
   for (const auto& [name, shift] : kSuffixes) {
     if (suffix != name) continue;

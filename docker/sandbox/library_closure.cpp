@@ -26,7 +26,7 @@ constexpr auto kListingTimeout = std::chrono::seconds(10);
 constexpr int kMaxInterpreterDepth = 4;  // #! chains ("env python3" counts as one)
 
 bool isRegularFile(const std::string& path) {
-  struct stat status{};
+  struct stat status {};
   return ::stat(path.c_str(), &status) == 0 && S_ISREG(status.st_mode);
 }
 
@@ -67,7 +67,8 @@ bool runListing(const std::vector<std::string>& argv, const std::vector<std::str
   char buffer[4096];
   bool timedOut = false;
   for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       timedOut = true;
       break;

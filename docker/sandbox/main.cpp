@@ -43,8 +43,9 @@ namespace {
 constexpr int kSetupFailed = 125;
 constexpr const char* kShimName = "libagileos_cudart.so";
 // Paths that hold the GPU stack or the kernel's interfaces: never kept.
-constexpr const char* kForbiddenPrefixes[] = {"/dev", "/proc", "/sys", "/usr/local/cuda", "/usr/local/nvidia",
-                                              "/opt/nvidia", "/run/nvidia", "/var/run/nvidia"};
+constexpr const char* kForbiddenPrefixes[] = {
+    "/dev",        "/proc",       "/sys",           "/usr/local/cuda", "/usr/local/nvidia",
+    "/opt/nvidia", "/run/nvidia", "/var/run/nvidia"};
 
 [[noreturn]] void die(const std::string& message) {
   std::cerr << "agileos-sandbox: " << message << std::endl;
@@ -64,14 +65,21 @@ std::string canonical(const std::string& path, const char* what) {
 
 bool under(const std::string& path, const std::string& dir) {
   if (dir == "/") return true;
-  return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 && path[dir.size()] == '/');
+  return path == dir ||
+         (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 && path[dir.size()] == '/');
 }
 
 // Standard library directories: a kept directory that holds one has its GPU driver libraries
 // covered by empty files (the missing device nodes are the guarantee; this is the second line).
-constexpr const char* kLibraryDirs[] = {"/lib", "/lib64", "/usr/lib", "/usr/lib64", "/usr/local/lib",
-                                        "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
-                                        "/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu"};
+constexpr const char* kLibraryDirs[] = {"/lib",
+                                        "/lib64",
+                                        "/usr/lib",
+                                        "/usr/lib64",
+                                        "/usr/local/lib",
+                                        "/lib/x86_64-linux-gnu",
+                                        "/usr/lib/x86_64-linux-gnu",
+                                        "/lib/aarch64-linux-gnu",
+                                        "/usr/lib/aarch64-linux-gnu"};
 
 // A kept path must not be the root, nor lie in the GPU stack or the kernel's interfaces; the
 // parts of them under it are covered (plan->hidden), and so are driver libraries (*masked).
@@ -83,7 +91,7 @@ void checkKeptPath(const std::string& path, const std::string& stateDir, Sandbox
     if (under(path, prefix)) die("--keep " + path + " would expose " + prefix);
     // Covered at its real path: /usr/local/cuda is usually a link to /usr/local/cuda-13.0.
     char real[PATH_MAX];
-    struct stat status{};
+    struct stat status {};
     if (::realpath(prefix, real) != nullptr && under(real, path) && ::stat(real, &status) == 0 &&
         S_ISDIR(status.st_mode)) {
       plan->hidden.push_back(real);
@@ -95,7 +103,7 @@ void checkKeptPath(const std::string& path, const std::string& stateDir, Sandbox
     if (DIR* local = ::opendir("/usr/local")) {
       while (const dirent* entry = ::readdir(local)) {
         const std::string name = std::string("/usr/local/") + entry->d_name;
-        struct stat status{};
+        struct stat status {};
         if (std::string(entry->d_name).rfind("cuda", 0) == 0 && ::lstat(name.c_str(), &status) == 0 &&
             S_ISDIR(status.st_mode)) {
           plan->hidden.push_back(name);  // a link to one of them points into the covered directory
@@ -107,7 +115,8 @@ void checkKeptPath(const std::string& path, const std::string& stateDir, Sandbox
   std::vector<std::string> scanned = {path};
   for (const char* dir : kLibraryDirs) {
     char real[PATH_MAX];
-    if (::realpath(dir, real) != nullptr && under(real, path) && std::string(real) != path) scanned.push_back(real);
+    if (::realpath(dir, real) != nullptr && under(real, path) && std::string(real) != path)
+      scanned.push_back(real);
   }
   for (const std::string& dirPath : scanned) {
     DIR* dir = ::opendir(dirPath.c_str());
@@ -153,10 +162,11 @@ std::string selfDirectory() {
 // root may be able to replace it.
 std::string trustedExecutable(const std::string& path, const char* what) {
   const std::string resolved = canonical(path, what);
-  struct stat status{};
+  struct stat status {};
   if (::stat(resolved.c_str(), &status) != 0 || !S_ISREG(status.st_mode) || (status.st_mode & 022) != 0 ||
       (status.st_mode & (S_ISUID | S_ISGID)) != 0) {
-    die(resolved + " must be a regular file, must not be writable by group or others, and must not be setuid");
+    die(resolved +
+        " must be a regular file, must not be writable by group or others, and must not be setuid");
   }
   return resolved;
 }
@@ -206,7 +216,8 @@ int run(const SandboxOptions& options) {
   if (::geteuid() != 0) die("must run as root (it takes a host uid of its own for the program)");
   SandboxPlan plan;
   const std::string shimDir = canonical(options.shimDir, "--shim");
-  if (::access((shimDir + "/" + kShimName).c_str(), R_OK) != 0) die(shimDir + "/" + kShimName + " does not exist");
+  if (::access((shimDir + "/" + kShimName).c_str(), R_OK) != 0)
+    die(shimDir + "/" + kShimName + " does not exist");
   const std::string socketDir = canonical(options.socketDir, "--socket-dir");
   plan.bwrap = findBubblewrap(options.bwrap);
   plan.execHelper = trustedExecutable(selfDirectory() + "/agileos-sandbox-exec", "the helper");
@@ -239,25 +250,28 @@ int run(const SandboxOptions& options) {
   plan.shareNetwork = options.shareNetwork;
   plan.insideUid = options.insideUid;
   plan.insideGid = options.insideGid;
-  struct stat procDriver{};
+  struct stat procDriver {};
   plan.coverProcDriver = ::stat("/proc/driver", &procDriver) == 0;
 
   std::string error;
-  std::optional<UidLease> lease = UidLease::acquire(options.stateDir, options.uidBase, options.uidCount, &error);
+  std::optional<UidLease> lease =
+      UidLease::acquire(options.stateDir, options.uidBase, options.uidCount, &error);
   if (!lease) die(error);
   const uid_t hostId = lease->id();
 
   LibraryClosure closure;
   const std::vector<std::string> loaderEnvironment = {"LD_PRELOAD=" + shimDir + "/" + kShimName,
                                                       "LD_LIBRARY_PATH=" + libraryPath};
-  if (!resolveLibraryClosure(plan.programSource, loaderEnvironment, hostId, hostId, &closure, &error)) die(error);
+  if (!resolveLibraryClosure(plan.programSource, loaderEnvironment, hostId, hostId, &closure, &error))
+    die(error);
   for (const std::string& file : closure.files) {
     bool inBoundDir = false;
     for (const std::string& dir : plan.readOnlyDirs) inBoundDir = inBoundDir || under(file, dir);
     if (!inBoundDir && file != plan.programSource) plan.closureFiles.push_back(file);
   }
   for (const std::string& file : closure.omitted) {
-    std::cerr << "agileos-sandbox: left out the GPU library " << file << " (the program links it)" << std::endl;
+    std::cerr << "agileos-sandbox: left out the GPU library " << file << " (the program links it)"
+              << std::endl;
   }
   if (::access("/etc/ld.so.cache", R_OK) == 0) plan.closureFiles.push_back("/etc/ld.so.cache");
 
@@ -296,7 +310,7 @@ int run(const SandboxOptions& options) {
   envp.push_back(nullptr);
 
   // Signals that would end this launcher are passed on to bubblewrap (which ends the program).
-  struct sigaction forward{};
+  struct sigaction forward {};
   forward.sa_handler = forwardSignal;
   for (const int signal : {SIGTERM, SIGINT, SIGHUP, SIGQUIT}) ::sigaction(signal, &forward, nullptr);
 

@@ -49,7 +49,8 @@ int main(int argc, char** argv) {
   char* end = NULL;
   const long fd = strtol(argv[1], &end, 10);
   if (end == argv[1] || *end != '\0' || fd < 3 || fd > 1 << 20) return fail("bad status descriptor");
-  if (getuid() == 0 || geteuid() == 0 || getgid() == 0 || getegid() == 0) return fail("running as uid or gid 0");
+  if (getuid() == 0 || geteuid() == 0 || getgid() == 0 || getegid() == 0)
+    return fail("running as uid or gid 0");
   char value[128];
   static const char* const kCapabilitySets[] = {"CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"};
   for (size_t i = 0; i < sizeof kCapabilitySets / sizeof kCapabilitySets[0]; ++i) {

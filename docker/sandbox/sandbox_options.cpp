@@ -4,7 +4,8 @@
 
 namespace agileos::sandbox {
 
-std::optional<SandboxOptions> parseSandboxOptions(int argc, char** argv, std::string* message, int* exitCode) {
+std::optional<SandboxOptions> parseSandboxOptions(int argc, char** argv, std::string* message,
+                                                  int* exitCode) {
   SandboxOptions options;
   CLI::App app{
       "agileos-sandbox: run an untrusted CUDA program whose only way to a GPU is AgileOS.\n"
@@ -22,17 +23,24 @@ std::optional<SandboxOptions> parseSandboxOptions(int argc, char** argv, std::st
   app.add_option("--keep-rw", options.keepWritable, "the same, writable (repeatable)");
   app.add_option("--hide", options.hide, "a directory covered by an empty tmpfs, even under a kept path");
   app.add_flag("--share-net", options.shareNetwork, "keep the host's network namespace");
-  app.add_option("--bwrap", options.bwrap, "the bubblewrap binary (default: next to agileos-sandbox, then PATH)");
-  app.add_option("--state-dir", options.stateDir, "where uid leases are kept (root only)")->capture_default_str();
-  app.add_option("--uid-base", options.uidBase, "first host uid/gid handed to sandboxes")->capture_default_str();
-  app.add_option("--uid-count", options.uidCount, "how many host uids sandboxes may use")->capture_default_str()
+  app.add_option("--bwrap", options.bwrap,
+                 "the bubblewrap binary (default: next to agileos-sandbox, then PATH)");
+  app.add_option("--state-dir", options.stateDir, "where uid leases are kept (root only)")
+      ->capture_default_str();
+  app.add_option("--uid-base", options.uidBase, "first host uid/gid handed to sandboxes")
+      ->capture_default_str();
+  app.add_option("--uid-count", options.uidCount, "how many host uids sandboxes may use")
+      ->capture_default_str()
       ->check(CLI::Range(1u, 1u << 24));
-  app.add_option("--inside-uid", options.insideUid, "the program's uid inside (not 0)")->capture_default_str()
+  app.add_option("--inside-uid", options.insideUid, "the program's uid inside (not 0)")
+      ->capture_default_str()
       ->check(CLI::Range(1u, 65534u));
-  app.add_option("--inside-gid", options.insideGid, "the program's gid inside (not 0)")->capture_default_str()
+  app.add_option("--inside-gid", options.insideGid, "the program's gid inside (not 0)")
+      ->capture_default_str()
       ->check(CLI::Range(1u, 65534u));
   app.add_option("--max-open-files", options.maxOpenFiles, "RLIMIT_NOFILE")->capture_default_str();
-  app.add_option("--max-processes", options.maxProcesses, "RLIMIT_NPROC (the sandbox's own uid)")->capture_default_str();
+  app.add_option("--max-processes", options.maxProcesses, "RLIMIT_NPROC (the sandbox's own uid)")
+      ->capture_default_str();
   app.add_option("--max-file-bytes", options.maxFileBytes, "RLIMIT_FSIZE")->capture_default_str();
   app.add_option("program", options.program, "PROGRAM [ARGS...] (after --)")->required();
   app.positionals_at_end();

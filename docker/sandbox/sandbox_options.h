@@ -10,23 +10,23 @@
 namespace agileos::sandbox {
 
 struct SandboxOptions {
-  std::string socketDir;               // the daemon's runtime directory (agileosd.sock, worker sockets)
-  std::string shimDir;                 // holds libagileos_cudart.so
-  std::vector<std::string> libPaths;   // libraries the shim needs (bundled gRPC ...)
-  std::vector<std::string> keep;       // visible read-only
+  std::string socketDir;              // the daemon's runtime directory (agileosd.sock, worker sockets)
+  std::string shimDir;                // holds libagileos_cudart.so
+  std::vector<std::string> libPaths;  // libraries the shim needs (bundled gRPC ...)
+  std::vector<std::string> keep;      // visible read-only
   std::vector<std::string> keepWritable;
-  std::vector<std::string> hide;       // covered by an empty tmpfs even under a kept path
+  std::vector<std::string> hide;  // covered by an empty tmpfs even under a kept path
   bool shareNetwork = false;
-  std::string bwrap;                   // bubblewrap; "" = next to this program, then PATH
+  std::string bwrap;                              // bubblewrap; "" = next to this program, then PATH
   std::string stateDir = "/run/agileos-sandbox";  // uid leases (root only)
-  uid_t uidBase = 200000;              // host ids handed to sandboxes: [base, base + count)
+  uid_t uidBase = 200000;                         // host ids handed to sandboxes: [base, base + count)
   unsigned uidCount = 65536;
-  uid_t insideUid = 1000;              // what the program sees as its uid and gid
+  uid_t insideUid = 1000;  // what the program sees as its uid and gid
   gid_t insideGid = 1000;
   unsigned long long maxOpenFiles = 4096;
   unsigned long long maxProcesses = 1024;  // per sandbox: every sandbox has its own host uid
   unsigned long long maxFileBytes = 64ull << 30;
-  std::vector<std::string> program;    // PROGRAM ARGS...
+  std::vector<std::string> program;  // PROGRAM ARGS...
 };
 
 // Parses argv. On a usage error or --help: nullopt, with the message (or help text) in *message

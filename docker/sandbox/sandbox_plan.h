@@ -18,24 +18,24 @@
 namespace agileos::sandbox {
 
 struct SandboxPlan {
-  std::string bwrap;                        // absolute path of bubblewrap
-  std::string programPath;                  // absolute path the program is started by, inside
-  std::string programSource;                // the file bound there (programPath with links resolved)
-  std::vector<std::string> programArgs;     // argv[1..]
-  std::vector<std::string> closureFiles;    // bound read-only at their own paths
-  std::vector<std::string> readOnlyDirs;    // shim, lib paths, socket dir, --keep
-  std::vector<std::string> writableDirs;    // --keep-rw
-  std::vector<std::string> hidden;          // --hide, and the GPU stack under a kept path
+  std::string bwrap;                      // absolute path of bubblewrap
+  std::string programPath;                // absolute path the program is started by, inside
+  std::string programSource;              // the file bound there (programPath with links resolved)
+  std::vector<std::string> programArgs;   // argv[1..]
+  std::vector<std::string> closureFiles;  // bound read-only at their own paths
+  std::vector<std::string> readOnlyDirs;  // shim, lib paths, socket dir, --keep
+  std::vector<std::string> writableDirs;  // --keep-rw
+  std::vector<std::string> hidden;        // --hide, and the GPU stack under a kept path
   std::vector<std::pair<int, std::string>> maskedFiles;  // (empty memory file, path): driver libraries
   std::vector<std::pair<std::string, std::string>> environment;  // set inside
   bool shareNetwork = false;
-  bool coverProcDriver = false;             // the host has /proc/driver (the NVIDIA driver's files live there)
+  bool coverProcDriver = false;  // the host has /proc/driver (the NVIDIA driver's files live there)
   uid_t insideUid = 1000;
   gid_t insideGid = 1000;
   std::string workingDirectory = "/";
-  std::string execHelper;                   // agileos-sandbox-exec (sandbox_exec.c), outside path
+  std::string execHelper;  // agileos-sandbox-exec (sandbox_exec.c), outside path
   int seccompFd = -1;
-  int startedFd = -1;                       // where the helper reports the program's start
+  int startedFd = -1;  // where the helper reports the program's start
 };
 
 // Where the helper is bound inside (at the root, so that no directory has to be made for it).

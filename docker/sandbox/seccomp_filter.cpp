@@ -56,11 +56,13 @@ std::string buildRules(scmp_filter_ctx filter) {
   for (const scmp_datum_t flag : {CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID,
                                   CLONE_NEWNET, CLONE_NEWCGROUP}) {
     const scmp_arg_cmp withFlag[] = {SCMP_A0(SCMP_CMP_MASKED_EQ, flag, flag)};
-    if (auto error = addRule(filter, SCMP_ACT_ERRNO(EPERM), "clone", 1, withFlag); !error.empty()) return error;
+    if (auto error = addRule(filter, SCMP_ACT_ERRNO(EPERM), "clone", 1, withFlag); !error.empty())
+      return error;
   }
   if (auto error = addRule(filter, SCMP_ACT_ERRNO(ENOSYS), "clone3"); !error.empty()) return error;
   // No typing into the terminal the program was started from.
-  for (const unsigned long request : {static_cast<unsigned long>(TIOCSTI), static_cast<unsigned long>(TIOCLINUX)}) {
+  for (const unsigned long request :
+       {static_cast<unsigned long>(TIOCSTI), static_cast<unsigned long>(TIOCLINUX)}) {
     const scmp_arg_cmp ioctl[] = {SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, request)};
     if (auto error = addRule(filter, SCMP_ACT_ERRNO(EPERM), "ioctl", 1, ioctl); !error.empty()) return error;
   }

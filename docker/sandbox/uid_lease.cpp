@@ -20,7 +20,7 @@ bool makePrivateDirectory(const std::string& dir, std::string* error) {
     *error = errnoText("mkdir " + dir);
     return false;
   }
-  struct stat status{};
+  struct stat status {};
   if (::lstat(dir.c_str(), &status) != 0) {
     *error = errnoText("stat " + dir);
     return false;

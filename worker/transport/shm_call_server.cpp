@@ -35,8 +35,7 @@ bool ShmCallServer::start(const std::string& socketPath, std::string* error) {
   const bool bound =
       listenFd_ >= 0 && ::bind(listenFd_, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
   ::umask(previousMask);
-  if (!bound ||
-      ::listen(listenFd_, 16) != 0 || ::pipe2(wakeFds_, O_CLOEXEC) != 0) {
+  if (!bound || ::listen(listenFd_, 16) != 0 || ::pipe2(wakeFds_, O_CLOEXEC) != 0) {
     *error = "cannot listen on " + socketPath + ": " + std::strerror(errno);
     if (listenFd_ >= 0) ::close(listenFd_);
     listenFd_ = -1;
@@ -112,7 +111,8 @@ void ShmCallServer::acceptLoop() {
     // attached clients (WorkerRuntime::admitsPeerUid) get a connection.
     ucred peer{};
     socklen_t peerLength = sizeof peer;
-    if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &peerLength) != 0 || !runtime_.admitsPeerUid(peer.uid)) {
+    if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &peerLength) != 0 ||
+        !runtime_.admitsPeerUid(peer.uid)) {
       spdlog::warn("shm transport: refusing a connection from uid {} (not this worker's client)", peer.uid);
       ::close(fd);
       continue;

@@ -49,8 +49,8 @@ TEST(MemoryQuota, BytesOrABinarySuffix) {
   EXPECT_EQ(parseMemoryQuota("512M"), 512ull << 20);
   EXPECT_EQ(parseMemoryQuota("3K"), 3072u);
   EXPECT_EQ(parseMemoryQuota("1T"), 1ull << 40);
-  for (const char* bad : {"", "0", "0G", "-1", "8g", "8 G", "1.5G", "G", "8GB", "99999999999999999999",
-                          "17179869184T"}) {
+  for (const char* bad :
+       {"", "0", "0G", "-1", "8g", "8 G", "1.5G", "G", "8GB", "99999999999999999999", "17179869184T"}) {
     EXPECT_FALSE(parseMemoryQuota(bad)) << bad;
   }
 }

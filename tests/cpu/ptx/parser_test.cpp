@@ -143,20 +143,24 @@ TEST(PtxParser, PrintingThenParsingGivesTheSameTree) {
 // address based on a symbol. Neither is a name: both are refused. ("_:" is no label either; it
 // reads as an instruction "_", whose unknown opcode the guard refuses.)
 TEST(PtxParser, TheSinkIsNoName) {
-  for (const char* text : {".version 8.0\n.target sm_90\n.address_size 64\n.global .b8 _[4];\n",
-                           ".version 8.0\n.target sm_90\n.address_size 64\n.entry k() { .local .b8 _[4]; ret; }\n",
-                           ".version 8.0\n.target sm_90\n.address_size 64\n.func _() { ret; }\n"}) {
+  for (const char* text :
+       {".version 8.0\n.target sm_90\n.address_size 64\n.global .b8 _[4];\n",
+        ".version 8.0\n.target sm_90\n.address_size 64\n.entry k() { .local .b8 _[4]; ret; }\n",
+        ".version 8.0\n.target sm_90\n.address_size 64\n.func _() { ret; }\n"}) {
     EXPECT_FALSE(agileos::ptx::parse(text).ok) << text;
   }
   const auto parsed = agileos::ptx::parse(
-      ".version 8.0\n.target sm_90\n.address_size 64\n.entry k() { .reg .b32 %r; ld.global.u32 %r, [_+16]; ret; }\n");
+      ".version 8.0\n.target sm_90\n.address_size 64\n.entry k() { .reg .b32 %r; ld.global.u32 %r, [_+16]; "
+      "ret; }\n");
   ASSERT_TRUE(parsed.ok) << parsed.error;
   // The operand is an address, but of no simple form: the guard refuses such an access.
   bool found = false;
   for (const auto& item : parsed.module.items) {
     if (item.kind != agileos::ptx::TopLevel::Kind::kFunction) continue;
     for (const auto& statement : item.function.body) {
-      if (statement.kind != agileos::ptx::Statement::Kind::kInstruction || statement.instruction.opcode != "ld") continue;
+      if (statement.kind != agileos::ptx::Statement::Kind::kInstruction ||
+          statement.instruction.opcode != "ld")
+        continue;
       found = true;
       EXPECT_FALSE(statement.instruction.operands[1].address.has_value());
     }

@@ -27,8 +27,8 @@ std::ptrdiff_t indexOf(const std::vector<std::string>& args, const std::string& 
 }
 
 // The index of the first "FLAG a b" triple, or -1.
-std::ptrdiff_t indexOfTriple(const std::vector<std::string>& args, const std::string& flag, const std::string& a,
-                             const std::string& b) {
+std::ptrdiff_t indexOfTriple(const std::vector<std::string>& args, const std::string& flag,
+                             const std::string& a, const std::string& b) {
   for (std::size_t i = 0; i + 2 < args.size(); ++i) {
     if (args[i] == flag && args[i + 1] == a && args[i + 2] == b) return static_cast<std::ptrdiff_t>(i);
   }
@@ -56,8 +56,8 @@ SandboxPlan samplePlan() {
 TEST(SandboxPlan, UnprivilegedUserNamespaceAndEveryOtherNamespace) {
   const auto args = bubblewrapArguments(samplePlan());
   EXPECT_EQ(args[0], "/usr/bin/bwrap");
-  for (const char* flag : {"--unshare-user", "--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-net",
-                           "--disable-userns", "--die-with-parent", "--new-session"}) {
+  for (const char* flag : {"--unshare-user", "--unshare-ipc", "--unshare-pid", "--unshare-uts",
+                           "--unshare-net", "--disable-userns", "--die-with-parent", "--new-session"}) {
     EXPECT_GE(indexOf(args, flag), 0) << flag;
   }
   EXPECT_GE(indexOfTriple(args, "--uid", "1000", "--gid"), 0);
@@ -85,7 +85,8 @@ TEST(SandboxPlan, TheHelperStartsTheProgramWithItsArguments) {
 TEST(SandboxPlan, BindsInOrderAndTheRootEndsReadOnly) {
   const auto args = bubblewrapArguments(samplePlan());
   const auto tmp = indexOfTriple(args, "--tmpfs", "/tmp", "--perms");
-  const auto library = indexOfTriple(args, "--ro-bind", "/lib/x86_64-linux-gnu/libc.so.6", "/lib/x86_64-linux-gnu/libc.so.6");
+  const auto library =
+      indexOfTriple(args, "--ro-bind", "/lib/x86_64-linux-gnu/libc.so.6", "/lib/x86_64-linux-gnu/libc.so.6");
   const auto shim = indexOfTriple(args, "--ro-bind", "/opt/agileos/shim", "/opt/agileos/shim");
   const auto writable = indexOfTriple(args, "--bind", "/srv/out", "/srv/out");
   const auto hidden = indexOfTriple(args, "--tmpfs", "/usr/local/cuda-13.0", "--remount-ro");
@@ -127,8 +128,8 @@ TEST(DriverLibraries, TheDriverAndTheRealRuntimesButNotTheShimOrMathLibraries) {
                            "/x/libcufft.so.12", "/x/libcudadebugger.so.1", "/x/libnvcuvid.so.1"}) {
     EXPECT_TRUE(isDriverLibrary(path)) << path;
   }
-  for (const char* path : {"/shim/libagileos_cudart.so", "/x/libcublas.so.13", "/x/libc.so.6", "/x/libcudnn.so.9",
-                           "/x/libcurand.so.10", "/x/libcuda_helper_not.txt/x"}) {
+  for (const char* path : {"/shim/libagileos_cudart.so", "/x/libcublas.so.13", "/x/libc.so.6",
+                           "/x/libcudnn.so.9", "/x/libcurand.so.10", "/x/libcuda_helper_not.txt/x"}) {
     EXPECT_FALSE(isDriverLibrary(path)) << path;
   }
 }
@@ -140,7 +141,8 @@ TEST(ScriptInterpreter, FirstWordOfTheShebangLine) {
   ::close(fd);
   std::ofstream(path) << "#!/usr/bin/env python3 -u\nprint(1)\n";
   EXPECT_EQ(scriptInterpreter(path), "/usr/bin/env");
-  std::ofstream(path) << "\x7f" "ELF...";
+  std::ofstream(path) << "\x7f"
+                         "ELF...";
   EXPECT_EQ(scriptInterpreter(path), "");
   std::remove(path);
   EXPECT_EQ(scriptInterpreter("/nonexistent/agileos"), "");
@@ -148,8 +150,9 @@ TEST(ScriptInterpreter, FirstWordOfTheShebangLine) {
 
 TEST(SeccompFilter, RefusesWhatTheIssueNames) {
   const auto& refused = refusedSystemCalls();
-  for (const char* name : {"ptrace", "mount", "keyctl", "bpf", "perf_event_open", "userfaultfd", "kexec_load",
-                           "kexec_file_load", "init_module", "finit_module", "delete_module", "unshare", "setns"}) {
+  for (const char* name :
+       {"ptrace", "mount", "keyctl", "bpf", "perf_event_open", "userfaultfd", "kexec_load", "kexec_file_load",
+        "init_module", "finit_module", "delete_module", "unshare", "setns"}) {
     EXPECT_NE(std::find(refused.begin(), refused.end(), name), refused.end()) << name;
   }
 }
@@ -158,7 +161,7 @@ TEST(SeccompFilter, CompilesToAClassicBpfProgram) {
   std::string error;
   const int fd = compileSeccompFilter(&error);
   ASSERT_GE(fd, 0) << error;
-  struct stat status{};
+  struct stat status {};
   ASSERT_EQ(::fstat(fd, &status), 0);
   ::close(fd);
   // struct sock_filter is 8 bytes; the program holds at least one instruction per refused call.
@@ -170,7 +173,8 @@ TEST(SandboxOptions, ProgramAfterTheSeparatorAndRefusalsExit125) {
   std::string message;
   int exitCode = -1;
   std::vector<std::string> words = {"agileos-sandbox", "--socket-dir", "/run/a", "--shim", "/s",
-                                    "--keep", "/k1", "--keep", "/k2", "--", "/bin/app", "--keep", "x"};
+                                    "--keep",          "/k1",          "--keep", "/k2",    "--",
+                                    "/bin/app",        "--keep",       "x"};
   std::vector<char*> argv;
   for (auto& w : words) argv.push_back(w.data());
   const auto options = parseSandboxOptions(static_cast<int>(argv.size()), argv.data(), &message, &exitCode);
@@ -179,8 +183,8 @@ TEST(SandboxOptions, ProgramAfterTheSeparatorAndRefusalsExit125) {
   EXPECT_EQ(options->program, (std::vector<std::string>{"/bin/app", "--keep", "x"}));
   EXPECT_EQ(options->insideUid, 1000u);
 
-  std::vector<std::string> zero = {"agileos-sandbox", "--socket-dir", "/r", "--shim", "/s", "--inside-uid", "0",
-                                   "--", "/bin/app"};
+  std::vector<std::string> zero = {
+      "agileos-sandbox", "--socket-dir", "/r", "--shim", "/s", "--inside-uid", "0", "--", "/bin/app"};
   argv.clear();
   for (auto& w : zero) argv.push_back(w.data());
   EXPECT_FALSE(parseSandboxOptions(static_cast<int>(argv.size()), argv.data(), &message, &exitCode));

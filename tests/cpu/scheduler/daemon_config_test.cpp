@@ -59,7 +59,8 @@ TEST(DaemonConfig, GuardPolicyAdmission) {
 
 TEST(DaemonConfig, MemoryQuotaSectionAndAdmission) {
   EXPECT_EQ(parseDaemonConfig("{}").config->memory.quota_bytes, 0u) << "no quota by default";
-  const ConfigResult result = parseDaemonConfig(R"({"memory": {"quota_bytes": 8589934592, "reserve_bytes": 1024}})");
+  const ConfigResult result =
+      parseDaemonConfig(R"({"memory": {"quota_bytes": 8589934592, "reserve_bytes": 1024}})");
   ASSERT_TRUE(result.ok()) << joined(result.errors);
   EXPECT_EQ(result.config->memory.quota_bytes, 8ull << 30);
   EXPECT_EQ(result.config->memory.reserve_bytes, 1024u);

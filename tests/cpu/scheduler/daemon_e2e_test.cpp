@@ -224,7 +224,8 @@ TEST_F(DaemonE2ETest, OneUidHoldsAtMostMaxClientsPerUidSessions) {
   ASSERT_TRUE(refused.has_value() && refused->has_refusal());
   EXPECT_EQ(refused->refusal().reason(), agileos::v1::Refusal::BUSY);
   EXPECT_THAT(refused->refusal().message(),
-              HasSubstr("uid " + std::to_string(::getuid()) + " already holds 1 sessions (worker.max_clients_per_uid)"));
+              HasSubstr("uid " + std::to_string(::getuid()) +
+                        " already holds 1 sessions (worker.max_clients_per_uid)"));
   EXPECT_TRUE(first.closesCleanly());
   // The place is given back with the session.
   bool served = false;

@@ -123,7 +123,8 @@ int main(int argc, char** argv) {
     ready.mutable_ready()->set_device(std::atoi(flags["device"].c_str()));
     ready.mutable_ready()->set_device_name("mock device");
     if (flags.count("device-memory") != 0) {
-      ready.mutable_ready()->set_device_memory_bytes(std::strtoull(flags["device-memory"].c_str(), nullptr, 10));
+      ready.mutable_ready()->set_device_memory_bytes(
+          std::strtoull(flags["device-memory"].c_str(), nullptr, 10));
     }
     if (!send(control, ready)) {
       logEvent("control-closed");

@@ -19,8 +19,8 @@ namespace agileos::scheduler {
 namespace {
 
 using ::testing::HasSubstr;
-using ::testing::Not;
 using testing::MockEvents;
+using ::testing::Not;
 using testing::TempDir;
 using testing::waitUntil;
 
@@ -220,7 +220,8 @@ PoolOptions capacityOptions(const TempDir& dir) {
 
 TEST_F(WorkerPoolTest, AClientWaitsForMemoryCapacityAndIsServedWhenAQuotaIsGivenBack) {
   startPool(capacityOptions(dir_));
-  ASSERT_TRUE(waitUntil([&] { return countPhase(WorkerPhase::kReady) == 1; })) << "the device memory is known";
+  ASSERT_TRUE(waitUntil([&] { return countPhase(WorkerPhase::kReady) == 1; }))
+      << "the device memory is known";
   const AcquireResult a = acquireWithQuota(1, 40 * kGiB);
   const AcquireResult b = acquireWithQuota(2, 40 * kGiB);
   ASSERT_TRUE(a.assigned) << a.message;
@@ -230,7 +231,8 @@ TEST_F(WorkerPoolTest, AClientWaitsForMemoryCapacityAndIsServedWhenAQuotaIsGiven
   ASSERT_TRUE(waitUntil([&] { return pool_->snapshot().clients == 3; }));
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   EXPECT_FALSE(c.assigned) << "a free worker slot is not enough: the memory is promised";
-  EXPECT_EQ(events_.count({"attach", "quota=" + std::to_string(40 * kGiB)}), 2u) << "the quota goes to the worker";
+  EXPECT_EQ(events_.count({"attach", "quota=" + std::to_string(40 * kGiB)}), 2u)
+      << "the quota goes to the worker";
   pool_->release(1);
   third.join();
   ASSERT_TRUE(c.assigned) << c.message;
@@ -259,7 +261,8 @@ TEST_F(WorkerPoolTest, AQuotaLargerThanTheCapacityIsRefusedAtOnce) {
   EXPECT_FALSE(a.assigned);
   // Refused by the capacity check itself, not by the queue's deadline (whose message says
   // "no device memory became free within").
-  EXPECT_THAT(a.message, HasSubstr("its memory quota (81.0 GiB) exceeds what the device can promise (80.0 GiB"));
+  EXPECT_THAT(a.message,
+              HasSubstr("its memory quota (81.0 GiB) exceeds what the device can promise (80.0 GiB"));
   EXPECT_THAT(a.message, Not(HasSubstr("became free within")));
 }
 

@@ -1,12 +1,13 @@
 // The shared-memory handshake against a real ShmCallServer: a token the runtime does not
 // know gets nothing; a known one gets a region fd that maps to a valid region.
+#include "proto/shm/handshake.h"
+
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 
 #include <cstring>
 
-#include "proto/shm/handshake.h"
 #include "tests/cpu/shm/shm_fixture.h"
 
 namespace agileos::worker::testing {

@@ -63,7 +63,7 @@ class PeerCheck : public ShmServerFixture {
 };
 
 TEST_F(PeerCheck, TheSocketIsRootsAloneUntilAnAttachGivesItAway) {
-  struct stat status{};
+  struct stat status {};
   ASSERT_EQ(::stat(path_.c_str(), &status), 0);
   EXPECT_EQ(status.st_mode & 0777, 0600u);
   EXPECT_EQ(status.st_uid, 0u);

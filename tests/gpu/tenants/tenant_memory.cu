@@ -32,8 +32,10 @@ bool provesOwnership(char* p, std::size_t size) {
   std::vector<unsigned char> out(span), back(span);
   for (std::size_t i = 0; i < span; ++i) out[i] = static_cast<unsigned char>(i * 7 + 3);
   for (char* at : {p, p + size - span}) {
-    if (!check(cudaMemcpy(at, out.data(), span, cudaMemcpyHostToDevice), "cudaMemcpy to the device")) return false;
-    if (!check(cudaMemcpy(back.data(), at, span, cudaMemcpyDeviceToHost), "cudaMemcpy from the device")) return false;
+    if (!check(cudaMemcpy(at, out.data(), span, cudaMemcpyHostToDevice), "cudaMemcpy to the device"))
+      return false;
+    if (!check(cudaMemcpy(back.data(), at, span, cudaMemcpyDeviceToHost), "cudaMemcpy from the device"))
+      return false;
     if (std::memcmp(out.data(), back.data(), span) != 0) {
       std::printf("tenant: FAILED the memory did not hold the pattern\n");
       return false;
