@@ -13,9 +13,9 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
-#include <regex>
 #include <set>
 #include <sstream>
+#include <string_view>
 
 namespace agileos::sandbox {
 namespace {
@@ -123,10 +123,18 @@ std::vector<std::string> parseLoaderListing(const std::string& listing) {
 }
 
 bool isDriverLibrary(const std::string& path) {
-  static const std::regex kDriver(
-      R"(^lib(cuda\.so|cuda-|cudadebugger|nvidia|nvcuvid|nvoptix|nvidia-ml|cudart|nvrtc|cufft)[^/]*$)");
+  // File-name prefixes of the driver's libraries and of the real runtimes the shims replace.
+  // (Plain prefixes, not std::regex: GCC 12's <regex> trips -Wmaybe-uninitialized under ASan.)
+  static constexpr std::string_view kPrefixes[] = {"libcuda.so", "libcuda-",   "libcudadebugger",
+                                                   "libnvidia",  "libnvcuvid", "libnvoptix",
+                                                   "libcudart",  "libnvrtc",   "libcufft"};
   const auto slash = path.rfind('/');
-  return std::regex_search(slash == std::string::npos ? path : path.substr(slash + 1), kDriver);
+  const std::string_view name =
+      slash == std::string::npos ? std::string_view(path) : std::string_view(path).substr(slash + 1);
+  for (const std::string_view prefix : kPrefixes) {
+    if (name.substr(0, prefix.size()) == prefix) return true;
+  }
+  return false;
 }
 
 std::string scriptInterpreter(const std::string& path) {
