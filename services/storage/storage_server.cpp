@@ -172,6 +172,15 @@ int runStorageService(const ServiceOptions& options) {
       }
       continue;
     }
+    // Only the service's own uid (the daemon's workers run as it) may talk to it: the socket is
+    // 0600 in a 0700 directory already; the peer check holds even if a mode were wrong.
+    ucred peer{};
+    socklen_t peer_length = sizeof(peer);
+    if (::getsockopt(accepted.get(), SOL_SOCKET, SO_PEERCRED, &peer, &peer_length) != 0 ||
+        (peer.uid != ::geteuid() && peer.uid != 0)) {
+      spdlog::warn("refused a connection from uid {} (only uid {} may connect)", peer.uid, ::geteuid());
+      continue;
+    }
     const std::uint64_t id = next_id++;
     spdlog::debug("connection {} accepted", id);
     ConnectionThread& connection = connections.emplace_back();

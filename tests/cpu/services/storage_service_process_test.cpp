@@ -1,6 +1,7 @@
 // The service process itself: its socket, its start-up refusals, and the cuda backend where
 // there is no GPU (refused ATTACHes, a service that carries on).
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -29,6 +30,34 @@ TEST_F(StorageProcessTest, TheSocketIsTheOwnersOnly) {
   ASSERT_EQ(::stat(socket_.c_str(), &status), 0);
   EXPECT_TRUE(S_ISSOCK(status.st_mode));
   EXPECT_EQ(status.st_mode & 0777, 0600u);
+}
+
+// Issue 14: the service checks its peer. With the file's mode opened up on purpose, a process of
+// another uid connects, and the service closes the connection without answering.
+TEST_F(StorageProcessTest, AConnectionFromAnotherUidIsClosedUnanswered) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root (to connect as another uid)";
+  ASSERT_EQ(::chmod(socket_.c_str(), 0666), 0);
+  ASSERT_EQ(::chmod(dir_.path().c_str(), 0755), 0);  // let the other uid reach the socket
+  const pid_t child = ::fork();
+  if (child == 0) {
+    if (::setgid(4343) != 0 || ::setuid(4343) != 0) ::_exit(3);
+    const int fd = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    std::memcpy(address.sun_path, socket_.c_str(), socket_.size() + 1);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) ::_exit(4);
+    pollfd closed{fd, POLLIN, 0};
+    if (::poll(&closed, 1, 2000) == 0) ::_exit(5);  // kept open: the service would serve it
+    char byte;
+    ::_exit(::read(fd, &byte, 1) == 0 ? 0 : 5);  // 0: closed without a word
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0)
+      << "3: setuid failed, 4: connect failed, 5: the service kept the connection or answered";
+  UniqueFd fd = connect();
+  EXPECT_EQ(hello(fd.get()).status, 0) << "the service's own uid is still served";
 }
 
 TEST_F(StorageProcessTest, ASecondServiceDoesNotTakeALiveSocketOver) {
