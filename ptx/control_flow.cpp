@@ -88,7 +88,13 @@ CallForm callForm(const Instruction& call) {
   const std::size_t rest = ops.size() - callee - 1;
   if (rest == 0 || (rest == 1 && isList(callee + 1))) {
     form.kind = CallForm::Kind::kDirect;
-  } else if ((rest == 1 && isLabel(callee + 1)) || (rest == 2 && isList(callee + 1) && isLabel(callee + 2))) {
+  } else if (ops[callee].kind == Operand::Kind::kRegister &&
+             ((rest == 1 && isLabel(callee + 1)) ||
+              (rest == 2 && isList(callee + 1) && isLabel(callee + 2)))) {
+    // Only a %-register may be called through: a function's name with a trailing label is no
+    // call ptxas compiles, and the guard would rewrite it as neither form (found by the layout
+    // fuzzer: "call (r), func, label" took the frame floor's argument list before the label and
+    // then read as an unchecked indirect call). A register declared without '%' is refused too.
     form.kind = CallForm::Kind::kIndirect;
   }
   return form;
