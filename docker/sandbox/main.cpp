@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -53,9 +54,6 @@ constexpr const char* kForbiddenPrefixes[] = {
 }
 
 std::string canonical(const std::string& path, const char* what) {
-  if (path.empty() || path[0] != '/') {
-    if (std::string(what) == "--hide") die(std::string(what) + " " + path + " is not an absolute path");
-  }
   char resolved[PATH_MAX];
   if (::realpath(path.c_str(), resolved) == nullptr) {
     die(std::string(what) + " " + path + ": " + std::strerror(errno));
@@ -252,6 +250,9 @@ int run(const SandboxOptions& options) {
   plan.insideGid = options.insideGid;
   struct stat procDriver {};
   plan.coverProcDriver = ::stat("/proc/driver", &procDriver) == 0;
+  // Two kept paths (or a prefix and the /usr/local scan) may name the same directory: cover it once.
+  std::sort(plan.hidden.begin(), plan.hidden.end());
+  plan.hidden.erase(std::unique(plan.hidden.begin(), plan.hidden.end()), plan.hidden.end());
 
   std::string error;
   std::optional<UidLease> lease =
