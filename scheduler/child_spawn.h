@@ -7,6 +7,9 @@
 // child and anything it started as one unit) and PR_SET_PDEATHSIG=SIGKILL (so it never outlives
 // the daemon). Spawn from a long-lived thread: the death signal fires when the *thread* that
 // forked exits. An exec failure (a missing binary, say) is detected before spawnChild returns.
+// With credentials, the child takes them (groups, gid, uid: process_credentials.h) before the
+// death signal is armed (a change of ids clears it) and before exec; a failure there is
+// reported like an exec failure.
 //
 // Reaping: only waitid/waitpid on the child's own pid, never on "any child", so one owner's
 // children (the worker pool's, the service supervisor's) are never taken from another.
@@ -19,6 +22,8 @@
 #include <string>
 #include <vector>
 
+#include "scheduler/process_credentials.h"
+
 namespace agileos::scheduler {
 
 // A descriptor the child gets: `fd` of the daemon's, as descriptor `as` in the child (> 2).
@@ -29,7 +34,9 @@ struct PassedDescriptor {
 
 // Forks and execs `argv`. Returns the child's pid, or -1 with *error set (the child, if one was
 // forked, is reaped then). The caller keeps ownership of `passed.fd`.
-pid_t spawnChild(const std::vector<std::string>& argv, PassedDescriptor passed, std::string* error);
+// `credentials`: null to run as the daemon.
+pid_t spawnChild(const std::vector<std::string>& argv, PassedDescriptor passed, std::string* error,
+                 const ProcessCredentials* credentials = nullptr);
 
 // One spawned child and its process group, owned until reaped; destroying an unreaped one
 // SIGKILLs its process group and reaps it (blocking briefly).
@@ -38,7 +45,8 @@ class ChildProcess {
  public:
   // spawnChild, owned. Returns nullptr with *error set when it fails.
   static std::unique_ptr<ChildProcess> spawn(const std::vector<std::string>& argv, PassedDescriptor passed,
-                                             std::string* error);
+                                             std::string* error,
+                                             const ProcessCredentials* credentials = nullptr);
 
   explicit ChildProcess(pid_t pid) : pid_(pid) {}
   ~ChildProcess() { killAndReap(); }

@@ -235,7 +235,9 @@ void SessionRunner::run(SessionStream& stream) {
     writeRefusal(stream, Refusal::INTERNAL, "the daemon cannot mint a session token");
     return;
   }
-  const std::uint64_t memoryQuota = admitMemoryQuota(options_.memory, hello.memory_quota_bytes());
+  const std::uint64_t memoryQuota = admitMemoryQuota(
+      options_.memory, hello.memory_quota_bytes(),
+      peer ? std::optional<std::uint32_t>(static_cast<std::uint32_t>(peer->uid)) : std::nullopt);
   spdlog::info(
       "client {}: hello from {} ({}; program '{}', claims pid {}); kernel memory guard {}; modules {}; "
       "memory "

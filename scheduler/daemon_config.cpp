@@ -1,5 +1,6 @@
 #include "scheduler/daemon_config.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <fstream>
@@ -35,11 +36,63 @@ constexpr std::int64_t kMaxCacheBytes = std::int64_t{1} << 40;
 constexpr std::int64_t kMaxClientsPerUid = 1 << 20;
 constexpr std::int64_t kMaxMemoryBytes = std::int64_t{1} << 50;  // 1 PiB: far beyond any device
 constexpr std::int64_t kMaxWorkersLimit = 1024;
+// Ids below 2^31 - 1: (uid_t)-1 means "unchanged" to the kernel, and ids above 2^31 confuse tools.
+constexpr std::int64_t kMaxUnprivilegedId = (std::int64_t{1} << 31) - 2;
+constexpr std::int64_t kMaxWorkerUids = 65536;
 constexpr std::int64_t kMaxStartTimeoutMs = 3600 * 1000;
 constexpr std::int64_t kMaxServiceRestarts = 1000;
 constexpr std::int64_t kMaxRestartWindowSeconds = 24 * 3600;
 // The flag the daemon itself puts on every service command line.
 constexpr std::string_view kDaemonOwnedServiceFlag = "--socket";
+
+// memory.per_uid: {"<decimal uid>": bytes, ...}.
+void readPerUidQuotas(const json& object, const std::string& path,
+                      std::map<std::uint32_t, std::uint64_t>* out, std::vector<std::string>* errors) {
+  for (const auto& [key, value] : object.items()) {
+    const std::string where = agileos::modules::joinJsonPath(path, key);
+    const bool decimal = !key.empty() && key.size() <= 10 &&
+                         std::all_of(key.begin(), key.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (!decimal || std::stoull(key) > kMaxUnprivilegedId) {
+      errors->push_back(where + ": expected a decimal uid as the key");
+      continue;
+    }
+    if (!value.is_number_unsigned() ||
+        value.get<std::uint64_t>() > static_cast<std::uint64_t>(kMaxMemoryBytes)) {
+      errors->push_back(where + ": expected a quota in bytes (0.." + std::to_string(kMaxMemoryBytes) +
+                        "), got " + agileos::modules::describeJson(value));
+      continue;
+    }
+    (*out)[static_cast<std::uint32_t>(std::stoull(key))] = value.get<std::uint64_t>();
+  }
+}
+
+// The id ranges of privileges: worker uids, service uids and the shared gid must not meet
+// (a worker's gid equals its uid, so a service's or the shared group's id inside the worker
+// range would put a worker in that group).
+void checkPrivileges(const DaemonConfig& config, std::vector<std::string>* errors) {
+  const PrivilegesSection& p = config.privileges;
+  if (!p.enabled) return;
+  const std::uint64_t workers_begin = p.worker_uid_base;
+  const std::uint64_t workers_end = workers_begin + p.worker_uid_count;
+  const std::uint64_t services_begin = p.service_uid_base;
+  const std::uint64_t services_end = services_begin + config.services.size();
+  auto inWorkers = [&](std::uint64_t id) { return id >= workers_begin && id < workers_end; };
+  if (workers_end - 1 > static_cast<std::uint64_t>(kMaxUnprivilegedId)) {
+    errors->push_back("privileges.worker_uid_count: the range passes " + std::to_string(kMaxUnprivilegedId));
+  }
+  if (p.worker_uid_count < 2ull * config.worker.max_workers) {
+    errors->push_back("privileges.worker_uid_count: " + std::to_string(p.worker_uid_count) +
+                      " uids cannot serve worker.max_workers = " + std::to_string(config.worker.max_workers) +
+                      " (a retiring worker keeps its uid until it is gone: at least twice as many)");
+  }
+  if (services_begin < workers_end && workers_begin < services_end) {
+    errors->push_back("privileges.service_uid_base: the service uids meet the worker uids");
+  }
+  if (inWorkers(p.shared_gid) || (p.shared_gid >= services_begin && p.shared_gid < services_end)) {
+    errors->push_back("privileges.shared_gid: " + std::to_string(p.shared_gid) +
+                      " is also a worker's or a service's own id");
+  }
+}
 
 template <std::size_t N>
 std::string listOf(const std::array<std::string_view, N>& names) {
@@ -322,6 +375,7 @@ std::vector<std::string> checkConsistency(const DaemonConfig& config) {
                      " ready workers cannot be kept with worker.max_workers = " +
                      std::to_string(config.worker.max_workers));
   }
+  checkPrivileges(config, &errors);
   std::set<std::string, std::less<>> service_names;
   for (std::size_t i = 0; i < config.services.size(); ++i) {
     const ServiceConfig& service = config.services[i];
@@ -393,6 +447,25 @@ ConfigResult parseDaemonConfig(std::string_view json_text) {
     JsonObjectReader reader(*memory, top.childPath("memory"), &result.errors);
     reader.readInteger("quota_bytes", 0, kMaxMemoryBytes, &config.memory.quota_bytes);
     reader.readInteger("reserve_bytes", 0, kMaxMemoryBytes, &config.memory.reserve_bytes);
+    if (const json* per_uid = reader.readObject("per_uid"); per_uid != nullptr) {
+      readPerUidQuotas(*per_uid, reader.childPath("per_uid"), &config.memory.per_uid, &result.errors);
+    }
+    reader.finish();
+  }
+  if (const json* section = top.readObject("privileges"); section != nullptr) {
+    PrivilegesSection& p = config.privileges;
+    JsonObjectReader reader(*section, top.childPath("privileges"), &result.errors);
+    if (const json* enabled = reader.readValue("enabled"); enabled != nullptr) {
+      if (enabled->is_boolean()) {
+        p.enabled = enabled->get<bool>();
+      } else {
+        reader.fail("enabled", "expected true or false, got " + agileos::modules::describeJson(*enabled));
+      }
+    }
+    reader.readInteger("worker_uid_base", 1, kMaxUnprivilegedId, &p.worker_uid_base);
+    reader.readInteger("worker_uid_count", 1, kMaxWorkerUids, &p.worker_uid_count);
+    reader.readInteger("service_uid_base", 1, kMaxUnprivilegedId, &p.service_uid_base);
+    reader.readInteger("shared_gid", 1, kMaxUnprivilegedId, &p.shared_gid);
     reader.finish();
   }
   if (const json* section = top.readObject("adapters"); section != nullptr) {
@@ -431,10 +504,19 @@ ConfigResult parseDaemonConfig(std::string_view json_text) {
   return result;
 }
 
-std::uint64_t admitMemoryQuota(const MemorySection& memory, std::uint64_t requested) {
-  if (requested == 0) return memory.quota_bytes;
-  if (memory.quota_bytes == 0) return requested;
-  return std::min(requested, memory.quota_bytes);
+std::uint64_t memoryQuotaFor(const MemorySection& memory, std::optional<std::uint32_t> peer_uid) {
+  if (peer_uid) {
+    if (auto found = memory.per_uid.find(*peer_uid); found != memory.per_uid.end()) return found->second;
+  }
+  return memory.quota_bytes;
+}
+
+std::uint64_t admitMemoryQuota(const MemorySection& memory, std::uint64_t requested,
+                               std::optional<std::uint32_t> peer_uid) {
+  const std::uint64_t quota = memoryQuotaFor(memory, peer_uid);
+  if (requested == 0) return quota;
+  if (quota == 0) return requested;
+  return std::min(requested, quota);
 }
 
 ConfigResult loadDaemonConfig(const std::string& path) {
@@ -452,6 +534,12 @@ ConfigResult loadDaemonConfig(const std::string& path) {
     return result;
   }
   return parseDaemonConfig(text.str());
+}
+
+json memoryToJson(const MemorySection& memory) {
+  json per_uid = json::object();
+  for (const auto& [uid, quota] : memory.per_uid) per_uid[std::to_string(uid)] = quota;
+  return {{"quota_bytes", memory.quota_bytes}, {"reserve_bytes", memory.reserve_bytes}, {"per_uid", per_uid}};
 }
 
 std::string toJsonText(const DaemonConfig& config) {
@@ -476,8 +564,13 @@ std::string toJsonText(const DaemonConfig& config) {
         {"require", config.guard.require},
         {"cache_dir", config.guard.cache_dir},
         {"cache_max_bytes", config.guard.cache_max_bytes}}},
-      {"memory",
-       {{"quota_bytes", config.memory.quota_bytes}, {"reserve_bytes", config.memory.reserve_bytes}}},
+      {"memory", memoryToJson(config.memory)},
+      {"privileges",
+       {{"enabled", config.privileges.enabled},
+        {"worker_uid_base", config.privileges.worker_uid_base},
+        {"worker_uid_count", config.privileges.worker_uid_count},
+        {"service_uid_base", config.privileges.service_uid_base},
+        {"shared_gid", config.privileges.shared_gid}}},
       {"adapters", config.adapters.admitted},
       {"modules", modulesToJson(config.modules)},
       {"services", servicesToJson(config.services)},

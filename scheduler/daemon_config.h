@@ -22,8 +22,9 @@ namespace agileos::scheduler {
 
 // Longest path bind() accepts for a unix socket (sizeof(sockaddr_un::sun_path) - 1).
 inline constexpr std::size_t kMaxUnixSocketPathBytes = 107;
-// Longest runtime_dir that leaves room for "/worker-<20 digits>.sock" in kMaxUnixSocketPathBytes.
-inline constexpr std::size_t kMaxRuntimeDirBytes = kMaxUnixSocketPathBytes - 33;
+// Longest runtime_dir that leaves room for "/worker-<20 digits>/call.shm.sock" in
+// kMaxUnixSocketPathBytes.
+inline constexpr std::size_t kMaxRuntimeDirBytes = kMaxUnixSocketPathBytes - 42;
 
 struct WorkerConfig {
   // Worker binary. A relative path is resolved against the directory of the agileosd binary
@@ -81,10 +82,41 @@ struct MemorySection {
   // Device memory never promised to clients (the workers' contexts, modules the driver loads,
   // the guard's pages): capacity = device memory - reserve_bytes.
   std::uint64_t reserve_bytes = 0;
+  // Overrides of quota_bytes for the clients of a uid (the kernel's word, SO_PEERCRED): a
+  // tenant with a bigger or smaller share. The JSON keys are decimal uids.
+  std::map<std::uint32_t, std::uint64_t> per_uid;
 };
 
-// The quota a client gets: the smaller of what it asks for (0 = nothing asked) and the daemon's.
-std::uint64_t admitMemoryQuota(const MemorySection& memory, std::uint64_t requested);
+// Privilege separation (issue 14). When agileosd runs as root, each worker process runs as an
+// unprivileged uid of its own, and each service as another; both keep access to the GPU device
+// nodes (their groups are added when the nodes are not open to everyone) and nothing else the
+// daemon has. A uid is never shared by two live workers (two tenants' workers cannot signal or
+// trace each other) and is handed out again only after every process that ran as it is killed.
+// The ids need no passwd entries. A daemon that is not root cannot switch ids and says so.
+struct PrivilegesSection {
+  bool enabled = true;
+  // Worker uids (and their primary gids, the same numbers): [worker_uid_base,
+  // worker_uid_base + worker_uid_count). At least twice worker.max_workers (a retiring worker
+  // keeps its uid until it is reaped).
+  std::uint32_t worker_uid_base = 199100;
+  std::uint32_t worker_uid_count = 128;
+  // services[i] runs as uid and gid service_uid_base + i. Its state (e.g. the storage
+  // service's --root) must belong to that uid.
+  std::uint32_t service_uid_base = 199000;
+  // The group of every worker and service: it owns the compiled-module cache (mode 2770) and
+  // the service socket directory (2770), so workers share the one and reach the other, and
+  // clients, whose uids are not in it, see neither.
+  std::uint32_t shared_gid = 199099;
+};
+
+// Per-uid quota overrides (memory.per_uid): the quota of the clients whose connection the kernel
+// reports with that uid, instead of quota_bytes (0: no quota for that uid).
+std::uint64_t memoryQuotaFor(const MemorySection& memory, std::optional<std::uint32_t> peer_uid);
+
+// The quota a client gets: the smaller of what it asks for (0 = nothing asked) and the daemon's
+// for its uid (memoryQuotaFor).
+std::uint64_t admitMemoryQuota(const MemorySection& memory, std::uint64_t requested,
+                               std::optional<std::uint32_t> peer_uid = std::nullopt);
 
 // Trusted library adapters (adapters/adapter_declaration.h): which operations of which
 // library a client may call. Each key is a library the build declares ("cufft", "nvrtc"),
@@ -121,13 +153,15 @@ struct ServiceConfig {
 
 struct DaemonConfig {
   std::string socket_path = "/run/agileos/agileosd.sock";
-  // Worker sockets: <runtime_dir>/worker-<id>.sock; service sockets: <runtime_dir>/service-<name>.sock.
+  // Worker sockets: <runtime_dir>/worker-<id>/call.sock (and call.shm.sock); service sockets:
+  // <runtime_dir>-services/service-<name>.sock.
   std::string runtime_dir = "/run/agileos";
   std::string log_level = "info";       // trace|debug|info|warn|error
   std::string placement = "dedicated";  // the only policy so far
   WorkerConfig worker;
   GuardSection guard;
   MemorySection memory;
+  PrivilegesSection privileges;
   AdaptersSection adapters;
   ModulesSection modules;
   // Started in this order at daemon start; every module's non-empty `service` names one of them.

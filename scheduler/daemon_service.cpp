@@ -107,6 +107,24 @@ class DaemonServer::GrpcService final : public agileos::v1::Daemon::Service {
   int running_ = 0;
 };
 
+// Host-wide leases of worker uids (UidRange): shared by every agileosd of the host.
+constexpr const char* kWorkerUidLeaseDir = "/run/agileos-worker-uids";
+
+void applyPrivileges(const PrivilegesSection& privileges, bool daemon_is_root, DaemonServerOptions* options) {
+  if (!privileges.enabled || !daemon_is_root) return;
+  const auto shared = static_cast<gid_t>(privileges.shared_gid);
+  std::vector<gid_t> groups = deviceNodeGroups();
+  groups.insert(groups.begin(), shared);
+  options->shared_gid = shared;
+  options->services.socket_group = shared;
+  options->pool.identities = PoolOptions::Identities{static_cast<uid_t>(privileges.worker_uid_base),
+                                                     privileges.worker_uid_count, groups, kWorkerUidLeaseDir};
+  for (std::size_t i = 0; i < options->services.services.size(); ++i) {
+    const auto id = static_cast<uid_t>(privileges.service_uid_base + i);
+    options->services.services[i].credentials = ProcessCredentials{id, static_cast<gid_t>(id), groups};
+  }
+}
+
 DaemonServerOptions serverOptionsFromConfig(const DaemonConfig& config, const std::string& daemon_dir) {
   DaemonServerOptions options;
   options.socket_path = config.socket_path;
@@ -120,6 +138,7 @@ DaemonServerOptions serverOptionsFromConfig(const DaemonConfig& config, const st
     options.pool.worker_args.push_back("--module-cache-bytes=" +
                                        std::to_string(config.guard.cache_max_bytes));
     options.module_cache = true;
+    options.module_cache_dir = config.guard.cache_dir;
   }
   options.session.guard = config.guard;
   options.session.memory = config.memory;
@@ -137,9 +156,10 @@ DaemonServerOptions serverOptionsFromConfig(const DaemonConfig& config, const st
   for (const ServiceConfig& service : config.services) {
     options.services.services.push_back({service.name, resolveExecutable(service.executable, daemon_dir),
                                          service.args, std::chrono::milliseconds(service.start_timeout_ms),
-                                         service.max_restarts,
-                                         std::chrono::seconds(service.restart_window_s)});
+                                         service.max_restarts, std::chrono::seconds(service.restart_window_s),
+                                         std::nullopt});
   }
+  applyPrivileges(config.privileges, ::geteuid() == 0, &options);
   return options;
 }
 
@@ -156,6 +176,34 @@ bool DaemonServer::start(std::string* error) {
   }
   if (!ensureDirectory(options_.runtime_dir, error)) return false;
   if (!prepareSocketPath(options_.socket_path, error)) return false;
+  if (options_.module_cache && options_.shared_gid) {
+    // Shared by the workers (each its own uid, all in the group), seen by no one else; the
+    // entries are authenticated with this run's key besides.
+    if (!ensureDirectory(options_.module_cache_dir, error) ||
+        !restrictDirectory(options_.module_cache_dir, ::geteuid(), *options_.shared_gid, 02770, error)) {
+      *error = "module cache: " + *error;
+      return false;
+    }
+  }
+  if (options_.pool.identities && !options_.pool.identities->lease_dir.empty()) {
+    if (!ensureDirectory(options_.pool.identities->lease_dir, error) ||
+        !restrictDirectory(options_.pool.identities->lease_dir, ::geteuid(), ::getegid(), 0700, error)) {
+      *error = "worker uid leases: " + *error;
+      return false;
+    }
+  }
+  if (options_.pool.identities) {
+    spdlog::info(
+        "privileges: workers run as uids {}..{}, services as their own; shared group {}, {} more group(s) "
+        "for the GPU device nodes",
+        options_.pool.identities->uid_base,
+        options_.pool.identities->uid_base + options_.pool.identities->uid_count - 1, *options_.shared_gid,
+        options_.pool.identities->groups.size() - 1);
+  } else if (::geteuid() != 0) {
+    spdlog::info("privileges: the daemon is not root; workers and services run as uid {}", ::geteuid());
+  } else {
+    spdlog::warn("privileges: disabled (privileges.enabled = false); workers and services run as root");
+  }
 
   SupervisorOptions supervisor_options = options_.services;
   supervisor_options.runtime_dir = options_.runtime_dir;

@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "scheduler/client_session.h"
@@ -40,6 +41,10 @@ struct DaemonServerOptions {
   // The workers get --module-cache-dir: start() makes a fresh random key for the cache's
   // entries (pool.module_cache_key), which lives only in this daemon and its workers.
   bool module_cache = false;
+  std::string module_cache_dir;  // guard.cache_dir, made (and, with shared_gid, given to it) at start
+  // Set when workers and services run as ids of their own (PrivilegesSection, a root daemon):
+  // the group of all of them, which owns the module cache and the service socket directory.
+  std::optional<gid_t> shared_gid;
   SessionOptions session;
   SupervisorOptions services;  // start() sets services.runtime_dir to runtime_dir
   // After sessions have been told to end, how long stop() waits for their streams to close
@@ -55,6 +60,11 @@ struct DaemonServerOptions {
 // Options for a config. Relative worker and service executables are resolved against
 // `daemon_dir`, the directory of the agileosd binary (resolveExecutable).
 DaemonServerOptions serverOptionsFromConfig(const DaemonConfig& config, const std::string& daemon_dir);
+
+// Fills the identities of workers and services (pool.identities, services' credentials, the
+// shared group) from `privileges` when it is enabled and the daemon is root; else leaves them
+// unset (children run as the daemon).
+void applyPrivileges(const PrivilegesSection& privileges, bool daemon_is_root, DaemonServerOptions* options);
 
 class DaemonServer {
  public:

@@ -1,5 +1,6 @@
 #include "scheduler/runtime_files.h"
 
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -45,6 +46,20 @@ std::string serviceSocketDir(const std::string& runtime_dir) {
 
 std::string serviceSocketPath(const std::string& runtime_dir, const std::string& name) {
   return serviceSocketDir(runtime_dir) + "/service-" + name + ".sock";
+}
+
+bool restrictDirectory(const std::string& path, uid_t uid, gid_t gid, mode_t mode, std::string* error) {
+  // By descriptor, opened without following a link: the checks and the changes are about one
+  // and the same directory.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    *error = errnoText("open " + path + " (a directory, not a link)");
+    return false;
+  }
+  const bool ok = ::fchown(fd, uid, gid) == 0 && ::fchmod(fd, mode) == 0;
+  if (!ok) *error = errnoText("give " + path + " to " + std::to_string(uid) + ":" + std::to_string(gid));
+  ::close(fd);
+  return ok;
 }
 
 bool ensureDirectory(const std::string& path, std::string* error) {

@@ -4,6 +4,8 @@
 // Thread-safety: plain functions; call from one thread at a time for the same path.
 #pragma once
 
+#include <sys/types.h>
+
 #include <string>
 
 namespace agileos::scheduler {
@@ -11,6 +13,10 @@ namespace agileos::scheduler {
 // Creates `path` and any missing parents with mode 0755 (existing directories are left as they
 // are). False with *error if a component exists and is not a directory, or mkdir fails.
 bool ensureDirectory(const std::string& path, std::string* error);
+
+// Gives the directory `path` (which must exist and be a directory, not a link) to uid:gid with
+// `mode` (setgid included). False with *error otherwise.
+bool restrictDirectory(const std::string& path, uid_t uid, gid_t gid, mode_t mode, std::string* error);
 
 // Makes `socket_path` ready for bind(): creates its directory, removes a stale socket file left
 // by an earlier daemon. Refuses (false, *error) if a daemon still accepts connections there, or

@@ -72,7 +72,11 @@ bool ServiceSupervisor::start(std::string* error) {
   if (!services_.empty()) {
     const std::string dir = serviceSocketDir(options_.runtime_dir);
     if (!ensureDirectory(dir, error)) return false;
-    ::chmod(dir.c_str(), 0700);  // trusted workers only (serviceSocketPath)
+    // Trusted workers only (serviceSocketPath).
+    if (options_.socket_group ? !restrictDirectory(dir, ::geteuid(), *options_.socket_group, 02770, error)
+                              : !restrictDirectory(dir, ::geteuid(), ::getegid(), 0700, error)) {
+      return false;
+    }
   }
   {
     std::unique_lock lock(mu_);
@@ -181,7 +185,8 @@ void ServiceSupervisor::launch(Service& service) {
   std::string error;
   if (!prepareSocketPath(service.socket_path, &error)) return wentDown(service, "cannot start: " + error);
   const std::vector<std::string> argv = serviceCommandLine(service.spec, service.socket_path);
-  service.process = ChildProcess::spawn(argv, PassedDescriptor{}, &error);
+  service.process = ChildProcess::spawn(argv, PassedDescriptor{}, &error,
+                                        service.spec.credentials ? &*service.spec.credentials : nullptr);
   if (!service.process) return wentDown(service, "cannot start: " + error);
   service.deadline = Clock::now() + service.spec.start_timeout;
   setState(service, ServiceState::kStarting);

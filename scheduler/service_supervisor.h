@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "scheduler/child_spawn.h"
+#include "scheduler/process_credentials.h"
 
 namespace agileos::scheduler {
 
@@ -50,11 +51,17 @@ struct ServiceSpec {
   std::chrono::milliseconds start_timeout{10000};
   std::uint32_t max_restarts = 5;
   std::chrono::seconds restart_window{60};
+  // What the service runs as (PrivilegesSection); none: the daemon's ids.
+  std::optional<ProcessCredentials> credentials;
 };
 
 struct SupervisorOptions {
   std::string runtime_dir;  // service sockets: <runtime_dir>/service-<name>.sock; created if missing
   std::vector<ServiceSpec> services;
+  // The socket directory's group when services and workers run as their own ids: the directory
+  // is root's, mode 2770, so members (the workers and services) reach the sockets and no one
+  // else does. None: the daemon's, mode 0700.
+  std::optional<gid_t> socket_group;
   std::chrono::milliseconds initial_backoff{100};  // before the first restart within the window
   std::chrono::milliseconds max_backoff{5000};
   std::chrono::milliseconds terminate_grace{2000};    // SIGTERM -> SIGKILL at stop()

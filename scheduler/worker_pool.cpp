@@ -53,6 +53,10 @@ WorkerPool::WorkerPool(PoolOptions options, std::unique_ptr<PlacementPolicy> pol
     : options_(std::move(options)), policy_(std::move(policy)) {
   wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (wake_fd_ < 0) throw std::system_error(errno, std::generic_category(), "eventfd");
+  if (options_.identities) {
+    worker_uids_.emplace(options_.identities->uid_base, options_.identities->uid_count,
+                         options_.identities->lease_dir);
+  }
 }
 
 WorkerPool::~WorkerPool() {
@@ -302,6 +306,15 @@ void WorkerPool::sendPendingReleases() {
     if (worker == nullptr) {  // cannot happen: a lost worker detaches its clients
       clients_.erase(id);
       continue;
+    }
+    // The leaving client's uid loses its endpoints first: it cannot reconnect meanwhile.
+    if (client->guard.peer_uid) {
+      if (std::string problem = giveEndpoints(*worker, worker->uid.value_or(::geteuid())); !problem.empty()) {
+        // Lost: it is killed and the client detached, so the uid reaches nothing of it any more.
+        markWorkerLost(*worker,
+                       "cannot take its endpoints back from client " + std::to_string(id) + ": " + problem);
+        continue;
+      }
     }
     setClientState(*client, ClientState::kReleasing);
     client->deadline = Clock::now() + options_.reply_timeout;

@@ -37,8 +37,10 @@
 #include <thread>
 #include <vector>
 
+#include "scheduler/endpoint_owner.h"
 #include "scheduler/ids.h"
 #include "scheduler/placement_policy.h"
+#include "scheduler/process_credentials.h"
 #include "scheduler/worker_process.h"
 
 namespace agileos::scheduler {
@@ -46,7 +48,7 @@ namespace agileos::scheduler {
 struct PoolOptions {
   std::string worker_executable;  // resolved path of agileos-worker
   std::vector<std::string> worker_args;
-  std::string runtime_dir;  // worker sockets: <runtime_dir>/worker-<id>.sock
+  std::string runtime_dir;  // worker sockets: <runtime_dir>/worker-<id>/call.sock and call.shm.sock
   int device = 0;
   std::string worker_log_level = "info";
   std::size_t prestart = 1;
@@ -72,6 +74,19 @@ struct PoolOptions {
   // empty: none). Sent as each worker's first control message, right after it is spawned, never
   // on its command line or in its environment.
   std::string module_cache_key;
+  // Privilege separation (PrivilegesSection in daemon_config.h): when set, each worker runs as
+  // a uid of [uid_base, uid_base + uid_count) that no other live worker holds, with the same
+  // number as its gid and `groups` (the shared group, the GPU device nodes' groups) as its
+  // supplementary groups. A uid goes back to the range once its worker is reaped and every
+  // process left running as it is killed. Unset: workers run as the daemon.
+  struct Identities {
+    uid_t uid_base = 0;
+    std::uint32_t uid_count = 0;
+    std::vector<gid_t> groups;
+    // Host-wide leases of the uids (UidRange); "" for none. The daemon makes it root's, 0700.
+    std::string lease_dir;
+  };
+  std::optional<Identities> identities;
 };
 
 // Called at most once per client, from the supervisor thread with the pool's lock held, when
@@ -206,8 +221,12 @@ class WorkerPool {
     std::unique_ptr<WorkerProcess> process;
     WorkerPhase phase = WorkerPhase::kStarting;
     std::string endpoint;
+    std::string socket_dir;    // <runtime_dir>/worker-<id>: made before the spawn, removed when reaped
     std::string socket_path;   // file the worker binds; removed when it is reaped
     std::string shm_endpoint;  // shared-memory socket it reported ready (a file; removed when reaped)
+    std::optional<uid_t> uid;  // its own uid (PoolOptions::identities); none: the daemon's
+    // Its sockets as recorded at ready (endpoint_owner.h): what attach and release give away.
+    std::vector<EndpointFile> endpoint_files;
     std::set<ClientId> clients;
     bool has_served = false;
     bool tainted = false;
@@ -230,6 +249,14 @@ class WorkerPool {
   void retireIdleWorkers();
   void replenishSpares();
   Clock::duration nextWakeup() const;
+  // The socket directory, credentials and uid of a worker about to be spawned; false with *error.
+  bool prepareWorkerFiles(Worker& worker, WorkerLaunchSpec* spec, std::string* error);
+  // Records the worker's sockets at ready; "" or why they cannot be trusted.
+  std::string recordEndpoints(Worker& worker);
+  // Gives the worker's sockets to `uid`; "" or the failure.
+  std::string giveEndpoints(const Worker& worker, uid_t uid);
+  // Removes the worker's sockets and directory, clears its uid's processes and frees the uid.
+  void releaseWorkerFiles(Worker& worker);
   // Capacity admission (PoolOptions::memory_reserve_bytes): "" if `client` fits now, else why not.
   std::string capacityShortfall(const Client& client) const;
   // How long a queued client waits before it is refused (its deadline in kQueued).
@@ -266,6 +293,7 @@ class WorkerPool {
       0;                              // the device's memory as the first ready worker reported it; 0: unknown
   std::string capacity_wait_reason_;  // why the first in line waits for capacity; "" if it does not
   WorkerId next_worker_id_ = 1;
+  std::optional<UidRange> worker_uids_;  // with PoolOptions::identities
   bool started_ = false;
   bool stopping_ = false;
   bool stop_begun_ = false;  // beginStop() ran on the supervisor

@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include "proto/shm/handshake.h"
 #include "scheduler/worker_pool.h"
 
 namespace agileos::scheduler {
@@ -58,8 +59,7 @@ void WorkerPool::reapExited() {
   for (WorkerId id : reaped) {
     Worker& worker = workers_.at(id);
     worker.process->closeControl();
-    ::unlink(worker.socket_path.c_str());
-    if (!worker.shm_endpoint.empty()) ::unlink(worker.shm_endpoint.c_str());
+    releaseWorkerFiles(worker);
     workers_.erase(id);
   }
 }
@@ -95,13 +95,22 @@ void WorkerPool::handleMessage(Worker& worker, const WorkerToDaemon& message) {
       if (worker.phase != WorkerPhase::kStarting) {
         return taint(worker, "sent ready while " + std::string(toString(worker.phase)));
       }
+      // The endpoints are the daemon's choice: a worker (unprivileged, maybe compromised) must
+      // not make the daemon give away, or remove, a file of its choosing.
       const std::string& reported = message.ready().endpoint();
       if (!reported.empty() && reported != worker.endpoint) {
-        spdlog::warn("worker {} (pid {}): listens on {} instead of the requested {}", worker.id,
-                     worker.process->pid(), printable(reported), worker.endpoint);
-        worker.endpoint = reported;
+        return markWorkerLost(
+            worker, "listens on " + printable(reported) + " instead of the requested " + worker.endpoint);
       }
-      worker.shm_endpoint = message.ready().shm_endpoint();
+      const std::string expected_shm = shm::shmSocketPathFor(worker.endpoint).value_or("");
+      const std::string& reported_shm = message.ready().shm_endpoint();
+      if (!reported_shm.empty() && reported_shm != expected_shm) {
+        return markWorkerLost(worker, "reported the shared-memory endpoint " + printable(reported_shm) +
+                                          " instead of " + expected_shm);
+      }
+      worker.shm_endpoint = reported_shm;
+      if (std::string problem = recordEndpoints(worker); !problem.empty())
+        return markWorkerLost(worker, problem);
       if (message.ready().device_memory_bytes() != 0)
         device_memory_bytes_ = message.ready().device_memory_bytes();
       setPhase(worker, WorkerPhase::kReady);
@@ -126,6 +135,12 @@ void WorkerPool::handleMessage(Worker& worker, const WorkerToDaemon& message) {
       if (client == nullptr || client->worker != worker.id || client->state != ClientState::kAttaching) {
         return taint(worker, "acknowledged an attach of client " +
                                  std::to_string(message.attached().client_id()) + " it was not asked for");
+      }
+      if (client->guard.peer_uid) {
+        if (std::string problem = giveEndpoints(worker, *client->guard.peer_uid); !problem.empty()) {
+          return markWorkerLost(
+              worker, "cannot give its endpoints to client " + std::to_string(client->id) + ": " + problem);
+        }
       }
       setClientState(*client, ClientState::kAttached);
       client->outcome =
@@ -158,19 +173,23 @@ void WorkerPool::handleMessage(Worker& worker, const WorkerToDaemon& message) {
 
 WorkerPool::Worker* WorkerPool::spawnWorker(std::string* error) {
   const WorkerId id = next_worker_id_++;
-  const std::string socket_path = options_.runtime_dir + "/worker-" + std::to_string(id) + ".sock";
-  ::unlink(socket_path.c_str());  // left over from an earlier daemon run that used the same id
-
+  Worker candidate;
+  candidate.id = id;
   WorkerLaunchSpec spec;
   spec.executable = options_.worker_executable;
   spec.worker_id = id;
-  spec.endpoint = "unix:" + socket_path;
   spec.device = options_.device;
   spec.log_level = options_.worker_log_level;
   spec.extra_args = options_.worker_args;
+  if (!prepareWorkerFiles(candidate, &spec, error)) {
+    spdlog::error("worker {}: cannot start: {}", id, *error);
+    releaseWorkerFiles(candidate);
+    return nullptr;
+  }
   std::unique_ptr<WorkerProcess> process = WorkerProcess::spawn(spec, error);
   if (!process) {
     spdlog::error("worker {}: cannot start: {}", id, *error);
+    releaseWorkerFiles(candidate);
     return nullptr;
   }
   if (!options_.module_cache_key.empty()) {
@@ -179,17 +198,19 @@ WorkerPool::Worker* WorkerPool::spawnWorker(std::string* error) {
     if (const wire::FrameStatus sent = process->send(key); sent != wire::FrameStatus::kOk) {
       *error = std::string("cannot hand the worker its module cache key: ") + wire::toString(sent);
       spdlog::error("worker {}: {}", id, *error);
-      return nullptr;  // the process is killed and reaped with its owner
+      process.reset();  // killed and reaped before its uid and files go
+      releaseWorkerFiles(candidate);
+      return nullptr;
     }
   }
   ++counters_.spawned;
   Worker& worker = workers_[id];
-  worker.id = id;
+  worker = std::move(candidate);
   worker.process = std::move(process);
   worker.endpoint = spec.endpoint;
-  worker.socket_path = socket_path;
   worker.deadline = Clock::now() + options_.start_timeout;
-  spdlog::info("worker {} (pid {}): starting, endpoint {}", id, worker.process->pid(), worker.endpoint);
+  spdlog::info("worker {} (pid {}): starting as uid {}, endpoint {}", id, worker.process->pid(),
+               worker.uid ? std::to_string(*worker.uid) : std::string("of the daemon"), worker.endpoint);
   return &worker;
 }
 

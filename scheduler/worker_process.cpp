@@ -58,7 +58,8 @@ std::unique_ptr<WorkerProcess> WorkerProcess::spawn(const WorkerLaunchSpec& spec
     return nullptr;
   }
   const int daemon_end = pair[0];
-  const pid_t pid = spawnChild(args, PassedDescriptor{pair[1], kWorkerControlFd}, error);
+  const pid_t pid = spawnChild(args, PassedDescriptor{pair[1], kWorkerControlFd}, error,
+                               spec.credentials ? &*spec.credentials : nullptr);
   ::close(pair[1]);
   if (pid < 0) {
     ::close(daemon_end);

@@ -27,6 +27,7 @@
 #include "proto/framing.h"
 #include "scheduler/child_spawn.h"
 #include "scheduler/ids.h"
+#include "scheduler/process_credentials.h"
 
 namespace agileos::scheduler {
 
@@ -40,6 +41,7 @@ struct WorkerLaunchSpec {
   int device = 0;
   std::string log_level = "info";
   std::vector<std::string> extra_args;
+  std::optional<ProcessCredentials> credentials;  // none: runs as the daemon
 };
 
 // The full argv (argv[0] = executable) a worker is started with.

@@ -112,13 +112,7 @@ void ControlChannel::serve(WorkerRuntime& runtime) {
                         attach.client_id());
           break;  // the daemon times out waiting for `attached` and retires this worker
         }
-        if (attach.has_peer_uid()) {
-          runtime.setPeerUid(attach.client_id(), attach.peer_uid());
-          if (endpointOwner_ && !endpointOwner_(attach.peer_uid())) {
-            runtime.release(attach.client_id());
-            break;  // as above: the client could not reach its endpoints
-          }
-        }
+        if (attach.has_peer_uid()) runtime.setPeerUid(attach.client_id(), attach.peer_uid());
         v1::internal::WorkerToDaemon reply;
         reply.mutable_attached()->set_client_id(attach.client_id());
         send(reply);
@@ -127,7 +121,6 @@ void ControlChannel::serve(WorkerRuntime& runtime) {
       case v1::internal::DaemonToWorker::kRelease: {
         const ClientId client = message.release().client_id();
         runtime.release(client);
-        if (endpointOwner_) endpointOwner_(0);  // root's again
         v1::internal::WorkerToDaemon reply;
         reply.mutable_released()->set_client_id(client);
         send(reply);

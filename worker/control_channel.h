@@ -27,10 +27,6 @@ class ControlChannel final : public TaintListener {
                  const std::string& shmEndpoint = "", std::uint64_t deviceMemoryBytes = 0);
   bool sendFailed(const std::string& reason);
 
-  // Called with a client's uid (AttachClient.peer_uid) once it is attached, and with 0 once it is
-  // released; false refuses the attach (worker/transport/endpoint_owner.h).
-  void setEndpointOwnerHook(std::function<bool(uid_t)> hook) { endpointOwner_ = std::move(hook); }
-
   // At start-up, before serve(), in a worker started with --module-cache-dir: the daemon's
   // first message must be its ModuleCacheKey (proto/agileos/v1/worker_control.proto). Returns
   // the 32-byte key, or nullopt with *error (nothing within `timeout`, a closed channel, another
@@ -46,7 +42,6 @@ class ControlChannel final : public TaintListener {
   bool send(const v1::internal::WorkerToDaemon& message);
 
   int fd_;
-  std::function<bool(uid_t)> endpointOwner_;
   std::mutex writeMutex_;
   std::mutex taintMutex_;
   bool taintReported_ = false;

@@ -5,6 +5,7 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,7 +20,6 @@
 #include "proto/shm/handshake.h"
 #include "worker/control_channel.h"
 #include "worker/module_cache/compiled_module_cache.h"
-#include "worker/transport/endpoint_owner.h"
 #include "worker/transport/grpc_call_server.h"
 #include "worker/transport/shm_call_server.h"
 
@@ -101,6 +101,12 @@ void configureLogging(const WorkerOptions& options) {
 int runWorkerProcess(int argc, char** argv, std::unique_ptr<GpuBackend> backend,
                      const AdapterFactory& adapters) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the daemon
+  // Not dumpable: no core file of a context's memory, and no process of the same uid (the
+  // NVRTC compiler this worker starts, say) may trace it or read /proc/<pid>/mem.
+  ::prctl(PR_SET_DUMPABLE, 0);
+  // Files this worker makes (compiled-module cache entries) are readable by the other workers
+  // (the shared group; privileges in scheduler/daemon_config.h) and by no one else.
+  ::umask(027);
   ::signal(SIGPIPE, SIG_IGN);
   WorkerOptions options;
   std::string error;
@@ -166,16 +172,8 @@ int runWorkerProcess(int argc, char** argv, std::unique_ptr<GpuBackend> backend,
     spdlog::warn("shared-memory transport unavailable: {}", error);
     shmEndpoint.clear();
   }
-  // The endpoints belong to the attached client's uid alone (worker/transport/endpoint_owner.h).
-  std::vector<std::string> endpointFiles;
-  if (options.endpoint.starts_with("unix:")) endpointFiles.push_back(options.endpoint.substr(5));
-  if (!shmEndpoint.empty()) endpointFiles.push_back(shmEndpoint);
-  control.setEndpointOwnerHook([endpointFiles](uid_t uid) {
-    std::string ownerError;
-    if (giveEndpointsTo(endpointFiles, uid, &ownerError)) return true;
-    spdlog::error("{}", ownerError);
-    return false;
-  });
+  // The daemon gives both socket files to the attached client's uid (scheduler/endpoint_owner.h);
+  // both servers created them 0600, this worker's.
   spdlog::info("ready on {} (device {}: {})", options.endpoint, options.device, backend->device().name);
   std::size_t deviceFree = 0, deviceTotal = 0;
   if (backend->memGetInfo(&deviceFree, &deviceTotal) != CUDA_SUCCESS) deviceTotal = 0;  // unknown

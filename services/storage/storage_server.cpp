@@ -10,12 +10,14 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <list>
 #include <memory>
+#include <optional>
 #include <system_error>
 #include <thread>
 
@@ -32,6 +34,40 @@ struct ConnectionThread {
   std::shared_ptr<std::atomic<bool>> finished = std::make_shared<std::atomic<bool>>(false);
   std::thread thread;
 };
+
+// "" if the peer of `fd` may use the service, else why not. `socket_group`: the group of the
+// listening socket when it is a group the workers share (not root's, not this service's own), else
+// nullopt.
+std::string peerRefusal(int fd, std::optional<gid_t> socket_group) {
+  ucred peer{};
+  socklen_t peer_length = sizeof(peer);
+  if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &peer_length) != 0) {
+    return std::string("no peer credentials: ") + std::strerror(errno);
+  }
+  if (peer.uid == 0 || peer.uid == ::geteuid()) return "";
+  if (socket_group) {
+    gid_t groups[256];
+    socklen_t groups_length = sizeof(groups);
+    if (::getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &groups_length) == 0) {
+      const std::size_t count = groups_length / sizeof(gid_t);
+      if (peer.gid == *socket_group || std::find(groups, groups + count, *socket_group) != groups + count) {
+        return "";
+      }
+    }
+    return "uid " + std::to_string(peer.uid) + " is not in the workers' group " +
+           std::to_string(*socket_group);
+  }
+  return "uid " + std::to_string(peer.uid) + " (only uid " + std::to_string(::geteuid()) +
+         " and root may connect)";
+}
+
+// The listening socket's group if it is a shared group (see peerRefusal).
+std::optional<gid_t> sharedSocketGroup(const std::string& path) {
+  struct stat status {};
+  if (::stat(path.c_str(), &status) != 0) return std::nullopt;
+  if (status.st_gid == 0 || status.st_gid == ::getegid()) return std::nullopt;
+  return status.st_gid;
+}
 
 void reapFinished(std::list<ConnectionThread>* connections) {
   for (auto it = connections->begin(); it != connections->end();) {
@@ -91,8 +127,10 @@ int listenAt(const std::string& path, UniqueFd* out, std::string* reason) {
     *reason = std::string("socket: ") + std::strerror(error);
     return -error;
   }
-  // The file is created 0600 (umask), not chmod-ed afterwards: no moment where others may connect.
-  const mode_t previous = ::umask(0177);
+  // The file is created 0660 (umask), not chmod-ed afterwards: no moment where others may
+  // connect. The group is the directory's: the daemon's workers' shared group when they run as
+  // ids of their own (the directory is setgid then), else the daemon's, in a 0700 directory.
+  const mode_t previous = ::umask(0117);
   const int bound = ::bind(fd.get(), reinterpret_cast<const sockaddr*>(&address), sizeof(address));
   const int bind_error = errno;
   ::umask(previous);
@@ -131,6 +169,7 @@ int runStorageService(const ServiceOptions& options) {
     spdlog::critical("cannot start: {}", reason);
     return 1;
   }
+  const std::optional<gid_t> socket_group = sharedSocketGroup(options.socket_path);
 
   ServiceCounters counters;
   std::atomic<bool> stopping{false};
@@ -172,13 +211,11 @@ int runStorageService(const ServiceOptions& options) {
       }
       continue;
     }
-    // Only the service's own uid (the daemon's workers run as it) may talk to it: the socket is
-    // 0600 in a 0700 directory already; the peer check holds even if a mode were wrong.
-    ucred peer{};
-    socklen_t peer_length = sizeof(peer);
-    if (::getsockopt(accepted.get(), SOL_SOCKET, SO_PEERCRED, &peer, &peer_length) != 0 ||
-        (peer.uid != ::geteuid() && peer.uid != 0)) {
-      spdlog::warn("refused a connection from uid {} (only uid {} may connect)", peer.uid, ::geteuid());
+    // Only the daemon's workers may talk to it: root, this service's uid, or (when the workers
+    // run as ids of their own) a member of the socket's group, the workers' shared group. The
+    // directory and the file modes say so already; the peer check holds even if one were wrong.
+    if (std::string refusal = peerRefusal(accepted.get(), socket_group); !refusal.empty()) {
+      spdlog::warn("refused a connection: {}", refusal);
       continue;
     }
     const std::uint64_t id = next_id++;

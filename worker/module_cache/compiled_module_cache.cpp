@@ -104,6 +104,24 @@ class HmacSha256 {
   bool ok_ = false;
 };
 
+bool inOurGroups(gid_t gid) {
+  if (gid == ::getegid()) return true;
+  gid_t groups[256];
+  const int count = ::getgroups(256, groups);
+  return count > 0 && std::find(groups, groups + count, gid) != groups + count;
+}
+
+// Who may write the entries: this worker alone (a directory it owns, closed to group and
+// others), or the daemon's workers together (root's directory, its group one of this worker's,
+// closed to others: PrivilegesSection in scheduler/daemon_config.h). Either way no client uid can
+// write, and the entries' HMAC is checked besides.
+bool trustedCacheDirectory(const struct stat& status) {
+  const bool private_to_us = status.st_uid == ::geteuid() && (status.st_mode & (S_IWGRP | S_IWOTH)) == 0;
+  const bool shared_with_group = (status.st_uid == 0 || status.st_uid == ::geteuid()) &&
+                                 inOurGroups(status.st_gid) && (status.st_mode & S_IRWXO) == 0;
+  return private_to_us || shared_with_group;
+}
+
 bool isKey(const std::string& key) {
   return key.size() == kHexDigestBytes && std::all_of(key.begin(), key.end(), [](char c) {
            return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
@@ -126,8 +144,11 @@ std::unique_ptr<CompiledModuleCache> CompiledModuleCache::open(const std::string
   struct stat status {};
   if (::lstat(directory.c_str(), &status) != 0) return fail(std::strerror(errno));
   if (!S_ISDIR(status.st_mode)) return fail("not a directory");
-  if (status.st_uid != ::geteuid()) return fail("owned by another user");
-  if ((status.st_mode & (S_IWGRP | S_IWOTH)) != 0) return fail("writable by group or others");
+  if (!trustedCacheDirectory(status)) {
+    return fail("neither this worker's alone nor root's and shared with its group only (owner " +
+                std::to_string(status.st_uid) + ", group " + std::to_string(status.st_gid) + ", mode " +
+                std::to_string(status.st_mode & 07777) + ")");
+  }
   return std::unique_ptr<CompiledModuleCache>(new CompiledModuleCache(directory, maxBytes, macKey));
 }
 

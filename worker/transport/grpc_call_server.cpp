@@ -32,8 +32,9 @@ bool GrpcCallServer::start(const std::string& endpoint, std::string* error) {
     return false;
   }
   if (endpoint.starts_with(kUnixPrefix)) {
-    // Root's alone until a client is attached; the attach gives the file to the client's uid
-    // (worker/transport/endpoint_owner.h), so no other uid can connect, let alone send a stream.
+    // This worker's alone until a client is attached; the daemon then gives the file to the
+    // client's uid (scheduler/endpoint_owner.h), so no other uid can connect, let alone send a
+    // stream.
     if (::chmod(endpoint.substr(kUnixPrefix.size()).c_str(), 0600) != 0) {
       *error = "chmod 0600 " + endpoint + ": " + std::strerror(errno);
       server_->Shutdown();

@@ -29,8 +29,9 @@ bool ShmCallServer::start(const std::string& socketPath, std::string* error) {
   std::memcpy(address.sun_path, socketPath.c_str(), socketPath.size() + 1);
   ::unlink(socketPath.c_str());  // a stale socket from a previous worker with this id
   listenFd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  // Created 0600 (the umask for the bind), never wider: until a client is attached only root may
-  // connect; the attach gives the file to the client's uid (worker/transport/endpoint_owner.h).
+  // Created 0600 (the umask for the bind), never wider: until a client is attached only this
+  // worker's uid and root may connect; the daemon then gives the file to the client's uid
+  // (scheduler/endpoint_owner.h).
   const mode_t previousMask = ::umask(0177);
   const bool bound =
       listenFd_ >= 0 && ::bind(listenFd_, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;

@@ -7,11 +7,24 @@ start_fake_daemon() {
   local bin=$1 extra=${2:-}
   dir=$(mktemp -d /tmp/agileos-e2e.XXXXXX)
   trap 'stop_fake_daemon' EXIT
+  # As root, the workers run as uids of their own (privileges, the daemon's default) when the
+  # build tree is reachable by such a uid; otherwise the run says why they do not.
+  local privileges=false
+  if ((EUID == 0)); then
+    if setpriv --reuid=199100 --regid=199100 --clear-groups test -x "$bin/agileos-worker-fake" 2>/dev/null; then
+      privileges=true
+      chmod 755 "$dir"
+    else
+      echo "fake_daemon: workers run as root: $bin is not reachable by an unprivileged uid"
+    fi
+  fi
   cat >"$dir/config.json" <<JSON
 {
   "socket_path": "$dir/run/agileosd.sock",
   "runtime_dir": "$dir/run",
   "log_level": "info",
+  "privileges": {"enabled": $privileges},
+  "guard": {"cache_dir": "$dir/module-cache"},
   "worker": {"executable": "agileos-worker-fake", "prestart": 1, "max_workers": 3}$extra
 }
 JSON

@@ -78,6 +78,52 @@ TEST(DaemonConfig, MemoryQuotaSectionAndAdmission) {
   EXPECT_EQ(admitMemoryQuota(memory, 400), 100u) << "asking for more gets the daemon's quota";
 }
 
+TEST(DaemonConfig, PerUidQuotasOverrideTheDefault) {
+  const ConfigResult result =
+      parseDaemonConfig(R"({"memory": {"quota_bytes": 100, "per_uid": {"200001": 300, "200002": 0}}})");
+  ASSERT_TRUE(result.ok()) << joined(result.errors);
+  const MemorySection& memory = result.config->memory;
+  EXPECT_EQ(memoryQuotaFor(memory, std::nullopt), 100u) << "credentials unknown: the default";
+  EXPECT_EQ(memoryQuotaFor(memory, 7u), 100u);
+  EXPECT_EQ(memoryQuotaFor(memory, 200001u), 300u) << "a bigger share for that tenant";
+  EXPECT_EQ(memoryQuotaFor(memory, 200002u), 0u) << "no quota for that tenant";
+  EXPECT_EQ(admitMemoryQuota(memory, 50, 200001u), 50u) << "asking for less is still granted";
+  EXPECT_EQ(admitMemoryQuota(memory, 500, 200001u), 300u);
+  EXPECT_EQ(admitMemoryQuota(memory, 500, 9u), 100u);
+  EXPECT_THAT(toJsonText(*result.config), HasSubstr("\"200001\": 300"));
+  for (const char* bad : {R"({"memory": {"per_uid": {"alice": 1}}})", R"({"memory": {"per_uid": {"-1": 1}}})",
+                          R"({"memory": {"per_uid": {"5": -1}}})", R"({"memory": {"per_uid": {"5": "1G"}}})",
+                          R"({"memory": {"per_uid": [1]}})"}) {
+    EXPECT_FALSE(parseDaemonConfig(bad).ok()) << bad;
+  }
+}
+
+TEST(DaemonConfig, PrivilegesSectionAndItsRanges) {
+  const DaemonConfig defaults = *parseDaemonConfig("{}").config;
+  EXPECT_TRUE(defaults.privileges.enabled) << "a root daemon drops its children's privileges by default";
+  const ConfigResult result = parseDaemonConfig(
+      R"({"privileges": {"enabled": true, "worker_uid_base": 300000, "worker_uid_count": 16,
+                         "service_uid_base": 310000, "shared_gid": 320000}})");
+  ASSERT_TRUE(result.ok()) << joined(result.errors);
+  EXPECT_EQ(result.config->privileges.worker_uid_base, 300000u);
+  EXPECT_EQ(result.config->privileges.worker_uid_count, 16u);
+  EXPECT_THAT(toJsonText(*result.config), HasSubstr("\"shared_gid\": 320000"));
+
+  auto errorsOf = [](const char* text) { return joined(parseDaemonConfig(text).errors); };
+  EXPECT_THAT(errorsOf(R"({"privileges": {"enabled": "yes"}})"), HasSubstr("privileges.enabled"));
+  EXPECT_THAT(errorsOf(R"({"privileges": {"worker_uid_base": 0}})"), HasSubstr("privileges.worker_uid_base"))
+      << "uid 0 is no unprivileged id";
+  EXPECT_THAT(errorsOf(R"({"worker": {"max_workers": 8}, "privileges": {"worker_uid_count": 15}})"),
+              HasSubstr("at least twice"));
+  EXPECT_THAT(errorsOf(R"({"privileges": {"shared_gid": 199100}})"), HasSubstr("privileges.shared_gid"))
+      << "the shared group may not be a worker's own gid";
+  EXPECT_THAT(errorsOf(R"({"services": [{"name": "s", "executable": "/bin/true"}],
+                           "privileges": {"service_uid_base": 199150}})"),
+              HasSubstr("privileges.service_uid_base"));
+  EXPECT_TRUE(parseDaemonConfig(R"({"privileges": {"enabled": false, "shared_gid": 199100}})").ok())
+      << "ranges are not checked when nothing is dropped";
+}
+
 TEST(DaemonConfig, ReadsEveryField) {
   const ConfigResult result = parseDaemonConfig(R"({
     "socket_path": "/tmp/x/d.sock",
@@ -186,7 +232,7 @@ const BadConfig kBadConfigs[] = {
     {"RuntimeDirRelative", R"({"runtime_dir": "agileos"})", "runtime_dir: expected an absolute path"},
     {"RuntimeDirTooLong",
      R"({"runtime_dir": "/rrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrr"})",
-     "runtime_dir: path is 77 bytes; at most 74"},
+     "runtime_dir: path is 77 bytes; at most 65"},
     {"LogLevelUnknown", R"({"log_level": "verbose"})",
      "log_level: expected one of trace|debug|info|warn|error, got 'verbose'"},
     {"LogLevelWrongCase", R"({"log_level": "INFO"})", "log_level: expected one of"},
@@ -302,7 +348,7 @@ const BadConfig kBadConfigs[] = {
      R"({"services": [{"name": "kv", "executable": "/s", "restart_window_s": 0}]})",
      "services[0].restart_window_s: expected an integer in [1, 86400], got 0"},
     {"ServiceSocketPathTooLong",
-     R"({"runtime_dir": "/rrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrr",
+     R"({"runtime_dir": "/rrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrr",
          "services": [{"name": "a_rather_long_service_name", "executable": "/s"}]})",
      "services[0].name: its socket /rrrr"},
 };

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "agileos/v1/client_api.grpc.pb.h"
+#include "scheduler/child_spawn.h"
 #include "scheduler/daemon_service.h"
 #include "scheduler/runtime_files.h"
 #include "tests/cpu/scheduler/test_support.h"
@@ -109,7 +110,7 @@ class TestClient {
   std::unique_ptr<grpc::ClientReaderWriter<SessionUp, SessionDown>> stream_;
 };
 
-// The worker id in "unix:<dir>/worker-<id>.sock".
+// The worker id in "unix:<dir>/worker-<id>/call.sock".
 WorkerId workerIdOf(const std::string& endpoint) {
   const std::size_t dash = endpoint.rfind("worker-");
   return dash == std::string::npos ? 0 : std::stoull(endpoint.substr(dash + 7));
@@ -189,7 +190,7 @@ TEST_F(DaemonE2ETest, AssignmentCarriesTheWorkerEndpointTokenAndClientId) {
   ASSERT_TRUE(reply->has_assignment()) << reply->DebugString();
   const agileos::v1::Assignment& a = reply->assignment();
   EXPECT_EQ(a.protocol_version(), static_cast<std::uint32_t>(agileos::v1::PROTOCOL_VERSION_CURRENT));
-  EXPECT_EQ(a.worker_endpoint(), "unix:" + dir_.file("run/worker-1.sock"));
+  EXPECT_EQ(a.worker_endpoint(), "unix:" + dir_.file("run/worker-1/call.sock"));
   EXPECT_EQ(a.session_token().size(), 32u);
   EXPECT_GE(a.client_id(), 1u);
   // The worker was attached with exactly this client id and token before the reply.
@@ -672,13 +673,22 @@ TEST_F(DaemonE2ETest, TheModuleCacheKeyReachesEachWorkerOverItsControlChannelOnl
 
 class AgileosdProcessTest : public ::testing::Test {
  protected:
-  pid_t startDaemon() {
+  // `separate_privileges`: the workers run as uids of their own (needs root; the test directory
+  // and event log are opened to them).
+  pid_t startDaemon(bool separate_privileges = false) {
+    if (separate_privileges) {
+      ::chmod(dir_.path().c_str(), 0755);
+      testing::writeFile(dir_.file("events.log"), "");
+      ::chmod(dir_.file("events.log").c_str(), 0666);
+    }
     const std::string config = R"({
       "socket_path": ")" + dir_.file("d.sock") +
                                R"(",
       "runtime_dir": ")" + dir_.file("run") +
                                R"(",
       "log_level": "debug",
+      "privileges": {"enabled": )" +
+                               (separate_privileges ? "true" : "false") + R"(},
       "worker": {
         "executable": ")" + testing::kMockWorker +
                                R"(",
@@ -723,6 +733,63 @@ TEST_F(AgileosdProcessTest, SigtermEndsSessionsStopsWorkersAndExitsZero) {
   EXPECT_TRUE(testing::processGone(spare_pid));
   EXPECT_TRUE(testing::processGone(replacement_pid));
   EXPECT_THAT(log(), HasSubstr("received SIGTERM"));
+}
+
+// The uid and groups of process `pid` from /proc ("Uid:" and "Groups:" lines), or "".
+std::string procStatusLine(pid_t pid, const std::string& key) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(key, 0) == 0) return line;
+  }
+  return "";
+}
+
+TEST_F(AgileosdProcessTest, WorkersRunAsUidsOfTheirOwnAndTheDaemonGivesTheirSocketsAway) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root: the daemon drops the workers' privileges only as root";
+  constexpr uid_t kFirstWorkerUid = 199100;  // PrivilegesSection defaults
+  constexpr gid_t kSharedGid = 199099;
+  {
+    // The build tree must be reachable by that uid (a checkout under a private home is not).
+    const ProcessCredentials probe{kFirstWorkerUid, kFirstWorkerUid, {}};
+    std::string error;
+    const pid_t pid = spawnChild({"/bin/sh", "-c", std::string("test -x ") + testing::kMockWorker},
+                                 PassedDescriptor{}, &error, &probe);
+    int status = 1;
+    if (pid > 0) ::waitpid(pid, &status, 0);
+    if (pid <= 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      GTEST_SKIP() << testing::kMockWorker << " cannot be executed by uid " << kFirstWorkerUid;
+    }
+  }
+  const pid_t daemon = startDaemon(/*separate_privileges=*/true);
+  const pid_t worker = events_.pidOf(1);
+  EXPECT_EQ(procStatusLine(worker, "Uid:"), "Uid:\t199100\t199100\t199100\t199100") << log();
+  EXPECT_EQ(procStatusLine(worker, "Gid:"), "Gid:\t199100\t199100\t199100\t199100");
+  EXPECT_THAT(procStatusLine(worker, "Groups:"), HasSubstr(std::to_string(kSharedGid)));
+  EXPECT_THAT(procStatusLine(worker, "CapEff:"), HasSubstr("0000000000000000"));
+
+  const std::string socket_dir = dir_.file("run") + "/worker-1";
+  struct stat status {};
+  ASSERT_EQ(::stat(socket_dir.c_str(), &status), 0) << log();
+  EXPECT_EQ(status.st_uid, 0u);
+  EXPECT_EQ(status.st_gid, kFirstWorkerUid) << "the worker's group may create its sockets there";
+  EXPECT_EQ(status.st_mode & 07777, 0731u);
+  const std::string socket = socket_dir + "/call.sock";
+  ASSERT_EQ(::stat(socket.c_str(), &status), 0);
+  EXPECT_EQ(status.st_uid, kFirstWorkerUid) << "the worker's own until a client is attached";
+
+  TestClient client(dir_.file("d.sock"));
+  const auto reply = client.hello();
+  ASSERT_TRUE(reply.has_value() && reply->has_assignment()) << log();
+  EXPECT_EQ(reply->assignment().worker_endpoint(), "unix:" + socket);
+  ASSERT_EQ(::stat(socket.c_str(), &status), 0);
+  EXPECT_EQ(status.st_uid, ::geteuid()) << "given to the client's uid (SO_PEERCRED)";
+  EXPECT_EQ(status.st_mode & 0777, 0600u);
+
+  ASSERT_EQ(::kill(daemon, SIGTERM), 0);
+  EXPECT_EQ(testing::waitForExit(daemon), 0) << log();
+  EXPECT_TRUE(testing::processGone(worker));
+  EXPECT_FALSE(std::filesystem::exists(socket_dir)) << "removed with its worker";
 }
 
 TEST_F(AgileosdProcessTest, ExitsOneNamingAServiceThatCannotStart) {

@@ -14,10 +14,14 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <string>
 
@@ -81,6 +85,22 @@ bool send(int fd, const WorkerToDaemon& message) {
 
 }  // namespace
 
+void listenAtEndpoint(const std::string& endpoint) {
+  if (endpoint.rfind("unix:", 0) != 0) return;
+  const std::string path = endpoint.substr(5);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  if (path.size() >= sizeof(address.sun_path)) return;
+  std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  const mode_t previous = ::umask(0177);
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
+      ::listen(fd, 1) != 0) {
+    logEvent("cannot listen at " + path);
+  }
+  ::umask(previous);
+}
+
 int main(int argc, char** argv) {
   std::map<std::string, std::string> flags;
   for (int i = 1; i < argc; ++i) {
@@ -118,6 +138,9 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (mode != "never-ready") {
+    // Like the real worker: a listening socket, mode 0600, at the endpoint (the daemon records it
+    // and gives it to each attached client's uid). Nothing is ever accepted on it.
+    listenAtEndpoint(flags["endpoint"]);
     WorkerToDaemon ready;
     ready.mutable_ready()->set_endpoint(flags["endpoint"]);
     ready.mutable_ready()->set_device(std::atoi(flags["device"].c_str()));

@@ -101,10 +101,10 @@ TEST_F(WorkerPoolTest, PrestartsReadyWorkersWithTheContractCommandLine) {
   startPool(options);
   ASSERT_TRUE(waitUntil([&] { return countPhase(WorkerPhase::kReady) == 2; }));
   EXPECT_EQ(pool_->snapshot().counters.spawned, 2u);
-  EXPECT_EQ(events_.count({"worker=1", "start", "endpoint=unix:" + dir_.file("worker-1.sock"), "device=1",
-                           "log-level=debug", "fds=0,1,2,3"}),
+  EXPECT_EQ(events_.count({"worker=1", "start", "endpoint=unix:" + dir_.file("worker-1/call.sock"),
+                           "device=1", "log-level=debug", "fds=0,1,2,3"}),
             1u);
-  EXPECT_EQ(events_.count({"worker=2", "start", "endpoint=unix:" + dir_.file("worker-2.sock")}), 1u);
+  EXPECT_EQ(events_.count({"worker=2", "start", "endpoint=unix:" + dir_.file("worker-2/call.sock")}), 1u);
   // No more than prestart are kept.
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   EXPECT_EQ(pool_->snapshot().counters.spawned, 2u);
@@ -117,7 +117,7 @@ TEST_F(WorkerPoolTest, AssignsAReadyWorkerAndAttachesTheClientWithItsToken) {
   const AcquireResult placed = acquire(7, token);
   ASSERT_TRUE(placed.assigned) << placed.message;
   EXPECT_EQ(placed.worker, 1u);
-  EXPECT_EQ(placed.endpoint, "unix:" + dir_.file("worker-1.sock"));
+  EXPECT_EQ(placed.endpoint, "unix:" + dir_.file("worker-1/call.sock"));
   EXPECT_EQ(events_.count({"worker=1", "attach client=7 token=" + testing::hex(token)}), 1u);
   const auto worker = findWorker(1);
   ASSERT_TRUE(worker.has_value());
@@ -147,7 +147,7 @@ TEST_F(WorkerPoolTest, ReleaseRetiresTheWorkerAndReplenishesWithAFreshOne) {
   ASSERT_TRUE(waitUntil([&] { return readySpares().size() == 1; }));
   EXPECT_NE(readySpares()[0].id, first.worker);
   EXPECT_EQ(pool_->snapshot().clients, 0u);
-  EXPECT_FALSE(std::filesystem::exists(dir_.file("worker-1.sock")));
+  EXPECT_FALSE(std::filesystem::exists(dir_.file("worker-1/call.sock")));
 
   const AcquireResult second = acquire(2);
   ASSERT_TRUE(second.assigned) << second.message;

@@ -1,5 +1,6 @@
 // The service process itself: its socket, its start-up refusals, and the cuda backend where
 // there is no GPU (refused ATTACHes, a service that carries on).
+#include <grp.h>
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <vector>
 
 #include "tests/cpu/services/storage_service_fixture.h"
 
@@ -25,11 +27,59 @@ int exitStatusOf(ServiceProcess& process) {
 
 class StorageProcessTest : public StorageServiceTest {};
 
-TEST_F(StorageProcessTest, TheSocketIsTheOwnersOnly) {
+TEST_F(StorageProcessTest, TheSocketIsTheOwnersAndItsGroupsOnly) {
   struct stat status;
   ASSERT_EQ(::stat(socket_.c_str(), &status), 0);
   EXPECT_TRUE(S_ISSOCK(status.st_mode));
-  EXPECT_EQ(status.st_mode & 0777, 0600u);
+  EXPECT_EQ(status.st_mode & 0777, 0660u);
+}
+
+// What a process of `uid` with supplementary `groups` sees after connecting to `socket`: 0 when
+// the service keeps the connection (waits for a request), 1 when it closes it unanswered,
+// 3 and 4 when the child could not take the ids or connect. Runs in a forked child.
+int connectionFateAs(const std::string& socket, uid_t uid, std::vector<gid_t> groups) {
+  const pid_t child = ::fork();
+  if (child == 0) {
+    if (::setgroups(groups.size(), groups.data()) != 0 || ::setgid(uid) != 0 || ::setuid(uid) != 0)
+      ::_exit(3);
+    const int fd = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    std::memcpy(address.sun_path, socket.c_str(), socket.size() + 1);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) ::_exit(4);
+    pollfd closed{fd, POLLIN, 0};
+    ::_exit(::poll(&closed, 1, 1000) == 0 ? 0 : 1);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// Issue 14, privilege separation: the daemon's socket directory is setgid to the workers' shared
+// group, so the socket is that group's (0660) and a worker, a uid of its own in that group, is
+// served; a uid outside the group is not, even with the file's mode opened up.
+TEST_F(StorageProcessTest, AMemberOfTheSocketsSharedGroupIsServedAndNoOneElse) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root (to connect as other uids)";
+  constexpr gid_t kSharedGid = 4350;
+  const std::string shared_dir = dir_.path() + "/services";
+  ASSERT_EQ(::mkdir(shared_dir.c_str(), 0700), 0);
+  ASSERT_EQ(::chown(shared_dir.c_str(), 0, kSharedGid), 0);
+  ASSERT_EQ(::chmod(shared_dir.c_str(), 02770), 0);
+  ASSERT_EQ(::chmod(dir_.path().c_str(), 0755), 0);
+  const std::string socket = shared_dir + "/service-storage.sock";
+  ServiceProcess service(socket, root_);
+  ASSERT_TRUE(service.waitUntilListening(std::chrono::seconds(10)));
+  struct stat status {};
+  ASSERT_EQ(::stat(socket.c_str(), &status), 0);
+  EXPECT_EQ(status.st_gid, kSharedGid) << "the directory's group";
+  EXPECT_EQ(connectionFateAs(socket, 4343, {kSharedGid}), 0) << "a worker of the shared group is served";
+  EXPECT_EQ(connectionFateAs(socket, 4344, {}), 4) << "no one else may even connect";
+  ASSERT_EQ(::chmod(shared_dir.c_str(), 02777), 0);
+  ASSERT_EQ(::chmod(socket.c_str(), 0666), 0);
+  EXPECT_EQ(connectionFateAs(socket, 4344, {}), 1) << "with the modes opened, the peer check refuses it";
+  EXPECT_EQ(connectionFateAs(socket, 4344, {4351}), 1) << "another group does not help";
+  const int stopped = service.stop();
+  EXPECT_TRUE(WIFEXITED(stopped) && WEXITSTATUS(stopped) == 0);
 }
 
 // Issue 14: the service checks its peer. With the file's mode opened up on purpose, a process of

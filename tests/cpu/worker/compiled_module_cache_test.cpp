@@ -120,7 +120,17 @@ TEST_F(CompiledModuleCacheTest, AnUnsafeDirectoryIsRefused) {
   ASSERT_EQ(::mkdir(dir_.c_str(), 0777), 0);
   ASSERT_EQ(::chmod(dir_.c_str(), 0777), 0);
   EXPECT_EQ(CompiledModuleCache::open(dir_, 1024, kKey, &error), nullptr);
-  EXPECT_NE(error.find("writable by group or others"), std::string::npos) << error;
+  EXPECT_NE(error.find("neither this worker's alone"), std::string::npos) << error;
+  // The daemon's shared form (PrivilegesSection): root's, the worker's group, closed to others.
+  ASSERT_EQ(::chmod(dir_.c_str(), 02770), 0);
+  EXPECT_NE(CompiledModuleCache::open(dir_, 1024, kKey, &error), nullptr) << error;
+  ASSERT_EQ(::chmod(dir_.c_str(), 02771), 0);
+  EXPECT_EQ(CompiledModuleCache::open(dir_, 1024, kKey, &error), nullptr) << "others may pass through";
+  if (::geteuid() == 0) {
+    ASSERT_EQ(::chmod(dir_.c_str(), 02770), 0);
+    ASSERT_EQ(::chown(dir_.c_str(), 0, 4350), 0);  // a group this process is not in
+    EXPECT_EQ(CompiledModuleCache::open(dir_, 1024, kKey, &error), nullptr) << "another group's";
+  }
   const std::string file = root_.file("file");
   std::ofstream(file) << "x";
   EXPECT_EQ(CompiledModuleCache::open(file, 1024, kKey, &error), nullptr);

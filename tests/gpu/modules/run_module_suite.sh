@@ -97,12 +97,17 @@ LD_LIBRARY_PATH="$native_path" timeout 60 "$programs_dir/module_storage" --make-
   || { fail "setup: cannot write the test file"; exit 1; }
 ln -s /etc/passwd "$files/escape-link"
 mkdir "$files/subdir"
+# The storage service runs as services[0]'s uid (privileges.service_uid_base + 0): its root is
+# that uid's (docs/operations.md, "Privilege separation").
+storage_uid=199000
+chown -hR "$storage_uid:$storage_uid" "$files"
 
 cat >"$runtime_dir/agileosd.json" <<EOF
 {
   "socket_path": "$runtime_dir/agileosd.sock",
   "runtime_dir": "$runtime_dir",
   "log_level": "info",
+  "privileges": {"service_uid_base": $storage_uid},
   "worker": {"executable": "$bin_dir/agileos-worker", "prestart": 1, "max_workers": 6},
   "guard": {"policy": "trap", "allowed_policies": ["poison"], "cache_dir": ""},
   "modules": {
