@@ -31,7 +31,9 @@
 #   modules/   the example protected modules: lib<name>.so plugins and <name>.ptx device code
 #              (run_suite.sh also puts kvstore in its daemon's pool, for guard_escape's
 #              trusted_body_* routes)
-#   tenants/   tenant_memory, for tests/gpu/tenants/run_tenant_suite.sh (quotas, the admission queue)
+#   tenants/   tenant_memory, for tests/gpu/tenants/run_tenant_suite.sh (quotas, the admission queue),
+#              and the two-tenant matrix's programs (tenant_smoke, tenant_owner, tenant_intruder,
+#              tenant_progress, tenant_fault, tenant_residue) for tests/gpu/tenants/two_tenant_matrix.sh
 #   module-programs/  the protected-module test programs (tests/gpu/modules/), run by
 #              tests/gpu/modules/run_module_suite.sh (their output differs from a native run)
 # ELF files are stripped. Fails if the bundle exceeds 48 MiB (the working tree that
@@ -171,7 +173,10 @@ main() {
   copy_required "$bundle/bench" "$build/tests/bench/agileos_bench" "$build/tests/bench/agileos_cufft_bench" \
     "$build/tests/bench/agileos_guard_bench" "$build/tests/bench/guard_kernels.ptx"
   copy_required "$bundle/guard" "$build/tests/gpu/guard/guard_escape" "$build/tests/gpu/guard/nvrtc_cubin_guard"
-  copy_required "$bundle/tenants" "$build/tests/gpu/tenants/tenant_memory"
+  copy_required "$bundle/tenants" "$build/tests/gpu/tenants/tenant_memory" "$build/tests/gpu/tenants/tenant_smoke" \
+    "$build/tests/gpu/tenants/tenant_owner" "$build/tests/gpu/tenants/tenant_intruder" \
+    "$build/tests/gpu/tenants/tenant_progress" "$build/tests/gpu/tenants/tenant_fault" \
+    "$build/tests/gpu/tenants/tenant_residue"
   local program
   for program in "$build/tests/gpu/programs"/*; do
     [[ -x "$program" ]] && cp -L -- "$program" "$bundle/programs/"

@@ -4,7 +4,8 @@
 # Usage: tests/gpu/run_suite.sh [--native-only] [FILTER]
 #   FILTER         an extended regular expression; only the steps whose name matches run
 #                  (program names, sandbox_probe, concurrent_adversary_api, adversary_cufft, adversary_wire,
-#                  guard_escape, nvrtc_cubin_guard, nvrtc_jail, service_after_attacks), e.g. 'matmul|adversary'.
+#                  guard_escape, nvrtc_cubin_guard, nvrtc_jail, protected_modules, tenants, tenant_matrix,
+#                  service_after_attacks), e.g. 'matmul|adversary'.
 #   --native-only  run the CUDA programs (and the guard escape routes) natively only
 #                  (validates the programs on a new machine; no daemon, no sandbox).
 #
@@ -31,7 +32,11 @@
 #      pool and the storage service; AGILEOS_MODULE_SUITE_ARGS=--bench adds the storage benchmark);
 #  10. tenants: tests/gpu/tenants/run_tenant_suite.sh (quotas and cudaMemGetInfo, capacity
 #      admission, twelve clients against six slots with the default and a short queue wait);
-#  11. the daemon is still alive and still serves a new client;
+#  11. tenant_matrix: tests/gpu/tenants/two_tenant_matrix.sh (its own daemon, at most 200 s): the
+#      two-tenant matrix of seed 002, rows 2G-01..2G-09 (two tenants side by side: payloads,
+#      quotas, address and handle collisions, cross-talk, ownership, faults, kill -9, 20 start/stop
+#      cycles, and the residue probe: a new client sees none of a previous client's memory);
+#  12. the daemon is still alive and still serves a new client;
 #   and on exit stops the daemon (trap), whatever happened.
 #
 # Inputs (environment; the defaults are the bundle made by tests/gpu/bundle.sh):
@@ -384,6 +389,23 @@ sandbox_proof() {
     fail "sandbox_probe outside the sandbox could not open /dev/nvidia0"
   fi
   quote "$logs/sandbox_probe.outside.out" 30
+  # Privilege separation (issue 14): every worker of this daemon runs as a uid of its own, not
+  # root, without capabilities, and still reached the GPU (the programs above ran on it).
+  local worker_ids worker_pid worker_bad=0 worker_count=0
+  worker_ids=""
+  for worker_pid in $(pgrep -x agileos-worker); do
+    worker_count=$((worker_count + 1))
+    local uid cap
+    uid="$(awk '/^Uid:/ {print $2 "/" $3 "/" $4}' "/proc/$worker_pid/status" 2>/dev/null)"
+    cap="$(awk '/^CapEff:/ {print $2}' "/proc/$worker_pid/status" 2>/dev/null)"
+    worker_ids+=" $uid(cap $cap)"
+    [[ "$uid" == 0/* || "$uid" == */0/* || "$cap" != 0000000000000000 ]] && worker_bad=1
+  done
+  if ((worker_count > 0 && worker_bad == 0)); then
+    pass "privileges: the daemon's $worker_count worker(s) run as their own uids, no capabilities:$worker_ids"
+  else
+    fail "privileges: workers (real/effective/saved uid):${worker_ids:- none found}"
+  fi
   # With /etc kept visible, root's files there exist but stay unreadable: the program's uid is an
   # unprivileged host uid of its own, not root mapped to another number.
   sandbox_extra=(--keep /etc)
@@ -666,6 +688,29 @@ tenants_step() {
   fi
 }
 
+# Issue 14: the two-tenant matrix of seed 002 (tenants/two_tenant_matrix.sh, its own daemon): one
+# PASS or FAIL line per row 2G-01..2G-09, each counted here.
+tenant_matrix_step() {
+  wanted tenant_matrix || return 0
+  if ! budget_left; then
+    fail "tenant_matrix: not run, the suite's time budget (${budget_s} s) is spent"
+    return
+  fi
+  say ""
+  say "== tenant_matrix (tests/gpu/tenants/two_tenant_matrix.sh)"
+  OUT="$out_dir" timeout --kill-after=10 200 bash "$suite_dir/tenants/two_tenant_matrix.sh" >"$logs/tenant_matrix.log" 2>&1
+  local status=$? matrix_passed matrix_failed
+  matrix_passed="$(grep -c '^PASS' "$out_dir/tenant_matrix_summary.txt" 2>/dev/null)"
+  matrix_failed="$(grep -c '^FAIL' "$out_dir/tenant_matrix_summary.txt" 2>/dev/null)"
+  passed=$((passed + ${matrix_passed:-0}))
+  failed=$((failed + ${matrix_failed:-0}))
+  sed 's/^/  /' "$out_dir/tenant_matrix_summary.txt" 2>/dev/null | tee -a "$summary"
+  if ((status != 0)) && ((${matrix_failed:-0} == 0)); then
+    fail "tenant_matrix: the matrix exited $(describe_status "$status") without a FAIL line"
+    quote "$logs/tenant_matrix.log" 20
+  fi
+}
+
 protected_modules_step() {
   wanted protected_modules || return 0
   if ! budget_left; then
@@ -708,5 +753,6 @@ nvrtc_cubin_guard_step
 nvrtc_jail_step
 protected_modules_step
 tenants_step
+tenant_matrix_step
 service_after_attacks
 exit 0

@@ -136,8 +136,8 @@ else
     if wait_for_line "$logs/A.out" "tenant: holding" 90 && wait_for_line "$logs/B.out" "tenant: holding" 90; then
       tenant C --alloc-all --hold 1
       # A and B hold their workers: a third sandbox (its own uid) can connect to none of the
-      # workers' sockets (A's and B's belong to their uids, the spares to root, all 0600).
-      mapfile -t worker_sockets < <(find "$runtime_dir" -maxdepth 1 -type s -name 'worker-*')
+      # workers' sockets (A's and B's belong to their uids, the spares' to their worker uids, all 0600).
+      mapfile -t worker_sockets < <(find "$runtime_dir" -maxdepth 2 -type s -path '*/worker-*/*')
       LD_LIBRARY_PATH="$deps_dir" timeout 60 "$bin_dir/agileos-sandbox" --socket-dir "$runtime_dir" \
         --shim "$shim_dir" ${deps_dir:+--lib-path "$deps_dir"} --keep "$bin_dir" \
         -- "$bin_dir/sandbox_probe" "${worker_sockets[@]}" >"$logs/probe.out" 2>"$logs/probe.err" </dev/null
