@@ -167,7 +167,7 @@ std::string checkServiceArg(std::string_view value) {
   if (value.find('\0') != std::string_view::npos) return "must not contain NUL characters";
   const std::string_view flag = kDaemonOwnedServiceFlag;
   if (value == flag || (value.starts_with(flag) && value.size() > flag.size() && value[flag.size()] == '=')) {
-    return std::string(flag) + " is set by the daemon (<runtime_dir>/service-<name>.sock)";
+    return std::string(flag) + " is set by the daemon (<runtime_dir>-services/service-<name>.sock)";
   }
   return "";
 }
