@@ -663,54 +663,39 @@ service_after_attacks() {
 
 # ------------------------------------------------------------------ protected modules
 
+# A step that is a script of its own (own daemon, own summary): NAME SCRIPT SUMMARY LIMIT_S. Each
+# PASS/FAIL line of $out_dir/SUMMARY counts here; a script that fails without a FAIL line is one.
+summary_script_step() {
+  local name=$1 script=$2 summary_file=$3 limit_s=$4
+  wanted "$name" || return 0
+  if ! budget_left; then
+    fail "$name: not run, the suite's time budget (${budget_s} s) is spent"
+    return
+  fi
+  say ""
+  say "== $name (tests/gpu/$script)"
+  OUT="$out_dir" timeout --kill-after=10 "$limit_s" bash "$suite_dir/$script" >"$logs/$name.log" 2>&1
+  local status=$? step_passed step_failed
+  step_passed="$(grep -c '^PASS' "$out_dir/$summary_file" 2>/dev/null)"
+  step_failed="$(grep -c '^FAIL' "$out_dir/$summary_file" 2>/dev/null)"
+  passed=$((passed + ${step_passed:-0}))
+  failed=$((failed + ${step_failed:-0}))
+  sed 's/^/  /' "$out_dir/$summary_file" 2>/dev/null | tee -a "$summary"
+  if ((status != 0)) && ((${step_failed:-0} == 0)); then
+    fail "$name: $script exited $(describe_status "$status") without a FAIL line"
+    quote "$logs/$name.log" 20
+  fi
+}
+
+# Issue 14: quotas, capacity admission and the admission queue (its own daemons).
+tenants_step() { summary_script_step tenants tenants/run_tenant_suite.sh tenants_summary.txt 240; }
+
+# Issue 14: the two-tenant matrix of seed 002 (its own daemon): one PASS or FAIL line per row
+# 2G-01..2G-09.
+tenant_matrix_step() { summary_script_step tenant_matrix tenants/two_tenant_matrix.sh tenant_matrix_summary.txt 200; }
+
 # The protected-module tests (issue 5) need their own daemon (a module pool and the storage
 # service): tests/gpu/modules/run_module_suite.sh runs them; each of its results counts here.
-# Issue 14: quotas, capacity admission and the admission queue (tenants/run_tenant_suite.sh, its
-# own daemons).
-tenants_step() {
-  wanted tenants || return 0
-  if ! budget_left; then
-    fail "tenants: not run, the suite's time budget (${budget_s} s) is spent"
-    return
-  fi
-  say ""
-  say "== tenants (tests/gpu/tenants/run_tenant_suite.sh)"
-  OUT="$out_dir" timeout --kill-after=10 240 bash "$suite_dir/tenants/run_tenant_suite.sh" >"$logs/tenant_suite.log" 2>&1
-  local status=$? tenant_passed tenant_failed
-  tenant_passed="$(grep -c '^PASS' "$out_dir/tenants_summary.txt" 2>/dev/null)"
-  tenant_failed="$(grep -c '^FAIL' "$out_dir/tenants_summary.txt" 2>/dev/null)"
-  passed=$((passed + ${tenant_passed:-0}))
-  failed=$((failed + ${tenant_failed:-0}))
-  sed 's/^/  /' "$out_dir/tenants_summary.txt" 2>/dev/null | tee -a "$summary"
-  if ((status != 0)) && ((${tenant_failed:-0} == 0)); then
-    fail "tenants: the tenant suite exited $(describe_status "$status") without a FAIL line"
-    quote "$logs/tenant_suite.log" 20
-  fi
-}
-
-# Issue 14: the two-tenant matrix of seed 002 (tenants/two_tenant_matrix.sh, its own daemon): one
-# PASS or FAIL line per row 2G-01..2G-09, each counted here.
-tenant_matrix_step() {
-  wanted tenant_matrix || return 0
-  if ! budget_left; then
-    fail "tenant_matrix: not run, the suite's time budget (${budget_s} s) is spent"
-    return
-  fi
-  say ""
-  say "== tenant_matrix (tests/gpu/tenants/two_tenant_matrix.sh)"
-  OUT="$out_dir" timeout --kill-after=10 200 bash "$suite_dir/tenants/two_tenant_matrix.sh" >"$logs/tenant_matrix.log" 2>&1
-  local status=$? matrix_passed matrix_failed
-  matrix_passed="$(grep -c '^PASS' "$out_dir/tenant_matrix_summary.txt" 2>/dev/null)"
-  matrix_failed="$(grep -c '^FAIL' "$out_dir/tenant_matrix_summary.txt" 2>/dev/null)"
-  passed=$((passed + ${matrix_passed:-0}))
-  failed=$((failed + ${matrix_failed:-0}))
-  sed 's/^/  /' "$out_dir/tenant_matrix_summary.txt" 2>/dev/null | tee -a "$summary"
-  if ((status != 0)) && ((${matrix_failed:-0} == 0)); then
-    fail "tenant_matrix: the matrix exited $(describe_status "$status") without a FAIL line"
-    quote "$logs/tenant_matrix.log" 20
-  fi
-}
-
 protected_modules_step() {
   wanted protected_modules || return 0
   if ! budget_left; then

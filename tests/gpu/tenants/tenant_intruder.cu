@@ -37,7 +37,7 @@ using tenant::kCanaryBytes;
 using tenant::kWorkWords;
 using tenant::say;
 
-constexpr std::size_t kCanaryWords = kCanaryBytes / sizeof(unsigned);
+using tenant::kCanaryWords;
 
 struct Owner {
   unsigned long long pad = 0, buf = 0, stream = 0, event = 0;
@@ -75,12 +75,7 @@ int collide(const Owner& owner, std::size_t padBytes, unsigned tag) {
   }
   const std::size_t padWords = padBytes / sizeof(unsigned);
   std::vector<unsigned> hostPad(padWords), hostBuffer(kBufferBytes / sizeof(unsigned));
-  for (std::size_t i = 0; i < padWords; ++i) hostPad[i] = tenant::padWord(tag, i);
-  for (std::size_t i = 0; i < kCanaryWords; ++i) {
-    hostBuffer[i] = tenant::canaryWord(tag, i);
-    hostBuffer[hostBuffer.size() - kCanaryWords + i] = tenant::canaryWord(tag, i + kCanaryWords);
-  }
-  for (std::size_t i = 0; i < kWorkWords; ++i) hostBuffer[kCanaryWords + i] = tenant::workStart(tag, i);
+  tenant::fillImages(tag, hostPad, hostBuffer);
   cudaStream_t stream = nullptr;
   cudaEvent_t event = nullptr;
   if (!tenant::ok(cudaMemcpy(pad, hostPad.data(), padBytes, cudaMemcpyHostToDevice),

@@ -25,7 +25,7 @@ using tenant::kCanaryBytes;
 using tenant::kWorkWords;
 using tenant::say;
 
-constexpr std::size_t kCanaryWords = kCanaryBytes / sizeof(unsigned);
+using tenant::kCanaryWords;
 
 // Reads the two canaries back; says which word differs first.
 bool canariesIntact(const unsigned* buffer, unsigned tag) {
@@ -67,12 +67,7 @@ int main(int argc, char** argv) {
   }
   const std::size_t padWords = padBytes / sizeof(unsigned);
   std::vector<unsigned> pad(padWords), buffer(kBufferBytes / sizeof(unsigned));
-  for (std::size_t i = 0; i < padWords; ++i) pad[i] = tenant::padWord(tag, i);
-  for (std::size_t i = 0; i < kCanaryWords; ++i) {
-    buffer[i] = tenant::canaryWord(tag, i);
-    buffer[buffer.size() - kCanaryWords + i] = tenant::canaryWord(tag, i + kCanaryWords);
-  }
-  for (std::size_t i = 0; i < kWorkWords; ++i) buffer[kCanaryWords + i] = tenant::workStart(tag, i);
+  tenant::fillImages(tag, pad, buffer);
 
   unsigned *devicePad = nullptr, *deviceBuffer = nullptr;
   cudaStream_t stream = nullptr;

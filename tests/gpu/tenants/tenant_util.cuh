@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 namespace tenant {
 
@@ -120,5 +121,17 @@ constexpr std::size_t kCanaryBytes = 1u << 20;
 constexpr std::size_t kWorkBytes = 2u << 20;
 constexpr std::size_t kBufferBytes = 2 * kCanaryBytes + kWorkBytes;
 constexpr std::size_t kWorkWords = kWorkBytes / sizeof(unsigned);
+constexpr std::size_t kCanaryWords = kCanaryBytes / sizeof(unsigned);
+
+// The host images of a tenant's pad and buffer for `tag`: pad words; the buffer's canaries at
+// both ends and its work words between.
+inline void fillImages(unsigned tag, std::vector<unsigned>& pad, std::vector<unsigned>& buffer) {
+  for (std::size_t i = 0; i < pad.size(); ++i) pad[i] = padWord(tag, i);
+  for (std::size_t i = 0; i < kCanaryWords; ++i) {
+    buffer[i] = canaryWord(tag, i);
+    buffer[buffer.size() - kCanaryWords + i] = canaryWord(tag, i + kCanaryWords);
+  }
+  for (std::size_t i = 0; i < kWorkWords; ++i) buffer[kCanaryWords + i] = workStart(tag, i);
+}
 
 }  // namespace tenant
