@@ -30,27 +30,14 @@ int copyHigh(int fd) { return ::fcntl(fd, F_DUPFD_CLOEXEC, kFirstHighFd); }
 }
 
 // Runs in the child between fork and exec: async-signal-safe calls only. Never returns.
-// The ids a child takes, prepared before fork (the child may not allocate).
-struct ChildIds {
-  bool change = false;
-  uid_t uid = 0;
-  gid_t gid = 0;
-  const gid_t* groups = nullptr;
-  std::size_t group_count = 0;
-};
-
-// Raw system calls: in the forked child only this thread exists, and glibc's wrappers for the
-// set*id calls synchronize threads, which is neither needed nor async-signal-safe here.
-bool takeIds(const ChildIds& ids) {
-  return ::syscall(SYS_setgroups, ids.group_count, ids.groups) == 0 &&
-         ::syscall(SYS_setresgid, ids.gid, ids.gid, ids.gid) == 0 &&
-         ::syscall(SYS_setresuid, ids.uid, ids.uid, ids.uid) == 0;
-}
-
+// `credentials`: null to keep the daemon's ids; its vector was filled before fork and is only read.
 [[noreturn]] void execChild(char* const* argv, int passed_fd, int passed_as, int error_pipe, pid_t parent,
-                            const ChildIds& ids) {
+                            const ProcessCredentials* credentials) {
   ::setpgid(0, 0);
-  if (ids.change && !takeIds(ids)) reportAndExit(error_pipe);
+  if (credentials != nullptr && !takeIdsAfterFork(credentials->uid, credentials->gid,
+                                                  credentials->groups.data(), credentials->groups.size())) {
+    reportAndExit(error_pipe);
+  }
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);       // after the ids: changing them clears the death signal
   if (::getppid() != parent) ::_exit(126);  // the daemon died before the death signal was armed
 
@@ -96,11 +83,6 @@ pid_t spawnChild(const std::vector<std::string>& args, PassedDescriptor passed, 
   std::vector<char*> argv;
   for (std::string& arg : copies) argv.push_back(arg.data());
   argv.push_back(nullptr);
-  ChildIds ids;
-  if (credentials != nullptr) {
-    ids = ChildIds{true, credentials->uid, credentials->gid, credentials->groups.data(),
-                   credentials->groups.size()};
-  }
 
   int exec_pipe[2];
   if (::pipe2(exec_pipe, O_CLOEXEC) != 0) {
@@ -125,7 +107,7 @@ pid_t spawnChild(const std::vector<std::string>& args, PassedDescriptor passed, 
   ::pthread_sigmask(SIG_SETMASK, &all, &previous);
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
-  if (pid == 0) execChild(argv.data(), passed_high, passed.as, exec_write, parent, ids);
+  if (pid == 0) execChild(argv.data(), passed_high, passed.as, exec_write, parent, credentials);
   const int fork_errno = errno;
   ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   ::close(exec_write);
@@ -150,10 +132,8 @@ pid_t spawnChild(const std::vector<std::string>& args, PassedDescriptor passed, 
     int status = 0;
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
-    *error =
-        (credentials != nullptr ? "cannot execute " + args[0] + " as uid " + std::to_string(credentials->uid)
-                                : "cannot execute " + args[0]) +
-        ": " + std::strerror(exec_errno);
+    const std::string as = credentials != nullptr ? " as uid " + std::to_string(credentials->uid) : "";
+    *error = "cannot execute " + args[0] + as + ": " + std::strerror(exec_errno);
     return -1;
   }
   return pid;

@@ -200,7 +200,10 @@ bool DaemonServer::start(std::string* error) {
         options_.pool.identities->uid_base + options_.pool.identities->uid_count - 1, *options_.shared_gid,
         options_.pool.identities->groups.size() - 1);
   } else if (::geteuid() != 0) {
-    spdlog::info("privileges: the daemon is not root; workers and services run as uid {}", ::geteuid());
+    spdlog::warn(
+        "privileges: the daemon is not root, so every worker and service runs as its uid {} "
+        "(privileges.* cannot be applied)",
+        ::geteuid());
   } else {
     spdlog::warn("privileges: disabled (privileges.enabled = false); workers and services run as root");
   }

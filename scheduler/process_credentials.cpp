@@ -40,6 +40,11 @@ void addNodeGroups(const std::string& dir, bool nvidia_only, std::vector<gid_t>*
 
 }  // namespace
 
+bool takeIdsAfterFork(uid_t uid, gid_t gid, const gid_t* groups, std::size_t group_count) {
+  return ::syscall(SYS_setgroups, group_count, groups) == 0 && ::syscall(SYS_setresgid, gid, gid, gid) == 0 &&
+         ::syscall(SYS_setresuid, uid, uid, uid) == 0;
+}
+
 std::vector<gid_t> deviceNodeGroups(const std::string& dev_dir) {
   std::vector<gid_t> groups;
   addNodeGroups(dev_dir, /*nvidia_only=*/true, &groups);
@@ -61,13 +66,10 @@ bool killProcessesOf(uid_t uid, std::string* error) {
     return false;
   }
   if (child == 0) {
-    // Raw system calls: only this thread exists, and nothing here may allocate. kill(-1) spares
-    // the caller itself; having taken `uid` as real and effective id, it reaches exactly the
-    // processes whose real or saved uid is `uid` (kill(2)'s permission rule).
-    if (::syscall(SYS_setgroups, 0, nullptr) != 0 || ::syscall(SYS_setresgid, uid, uid, uid) != 0 ||
-        ::syscall(SYS_setresuid, uid, uid, uid) != 0) {
-      ::_exit(127);
-    }
+    // Nothing here may allocate. kill(-1) spares the caller itself; having taken `uid` as real
+    // and effective id, it reaches exactly the processes whose real or saved uid is `uid`
+    // (kill(2)'s permission rule).
+    if (!takeIdsAfterFork(uid, static_cast<gid_t>(uid), nullptr, 0)) ::_exit(127);
     ::kill(-1, SIGKILL);
     ::_exit(0);
   }

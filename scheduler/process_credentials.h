@@ -24,6 +24,12 @@ struct ProcessCredentials {
   std::vector<gid_t> groups;  // supplementary groups
 };
 
+// Makes the calling process `uid`/`gid` (real, effective and saved) with exactly `groups` as its
+// supplementary groups, by raw system calls: async-signal-safe, for a child between fork and
+// exec, where only the calling thread exists (glibc's set*id wrappers would synchronize threads).
+// False at the first failure, errno set.
+bool takeIdsAfterFork(uid_t uid, gid_t gid, const gid_t* groups, std::size_t group_count);
+
 // The groups a process must be in to open the GPU device nodes (/dev/nvidia*, /dev/nvidia-caps/*,
 // under `dev_dir`): the group of each character device that is not readable and writable by
 // others but is by its group. Nodes open to everyone need nothing; sorted, without repeats.

@@ -309,7 +309,7 @@ void WorkerPool::sendPendingReleases() {
     }
     // The leaving client's uid loses its endpoints first: it cannot reconnect meanwhile.
     if (client->guard.peer_uid) {
-      if (std::string problem = giveEndpoints(*worker, worker->uid.value_or(::geteuid())); !problem.empty()) {
+      if (std::string problem = giveEndpoints(*worker, worker->runsAs()); !problem.empty()) {
         // Lost: it is killed and the client detached, so the uid reaches nothing of it any more.
         markWorkerLost(*worker,
                        "cannot take its endpoints back from client " + std::to_string(id) + ": " + problem);

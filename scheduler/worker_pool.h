@@ -23,6 +23,8 @@
 // an error, not kill the daemon).
 #pragma once
 
+#include <unistd.h>
+
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -225,6 +227,7 @@ class WorkerPool {
     std::string socket_path;   // file the worker binds; removed when it is reaped
     std::string shm_endpoint;  // shared-memory socket it reported ready (a file; removed when reaped)
     std::optional<uid_t> uid;  // its own uid (PoolOptions::identities); none: the daemon's
+    uid_t runsAs() const { return uid.value_or(::geteuid()); }
     // Its sockets as recorded at ready (endpoint_owner.h): what attach and release give away.
     std::vector<EndpointFile> endpoint_files;
     std::set<ClientId> clients;

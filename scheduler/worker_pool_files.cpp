@@ -72,7 +72,7 @@ bool WorkerPool::prepareWorkerFiles(Worker& worker, WorkerLaunchSpec* spec, std:
 }
 
 std::string WorkerPool::recordEndpoints(Worker& worker) {
-  const uid_t owner = worker.uid.value_or(::geteuid());
+  const uid_t owner = worker.runsAs();
   worker.endpoint_files.clear();
   std::string error;
   for (const std::string& path : {worker.socket_path, worker.shm_endpoint}) {

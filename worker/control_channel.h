@@ -9,7 +9,6 @@
 #include <sys/types.h>
 
 #include <chrono>
-#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>

@@ -412,6 +412,22 @@ owner_and_intruder() {
   go_fd=""
 }
 
+# After owner_and_intruder ROW: the owner's lines, then the exits. The intruder exits 0, or 3 when
+# the setup the row needs could not be made (NO_SETUP says what, its line matching SETUP_LINE is
+# quoted); the owner exits 0 and checked its memory only after its "go".
+pair_outcome() {  # ROW NO_SETUP SETUP_LINE
+  local owner="O${1#2G-}" intruder="I${1#2G-}"
+  note "owner: $(lines_of "$logs/$owner.out" owner 'go|no go|intact')"
+  if [[ "$(status_of "$intruder")" == 3 ]]; then
+    problem "$2: $(grep -m1 "$3" "$logs/$intruder.out")"
+  else
+    expect_exit "$intruder" 0 "the intruder"
+  fi
+  expect_exit "$owner" 0 "the owner" && {
+    grep -q "^owner: go after" "$logs/$owner.out" || problem "the owner checked before it was told the intruder was done"
+  }
+}
+
 row_2g01() {
   row_begin 2G-01 "both tenants at once: device query and a payload round trip, each on its own worker" || return 0
   local xid_before
@@ -499,15 +515,7 @@ row_2g03() {
   row_begin 2G-03 "handle/VA collision: the intruder allocates at the owner's addresses and uses its handle values" || return 0
   owner_and_intruder 2G-03 collide
   note "intruder: $(lines_of "$logs/I03.out" intruder 'own|collide|the owner')"
-  note "owner: $(lines_of "$logs/O03.out" owner 'go|no go|intact')"
-  if [[ "$(status_of I03)" == 3 ]]; then
-    problem "no collision could be forced: $(grep -m1 '^intruder: own pad' "$logs/I03.out")"
-  else
-    expect_exit I03 0 "the intruder"
-  fi
-  expect_exit O03 0 "the owner" && {
-    grep -q "^owner: go after" "$logs/O03.out" || problem "the owner checked before it was told the intruder was done"
-  }
+  pair_outcome 2G-03 "no collision could be forced" '^intruder: own pad'
   row_end 2G-03 "$(sed -n 's/^intruder: collide: //p' "$logs/I03.out" | head -1); the owner intact $(sed -n 's/^owner: intact //p' "$logs/O03.out" | head -1)"
 }
 
@@ -551,15 +559,7 @@ row_2g05() {
   note "intruder: $(grep -c '^intruder: .*: cudaErrorInvalidValue$' "$logs/I05.out" 2>/dev/null) calls refused with" \
     "cudaErrorInvalidValue, $(grep -c '^intruder: .*: cudaErrorInvalidResourceHandle$' "$logs/I05.out" 2>/dev/null) with" \
     "cudaErrorInvalidResourceHandle; $(lines_of "$logs/I05.out" intruder 'cudaPointerGetAttributes|kernel store')"
-  note "owner: $(lines_of "$logs/O05.out" owner 'go|no go|intact')"
-  if [[ "$(status_of I05)" == 3 ]]; then
-    problem "the owner's buffer address is the intruder's own: $(grep -m1 '^intruder: own buffer' "$logs/I05.out")"
-  else
-    expect_exit I05 0 "the intruder"
-  fi
-  expect_exit O05 0 "the owner" && {
-    grep -q "^owner: go after" "$logs/O05.out" || problem "the owner checked before it was told the intruder was done"
-  }
+  pair_outcome 2G-05 "the owner's buffer address is the intruder's own" '^intruder: own buffer'
   row_end 2G-05 "$(sed -n 's/^intruder: foreign: //p' "$logs/I05.out" | head -1); the owner intact $(sed -n 's/^owner: intact //p' "$logs/O05.out" | head -1)"
 }
 
