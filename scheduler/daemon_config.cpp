@@ -50,10 +50,13 @@ void readPerUidQuotas(const json& object, const std::string& path,
                       std::map<std::uint32_t, std::uint64_t>* out, std::vector<std::string>* errors) {
   for (const auto& [key, value] : object.items()) {
     const std::string where = agileos::modules::joinJsonPath(path, key);
-    const bool decimal = !key.empty() && key.size() <= 10 &&
+    // Canonical decimal only: "7" and "07" would otherwise name one uid twice, the later silently
+    // winning.
+    const bool decimal = !key.empty() && key.size() <= 10 && (key == "0" || key[0] != '0') &&
                          std::all_of(key.begin(), key.end(), [](char c) { return c >= '0' && c <= '9'; });
-    if (!decimal || std::stoull(key) > kMaxUnprivilegedId) {
-      errors->push_back(where + ": expected a decimal uid as the key");
+    const std::uint64_t uid = decimal ? std::stoull(key) : 0;
+    if (!decimal || uid > static_cast<std::uint64_t>(kMaxUnprivilegedId)) {
+      errors->push_back(where + ": expected a decimal uid (no leading zeros) as the key");
       continue;
     }
     if (!value.is_number_unsigned() ||
@@ -62,7 +65,7 @@ void readPerUidQuotas(const json& object, const std::string& path,
                         "), got " + agileos::modules::describeJson(value));
       continue;
     }
-    (*out)[static_cast<std::uint32_t>(std::stoull(key))] = value.get<std::uint64_t>();
+    (*out)[static_cast<std::uint32_t>(uid)] = value.get<std::uint64_t>();
   }
 }
 

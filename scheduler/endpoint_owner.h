@@ -35,8 +35,9 @@ struct EndpointFile {
 // no one else (no group or other permission bits). False with *error otherwise.
 bool recordEndpoint(const std::string& path, uid_t owner, EndpointFile* out, std::string* error);
 
-// Makes `uid` the owner of the recorded socket, if `file.path` still names that inode. False
-// with *error otherwise (nothing is changed then).
+// Makes `uid` the owner of the recorded socket, if `file.path` still names that inode and it is
+// still closed to group and others (the mode its owner may have changed). False with *error
+// otherwise (nothing is changed then).
 bool giveEndpoint(const EndpointFile& file, uid_t uid, std::string* error);
 
 }  // namespace agileos::scheduler

@@ -93,7 +93,8 @@ TEST(DaemonConfig, PerUidQuotasOverrideTheDefault) {
   EXPECT_THAT(toJsonText(*result.config), HasSubstr("\"200001\": 300"));
   for (const char* bad : {R"({"memory": {"per_uid": {"alice": 1}}})", R"({"memory": {"per_uid": {"-1": 1}}})",
                           R"({"memory": {"per_uid": {"5": -1}}})", R"({"memory": {"per_uid": {"5": "1G"}}})",
-                          R"({"memory": {"per_uid": [1]}})"}) {
+                          R"({"memory": {"per_uid": [1]}})", R"({"memory": {"per_uid": {"07": 1}}})",
+                          R"({"memory": {"per_uid": {"7": 1, "007": 2}}})"}) {
     EXPECT_FALSE(parseDaemonConfig(bad).ok()) << bad;
   }
 }

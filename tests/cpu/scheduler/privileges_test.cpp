@@ -215,57 +215,71 @@ int listenAt(const std::string& path) {
   return ok ? fd : -1;
 }
 
-TEST(EndpointOwner, GivesTheRecordedSocketAndOnlyIt) {
+// A worker's socket, listening, mode 0600, the test's own.
+class EndpointOwner : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_GE(listener_, 0); }
+  void TearDown() override {
+    if (listener_ >= 0) ::close(listener_);
+  }
+
+  TempDir dir_{"agileos-endpoint"};
+  const std::string path_ = dir_.path() + "/call.sock";
+  const int listener_ = listenAt(path_);
+  EndpointFile file_;
+  std::string error_;
+};
+
+TEST_F(EndpointOwner, GivesTheRecordedSocketAndOnlyIt) {
   REQUIRE_ROOT();
-  TempDir dir("agileos-endpoint");
-  const std::string path = dir.path() + "/call.sock";
-  const int listener = listenAt(path);
-  ASSERT_GE(listener, 0);
-  EndpointFile file;
-  std::string error;
-  ASSERT_TRUE(recordEndpoint(path, ::geteuid(), &file, &error)) << error;
-  ASSERT_TRUE(giveEndpoint(file, kWorkerUid, &error)) << error;
+  ASSERT_TRUE(recordEndpoint(path_, ::geteuid(), &file_, &error_)) << error_;
+  ASSERT_TRUE(giveEndpoint(file_, kWorkerUid, &error_)) << error_;
   struct stat status {};
-  ASSERT_EQ(::stat(path.c_str(), &status), 0);
+  ASSERT_EQ(::stat(path_.c_str(), &status), 0);
   EXPECT_EQ(status.st_uid, kWorkerUid);
   EXPECT_EQ(status.st_mode & 0777, 0600u);
 
   // The worker swaps its socket for a link to a file of the host, then for another file.
-  const std::string victim = dir.path() + "/shadow";
+  const std::string victim = dir_.path() + "/shadow";
   std::ofstream(victim) << "secret";
-  ASSERT_EQ(::unlink(path.c_str()), 0);
-  ASSERT_EQ(::symlink(victim.c_str(), path.c_str()), 0);
-  EXPECT_FALSE(giveEndpoint(file, kWorkerUid, &error));
-  ASSERT_EQ(::unlink(path.c_str()), 0);
-  ASSERT_EQ(::link(victim.c_str(), path.c_str()), 0);
-  EXPECT_FALSE(giveEndpoint(file, kWorkerUid, &error));
-  EXPECT_THAT(error, HasSubstr("no longer the socket"));
+  ASSERT_EQ(::unlink(path_.c_str()), 0);
+  ASSERT_EQ(::symlink(victim.c_str(), path_.c_str()), 0);
+  EXPECT_FALSE(giveEndpoint(file_, kWorkerUid, &error_));
+  ASSERT_EQ(::unlink(path_.c_str()), 0);
+  ASSERT_EQ(::link(victim.c_str(), path_.c_str()), 0);
+  EXPECT_FALSE(giveEndpoint(file_, kWorkerUid, &error_));
+  EXPECT_THAT(error_, HasSubstr("no longer the socket"));
   ASSERT_EQ(::stat(victim.c_str(), &status), 0);
   EXPECT_EQ(status.st_uid, 0u) << "the host's file kept its owner";
-  ::close(listener);
 }
 
-TEST(EndpointOwner, RecordsOnlyASocketOfTheWorkerClosedToOthers) {
-  TempDir dir("agileos-endpoint");
-  const std::string path = dir.path() + "/call.sock";
-  const int listener = listenAt(path);
-  ASSERT_GE(listener, 0);
-  EndpointFile file;
-  std::string error;
-  EXPECT_FALSE(recordEndpoint(path, ::geteuid() + 1, &file, &error)) << "another uid's socket";
-  EXPECT_THAT(error, HasSubstr("owned by uid"));
-  ASSERT_EQ(::chmod(path.c_str(), 0666), 0);
-  EXPECT_FALSE(recordEndpoint(path, ::geteuid(), &file, &error)) << "a socket anyone may connect to";
-  const std::string plain = dir.path() + "/plain";
+TEST_F(EndpointOwner, ASocketItsOwnerOpenedUpIsNotHandedOn) {
+  REQUIRE_ROOT();
+  ASSERT_TRUE(recordEndpoint(path_, ::geteuid(), &file_, &error_)) << error_;
+  ASSERT_TRUE(giveEndpoint(file_, kWorkerUid, &error_)) << error_;
+  // The client it was given to makes it anyone's; at the release it must not go on like that.
+  ASSERT_EQ(::chmod(path_.c_str(), 0666), 0);
+  EXPECT_FALSE(giveEndpoint(file_, ::geteuid(), &error_));
+  EXPECT_THAT(error_, HasSubstr("open to group or others"));
+  struct stat status {};
+  ASSERT_EQ(::stat(path_.c_str(), &status), 0);
+  EXPECT_EQ(status.st_uid, kWorkerUid) << "nothing changed";
+}
+
+TEST_F(EndpointOwner, RecordsOnlyASocketOfTheWorkerClosedToOthers) {
+  EXPECT_FALSE(recordEndpoint(path_, ::geteuid() + 1, &file_, &error_)) << "another uid's socket";
+  EXPECT_THAT(error_, HasSubstr("owned by uid"));
+  ASSERT_EQ(::chmod(path_.c_str(), 0666), 0);
+  EXPECT_FALSE(recordEndpoint(path_, ::geteuid(), &file_, &error_)) << "a socket anyone may connect to";
+  const std::string plain = dir_.path() + "/plain";
   std::ofstream(plain) << "x";
-  EXPECT_FALSE(recordEndpoint(plain, ::geteuid(), &file, &error));
-  EXPECT_THAT(error, HasSubstr("not a socket"));
-  const std::string link = dir.path() + "/link.sock";
-  ASSERT_EQ(::symlink(path.c_str(), link.c_str()), 0);
-  EXPECT_FALSE(recordEndpoint(link, ::geteuid(), &file, &error)) << "a link is not followed";
-  EXPECT_FALSE(recordEndpoint(dir.path() + "/missing.sock", ::geteuid(), &file, &error));
-  EXPECT_THAT(error, HasSubstr("missing.sock"));
-  ::close(listener);
+  EXPECT_FALSE(recordEndpoint(plain, ::geteuid(), &file_, &error_));
+  EXPECT_THAT(error_, HasSubstr("not a socket"));
+  const std::string link = dir_.path() + "/link.sock";
+  ASSERT_EQ(::symlink(path_.c_str(), link.c_str()), 0);
+  EXPECT_FALSE(recordEndpoint(link, ::geteuid(), &file_, &error_)) << "a link is not followed";
+  EXPECT_FALSE(recordEndpoint(dir_.path() + "/missing.sock", ::geteuid(), &file_, &error_));
+  EXPECT_THAT(error_, HasSubstr("missing.sock"));
 }
 
 }  // namespace
