@@ -74,13 +74,21 @@ PreparedImage prepareModuleImage(const std::vector<fatbin::Entry>& entries, std:
   }
   prepared.smArch = entry->smArch;
   prepared.ptx = entry->kind == fatbin::EntryKind::kPtx;
+  // Only the selected entry is decompressed (its bounds were checked with every other's).
+  std::string payload, decodeError;
+  if (!fatbin::decodedPayload(*entry, &payload, &decodeError)) {
+    prepared.error = cudaErrorInvalidKernelImage;
+    prepared.detail =
+        "the fatbin's entry for sm_" + std::to_string(entry->smArch) + " is refused: " + decodeError;
+    return prepared;
+  }
   if ((!guard && !link) || !prepared.ptx) {
-    prepared.image = entry->payload;
+    prepared.image = std::move(payload);
     if (prepared.ptx) prepared.image.push_back('\0');  // the driver reads PTX as a C string
     prepared.ok = true;
     return prepared;
   }
-  const ptx::ParseResult parsed = ptx::parse(entry->payload);
+  const ptx::ParseResult parsed = ptx::parse(payload);
   if (!parsed.ok) {
     prepared.error = cudaErrorInvalidPtx;
     prepared.detail = "the module's PTX cannot be parsed for the guard: " + parsed.error;

@@ -36,12 +36,51 @@ std::string kindName(std::uint16_t kind) {
   }
 }
 
+// PTX is text: trailing NULs are padding, any other NUL would make the
+// driver see less text than the guard checked. ELF must carry the ELF magic.
+bool checkPayloadContent(Entry& entry, std::string& error) {
+  if (entry.kind == EntryKind::kPtx) {
+    const std::size_t textEnd = entry.payload.find_last_not_of('\0');
+    entry.payload.resize(textEnd == std::string::npos ? 0 : textEnd + 1);
+    if (entry.payload.empty()) {
+      error = "PTX payload is empty";
+      return false;
+    }
+    const std::size_t nul = entry.payload.find('\0');
+    if (nul != std::string::npos) {
+      error = "PTX text contains a NUL byte at payload offset " + decimal(nul);
+      return false;
+    }
+    return true;
+  }
+  if (!std::string_view(entry.payload).starts_with(kElfMagic)) {
+    error = entry.payload.empty() ? "ELF payload is empty" : "ELF payload does not start with the ELF magic";
+    return false;
+  }
+  return true;
+}
+
+// Decompresses `compressed` to exactly `declaredSize` bytes into *out.
+bool decompress(Compression compression, Bytes compressed, std::uint64_t declaredSize, std::string* out,
+                std::string& error) {
+  Decompressed decompressed = compression == Compression::kZstd
+                                  ? decompressZstd(compressed, static_cast<std::size_t>(declaredSize))
+                                  : decompressLz4Block(compressed, static_cast<std::size_t>(declaredSize));
+  if (!decompressed.ok) {
+    error = (compression == Compression::kZstd ? "zstd payload: " : "LZ4 payload: ") + decompressed.error;
+    return false;
+  }
+  *out = std::move(decompressed.bytes);
+  return true;
+}
+
 // One pass over the input. Every offset it holds stays within `bytes_`: each
 // length read from the input is compared against the bytes that remain before
 // it is added to an offset, so no sum can overflow or pass the end.
 class Parser {
  public:
-  Parser(Bytes bytes, const Limits& limits) : bytes_(bytes), limits_(limits) {}
+  Parser(Bytes bytes, const Limits& limits, PayloadDecoding decoding)
+      : bytes_(bytes), limits_(limits), decoding_(decoding) {}
 
   ParseResult run() {
     if (bytes_.empty()) {
@@ -166,7 +205,8 @@ class Parser {
 
     std::string error;
     if (!readPayload(header, payload, entry, error)) return reject(at, where + error);
-    if (!checkPayloadContent(entry, error)) return reject(at, where + error);
+    // An entry kept compressed is checked when it is decoded (decodedPayload).
+    if (entry.compressed.empty() && !checkPayloadContent(entry, error)) return reject(at, where + error);
     result_.entries.push_back(std::move(entry));
     return true;
   }
@@ -191,18 +231,22 @@ class Parser {
       error = "compressed entry declares a decompressed size of 0";
       return false;
     }
-    if (!reserveOutput(declaredSize, error)) return false;
     const Bytes compressed = payload.first(compressedSize);
-    Decompressed decompressed = entry.compression == Compression::kZstd
-                                    ? decompressZstd(compressed, static_cast<std::size_t>(declaredSize))
-                                    : decompressLz4Block(compressed, static_cast<std::size_t>(declaredSize));
-    if (!decompressed.ok) {
-      error =
-          (entry.compression == Compression::kZstd ? "zstd payload: " : "LZ4 payload: ") + decompressed.error;
-      return false;
+    if (decoding_ == PayloadDecoding::kOnDemand) {
+      // Kept compressed: the per-entry limit applies to what it declares, the total to what
+      // is stored. A declared size that lies is caught when the entry is decoded.
+      if (declaredSize > limits_.maxDecompressedBytes) {
+        error = "payload of " + decimal(declaredSize) + " bytes exceeds the per-entry limit of " +
+                decimal(limits_.maxDecompressedBytes);
+        return false;
+      }
+      if (!reserveOutput(compressedSize, error)) return false;
+      entry.compressed.assign(compressed.begin(), compressed.end());
+      entry.decompressedSize = declaredSize;
+      return true;
     }
-    entry.payload = std::move(decompressed.bytes);
-    return true;
+    if (!reserveOutput(declaredSize, error)) return false;
+    return decompress(entry.compression, compressed, declaredSize, &entry.payload, error);
   }
 
   // Counts `size` output bytes against the per-entry and total limits.
@@ -222,31 +266,6 @@ class Parser {
     return true;
   }
 
-  // PTX is text: trailing NULs are padding, any other NUL would make the
-  // driver see less text than the guard checked. ELF must carry the ELF magic.
-  static bool checkPayloadContent(Entry& entry, std::string& error) {
-    if (entry.kind == EntryKind::kPtx) {
-      const std::size_t textEnd = entry.payload.find_last_not_of('\0');
-      entry.payload.resize(textEnd == std::string::npos ? 0 : textEnd + 1);
-      if (entry.payload.empty()) {
-        error = "PTX payload is empty";
-        return false;
-      }
-      const std::size_t nul = entry.payload.find('\0');
-      if (nul != std::string::npos) {
-        error = "PTX text contains a NUL byte at payload offset " + decimal(nul);
-        return false;
-      }
-      return true;
-    }
-    if (!std::string_view(entry.payload).starts_with(kElfMagic)) {
-      error =
-          entry.payload.empty() ? "ELF payload is empty" : "ELF payload does not start with the ELF magic";
-      return false;
-    }
-    return true;
-  }
-
   // Records why the input is rejected and drops every entry parsed so far:
   // the result is all or nothing. Returns false for `return reject(...)`.
   bool reject(std::size_t offset, std::string what) {
@@ -258,6 +277,7 @@ class Parser {
 
   const Bytes bytes_;
   const Limits& limits_;
+  const PayloadDecoding decoding_;
   ParseResult result_;
   std::size_t entriesSeen_ = 0;
   std::size_t totalBytes_ = 0;
@@ -265,8 +285,31 @@ class Parser {
 
 }  // namespace
 
-ParseResult parse(std::span<const std::uint8_t> bytes, const Limits& limits) {
-  return Parser(bytes, limits).run();
+ParseResult parse(std::span<const std::uint8_t> bytes, const Limits& limits, PayloadDecoding decoding) {
+  return Parser(bytes, limits, decoding).run();
+}
+
+bool decodedPayload(const Entry& entry, std::string* payload, std::string* error, const Limits& limits) {
+  if (entry.compressed.empty()) {
+    *payload = entry.payload;
+    return true;
+  }
+  if (entry.compression == Compression::kNone || entry.decompressedSize == 0 ||
+      entry.decompressedSize > limits.maxDecompressedBytes) {
+    *error = "compressed entry declares " + decimal(entry.decompressedSize) + " bytes, outside 1.." +
+             decimal(limits.maxDecompressedBytes);
+    return false;
+  }
+  Entry decoded;
+  decoded.kind = entry.kind;
+  const auto* bytes = reinterpret_cast<const std::uint8_t*>(entry.compressed.data());
+  if (!decompress(entry.compression, Bytes(bytes, entry.compressed.size()), entry.decompressedSize,
+                  &decoded.payload, *error) ||
+      !checkPayloadContent(decoded, *error)) {
+    return false;
+  }
+  *payload = std::move(decoded.payload);
+  return true;
 }
 
 }  // namespace agileos::fatbin

@@ -57,13 +57,25 @@ struct Entry {
   std::uint32_t container = 0;  // index of the container it came from, 0-based, in input order
   std::size_t offset = 0;       // byte offset of its entry header in the parsed span
   std::string payload;          // decompressed: PTX text (no trailing NULs) or an ELF image
+  // Set instead of `payload` for a compressed entry of a parse with PayloadDecoding::kOnDemand:
+  // the compressed bytes and the size their header declares (<= Limits::maxDecompressedBytes).
+  // decodedPayload() turns them into what `payload` would have held.
+  std::string compressed;
+  std::uint64_t decompressedSize = 0;
 };
 
 struct Limits {
   std::size_t maxEntries = 4096;                  // all containers together, skipped kinds included
   std::size_t maxDecompressedBytes = 512u << 20;  // per entry
-  std::size_t maxTotalBytes = 2048u << 20;        // all entries together
+  std::size_t maxTotalBytes = 2048u << 20;        // all entries' stored bytes together
 };
+
+// When compressed payloads are decompressed. kEveryEntry: parse() decompresses and checks every
+// entry (tools, tests). kOnDemand: parse() checks every entry's bounds and declared sizes but
+// keeps compressed payloads compressed (Entry::compressed); the caller decompresses only the
+// entry it selected (decodedPayload), so a fatbin of many large compressed entries costs one
+// entry's decompression, not all of them (the worker's choice: issue 14).
+enum class PayloadDecoding { kEveryEntry, kOnDemand };
 
 struct ParseResult {
   bool ok = false;
@@ -77,7 +89,14 @@ struct ParseResult {
 // zero bytes between and after containers are padding. All-or-nothing: any
 // malformed container, entry or payload fails the whole parse, so a caller
 // never acts on part of a module. A container with no entries is valid.
-ParseResult parse(std::span<const std::uint8_t> bytes, const Limits& limits = {});
+ParseResult parse(std::span<const std::uint8_t> bytes, const Limits& limits = {},
+                  PayloadDecoding decoding = PayloadDecoding::kEveryEntry);
+
+// The payload of `entry` as parse() with kEveryEntry would have given it: `entry.payload` when it
+// holds one, else `entry.compressed` decompressed to exactly `entry.decompressedSize` bytes
+// (<= limits.maxDecompressedBytes) and checked like every payload (PTX without NUL bytes, ELF
+// with its magic). False with *error set when it is not.
+bool decodedPayload(const Entry& entry, std::string* payload, std::string* error, const Limits& limits = {});
 
 enum class SelectionPolicy {
   kPreferSass,  // exact-architecture SASS if present, else the newest PTX <= device

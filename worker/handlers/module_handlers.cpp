@@ -11,8 +11,11 @@
 #include <algorithm>
 #include <array>
 #include <span>
+#include <string>
+#include <string_view>
 
 #include "worker/dispatcher.h"
+#include "worker/fatbin/elf_image_check.h"
 #include "worker/fatbin/fatbin_reader.h"
 #include "worker/handlers/guard_handlers.h"
 #include "worker/handlers/module_loading.h"
@@ -116,6 +119,18 @@ void resolveVariables(CallContext& ctx, ModuleRecord& module, const v1::ModuleLo
   }
 }
 
+// The driver's ELF parser is closed source and gets the image as a pointer without a length, so
+// every ELF image (a client's SASS, a cubin from the compiled-module cache) passes
+// fatbin::checkElfImage right before it. Anything else that reaches the driver here is PTX text
+// with its NUL (prepareModuleImage, compilePtx's fake), which the driver reads as a C string.
+bool elfImageIsSound(const std::string& image, v1::CallReply& reply) {
+  if (!std::string_view(image).starts_with(fatbin::kElfMagic)) return true;
+  std::string error;
+  const auto* bytes = reinterpret_cast<const std::uint8_t*>(image.data());
+  if (fatbin::checkElfImage(std::span<const std::uint8_t>(bytes, image.size()), &error)) return true;
+  return refuse(reply, cudaErrorInvalidKernelImage, "ELF image refused: " + error);
+}
+
 // Loads a prepared image. A guarded PTX image is compiled once per (text, architecture,
 // policy, driver) when the worker has a cache: the cubin is cached and loaded from there.
 // Reached only through loadModuleEntries, after the gate.
@@ -139,6 +154,7 @@ bool loadPreparedImage(CallContext& ctx, const PreparedImage& prepared, const Gu
     }
     image = &*compiled;
   }
+  if (!elfImageIsSound(*image, reply)) return false;
   if (succeeded(ctx, ctx.gpu.moduleLoad(image->data(), module, &log), reply, "cuModuleLoadData")) return true;
   reply.set_error_detail("module load failed: " + log.substr(0, 2048));
   return false;
@@ -215,7 +231,8 @@ void moduleLoad(CallContext& ctx, const v1::CallRequest& request, v1::CallReply&
     return;
   }
   const auto* bytes = reinterpret_cast<const std::uint8_t*>(args.fatbin().data());
-  fatbin::ParseResult parsed = fatbin::parse(std::span<const std::uint8_t>(bytes, args.fatbin().size()));
+  fatbin::ParseResult parsed = fatbin::parse(std::span<const std::uint8_t>(bytes, args.fatbin().size()), {},
+                                             fatbin::PayloadDecoding::kOnDemand);
   if (!parsed.ok) {
     refuse(reply, cudaErrorInvalidKernelImage, "fatbin refused: " + parsed.error);
     return;

@@ -61,7 +61,8 @@ bool imageEntries(CallContext& ctx, const std::string& image, std::vector<fatbin
   if (image.size() >= sizeof magic) std::memcpy(&magic, image.data(), sizeof magic);
   if (magic == kFatbinMagic) {
     const auto* bytes = reinterpret_cast<const std::uint8_t*>(image.data());
-    fatbin::ParseResult parsed = fatbin::parse(std::span<const std::uint8_t>(bytes, image.size()));
+    fatbin::ParseResult parsed = fatbin::parse(std::span<const std::uint8_t>(bytes, image.size()), {},
+                                               fatbin::PayloadDecoding::kOnDemand);
     if (!parsed.ok) return refuse(reply, cudaErrorInvalidKernelImage, "fatbin refused: " + parsed.error);
     *entries = std::move(parsed.entries);
     return true;

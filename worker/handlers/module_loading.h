@@ -26,6 +26,8 @@
 //     choice) nothing is marked;
 //   - that guarded text passes ptx::checkEmittedText before any JIT and before the cache is
 //     consulted (prepareModuleImage).
+// Then, right before the driver loads any image, an ELF image (SASS, a cubin from the cache) must
+// pass fatbin::checkElfImage (worker/fatbin/elf_image_check.h): cudaErrorInvalidKernelImage if not.
 #pragma once
 
 #include <string>

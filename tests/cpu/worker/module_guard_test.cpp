@@ -401,6 +401,59 @@ TEST(CodeLoadingGate, UnderPolicyOffNothingIsMarked) {
   EXPECT_FALSE(harness.memory().runsUnguardedCode(1));
 }
 
+// ---- the ELF image check before the driver (fatbin::checkElfImage, issue 14) ----
+
+// The driver never sees an ELF image that fails the check: a client's raw cubin, or what the
+// compiled-module cache returns. The client gets cudaErrorInvalidKernelImage and the reason.
+TEST(ElfImageCheck, AMalformedRawCubinNeverReachesTheDriver) {
+  WorkerHarness harness(loadingElf());
+  TestClient client = harness.attach(1, config(Mode::kOff));
+  const std::string good = sassOnlyElf();
+  ASSERT_GT(good.size(), 64u);
+  std::string truncated = good.substr(0, good.size() - 1);
+  std::string otherMachine = good;
+  otherMachine[18] = 62;  // e_machine = EM_X86_64
+  for (const std::string* image : {&truncated, &otherMachine}) {
+    const std::uint64_t loadsBefore = harness.gpu().callCount(FakeGpuCall::kModuleLoad);
+    const v1::CallReply refused = client.call(loadImage(*image));
+    EXPECT_EQ(refused.error(), cudaErrorInvalidKernelImage) << describe(refused);
+    EXPECT_EQ(refused.error_detail().rfind("ELF image refused: byte offset 0x", 0), 0u)
+        << refused.error_detail();
+    EXPECT_EQ(harness.gpu().callCount(FakeGpuCall::kModuleLoad), loadsBefore) << "the driver saw it";
+  }
+  EXPECT_EQ(harness.gpu().liveModules(), 0u);
+  // The real cubin passes and loads.
+  EXPECT_EQ(client.call(loadImage(good)).error(), 0);
+  EXPECT_EQ(harness.gpu().liveModules(), 1u);
+}
+
+TEST(ElfImageCheck, AMalformedCubinFromTheCompiledModuleCacheNeverReachesTheDriver) {
+  const test_support::TempDir root("agileos-elf-check-cache-test");
+  const std::string dir = root.file("modules");
+  std::string error;
+  auto cache =
+      CompiledModuleCache::open(dir, 1 << 24, std::string(CompiledModuleCache::kKeyBytes, 'k'), &error);
+  ASSERT_NE(cache, nullptr) << error;
+  WorkerHarness harness;
+  harness.setGuardContext({cache.get(), false});
+  TestClient first = harness.attach(1, policy(ptx::GuardPolicy::kTrap));
+  ASSERT_NE(first.loadModule(readTestFatbin(TestFatbin::kSm90)).module, 0u);
+  // The one entry (the fake JIT's output) replaced by a damaged cubin under a valid MAC: what a
+  // cache written by a faulty compiler, or by someone holding the key, would return.
+  std::string key;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() == ".cubin") key = entry.path().stem().string();
+  }
+  ASSERT_FALSE(key.empty());
+  const std::string elf = sassOnlyElf();
+  cache->store(key, elf.substr(0, elf.size() / 2));
+  TestClient second = harness.attach(2, policy(ptx::GuardPolicy::kTrap));
+  const v1::CallReply refused =
+      second.call(requests::moduleLoad(readTestFatbin(TestFatbin::kSm90), kAllKernels, kAllVariables));
+  EXPECT_EQ(refused.error(), cudaErrorInvalidKernelImage) << describe(refused);
+  EXPECT_NE(refused.error_detail().find("ELF image refused"), std::string::npos) << refused.error_detail();
+}
+
 // ---- the check of the emitted text before the JIT (ptx::checkEmittedText) ----
 
 TEST(EmittedTextCheck, TheGuardsOutputPassesAndTextThatWouldCompileUnguardedAccessesIsRefused) {
