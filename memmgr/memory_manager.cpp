@@ -89,9 +89,10 @@ struct MemoryManager::State {
   MappingLifecycle mappings;
   ChunkSuballocator chunks;
   Allocations large;
-  std::unordered_map<ClientId, std::uint64_t> largeBytesOf;  // mapped bytes; no zero entries
-  std::unordered_map<ClientId, std::uint64_t> quotas;        // setQuota; no zero entries
-  VaRangeAllocator protectedAddresses;                       // the module range; before protectedMappings
+  std::unordered_map<ClientId, std::uint64_t> largeBytesOf;   // mapped bytes; no zero entries
+  std::unordered_map<ClientId, std::uint64_t> quotas;         // setQuota; no zero entries
+  std::unordered_map<ClientId, std::uint64_t> driverCharges;  // setDriverCharge; no zero entries
+  VaRangeAllocator protectedAddresses;                        // the module range; before protectedMappings
   MappingLifecycle protectedMappings;  // exportable: a module may share its memory with its service
   Allocations protectedAllocations;
   VaRangeAllocator ioAddresses;  // host placements in the MMIO window
@@ -430,10 +431,31 @@ std::uint64_t MemoryManager::chargedBytes(ClientId client) const {
   return chargedBytesLocked(client);
 }
 
+bool MemoryManager::setDriverCharge(ClientId client, std::uint64_t bytes) {
+  std::lock_guard lock(mutex_);
+  auto it = state_->driverCharges.find(client);
+  const std::uint64_t current = it == state_->driverCharges.end() ? 0 : it->second;
+  if (bytes > current && !fitsQuota(client, bytes - current)) return false;
+  if (bytes == 0) {
+    state_->driverCharges.erase(client);
+  } else {
+    state_->driverCharges[client] = bytes;
+  }
+  return true;
+}
+
+std::uint64_t MemoryManager::driverCharge(ClientId client) const {
+  std::lock_guard lock(mutex_);
+  auto it = state_->driverCharges.find(client);
+  return it == state_->driverCharges.end() ? 0 : it->second;
+}
+
 std::uint64_t MemoryManager::chargedBytesLocked(ClientId client) const {
   auto large = state_->largeBytesOf.find(client);
-  std::uint64_t bytes =
-      state_->chunks.bytesHeldBy(client) + (large == state_->largeBytesOf.end() ? 0 : large->second);
+  auto driver = state_->driverCharges.find(client);
+  std::uint64_t bytes = state_->chunks.bytesHeldBy(client) +
+                        (large == state_->largeBytesOf.end() ? 0 : large->second) +
+                        (driver == state_->driverCharges.end() ? 0 : driver->second);
   for (const auto& [base, allocation] : state_->protectedAllocations) {
     if (allocation.owner == client) bytes += allocation.range.size;
   }

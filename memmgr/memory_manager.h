@@ -173,8 +173,17 @@ class MemoryManager {
   // client's quota); setQuota(client, 0) forgets it.
   void setQuota(ClientId client, std::uint64_t bytes);
   std::uint64_t quota(ClientId client) const;
-  // bytesInUse(client) + protectedBytes(client), under one lock.
+  // bytesInUse(client) + protectedBytes(client) + driverCharge(client), under one lock.
   std::uint64_t chargedBytes(ClientId client) const;
+
+  // Device memory the driver holds for `client` outside this manager (context limits it raised:
+  // stack, device malloc heap, printf FIFO; worker/driver_limit_cost.h), charged to its quota
+  // like a mapping. Raising the charge fails (false, nothing changes) when the rise would take
+  // the client past its quota (its cached empty chunks given back first, as in allocate());
+  // lowering it always succeeds. Kept by releaseClient (the limits live in the context, not in
+  // the client's memory); setDriverCharge(client, 0) forgets it.
+  bool setDriverCharge(ClientId client, std::uint64_t bytes);
+  std::uint64_t driverCharge(ClientId client) const;
 
   std::size_t granularity() const { return granularity_; }
   const AllocationTable& table() const { return table_; }

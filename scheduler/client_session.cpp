@@ -252,10 +252,10 @@ void SessionRunner::run(SessionStream& stream) {
   SessionEndSignal end_signal;
   const AcquireResult placed = pool_.acquire(
       client, *token, [&end_signal](const std::string& reason) { end_signal.workerEnded(reason); },
-      ClientAttachSetting{guardPolicy, options_.guard.sass_only == "allow",
-                          options_.guard.require == "always", admittedAdapterOperations(options_.adapters),
-                          std::move(modules), memoryQuota,
-                          peer ? std::optional<uid_t>(peer->uid) : std::nullopt},
+      ClientAttachSetting{
+          guardPolicy, options_.guard.sass_only == "allow", options_.guard.require == "always",
+          admittedAdapterOperations(options_.adapters), std::move(modules), memoryQuota,
+          peer ? std::optional<uid_t>(peer->uid) : std::nullopt, options_.pinned_host_quota_bytes},
       [&stream] { return stream.gone(); });
   if (!placed.assigned) {
     writeRefusal(stream, toProto(placed.refusal), placed.message);

@@ -43,6 +43,9 @@ struct SessionOptions {
   GuardSection guard;
   // Each client's device-memory quota.
   MemorySection memory;
+  // Each client's share of the host's pinned memory (resolvePinnedHostBudget); nullopt: the
+  // worker's built-in bound.
+  std::optional<std::uint64_t> pinned_host_quota_bytes;
   // Sessions one uid (SO_PEERCRED) may hold at once; 0: no limit (WorkerConfig).
   std::uint32_t max_clients_per_uid = 0;
   // Which library adapter operations a client may call.

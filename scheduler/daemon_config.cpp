@@ -379,6 +379,13 @@ std::vector<std::string> checkConsistency(const DaemonConfig& config) {
                      std::to_string(config.worker.max_workers));
   }
   checkPrivileges(config, &errors);
+  if (config.memory.pinned_total_bytes != 0 &&
+      config.memory.pinned_per_client_bytes > config.memory.pinned_total_bytes) {
+    errors.push_back(
+        "memory.pinned_per_client_bytes: " + std::to_string(config.memory.pinned_per_client_bytes) +
+        " exceeds memory.pinned_total_bytes (" + std::to_string(config.memory.pinned_total_bytes) +
+        "), so no client could be admitted");
+  }
   std::set<std::string, std::less<>> service_names;
   for (std::size_t i = 0; i < config.services.size(); ++i) {
     const ServiceConfig& service = config.services[i];
@@ -450,6 +457,8 @@ ConfigResult parseDaemonConfig(std::string_view json_text) {
     JsonObjectReader reader(*memory, top.childPath("memory"), &result.errors);
     reader.readInteger("quota_bytes", 0, kMaxMemoryBytes, &config.memory.quota_bytes);
     reader.readInteger("reserve_bytes", 0, kMaxMemoryBytes, &config.memory.reserve_bytes);
+    reader.readInteger("pinned_total_bytes", 0, kMaxMemoryBytes, &config.memory.pinned_total_bytes);
+    reader.readInteger("pinned_per_client_bytes", 0, kMaxMemoryBytes, &config.memory.pinned_per_client_bytes);
     if (const json* per_uid = reader.readObject("per_uid"); per_uid != nullptr) {
       readPerUidQuotas(*per_uid, reader.childPath("per_uid"), &config.memory.per_uid, &result.errors);
     }
@@ -507,6 +516,19 @@ ConfigResult parseDaemonConfig(std::string_view json_text) {
   return result;
 }
 
+PinnedHostBudget resolvePinnedHostBudget(const MemorySection& memory, std::uint64_t host_memory_bytes,
+                                         std::uint32_t max_workers) {
+  constexpr std::uint64_t kMaxDefaultShare = 32ull << 30;
+  PinnedHostBudget budget;
+  budget.total_bytes = memory.pinned_total_bytes != 0 ? memory.pinned_total_bytes : host_memory_bytes / 2;
+  budget.per_client_bytes =
+      memory.pinned_per_client_bytes != 0
+          ? memory.pinned_per_client_bytes
+          : std::min(kMaxDefaultShare, budget.total_bytes / std::max<std::uint32_t>(max_workers, 1));
+  budget.per_client_bytes = std::min(budget.per_client_bytes, budget.total_bytes);
+  return budget;
+}
+
 std::uint64_t memoryQuotaFor(const MemorySection& memory, std::optional<std::uint32_t> peer_uid) {
   if (peer_uid) {
     if (auto found = memory.per_uid.find(*peer_uid); found != memory.per_uid.end()) return found->second;
@@ -542,7 +564,11 @@ ConfigResult loadDaemonConfig(const std::string& path) {
 json memoryToJson(const MemorySection& memory) {
   json per_uid = json::object();
   for (const auto& [uid, quota] : memory.per_uid) per_uid[std::to_string(uid)] = quota;
-  return {{"quota_bytes", memory.quota_bytes}, {"reserve_bytes", memory.reserve_bytes}, {"per_uid", per_uid}};
+  return {{"quota_bytes", memory.quota_bytes},
+          {"reserve_bytes", memory.reserve_bytes},
+          {"per_uid", per_uid},
+          {"pinned_total_bytes", memory.pinned_total_bytes},
+          {"pinned_per_client_bytes", memory.pinned_per_client_bytes}};
 }
 
 std::string toJsonText(const DaemonConfig& config) {

@@ -85,7 +85,24 @@ struct MemorySection {
   // Overrides of quota_bytes for the clients of a uid (the kernel's word, SO_PEERCRED): a
   // tenant with a bigger or smaller share. The JSON keys are decimal uids.
   std::map<std::uint32_t, std::uint64_t> per_uid;
+  // Page-locked host memory (cudaMallocHost, cudaHostAlloc over the shared-memory transport),
+  // which the kernel can neither swap nor reclaim. pinned_total_bytes: the most all clients
+  // together may pin (0: half of the host's physical memory, read at daemon start).
+  // pinned_per_client_bytes: each client's share (0: pinned_total_bytes / worker.max_workers,
+  // at most 32 GiB). The daemon admits a client only while the shares of the clients it serves
+  // plus its own fit the total, so the host's pinned memory never passes it.
+  std::uint64_t pinned_total_bytes = 0;
+  std::uint64_t pinned_per_client_bytes = 0;
 };
+
+// The pinned host memory budget in force: the total and each client's share, from the config,
+// the host's physical memory and the number of worker slots (MemorySection).
+struct PinnedHostBudget {
+  std::uint64_t total_bytes = 0;
+  std::uint64_t per_client_bytes = 0;
+};
+PinnedHostBudget resolvePinnedHostBudget(const MemorySection& memory, std::uint64_t host_memory_bytes,
+                                         std::uint32_t max_workers);
 
 // Privilege separation (issue 14). When agileosd runs as root, each worker process runs as an
 // unprivileged uid of its own, and each service as another; both keep access to the GPU device

@@ -144,6 +144,14 @@ DaemonServerOptions serverOptionsFromConfig(const DaemonConfig& config, const st
   options.session.memory = config.memory;
   options.session.max_clients_per_uid = config.worker.max_clients_per_uid;
   options.pool.memory_reserve_bytes = config.memory.reserve_bytes;
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page_size = ::sysconf(_SC_PAGESIZE);
+  const PinnedHostBudget pinned = resolvePinnedHostBudget(
+      config.memory, pages > 0 && page_size > 0 ? static_cast<std::uint64_t>(pages) * page_size : 0,
+      config.worker.max_workers);
+  options.pool.pinned_host_total_bytes = pinned.total_bytes;
+  options.session.pinned_host_quota_bytes = pinned.per_client_bytes;
+  spdlog::info("pinned host memory: {} bytes for all clients, {} per client", pinned.total_bytes,
+               pinned.per_client_bytes);
   options.session.adapters = config.adapters;
   options.session.modules = config.modules;
   options.pool.runtime_dir = config.runtime_dir;

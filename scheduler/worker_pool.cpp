@@ -266,7 +266,9 @@ void WorkerPool::enforceDeadlines() {
       case ClientState::kQueued:
         if (std::string shortfall = capacityShortfall(*client); !shortfall.empty()) {
           refuse(*client, RefusalKind::kBusy,
-                 "no device memory became free within " + msText(queueWait()) + ": " + shortfall +
+                 std::string(pinnedHostShortfall(*client).empty() ? "no device memory"
+                                                                  : "no pinned host memory") +
+                     " became free within " + msText(queueWait()) + ": " + shortfall +
                      " (worker.queue_wait_ms); try again later");
           break;
         }
@@ -335,8 +337,8 @@ void WorkerPool::schedulePendingClients() {
     // Capacity first, in line: a client whose quota does not fit waits, and everyone behind it
     // with it (first come, first served: a smaller quota does not overtake).
     if (std::string shortfall = capacityShortfall(*client); !shortfall.empty()) {
-      // A quota larger than the whole capacity never fits: no use waiting.
-      if (options_.queue_wait.count() == 0 || shortfall.rfind("its memory quota", 0) == 0) {
+      // A quota or share larger than the whole capacity never fits ("its ..."): no use waiting.
+      if (options_.queue_wait.count() == 0 || shortfall.rfind("its ", 0) == 0) {
         refuse(*client, RefusalKind::kBusy, shortfall);
         continue;
       }
@@ -390,14 +392,8 @@ std::chrono::milliseconds WorkerPool::queueWait() const {
   return options_.queue_wait.count() > 0 ? options_.queue_wait : options_.start_timeout;
 }
 
-std::string WorkerPool::capacityShortfall(const Client& client) const {
-  const std::uint64_t quota = client.guard.memory_quota_bytes;
-  // Without a quota there is nothing to reserve; before any worker reported the device's
-  // memory there is nothing to compare with (the first client then meets its quota alone).
-  if (quota == 0 || device_memory_bytes_ == 0) return {};
-  const std::uint64_t capacity = device_memory_bytes_ > options_.memory_reserve_bytes
-                                     ? device_memory_bytes_ - options_.memory_reserve_bytes
-                                     : 0;
+std::uint64_t WorkerPool::promisedToPlacedClients(
+    const std::function<std::uint64_t(const ClientAttachSetting&)>& amountOf) const {
   std::uint64_t promised = 0;
   for (const auto& [id, other] : clients_) {
     switch (other.state) {
@@ -405,13 +401,27 @@ std::string WorkerPool::capacityShortfall(const Client& client) const {
       case ClientState::kAttaching:
       case ClientState::kAttached:
       case ClientState::kReleaseRequested:
-      case ClientState::kReleasing:  // its memory is not back until the worker says released
-        promised += other.guard.memory_quota_bytes;
+      case ClientState::kReleasing:  // its share is not back until the worker says released
+        promised += amountOf(other.guard);
         break;
       default:
         break;
     }
   }
+  return promised;
+}
+
+std::string WorkerPool::capacityShortfall(const Client& client) const {
+  if (std::string shortfall = pinnedHostShortfall(client); !shortfall.empty()) return shortfall;
+  const std::uint64_t quota = client.guard.memory_quota_bytes;
+  // Without a quota there is nothing to reserve; before any worker reported the device's
+  // memory there is nothing to compare with (the first client then meets its quota alone).
+  if (quota == 0 || device_memory_bytes_ == 0) return {};
+  const std::uint64_t capacity = device_memory_bytes_ > options_.memory_reserve_bytes
+                                     ? device_memory_bytes_ - options_.memory_reserve_bytes
+                                     : 0;
+  const std::uint64_t promised =
+      promisedToPlacedClients([](const ClientAttachSetting& setting) { return setting.memory_quota_bytes; });
   auto gib = [](std::uint64_t bytes) {
     char text[32];
     std::snprintf(text, sizeof text, "%.1f GiB", static_cast<double>(bytes) / (1ull << 30));
@@ -424,6 +434,23 @@ std::string WorkerPool::capacityShortfall(const Client& client) const {
   if (promised <= capacity && quota <= capacity - promised) return {};
   return "the device's memory is promised to other clients (" + gib(promised) + " of " + gib(capacity) +
          "; this client's quota is " + gib(quota) + ")";
+}
+
+// Whether every client's pinned host share, this one's included, fits the host-wide total.
+std::string WorkerPool::pinnedHostShortfall(const Client& client) const {
+  const std::uint64_t share = client.guard.pinned_host_quota_bytes.value_or(0);
+  const std::uint64_t total = options_.pinned_host_total_bytes;
+  if (share == 0 || total == 0) return {};
+  if (share > total) {
+    return "its pinned host memory share (" + std::to_string(share) +
+           " bytes) exceeds memory.pinned_total_bytes (" + std::to_string(total) + ")";
+  }
+  const std::uint64_t promised = promisedToPlacedClients(
+      [](const ClientAttachSetting& setting) { return setting.pinned_host_quota_bytes.value_or(0); });
+  if (promised <= total && share <= total - promised) return {};
+  return "the host's pinned memory is promised to other clients (" + std::to_string(promised) + " of " +
+         std::to_string(total) + " bytes, memory.pinned_total_bytes; this client's share is " +
+         std::to_string(share) + ")";
 }
 
 void WorkerPool::retireIdleWorkers() {

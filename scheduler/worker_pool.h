@@ -63,6 +63,9 @@ struct PoolOptions {
   // Capacity admission: a client with a quota is placed only while the quotas of the placed
   // clients plus its own fit the device's memory (reported by the workers) minus this.
   std::uint64_t memory_reserve_bytes = 0;
+  // ... and only while the pinned host memory shares of the placed clients plus its own fit
+  // this (MemorySection::pinned_total_bytes, resolved); 0: no host-wide check.
+  std::uint64_t pinned_host_total_bytes = 0;
   std::chrono::milliseconds reply_timeout{10000};   // attach -> attached, release -> released
   std::chrono::milliseconds shutdown_grace{5000};   // shutdown message -> SIGTERM
   std::chrono::milliseconds terminate_grace{2000};  // SIGTERM -> SIGKILL
@@ -161,6 +164,10 @@ struct ClientAttachSetting {
   // The client's uid as the kernel reported it on the daemon's socket (SO_PEERCRED); the worker
   // lets only this uid (and root) reach its endpoints. nullopt: unknown (in-process tests).
   std::optional<uid_t> peer_uid;
+  // The most page-locked host memory the client may hold; admitted only while it fits
+  // PoolOptions::pinned_host_total_bytes with the other clients' shares. nullopt: the worker's
+  // built-in bound, not counted host-wide (in-process tests).
+  std::optional<std::uint64_t> pinned_host_quota_bytes;
 };
 
 class WorkerPool {
@@ -262,6 +269,11 @@ class WorkerPool {
   void releaseWorkerFiles(Worker& worker);
   // Capacity admission (PoolOptions::memory_reserve_bytes): "" if `client` fits now, else why not.
   std::string capacityShortfall(const Client& client) const;
+  std::string pinnedHostShortfall(const Client& client) const;
+  // The sum of `amountOf` over the clients that hold a promise of capacity: placed, attached, or
+  // not yet released by their worker.
+  std::uint64_t promisedToPlacedClients(
+      const std::function<std::uint64_t(const ClientAttachSetting&)>& amountOf) const;
   // How long a queued client waits before it is refused (its deadline in kQueued).
   std::chrono::milliseconds queueWait() const;
 

@@ -222,6 +222,8 @@ void WorkerPool::sendAttach(Worker& worker, Client& client) {
   message.mutable_attach()->set_allow_sass_only(client.guard.allow_sass_only);
   message.mutable_attach()->set_guard_always(client.guard.always);
   message.mutable_attach()->set_memory_quota_bytes(client.guard.memory_quota_bytes);
+  if (client.guard.pinned_host_quota_bytes)
+    message.mutable_attach()->set_pinned_host_quota_bytes(*client.guard.pinned_host_quota_bytes);
   if (client.guard.peer_uid) message.mutable_attach()->set_peer_uid(*client.guard.peer_uid);
   for (const std::string& operation : client.guard.adapter_operations) {
     message.mutable_attach()->add_adapter_operations(operation);

@@ -21,12 +21,17 @@
 #include <vector>
 
 #include "memmgr/address_layout.h"
+#include "worker/driver_limit_cost.h"
 #include "worker/handle_table.h"
 #include "worker/host_memory/shared_host_segment.h"
 #include "worker/modules/module_set.h"
 #include "worker/session_guard.h"
 
 namespace agileos::worker {
+
+// A client's page-locked host memory bound when the daemon sends none (in-process tests, an older
+// daemon). The daemon sends each client its share of memory.pinned_total_bytes.
+inline constexpr std::uint64_t kDefaultPinnedHostQuotaBytes = 32ull << 30;
 
 using memmgr::ClientId;
 
@@ -130,9 +135,11 @@ class ClientSession {
   HandleTable<ModuleRecord> modules;
   HandleTable<FunctionRecord> functions;
   // Page-locked host memory shared with the client (HostAlloc); only over the
-  // shared-memory transport. `hostSegmentBytes` is their total size, for the quota.
+  // shared-memory transport. `hostSegmentBytes` is their total size, never more than
+  // `pinnedHostQuotaBytes` (set at attach, immutable after).
   HandleTable<std::shared_ptr<SharedHostSegment>> hostSegments;
   std::atomic<std::uint64_t> hostSegmentBytes{0};
+  std::uint64_t pinnedHostQuotaBytes = kDefaultPinnedHostQuotaBytes;
 
   // Objects of trusted library adapters (cuFFT plans, ...) this client created.
   HandleTable<std::shared_ptr<LibraryObject>> libraryObjects;
@@ -149,6 +156,14 @@ class ClientSession {
   // without one). The pointer is set before the session is shared and never changes; the set
   // is torn down by releaseSession and kept across cudaDeviceReset (like protected memory).
   std::unique_ptr<worker::modules::ModuleSet> protectedModules;
+
+  // The context limits this client changed (cudaDeviceSetLimit), keyed by CUlimit, with the
+  // values before its first change: what the rise costs is charged to its quota
+  // (MemoryManager::setDriverCharge), and cudaDeviceReset and the end of the session put the
+  // initial values back (restoreContextLimits), so the next client of this context starts
+  // from the defaults. `limitsMutex` makes each change and its charge one step.
+  std::mutex limitsMutex;
+  std::map<int, LimitChange> changedLimits;
 
   // Set once the session is being torn down; calls racing with teardown are refused.
   std::atomic<bool> closing{false};

@@ -107,7 +107,9 @@ void ControlChannel::serve(WorkerRuntime& runtime) {
                                       module.host_library_path(), module.service()});
         }
         if (!runtime.attach(attach.client_id(), attach.session_token(), guard, std::move(adapterOperations),
-                            protectedModules, attach.memory_quota_bytes())) {
+                            protectedModules, attach.memory_quota_bytes(),
+                            attach.has_pinned_host_quota_bytes() ? attach.pinned_host_quota_bytes()
+                                                                 : kDefaultPinnedHostQuotaBytes)) {
           spdlog::error("refused to attach client {} (duplicate id or token, or a protected module failed)",
                         attach.client_id());
           break;  // the daemon times out waiting for `attached` and retires this worker

@@ -23,6 +23,19 @@ void releaseUserMemory(memmgr::MemoryManager& memory, ClientSession& session) {
   }
 }
 
+void restoreContextLimits(GpuBackend& gpu, memmgr::MemoryManager& memory, ClientSession& session) {
+  std::lock_guard lock(session.limitsMutex);
+  for (const auto& [limit, change] : session.changedLimits) {
+    const CUresult result = gpu.setLimit(static_cast<CUlimit>(limit), change.initial);
+    if (result != CUDA_SUCCESS) {
+      spdlog::warn("client {}: restoring context limit {} to {} failed ({})", session.id(), limit,
+                   change.initial, int(result));
+    }
+  }
+  session.changedLimits.clear();
+  memory.setDriverCharge(session.id(), 0);
+}
+
 void unloadModule(GpuBackend& gpu, memmgr::MemoryManager& memory, ClientSession& session,
                   const ModuleRecord& module) {
   for (Token function : module.functions) session.functions.erase(function);
@@ -54,6 +67,7 @@ void releaseSession(GpuBackend& gpu, memmgr::MemoryManager& memory, ClientSessio
   for (auto& [token, module] : session.modules.drain()) unloadModule(gpu, memory, session, module);
   session.functions.drain();
   releaseSessionGuard(gpu, session);
+  restoreContextLimits(gpu, memory, session);
   memory.releaseClient(session.id());
   memory.releaseProtected(session.id());
   memory.setQuota(session.id(), 0);

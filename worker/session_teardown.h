@@ -15,12 +15,16 @@ void releaseStreamsAndEvents(GpuBackend& gpu, ClientSession& session);
 // Frees the client's user allocations; the globals of its loaded modules stay valid.
 void releaseUserMemory(memmgr::MemoryManager& memory, ClientSession& session);
 
+// Puts every context limit the client changed back to its value before the client's first
+// change, and drops the charge for them. A limit the driver will not restore is logged.
+void restoreContextLimits(GpuBackend& gpu, memmgr::MemoryManager& memory, ClientSession& session);
+
 // Unloads one module that has already been removed from the session's table.
 void unloadModule(GpuBackend& gpu, memmgr::MemoryManager& memory, ClientSession& session,
                   const ModuleRecord& module);
 
 // Everything: synchronize, library objects, protected module instances (reverse order), streams,
-// events, modules, memory, protected memory. Never fails; problems are logged.
+// events, modules, context limits, memory, protected memory. Never fails; problems are logged.
 void releaseSession(GpuBackend& gpu, memmgr::MemoryManager& memory, ClientSession& session);
 
 }  // namespace agileos::worker

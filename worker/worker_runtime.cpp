@@ -18,7 +18,7 @@ void WorkerRuntime::setAdapters(std::unique_ptr<AdapterHost> adapters) {
 bool WorkerRuntime::attach(ClientId client, const std::string& sessionToken, const GuardConfig& guard,
                            std::vector<std::string> adapterOperations,
                            const std::vector<modules::AdmittedModule>& protectedModules,
-                           std::uint64_t memoryQuotaBytes) {
+                           std::uint64_t memoryQuotaBytes, std::uint64_t pinnedHostQuotaBytes) {
   if (sessionToken.empty()) return false;
   auto taken = [&] { return clients_.contains(client) || byToken_.contains(sessionToken); };
   {
@@ -40,6 +40,7 @@ bool WorkerRuntime::attach(ClientId client, const std::string& sessionToken, con
   }
   auto session = std::make_shared<ClientSession>(client, sessionToken);
   session->guard.setting = guard;
+  session->pinnedHostQuotaBytes = pinnedHostQuotaBytes;
   session->adapterOperations = std::move(adapterOperations);
   session->protectedModules = std::move(moduleSet);
   {
@@ -49,9 +50,10 @@ bool WorkerRuntime::attach(ClientId client, const std::string& sessionToken, con
     byToken_.emplace(sessionToken, client);
   }
   spdlog::info(
-      "client {} attached; memory quota {}; kernel memory guard {}{}; {} protected module instance(s)",
+      "client {} attached; memory quota {}; pinned host memory up to {} bytes; kernel memory guard {}{}; {} "
+      "protected module instance(s)",
       client, memoryQuotaBytes == 0 ? std::string("none") : std::to_string(memoryQuotaBytes) + " bytes",
-      policyName(guard),
+      pinnedHostQuotaBytes, policyName(guard),
       guard.enabled
           ? (guard.allowSassOnly ? " (SASS-only modules load unguarded)" : " (SASS-only modules refused)")
           : "",

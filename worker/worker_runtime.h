@@ -40,11 +40,13 @@ class WorkerRuntime {
   // `adapterOperations` are the library adapter operations the daemon admitted for it.
   // `protectedModules` are its admitted protected modules in load order (dependencies first).
   // `memoryQuotaBytes` is its device-memory quota (0: none), in force before its modules are
-  // made, so their protected memory counts too.
+  // made, so their protected memory counts too. `pinnedHostQuotaBytes` bounds its page-locked
+  // host memory (0: none may be pinned).
   bool attach(ClientId client, const std::string& sessionToken, const GuardConfig& guard = {},
               std::vector<std::string> adapterOperations = {},
               const std::vector<modules::AdmittedModule>& protectedModules = {},
-              std::uint64_t memoryQuotaBytes = 0);
+              std::uint64_t memoryQuotaBytes = 0,
+              std::uint64_t pinnedHostQuotaBytes = kDefaultPinnedHostQuotaBytes);
   // Releases everything the client holds; returns false if it was not attached.
   bool release(ClientId client);
   // Releases every attached client (worker shutdown).

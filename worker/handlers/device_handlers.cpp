@@ -66,6 +66,7 @@ void deviceReset(CallContext& ctx, const v1::CallRequest&, v1::CallReply& reply)
   // Modules' DMA registrations end before the memory they name does (as in cudaFree).
   if (ctx.session.protectedModules) ctx.session.protectedModules->revokeAllDma();
   releaseStreamsAndEvents(ctx.gpu, ctx.session);
+  restoreContextLimits(ctx.gpu, ctx.memory, ctx.session);  // a reset context has its default limits
   releaseUserMemory(ctx.memory, ctx.session);
 }
 
@@ -96,13 +97,41 @@ void deviceGetLimit(CallContext& ctx, const v1::CallRequest& request, v1::CallRe
   reply.mutable_limit_value()->set_value(value);
 }
 
+// The device memory a raised limit sets aside is charged to the client's quota before the driver
+// sees the call (driver_limit_cost.h); a limit whose cost does not fit is refused with
+// cudaErrorMemoryAllocation and changes nothing.
 void deviceSetLimit(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) {
   const auto& args = request.device_set_limit();
   if (!isClientLimit(args.limit())) {
     refuse(reply, cudaErrorInvalidValue, "unknown limit");
     return;
   }
-  succeeded(ctx, ctx.gpu.setLimit(static_cast<CUlimit>(args.limit()), args.value()), reply, "cuCtxSetLimit");
+  const auto limit = static_cast<CUlimit>(args.limit());
+  const std::size_t value = args.value();
+  std::lock_guard lock(ctx.session.limitsMutex);
+  std::map<int, LimitChange> proposed = ctx.session.changedLimits;
+  if (auto it = proposed.find(limit); it != proposed.end()) {
+    it->second.current = value;
+  } else {
+    std::size_t initial = 0;
+    if (!succeeded(ctx, ctx.gpu.getLimit(limit, &initial), reply, "cuCtxGetLimit")) return;
+    proposed[limit] = {initial, value};
+  }
+  const ClientId client = ctx.session.id();
+  const std::uint64_t previousCharge = ctx.memory.driverCharge(client);
+  const std::uint64_t charge = driverLimitCharge(proposed, ctx.gpu.device());
+  if (!ctx.memory.setDriverCharge(client, charge)) {
+    refuse(reply, cudaErrorMemoryAllocation,
+           "limit " + std::to_string(args.limit()) + " = " + std::to_string(value) + " sets aside " +
+               std::to_string(charge - previousCharge) +
+               " more bytes of device memory than the client's quota has left");
+    return;
+  }
+  if (!succeeded(ctx, ctx.gpu.setLimit(limit, value), reply, "cuCtxSetLimit")) {
+    ctx.memory.setDriverCharge(client, previousCharge);
+    return;
+  }
+  ctx.session.changedLimits = std::move(proposed);
 }
 
 // cudaFuncCache and CUfunc_cache share numbering: PREFER_NONE (0) to PREFER_EQUAL (3).

@@ -1,9 +1,9 @@
 // Page-locked host memory shared with the client (cudaMallocHost over the
 // shared-memory transport; worker/host_memory/shared_host_segment.h).
 //
-// Quotas bound what one client can pin: a segment count and a byte total. A
-// HostAlloc that arrives over gRPC is refused (the client then keeps such memory to
-// itself, as before this transport existed).
+// Quotas bound what one client can pin: a segment count and a byte total (the share of the
+// daemon's host-wide pinned total it was attached with). A HostAlloc that arrives over gRPC is refused (the
+// client then keeps such memory to itself, as before this transport existed).
 #include <spdlog/spdlog.h>
 
 #include "worker/dispatcher.h"
@@ -12,7 +12,6 @@ namespace agileos::worker {
 namespace {
 
 constexpr std::size_t kMaxSegmentsPerClient = 4096;
-constexpr std::uint64_t kMaxSegmentBytesPerClient = 32ull << 30;
 
 void hostAlloc(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) {
   if (ctx.shared == nullptr) {
@@ -31,7 +30,8 @@ void hostAlloc(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& 
   // Reserve the quota first (atomically), so concurrent calls cannot overshoot it.
   std::uint64_t used = ctx.session.hostSegmentBytes.load();
   do {
-    if (size > kMaxSegmentBytesPerClient - used || ctx.session.hostSegments.size() >= kMaxSegmentsPerClient) {
+    const std::uint64_t quota = ctx.session.pinnedHostQuotaBytes;
+    if (used > quota || size > quota - used || ctx.session.hostSegments.size() >= kMaxSegmentsPerClient) {
       refuse(reply, cudaErrorMemoryAllocation, "the client's page-locked host memory quota is exhausted");
       return;
     }

@@ -87,5 +87,30 @@ TEST_F(MemoryManagerQuota, LoweringBelowTheChargeRefusesNewMemoryOnly) {
   EXPECT_NE(allocate(kAlice, 4096), 0u);
 }
 
+// The driver's share (context limits a client raised) is charged like a mapping: it counts in
+// chargedBytes, a rise past the quota is refused and changes nothing, a fall always succeeds,
+// and a device reset (releaseClient) keeps it, since the limits live on in the context.
+TEST_F(MemoryManagerQuota, DriverChargesCountAgainstTheQuota) {
+  manager->setQuota(kAlice, 4 * kChunk);
+  const DevicePtr p = allocate(kAlice, 2 * kChunk);
+  EXPECT_TRUE(manager->setDriverCharge(kAlice, kChunk));
+  EXPECT_EQ(manager->chargedBytes(kAlice), 3 * kChunk);
+  EXPECT_FALSE(manager->setDriverCharge(kAlice, 2 * kChunk + 1));
+  EXPECT_EQ(manager->driverCharge(kAlice), kChunk) << "a refused rise changed the charge";
+  EXPECT_TRUE(manager->setDriverCharge(kAlice, 2 * kChunk));  // exactly the rest
+  DevicePtr q = 0;
+  EXPECT_EQ(manager->allocate(kAlice, 4096, &q), CUDA_ERROR_OUT_OF_MEMORY) << "the driver's share is spent";
+  EXPECT_EQ(manager->free(kAlice, p), CUDA_SUCCESS);
+  manager->releaseClient(kAlice);
+  EXPECT_EQ(manager->driverCharge(kAlice), 2 * kChunk) << "a device reset keeps the context's limits";
+  manager->setQuota(kAlice, kChunk);
+  EXPECT_TRUE(manager->setDriverCharge(kAlice, kChunk)) << "lowering always succeeds";
+  EXPECT_TRUE(manager->setDriverCharge(kAlice, 0));
+  EXPECT_EQ(manager->chargedBytes(kAlice), 0u);
+  EXPECT_TRUE(manager->setDriverCharge(kBob, 1ull << 40)) << "no quota, no bound";
+  EXPECT_TRUE(manager->setDriverCharge(kBob, 0));
+  manager->setQuota(kAlice, 0);
+}
+
 }  // namespace
 }  // namespace agileos::memmgr::testing

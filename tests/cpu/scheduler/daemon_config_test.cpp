@@ -78,6 +78,36 @@ TEST(DaemonConfig, MemoryQuotaSectionAndAdmission) {
   EXPECT_EQ(admitMemoryQuota(memory, 400), 100u) << "asking for more gets the daemon's quota";
 }
 
+// The host-wide pinned memory budget: by default half of the host, shared among the worker slots
+// (at most 32 GiB each); both numbers can be set, and a share above the total is an error.
+TEST(DaemonConfig, PinnedHostBudget) {
+  constexpr std::uint64_t kGiB = 1ull << 30;
+  const MemorySection defaults = parseDaemonConfig("{}").config->memory;
+  PinnedHostBudget budget = resolvePinnedHostBudget(defaults, 128 * kGiB, 6);
+  EXPECT_EQ(budget.total_bytes, 64 * kGiB);
+  EXPECT_EQ(budget.per_client_bytes, 64 * kGiB / 6);
+  budget = resolvePinnedHostBudget(defaults, 2048 * kGiB, 4);
+  EXPECT_EQ(budget.per_client_bytes, 32 * kGiB) << "the default share is at most 32 GiB";
+  EXPECT_EQ(resolvePinnedHostBudget(defaults, 0, 4).per_client_bytes, 0u) << "unknown host: nothing pinned";
+
+  const ConfigResult set =
+      parseDaemonConfig(R"({"memory": {"pinned_total_bytes": 1000, "pinned_per_client_bytes": 300}})");
+  ASSERT_TRUE(set.ok()) << joined(set.errors);
+  budget = resolvePinnedHostBudget(set.config->memory, 128 * kGiB, 6);
+  EXPECT_EQ(budget.total_bytes, 1000u);
+  EXPECT_EQ(budget.per_client_bytes, 300u);
+  EXPECT_THAT(toJsonText(*set.config), HasSubstr("\"pinned_total_bytes\": 1000"));
+  const ConfigResult onlyTotal = parseDaemonConfig(R"({"memory": {"pinned_total_bytes": 1200}})");
+  ASSERT_TRUE(onlyTotal.ok()) << joined(onlyTotal.errors);
+  EXPECT_EQ(resolvePinnedHostBudget(onlyTotal.config->memory, 128 * kGiB, 4).per_client_bytes, 300u);
+
+  const ConfigResult tooBig =
+      parseDaemonConfig(R"({"memory": {"pinned_total_bytes": 100, "pinned_per_client_bytes": 300}})");
+  EXPECT_FALSE(tooBig.ok());
+  EXPECT_THAT(joined(tooBig.errors), HasSubstr("memory.pinned_per_client_bytes"));
+  EXPECT_FALSE(parseDaemonConfig(R"({"memory": {"pinned_total_bytes": -1}})").ok());
+}
+
 TEST(DaemonConfig, PerUidQuotasOverrideTheDefault) {
   const ConfigResult result =
       parseDaemonConfig(R"({"memory": {"quota_bytes": 100, "per_uid": {"200001": 300, "200002": 0}}})");

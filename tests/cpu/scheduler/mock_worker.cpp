@@ -10,7 +10,8 @@
 //                      ignore-shutdown (also ignores SIGTERM) | wrong-ack (acknowledges an
 //                      attach with the wrong client id)
 //   --device-memory=N  the device memory it reports when ready (default 0: unknown); an attach
-//                      logs the client's memory quota as quota=N (and its uid as uid=U)
+//                      logs the client's memory quota as quota=N, its pinned host share as
+//                      pinned=N|none (and its uid as uid=U)
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -177,7 +178,11 @@ int main(int argc, char** argv) {
                  (message.attach().allow_sass_only() ? " sass=allow" : " sass=refuse") +
                  (message.attach().guard_always() ? " always" : " when-protected") +
                  " modules=" + describeModules(message.attach()) +
-                 " quota=" + std::to_string(message.attach().memory_quota_bytes()) + " uid=" +
+                 " quota=" + std::to_string(message.attach().memory_quota_bytes()) + " pinned=" +
+                 (message.attach().has_pinned_host_quota_bytes()
+                      ? std::to_string(message.attach().pinned_host_quota_bytes())
+                      : "none") +
+                 " uid=" +
                  (message.attach().has_peer_uid() ? std::to_string(message.attach().peer_uid()) : "none"));
         reply.mutable_attached()->set_client_id(mode == "wrong-ack" ? client + 1000 : client);
         send(control, reply);

@@ -86,6 +86,11 @@ class WorkerPoolTest : public ::testing::Test {
     setting.memory_quota_bytes = quota;
     return pool_->acquire(client, "token-" + std::to_string(client), recorder_.callback(), setting);
   }
+  AcquireResult acquireWithPinnedShare(ClientId client, std::uint64_t share) {
+    ClientAttachSetting setting;
+    setting.pinned_host_quota_bytes = share;
+    return pool_->acquire(client, "token-" + std::to_string(client), recorder_.callback(), setting);
+  }
 
   TempDir dir_;
   MockEvents events_{dir_.file("events.log")};
@@ -264,6 +269,45 @@ TEST_F(WorkerPoolTest, AQuotaLargerThanTheCapacityIsRefusedAtOnce) {
   EXPECT_THAT(a.message,
               HasSubstr("its memory quota (81.0 GiB) exceeds what the device can promise (80.0 GiB"));
   EXPECT_THAT(a.message, Not(HasSubstr("became free within")));
+}
+
+// The host-wide pinned memory cap (issue 14): 10 GiB hold two 4 GiB shares; a third client waits
+// though a worker slot is free, is served once a share is given back, and a share larger than
+// the total is refused at once. The share goes to the worker with the attach.
+TEST_F(WorkerPoolTest, PinnedHostSharesAreAdmittedWithinTheHostWideTotal) {
+  PoolOptions options = testing::mockPoolOptions(dir_);
+  options.max_workers = 4;
+  options.pinned_host_total_bytes = 10 * kGiB;
+  startPool(options);
+  ASSERT_TRUE(acquireWithPinnedShare(1, 4 * kGiB).assigned);
+  ASSERT_TRUE(acquireWithPinnedShare(2, 4 * kGiB).assigned);
+  EXPECT_EQ(events_.count({"attach", "pinned=" + std::to_string(4 * kGiB)}), 2u);
+  AcquireResult c;
+  std::thread third([&] { c = acquireWithPinnedShare(3, 4 * kGiB); });
+  ASSERT_TRUE(waitUntil([&] { return pool_->snapshot().clients == 3; }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_FALSE(c.assigned) << "the host's pinned memory is promised";
+  pool_->release(1);
+  third.join();
+  ASSERT_TRUE(c.assigned) << c.message;
+  const AcquireResult tooBig = acquireWithPinnedShare(4, 11 * kGiB);
+  EXPECT_FALSE(tooBig.assigned);
+  EXPECT_THAT(tooBig.message, HasSubstr("exceeds memory.pinned_total_bytes"));
+  EXPECT_TRUE(acquire(5).assigned) << "a client without a share is not counted";
+}
+
+TEST_F(WorkerPoolTest, APinnedShareThatDoesNotFitInTimeIsRefusedWithTheReason) {
+  PoolOptions options = testing::mockPoolOptions(dir_);
+  options.max_workers = 4;
+  options.pinned_host_total_bytes = 10 * kGiB;
+  options.queue_wait = std::chrono::milliseconds(1000);
+  startPool(options);
+  ASSERT_TRUE(acquireWithPinnedShare(1, 8 * kGiB).assigned);
+  const AcquireResult b = acquireWithPinnedShare(2, 4 * kGiB);
+  EXPECT_FALSE(b.assigned);
+  EXPECT_EQ(b.refusal, RefusalKind::kBusy);
+  EXPECT_THAT(b.message, HasSubstr("no pinned host memory became free within"));
+  EXPECT_THAT(b.message, HasSubstr("promised to other clients"));
 }
 
 // More clients than slots, each holding its worker briefly: all of them are served.

@@ -245,6 +245,27 @@ TEST_F(SharedMemoryPaths, AllocationsBeyondTheQuotaOrOfNothingAreRefused) {
   ::munmap(segment.mapping, segment.size);
 }
 
+// The share of the host's pinned memory the daemon attached the client with bounds its segments;
+// what it frees it may pin again.
+TEST_F(SharedMemoryPaths, ThePinnedShareFromTheAttachBoundsTheClientsSegments) {
+  constexpr std::uint64_t kShare = 64 << 10;
+  ASSERT_TRUE(harness_.runtime().attach(7, WorkerHarness::tokenFor(7), {}, {}, {}, 0, kShare));
+  TestClient client(harness_.runtime(), 7, WorkerHarness::tokenFor(7));
+  auto transport = connect(client);
+  ASSERT_NE(transport, nullptr);
+  const Segment first = allocate(*transport, 48 << 10);
+  ASSERT_NE(first.mapping, nullptr);
+  v1::CallReply reply;
+  void* mapping = nullptr;
+  ASSERT_EQ(transport->allocateShared(hostAlloc(32 << 10), &reply, &mapping), TransportStatus::kOk);
+  EXPECT_EQ(reply.error(), kMemoryAllocation) << "48 + 32 KiB is past the 64 KiB share";
+  EXPECT_EQ(mapping, nullptr);
+  const Segment second = allocate(*transport, 16 << 10);  // exactly the rest
+  EXPECT_NE(second.mapping, nullptr);
+  ::munmap(first.mapping, first.size);
+  ::munmap(second.mapping, second.size);
+}
+
 TEST_F(SharedMemoryPaths, CallsSentWithoutWaitingRunInOrderAndDeferTheirFirstError) {
   TestClient client = harness_.attach(1);
   auto transport = connect(client);

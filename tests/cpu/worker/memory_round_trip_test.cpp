@@ -145,5 +145,57 @@ TEST(MemoryRoundTrip, AQuotaIsTheDeviceTheClientSeesAndALimitItCannotPass) {
   EXPECT_NE(client.malloc(kQuota), 0u) << "the whole quota, once the rest is freed";
 }
 
+// cudaDeviceSetLimit: what a raised limit sets aside on the device is charged to the quota before
+// the driver sees the call (worker/driver_limit_cost.h). The fake device holds 132 x 2048
+// threads, so each KiB of stack per thread costs 264 MiB.
+TEST(MemoryRoundTrip, RaisedContextLimitsAreChargedToTheQuotaAndRestoredAtReset) {
+  WorkerHarness worker(FakeGpuConfig{.memoryBytes = 1ull << 30});
+  constexpr std::uint64_t kQuota = 512ull << 20;
+  constexpr std::uint64_t kThreads = 132 * 2048;
+  ASSERT_TRUE(worker.runtime().attach(1, WorkerHarness::tokenFor(1), {}, {}, {}, kQuota));
+  TestClient client(worker.runtime(), 1, WorkerHarness::tokenFor(1));
+
+  ASSERT_EQ(client.call(requests::deviceSetLimit(CU_LIMIT_STACK_SIZE, 2048)).error(), 0);
+  EXPECT_EQ(worker.memory().driverCharge(1), kThreads * 1024) << "the rise over the initial 1 KiB";
+  v1::CallReply info = client.call(requests::memGetInfo());
+  EXPECT_EQ(info.mem_info().free(), kQuota - kThreads * 1024);
+
+  const std::uint64_t calls = worker.gpu().callCount();
+  v1::CallReply refused = client.call(requests::deviceSetLimit(CU_LIMIT_STACK_SIZE, 4096));
+  EXPECT_EQ(refused.error(), cudaErrorMemoryAllocation) << describe(refused);
+  EXPECT_EQ(worker.gpu().callCount(), calls) << "refused before the driver";
+  EXPECT_EQ(client.call(requests::deviceGetLimit(CU_LIMIT_STACK_SIZE)).limit_value().value(), 2048u);
+  EXPECT_EQ(worker.memory().driverCharge(1), kThreads * 1024) << "the refusal changed nothing";
+
+  // The heap's cost is what it is raised by; the charges of two limits add up.
+  ASSERT_EQ(
+      client.call(requests::deviceSetLimit(CU_LIMIT_MALLOC_HEAP_SIZE, (8u << 20) + (64u << 20))).error(), 0);
+  EXPECT_EQ(worker.memory().driverCharge(1), kThreads * 1024 + (64ull << 20));
+  EXPECT_EQ(client.call(requests::memAlloc(kQuota - kThreads * 1024 - (64ull << 20) + (2u << 20))).error(),
+            cudaErrorMemoryAllocation)
+      << "allocations see the driver's share as spent";
+
+  // Lowering a limit uncharges it; at reset every limit is back at its initial value.
+  ASSERT_EQ(client.call(requests::deviceSetLimit(CU_LIMIT_STACK_SIZE, 512)).error(), 0);
+  EXPECT_EQ(worker.memory().driverCharge(1), 64ull << 20);
+  ASSERT_EQ(client.call(requests::deviceSetLimit(CU_LIMIT_STACK_SIZE, 2048)).error(), 0);
+  ASSERT_EQ(client.call(requests::deviceReset()).error(), 0);
+  EXPECT_EQ(worker.memory().driverCharge(1), 0u);
+  EXPECT_EQ(client.call(requests::deviceGetLimit(CU_LIMIT_STACK_SIZE)).limit_value().value(), 1024u);
+  EXPECT_EQ(client.call(requests::deviceGetLimit(CU_LIMIT_MALLOC_HEAP_SIZE)).limit_value().value(), 8u << 20);
+  EXPECT_EQ(client.call(requests::memGetInfo()).mem_info().free(), kQuota);
+}
+
+// The next client of a context finds the defaults, whatever the last one set.
+TEST(MemoryRoundTrip, ContextLimitsAreRestoredWhenTheSessionEnds) {
+  WorkerHarness worker;
+  TestClient first = worker.attach(1);
+  ASSERT_EQ(first.call(requests::deviceSetLimit(CU_LIMIT_PRINTF_FIFO_SIZE, 64u << 20)).error(), 0);
+  ASSERT_TRUE(worker.runtime().release(1));
+  TestClient next = worker.attach(2);
+  EXPECT_EQ(next.call(requests::deviceGetLimit(CU_LIMIT_PRINTF_FIFO_SIZE)).limit_value().value(), 8650752u);
+  EXPECT_EQ(worker.memory().driverCharge(1), 0u);
+}
+
 }  // namespace
 }  // namespace agileos::worker::testing
