@@ -5,10 +5,12 @@
 // Order of work, each step fail-closed (exit 125, the program never starts): parse; check that
 // this is root, the shim exists and no kept path exposes the GPU stack; lease a host uid
 // (uid_lease.h); list the program's library closure as that uid (library_closure.h); compile the
-// seccomp filter (seccomp_filter.h); fork, set the resource limits, drop to the leased uid and
-// exec bubblewrap unprivileged. Inside, agileos-sandbox-exec (sandbox_exec.c) checks the
-// program's credentials and reports on a pipe right before it execs the program; without that
-// report the launch failed (in bubblewrap or in the checks) and the exit is 125 as well.
+// seccomp filter (seccomp_filter.h); make the sandbox's cgroup and write its limits
+// (cgroup_limits.h); fork, move the child into the cgroup, set the resource limits, drop to the
+// leased uid and exec bubblewrap unprivileged. Inside, agileos-sandbox-exec (sandbox_exec.c) checks
+// the program's credentials and reports on a pipe right before it execs the program; without that
+// report the launch failed (in bubblewrap or in the checks) and the exit is 125 as well. After the
+// program, whatever is left in the cgroup is killed and the cgroup removed.
 #include <dirent.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -30,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "docker/sandbox/cgroup_limits.h"
 #include "docker/sandbox/library_closure.h"
 #include "docker/sandbox/sandbox_options.h"
 #include "docker/sandbox/sandbox_plan.h"
@@ -315,10 +318,28 @@ int run(const SandboxOptions& options) {
   forward.sa_handler = forwardSignal;
   for (const int signal : {SIGTERM, SIGINT, SIGHUP, SIGQUIT}) ::sigaction(signal, &forward, nullptr);
 
+  // Last before the fork: nothing between here and the wait below can leave the cgroup behind.
+  std::string notice;
+  std::optional<SandboxCgroup> cgroup =
+      SandboxCgroup::create(options.cgroup, hostId, CgroupHost{}, &notice, &error);
+  if (!cgroup) die(error);
+  if (!notice.empty()) std::cerr << "agileos-sandbox: " << notice << std::endl;
+
   child = ::fork();
-  if (child < 0) die("fork: " + std::string(std::strerror(errno)));
+  if (child < 0) {
+    const std::string reason = std::strerror(errno);
+    std::string ignored;
+    cgroup->remove(&ignored);
+    die("fork: " + reason);
+  }
   if (child == 0) {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    // First, as root: bubblewrap and everything it starts are inside, and cannot move out.
+    if (!cgroup->join()) {
+      ::dprintf(STDERR_FILENO, "agileos-sandbox: cannot move into the sandbox's cgroup: %s\n",
+                std::strerror(errno));
+      ::_exit(kSetupFailed);
+    }
     setLimit(RLIMIT_NOFILE, options.maxOpenFiles, "RLIMIT_NOFILE");
     setLimit(RLIMIT_NPROC, options.maxProcesses, "RLIMIT_NPROC");
     setLimit(RLIMIT_FSIZE, options.maxFileBytes, "RLIMIT_FSIZE");
@@ -350,6 +371,8 @@ int run(const SandboxOptions& options) {
   for (ssize_t n; (n = ::read(startedPipe[0], buffer, sizeof buffer)) > 0;) {
     report.append(buffer, static_cast<std::size_t>(n));
   }
+  // What outlived bubblewrap (nothing should: its PID namespace ends with it) is killed here.
+  if (std::string failed; !cgroup->remove(&failed)) std::cerr << "agileos-sandbox: " << failed << std::endl;
   if (report != "started\n") {
     if (!(WIFEXITED(status) && WEXITSTATUS(status) == kSetupFailed)) {
       std::cerr << "agileos-sandbox: bubblewrap could not set up the sandbox (see its message above); "

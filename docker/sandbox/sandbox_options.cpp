@@ -1,6 +1,8 @@
 #include "docker/sandbox/sandbox_options.h"
 
 #include <CLI/CLI.hpp>
+#include <cmath>
+#include <cstdlib>
 
 namespace agileos::sandbox {
 
@@ -42,6 +44,50 @@ std::optional<SandboxOptions> parseSandboxOptions(int argc, char** argv, std::st
   app.add_option("--max-processes", options.maxProcesses, "RLIMIT_NPROC (the sandbox's own uid)")
       ->capture_default_str();
   app.add_option("--max-file-bytes", options.maxFileBytes, "RLIMIT_FSIZE")->capture_default_str();
+  std::string cgroupMode = "auto";
+  app.add_option("--cgroup", cgroupMode,
+                 "cgroup limits: auto (where the host offers them), require (or exit 125), off")
+      ->check(CLI::IsMember({"auto", "require", "off"}))
+      ->capture_default_str();
+  app.add_option("--max-memory", options.cgroup.limits.memoryBytes,
+                 "cgroup memory limit in bytes (K, M, G suffixes: powers of 1024), swap included; 0: none")
+      ->transform(CLI::AsSizeValue(false))
+      ->check(CLI::Validator(
+          [](std::string& value) -> std::string {
+            char* end = nullptr;
+            const unsigned long long bytes = std::strtoull(value.c_str(), &end, 10);
+            if (value.empty() || *end != '\0' || value[0] == '-') return "not a number of bytes: " + value;
+            return bytes == 0 || bytes >= (1ull << 20) ? "" : "at least 1M, or 0 for no limit";
+          },
+          "0 or >= 1M"))
+      ->default_str("0");
+  app.add_option("--max-pids", options.cgroup.limits.pids,
+                 "cgroup pids.max: processes and threads of the whole sandbox; 0: none")
+      ->capture_default_str()
+      ->check(CLI::Range(0ull, 4194304ull));  // PID_MAX_LIMIT
+  double maxCpus = 0;
+  app.add_option("--max-cpus", maxCpus, "cgroup CPU bandwidth in CPUs (e.g. 1.5); 0: none")
+      ->check(CLI::Validator(
+          [](std::string& value) -> std::string {
+            char* end = nullptr;
+            const double cpus = std::strtod(value.c_str(), &end);
+            if (value.empty() || *end != '\0') return "not a number of CPUs: " + value;
+            return cpus == 0 || (cpus >= 0.01 && cpus <= 1e6) ? "" : "0, or 0.01 to 1000000";
+          },
+          "0 or 0.01..1000000"))
+      ->default_str("0");
+  app.add_option("--cpu-weight", options.cgroup.limits.cpuWeight,
+                 "cgroup cpu.weight 1..10000 (v1: cpu.shares weight*1024/100); 0: none")
+      ->check(CLI::Range(0u, 10000u))
+      ->default_str("0");
+  app.add_option("--cgroup-parent", options.cgroup.parent,
+                 "the cgroup (a path below the hierarchy's mount point) to create the sandbox's in; default: "
+                 "the launcher's own")
+      ->check(CLI::Validator(
+          [](std::string& value) -> std::string {
+            return isCgroupPath(value) ? "" : "an absolute cgroup path without . or .. components";
+          },
+          "CGROUP"));
   app.add_option("program", options.program, "PROGRAM [ARGS...] (after --)")->required();
   app.positionals_at_end();
   try {
@@ -51,6 +97,11 @@ std::optional<SandboxOptions> parseSandboxOptions(int argc, char** argv, std::st
     *message = error.get_exit_code() == 0 ? app.help() : std::string("agileos-sandbox: ") + error.what();
     return std::nullopt;
   }
+  options.cgroup.mode = cgroupMode == "off"       ? CgroupMode::kOff
+                        : cgroupMode == "require" ? CgroupMode::kRequire
+                                                  : CgroupMode::kAuto;
+  options.cgroup.limits.cpuQuotaMicros =
+      static_cast<unsigned long long>(std::llround(maxCpus * static_cast<double>(kCpuPeriodMicros)));
   return options;
 }
 

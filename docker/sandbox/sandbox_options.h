@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "docker/sandbox/cgroup_limits.h"
+
 namespace agileos::sandbox {
 
 struct SandboxOptions {
@@ -26,6 +28,9 @@ struct SandboxOptions {
   unsigned long long maxOpenFiles = 4096;
   unsigned long long maxProcesses = 1024;  // per sandbox: every sandbox has its own host uid
   unsigned long long maxFileBytes = 64ull << 30;
+  // --cgroup, --max-memory (default none), --max-pids (default 4096), --max-cpus, --cpu-weight,
+  // --cgroup-parent (cgroup_limits.h).
+  CgroupRequest cgroup{CgroupMode::kAuto, CgroupLimits{0, 4096, 0, 0}, ""};
   std::vector<std::string> program;  // PROGRAM ARGS...
 };
 

@@ -331,6 +331,137 @@ check "the hidden entry is still there outside" test -s "$work/sockets/module-ca
 refused "--hide of a relative path" "not an absolute path" \
   sandbox --hide relative/dir -- /bin/true
 
+echo "== cgroup limits"
+# cgroup_dir PID CONTROLLER: the directory of PID's cgroup that holds CONTROLLER's files (v2: the
+# unified one; v1: the controller's own hierarchy, mounted from its root as on the CPU machine).
+cgroup_dir() {
+  if [[ "$(stat -f -c %T /sys/fs/cgroup)" == cgroup2fs ]]; then
+    echo "/sys/fs/cgroup$(sed -n 's/^0:://p' "/proc/$1/cgroup")"
+  else
+    echo "/sys/fs/cgroup/$2$(awk -F: -v c="$2" '{ n = split($2, l, ","); for (i = 1; i <= n; i++) if (l[i] == c) print $3 }' "/proc/$1/cgroup")"
+  fi
+}
+# pid_of ARGS: the pid of the process whose command line is exactly ARGS (waits up to 5 s).
+pid_of() {
+  local pid=""
+  for _ in $(seq 50); do
+    pid="$(ps -eo pid=,args= | awk -v a="$1" '{ p = $1; sub(/^ *[0-9]+ /, ""); if ($0 == a) { print p; exit } }')"
+    [[ -n "$pid" ]] && break
+    sleep 0.1
+  done
+  echo "$pid"
+}
+probe_output="$(sandbox --cgroup require --max-pids 64 -- /bin/true 2>&1)"
+probe_status=$?
+if ((probe_status != 0)); then
+  echo "$probe_output"
+  if grep -q "cgroup limits cannot be set (--cgroup require)" <<<"$probe_output"; then
+    echo "SKIPPED (cgroup checks): this host offers no usable cgroup hierarchy, as said above"
+    auto_output="$(sandbox --max-pids 64 -- /bin/true 2>&1)"
+    auto_status=$?
+    echo "$auto_output"
+    check "--cgroup auto on a host without usable cgroups still runs the program" test "$auto_status" -eq 0
+    check "--cgroup auto says once that the limits are left out" \
+      test "$(grep -c "cgroup limits left out" <<<"$auto_output")" -eq 1
+  else
+    fail "--cgroup require --max-pids 64 exits $probe_status for another reason than the host"
+  fi
+else
+  if [[ "$(stat -f -c %T /sys/fs/cgroup)" == cgroup2fs ]]; then memory_file=memory.max; else memory_file=memory.limit_in_bytes; fi
+  check "--cgroup auto (the default) says nothing where the host offers the limits" \
+    test -z "$(sandbox -- /bin/true 2>&1)"
+  sandbox --max-pids 32 --max-memory 256M -- /bin/sleep 4.31 &
+  launcher=$!
+  sleeper="$(pid_of "/bin/sleep 4.31")"
+  if [[ -z "$sleeper" ]]; then
+    fail "the sandboxed /bin/sleep 4.31 did not show up"
+  else
+    leased="$(ps -o uid= -p "$sleeper" | tr -d ' ')"
+    pids_dir="$(cgroup_dir "$sleeper" pids)"
+    memory_dir="$(cgroup_dir "$sleeper" memory)"
+    echo "the program (host uid $leased) is in $pids_dir and $memory_dir"
+    cat "/proc/$sleeper/cgroup"
+    check "the program is in the cgroup named after its leased uid (pids)" \
+      test "$(basename "$pids_dir")" = "agileos-sandbox-$leased"
+    check "the program is in the cgroup named after its leased uid (memory)" \
+      test "$(basename "$memory_dir")" = "agileos-sandbox-$leased"
+    check "pids.max is --max-pids" test "$(cat "$pids_dir/pids.max")" = 32
+    check "$memory_file is --max-memory" test "$(cat "$memory_dir/$memory_file")" = 268435456
+    members="$(cat "$pids_dir/cgroup.procs")"
+    echo "in the cgroup: $(tr '\n' ' ' <<<"$members")(the launcher is $launcher)"
+    check "bubblewrap is inside too (more than the program), the launcher is not" \
+      test "$(wc -l <<<"$members")" -ge 2 -a -z "$(grep -x "$launcher" <<<"$members")"
+    check "every file of the cgroup is root's and closed to group and others" \
+      test -z "$(find "$pids_dir" "$memory_dir" -maxdepth 1 \( ! -uid 0 -o -perm /022 \) -print)"
+    check "the leased uid cannot raise its pids.max" \
+      setpriv --reuid="$leased" --regid="$leased" --clear-groups sh -c "! echo max 2>/dev/null >'$pids_dir/pids.max'"
+    check "the leased uid cannot move a process out" \
+      setpriv --reuid="$leased" --regid="$leased" --clear-groups \
+      sh -c "! echo $sleeper 2>/dev/null >'$(dirname "$pids_dir")/cgroup.procs'"
+  fi
+  wait "$launcher"
+  check "the launch with cgroup limits exits 0" test $? -eq 0
+  check "the cgroup is removed after the program" test -n "$pids_dir" -a ! -e "$pids_dir" -a ! -e "$memory_dir"
+
+  if command -v python3 >/dev/null; then
+    # Forks until one fails; each child waits to be killed with the sandbox.
+    fork_script='
+import os, signal
+started = 0
+for _ in range(40):
+    try:
+        pid = os.fork()
+    except OSError:
+        break
+    if pid == 0:
+        signal.pause()
+        os._exit(0)
+    started += 1
+print("started=%d" % started)'
+    forks="$(sandbox "${tools[@]}" --max-pids 12 -- /usr/bin/python3 -c "$fork_script")"
+    echo "--max-pids 12: $forks"
+    check "--max-pids 12 stops a fork loop inside (bubblewrap's processes count too)" \
+      awk -F= '$1 == "started" { found = 1; exit !($2 > 0 && $2 < 12) } END { if (!found) exit 1 }' <<<"$forks"
+    forks="$(sandbox "${tools[@]}" -- /usr/bin/python3 -c "$fork_script")"
+    echo "default --max-pids: $forks"
+    check "without a small --max-pids the same loop starts all 40" grep -qx "started=40" <<<"$forks"
+    allocate='
+data = b"x" * (256 << 20)
+print("allocated %d MiB" % (len(data) >> 20))'
+    memory_output="$(sandbox "${tools[@]}" --max-memory 64M -- /usr/bin/python3 -c "$allocate" 2>&1)"
+    memory_status=$?
+    echo "--max-memory 64M, 256 MiB asked: exit $memory_status"
+    check "--max-memory 64M ends a program that fills 256 MiB" \
+      test "$memory_status" -ne 0 -a -z "$(grep allocated <<<"$memory_output")"
+    memory_output="$(sandbox "${tools[@]}" -- /usr/bin/python3 -c "$allocate" 2>&1)"
+    check "without --max-memory it fills them" grep -qx "allocated 256 MiB" <<<"$memory_output"
+  fi
+
+  # A stale cgroup of a leased uid (its launcher died), with a process in it: killed and replaced.
+  if [[ -n "$pids_dir" ]]; then
+    stale_dir="$(dirname "$pids_dir")/agileos-sandbox-200151"
+    mkdir "$stale_dir"
+    sleep 60 &
+    stale_sleeper=$!
+    echo "$stale_sleeper" >"$stale_dir/cgroup.procs"
+    sandbox --uid-base 200151 --uid-count 1 -- /bin/true
+    check "a launch whose cgroup name is taken by a stale one runs" test $? -eq 0
+    wait "$stale_sleeper" 2>/dev/null
+    stale_status=$?
+    check "the stale cgroup's process was killed (status $stale_status)" test "$stale_status" -eq 137
+    check "the stale cgroup is gone" test ! -e "$stale_dir"
+  fi
+
+  sandbox --cgroup off -- /bin/sleep 2.37 &
+  launcher=$!
+  sleeper="$(pid_of "/bin/sleep 2.37")"
+  check "--cgroup off: the program is in no sandbox cgroup" \
+    test -n "$sleeper" -a -z "$(grep agileos-sandbox "/proc/$sleeper/cgroup" 2>/dev/null)"
+  wait "$launcher"
+  refused "--cgroup-parent that does not exist" "is not a cgroup directory" \
+    sandbox --cgroup-parent /agileos-no-such-parent --keep-rw "$work/shared" -- /usr/bin/touch "$work/shared/ran"
+fi
+
 echo
 echo "$((checks - failures)) passed, $failures failed"
 ((failures == 0))
