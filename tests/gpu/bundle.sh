@@ -31,7 +31,8 @@
 #   modules/   the example protected modules: lib<name>.so plugins and <name>.ptx device code
 #              (run_suite.sh also puts kvstore in its daemon's pool, for guard_escape's
 #              trusted_body_* routes)
-#   tenants/   tenant_memory, for tests/gpu/tenants/run_tenant_suite.sh (quotas, the admission queue),
+#   tenants/   tenant_memory and tenant_limits, for tests/gpu/tenants/run_tenant_suite.sh (quotas, the
+#              driver's share, pinned host memory, the admission queue),
 #              and the two-tenant matrix's programs (tenant_smoke, tenant_owner, tenant_intruder,
 #              tenant_progress, tenant_fault, tenant_residue) for tests/gpu/tenants/two_tenant_matrix.sh
 #   module-programs/  the protected-module test programs (tests/gpu/modules/), run by
@@ -173,7 +174,8 @@ main() {
   copy_required "$bundle/bench" "$build/tests/bench/agileos_bench" "$build/tests/bench/agileos_cufft_bench" \
     "$build/tests/bench/agileos_guard_bench" "$build/tests/bench/guard_kernels.ptx"
   copy_required "$bundle/guard" "$build/tests/gpu/guard/guard_escape" "$build/tests/gpu/guard/nvrtc_cubin_guard"
-  copy_required "$bundle/tenants" "$build/tests/gpu/tenants/tenant_memory" "$build/tests/gpu/tenants/tenant_smoke" \
+  copy_required "$bundle/tenants" "$build/tests/gpu/tenants/tenant_memory" "$build/tests/gpu/tenants/tenant_limits" \
+    "$build/tests/gpu/tenants/tenant_smoke" \
     "$build/tests/gpu/tenants/tenant_owner" "$build/tests/gpu/tenants/tenant_intruder" \
     "$build/tests/gpu/tenants/tenant_progress" "$build/tests/gpu/tenants/tenant_fault" \
     "$build/tests/gpu/tenants/tenant_residue"

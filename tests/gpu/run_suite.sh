@@ -688,7 +688,7 @@ summary_script_step() {
 }
 
 # Issue 14: quotas, capacity admission and the admission queue (its own daemons).
-tenants_step() { summary_script_step tenants tenants/run_tenant_suite.sh tenants_summary.txt 240; }
+tenants_step() { summary_script_step tenants tenants/run_tenant_suite.sh tenants_summary.txt 300; }
 
 # Issue 14: the two-tenant matrix of seed 002 (its own daemon): one PASS or FAIL line per row
 # 2G-01..2G-09.

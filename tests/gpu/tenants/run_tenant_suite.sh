@@ -93,14 +93,15 @@ JSON
 }
 
 # tenant NAME ARGS...: tenant_memory in agileos-sandbox, in the background; output in $logs/NAME.*,
-# its exit status in $logs/NAME.status when it ends.
+# its exit status in $logs/NAME.status when it ends. TENANT_PROGRAM names another program of the
+# tenants directory.
 tenant() {
   local name="$1"
   shift
   (
     LD_LIBRARY_PATH="$deps_dir" timeout --kill-after=5 180 "$bin_dir/agileos-sandbox" --socket-dir "$runtime_dir" \
       --shim "$shim_dir" ${deps_dir:+--lib-path "$deps_dir"} --keep "$tenants_dir" \
-      -- "$tenants_dir/tenant_memory" "$@" >"$logs/$name.out" 2>"$logs/$name.err" </dev/null
+      -- "$tenants_dir/${TENANT_PROGRAM:-tenant_memory}" "$@" >"$logs/$name.out" 2>"$logs/$name.err" </dev/null
     echo $? >"$logs/$name.status"
   ) &
   tenant_pids+=($!)
@@ -182,6 +183,41 @@ else
     else
       fail "quotas: the daemon's log does not say why C waited"
     fi
+  fi
+fi
+
+# ------------------------------------------------------------------ the driver's share, pinned memory
+
+# What the driver really sets aside for raised limits, natively (the worker charges estimates:
+# worker/driver_limit_cost.h); recorded for comparison, not checked.
+if timeout 60 "$tenants_dir/tenant_limits" --native-probe >"$logs/native_probe.out" 2>&1; then
+  while read -r line; do say "  native $line"; done < <(grep '^probe:' "$logs/native_probe.out")
+fi
+say "== limits: quota 8 GiB; memory.pinned_total_bytes 4 GiB, 1 GiB per client"
+if start_daemon limits '"prestart": 1, "max_workers": 4' \
+  "\"quota_bytes\": $((8 * GIB)), \"pinned_total_bytes\": $((4 * GIB)), \"pinned_per_client_bytes\": $GIB"; then
+  TENANT_PROGRAM=tenant_limits tenant L
+  wait_tenants
+  TENANT_PROGRAM=tenant_limits tenant P --pinned $GIB
+  wait_tenants
+  if [[ "$(status_of L)" == 0 ]] && grep -q "^limits: done, 0 failed" "$logs/L.out"; then
+    pass "limits: a stack limit past the 8 GiB quota is refused, a 1 GiB bigger heap is charged and works, cudaDeviceReset gives it back"
+  else
+    fail "limits: context limits and the quota (exit $(status_of L))"
+    quote "$logs/L.out" 20
+    quote "$logs/L.err" 5
+  fi
+  if [[ "$(status_of P)" == 0 ]] && ! grep -q "^limits: FAILED" "$logs/P.out"; then
+    pass "limits: the client's 1 GiB share of pinned host memory bounds cudaMallocHost ($(grep -o 'pinned 1/2 more -> .*' "$logs/P.out"))"
+  else
+    fail "limits: the pinned host share (exit $(status_of P))"
+    quote "$logs/P.out" 10
+    quote "$logs/P.err" 5
+  fi
+  if grep -q "pinned host memory: $((4 * GIB)) bytes for all clients, $GIB per client" "$logs/agileosd.limits.log"; then
+    pass "limits: the daemon reports its pinned host budget"
+  else
+    fail "limits: the daemon did not report the configured pinned host budget"
   fi
 fi
 
