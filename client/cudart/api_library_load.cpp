@@ -19,6 +19,7 @@
 
 #include "client/cudart/error_state.h"
 #include "client/cudart/module_registry.h"
+#include "client/cudart/own_memory.h"
 #include "client/cudart/runtime.h"
 
 namespace {
@@ -43,45 +44,75 @@ struct LibraryRecord {
 std::mutex librariesMutex;
 std::map<const void*, std::unique_ptr<LibraryRecord>> libraries;  // by cudaLibrary_t
 
+// Reads a T at `base + offset` without faulting; false if it is not readable (a header that
+// points past the image's memory).
 template <typename T>
-T readAt(const unsigned char* base, std::size_t offset) {
-  T value;
-  std::memcpy(&value, base + offset, sizeof value);
-  return value;
+bool readAt(const unsigned char* base, std::uint64_t offset, T* value) {
+  return offset <= kMaxImageBytes && agileos::client::readOwnMemory(base + offset, value, sizeof *value);
+}
+
+// The length of the NUL-terminated text at `text` including its NUL, read page by page without
+// faulting; 0 if no NUL comes within kMaxImageBytes or within readable memory.
+std::uint64_t textSize(const unsigned char* text) {
+  constexpr std::size_t kPage = 4096;
+  char chunk[kPage];
+  std::uint64_t at = 0;
+  while (at < kMaxImageBytes) {
+    // Up to the next page boundary: a text that ends right before an unreadable page is read whole.
+    const std::size_t want = kPage - reinterpret_cast<std::uintptr_t>(text + at) % kPage;
+    if (!agileos::client::readOwnMemory(text + at, chunk, want)) return 0;
+    if (const void* nul = std::memchr(chunk, '\0', want); nul != nullptr)
+      return at + static_cast<std::uint64_t>(static_cast<const char*>(nul) - chunk) + 1;
+    at += want;
+  }
+  return 0;
 }
 
 // The size of the image at `code`, found the way the driver finds it: a fatbin's header, an ELF
 // file's headers (the end of its last section or header table), else PTX text up to its NUL.
-// 0 if it cannot be sized.
+// 0 if it cannot be sized, including when a header points into memory the program cannot read:
+// the program passed a bad image, and gets an error where the real runtime might crash.
 std::uint64_t imageSize(const void* code) {
   const auto* bytes = static_cast<const unsigned char*>(code);
-  if (readAt<std::uint32_t>(bytes, 0) == kFatbinMagic) {
-    return readAt<std::uint16_t>(bytes, 6) + readAt<std::uint64_t>(bytes, 8);
+  std::uint32_t magic = 0;
+  if (!readAt(bytes, 0, &magic)) return textSize(bytes);
+  if (magic == kFatbinMagic) {
+    std::uint16_t headerSize = 0;
+    std::uint64_t entriesSize = 0;
+    if (!readAt(bytes, 6, &headerSize) || !readAt(bytes, 8, &entriesSize) || entriesSize > kMaxImageBytes)
+      return 0;
+    return headerSize + entriesSize;
   }
-  if (std::memcmp(bytes,
+  if (std::memcmp(&magic,
                   "\x7f"
                   "ELF",
                   4) == 0) {
-    if (bytes[4] != 2) return 0;  // ELFCLASS64 only: CUDA cubins are 64-bit
-    const auto phoff = readAt<std::uint64_t>(bytes, 0x20), shoff = readAt<std::uint64_t>(bytes, 0x28);
-    const auto phentsize = readAt<std::uint16_t>(bytes, 0x36), phnum = readAt<std::uint16_t>(bytes, 0x38);
-    const auto shentsize = readAt<std::uint16_t>(bytes, 0x3A), shnum = readAt<std::uint16_t>(bytes, 0x3C);
+    std::uint8_t elfClass = 0;
+    std::uint64_t phoff = 0, shoff = 0;
+    std::uint16_t phentsize = 0, phnum = 0, shentsize = 0, shnum = 0;
+    if (!readAt(bytes, 4, &elfClass) || elfClass != 2) return 0;  // ELFCLASS64 only: CUDA cubins are 64-bit
+    if (!readAt(bytes, 0x20, &phoff) || !readAt(bytes, 0x28, &shoff) || !readAt(bytes, 0x36, &phentsize) ||
+        !readAt(bytes, 0x38, &phnum) || !readAt(bytes, 0x3A, &shentsize) || !readAt(bytes, 0x3C, &shnum)) {
+      return 0;
+    }
     if (shoff > kMaxImageBytes || phoff > kMaxImageBytes || shentsize < 0x28) return 0;
     std::uint64_t end = std::max<std::uint64_t>(shoff + std::uint64_t{shnum} * shentsize,
                                                 phoff + std::uint64_t{phnum} * phentsize);
     for (std::uint16_t i = 0; i < shnum; ++i) {
       const std::uint64_t header = shoff + std::uint64_t{i} * shentsize;
-      const auto type = readAt<std::uint32_t>(bytes, header + 4);
-      const auto offset = readAt<std::uint64_t>(bytes, header + 0x18),
-                 size = readAt<std::uint64_t>(bytes, header + 0x20);
+      std::uint32_t type = 0;
+      std::uint64_t offset = 0, size = 0;
+      if (!readAt(bytes, header + 4, &type) || !readAt(bytes, header + 0x18, &offset) ||
+          !readAt(bytes, header + 0x20, &size)) {
+        return 0;
+      }
       if (type != 8 /* SHT_NOBITS */ && offset <= kMaxImageBytes && size <= kMaxImageBytes) {
         end = std::max(end, offset + size);
       }
     }
     return end <= kMaxImageBytes ? end : 0;
   }
-  const std::size_t length = strnlen(static_cast<const char*>(code), kMaxImageBytes);
-  return length < kMaxImageBytes ? length + 1 : 0;
+  return textSize(bytes);
 }
 
 cudaError_t loadImage(cudaLibrary_t* library, std::string image) {
@@ -108,7 +139,10 @@ cudaError_t cudaLibraryLoadData(cudaLibrary_t* library, const void* code, cudaJi
   if (library == nullptr || code == nullptr) return recordError(cudaErrorInvalidValue);
   const std::uint64_t size = imageSize(code);
   if (size == 0) return recordError(cudaErrorInvalidKernelImage);
-  return recordError(loadImage(library, std::string(static_cast<const char*>(code), size)));
+  std::string image(size, '\0');
+  if (!agileos::client::readOwnMemory(code, image.data(), size))
+    return recordError(cudaErrorInvalidKernelImage);
+  return recordError(loadImage(library, std::move(image)));
 }
 
 cudaError_t cudaLibraryLoadFromFile(cudaLibrary_t* library, const char* fileName, cudaJitOption*, void**,

@@ -7,6 +7,7 @@
 
 #include "client/common/connection.h"
 #include "client/common/log.h"
+#include "client/cudart/own_memory.h"
 #include "client/cudart/runtime.h"
 
 namespace agileos::client {
@@ -23,14 +24,6 @@ struct FatbinWrapper {
   const void* data;
   void* filenameOrFatbins;
 };
-
-// Reads the program's own memory without faulting on a bad pointer (the
-// wrapper is whatever the caller passed).
-bool readOwnMemory(const void* address, void* out, std::size_t size) {
-  iovec local{out, size};
-  iovec remote{const_cast<void*>(address), size};
-  return ::process_vm_readv(::getpid(), &local, 1, &remote, 1, 0) == static_cast<ssize_t>(size);
-}
 
 // Copies the fatbin containers a wrapper points to: one container, or several
 // back to back when the first container's size covers them. The worker checks

@@ -208,6 +208,71 @@ void patch64(Bytes& bytes, std::size_t offset, std::uint64_t value) {
   std::memcpy(bytes.data() + offset, &value, sizeof value);
 }
 
+// Malformed ELF images (this program's own SASS, damaged) through cudaLibraryLoadData, which hands
+// an ELF image to the worker as a cubin: the worker bounds-checks it before the driver's closed
+// parser sees it (worker/fatbin/elf_image_check.h). Every case must fail cleanly.
+void elfCases(const Bytes& real, const std::vector<agileos::adversary::FatbinEntryLocation>& entries) {
+  Bytes elf;
+  for (const auto& entry : entries) {
+    const std::size_t payload = entry.offset + entry.prefix.headerSize;
+    if (entry.prefix.kind == 2 && entry.prefix.payloadSize >= sizeof(Elf64_Ehdr) &&
+        std::memcmp(real.data() + payload, ELFMAG, SELFMAG) == 0) {
+      elf.assign(real.begin() + static_cast<std::ptrdiff_t>(payload),
+                 real.begin() + static_cast<std::ptrdiff_t>(payload + entry.prefix.payloadSize));
+      break;
+    }
+  }
+  if (elf.empty()) {
+    std::printf("%-64s | %-32s | %-40s | %s\n", "locate this program's own SASS (ELF)", "found", "not found",
+                "FAIL");
+    ++failed;
+    return;
+  }
+  Elf64_Ehdr header;
+  std::memcpy(&header, elf.data(), sizeof header);
+  auto load = [](const Bytes& image) {
+    cudaLibrary_t library = nullptr;
+    const cudaError_t e =
+        cudaLibraryLoadData(&library, persist(image), nullptr, nullptr, 0, nullptr, nullptr, 0);
+    if (e == cudaSuccess) cudaLibraryUnload(library);
+    return e;
+  };
+  auto patched = [&](auto edit) {
+    Bytes copy = elf;
+    edit(copy);
+    return copy;
+  };
+  auto sectionAt = [&](std::size_t index) { return header.e_shoff + index * sizeof(Elf64_Shdr); };
+  runCase("ELF: section header table past the end", kAnyError, [&] {
+    return load(patched([&](Bytes& b) { patch64(b, offsetof(Elf64_Ehdr, e_shoff), b.size() + 4096); }));
+  });
+  runCase("ELF: 65535 section headers", kAnyError, [&] {
+    return load(patched([&](Bytes& b) {
+      const std::uint16_t count = 0xffff;
+      std::memcpy(b.data() + offsetof(Elf64_Ehdr, e_shnum), &count, sizeof count);
+    }));
+  });
+  runCase("ELF: a section at offset 2^63 (offset + size wraps)", kAnyError, [&] {
+    return load(patched([&](Bytes& b) {
+      patch64(b, sectionAt(1) + offsetof(Elf64_Shdr, sh_offset), std::uint64_t{1} << 63);
+    }));
+  });
+  runCase("ELF: a section 1 TiB long", kAnyError, [&] {
+    return load(patched([&](Bytes& b) {
+      patch64(b, sectionAt(header.e_shnum - 1) + offsetof(Elf64_Shdr, sh_size), std::uint64_t{1} << 40);
+    }));
+  });
+  runCase("ELF: section-name table index out of range", kAnyError, [&] {
+    return load(patched([&](Bytes& b) {
+      const std::uint16_t index = static_cast<std::uint16_t>(header.e_shnum + 5);
+      std::memcpy(b.data() + offsetof(Elf64_Ehdr, e_shstrndx), &index, sizeof index);
+    }));
+  });
+  runCase("ELF: truncated to three quarters", kAnyError, [&] {
+    return load(Bytes(elf.begin(), elf.begin() + static_cast<std::ptrdiff_t>(elf.size() * 3 / 4)));
+  });
+}
+
 void fatbinCases(const Bytes& real) {
   using agileos::adversary::FatbinContainerHeader;
   using agileos::adversary::FatbinEntryPrefix;
@@ -297,6 +362,8 @@ void fatbinCases(const Bytes& real) {
     runCase("fatbin: real fatbin with corrupted PTX", kAnyError,
             [&] { return registerAndLaunch(persist(corruptPtx), wrapperMagic, kKernelName); });
   }
+
+  elfCases(real, entries);
 
   runCase("fatbin: real fatbin, unknown function name", kAnyError,
           [&] { return registerAndLaunch(persist(real), wrapperMagic, "agileos_no_such_kernel"); });
