@@ -264,7 +264,9 @@ void WorkerPool::enforceDeadlines() {
     Worker* worker = findWorker(client->worker);
     switch (client->state) {
       case ClientState::kQueued:
-        if (std::string shortfall = capacityShortfall(*client); !shortfall.empty()) {
+        // Where every worker slot is held, the slot is the reason, whatever else is short: a
+        // pinned host share of total / max_workers runs out exactly when the slots do.
+        if (std::string shortfall = capacityShortfall(*client); !shortfall.empty() && !everySlotHeld()) {
           refuse(*client, RefusalKind::kBusy,
                  std::string(pinnedHostShortfall(*client).empty() ? "no device memory"
                                                                   : "no pinned host memory") +
@@ -384,6 +386,12 @@ void WorkerPool::schedulePendingClients() {
         break;
     }
   }
+}
+
+bool WorkerPool::everySlotHeld() const {
+  const PlacementDecision decision = policy_->place(summary());
+  return decision.kind == PlacementDecision::Kind::kWait ||
+         (decision.kind == PlacementDecision::Kind::kRefuse && decision.refusal == RefusalKind::kBusy);
 }
 
 std::chrono::milliseconds WorkerPool::queueWait() const {

@@ -270,6 +270,8 @@ class WorkerPool {
   // Capacity admission (PoolOptions::memory_reserve_bytes): "" if `client` fits now, else why not.
   std::string capacityShortfall(const Client& client) const;
   std::string pinnedHostShortfall(const Client& client) const;
+  // Whether the placement policy would make a new client wait for a worker slot now.
+  bool everySlotHeld() const;
   // The sum of `amountOf` over the clients that hold a promise of capacity: placed, attached, or
   // not yet released by their worker.
   std::uint64_t promisedToPlacedClients(

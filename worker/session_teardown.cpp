@@ -23,17 +23,25 @@ void releaseUserMemory(memmgr::MemoryManager& memory, ClientSession& session) {
   }
 }
 
-void restoreContextLimits(GpuBackend& gpu, memmgr::MemoryManager& memory, ClientSession& session) {
+bool restoreContextLimits(GpuBackend& gpu, memmgr::MemoryManager& memory, ClientSession& session) {
   std::lock_guard lock(session.limitsMutex);
+  std::map<int, LimitChange> kept;
   for (const auto& [limit, change] : session.changedLimits) {
     const CUresult result = gpu.setLimit(static_cast<CUlimit>(limit), change.initial);
-    if (result != CUDA_SUCCESS) {
-      spdlog::warn("client {}: restoring context limit {} to {} failed ({})", session.id(), limit,
-                   change.initial, int(result));
-    }
+    if (result == CUDA_SUCCESS) continue;
+    // The driver keeps it (it refuses to change the malloc heap once a kernel used it): the
+    // memory stays set aside, so its record and charge stay, at the value the context has.
+    std::size_t actual = change.current;
+    if (gpu.getLimit(static_cast<CUlimit>(limit), &actual) != CUDA_SUCCESS) actual = change.current;
+    spdlog::warn(
+        "client {}: the driver keeps context limit {} at {} (restoring {} failed: {}); it stays charged",
+        session.id(), limit, actual, change.initial, int(result));
+    kept[limit] = {change.initial, actual};
   }
-  session.changedLimits.clear();
-  memory.setDriverCharge(session.id(), 0);
+  session.changedLimits = kept;
+  // Lower or equal unless the driver rounded a kept value up; then the old charge stays.
+  memory.setDriverCharge(session.id(), driverLimitCharge(kept, gpu.device()));
+  return kept.empty();
 }
 
 void unloadModule(GpuBackend& gpu, memmgr::MemoryManager& memory, ClientSession& session,
@@ -67,7 +75,12 @@ void releaseSession(GpuBackend& gpu, memmgr::MemoryManager& memory, ClientSessio
   for (auto& [token, module] : session.modules.drain()) unloadModule(gpu, memory, session, module);
   session.functions.drain();
   releaseSessionGuard(gpu, session);
-  restoreContextLimits(gpu, memory, session);
+  if (!restoreContextLimits(gpu, memory, session)) {
+    // Only a context that serves one client after another would care (dedicated placement
+    // retires the worker after its client); such a placement must retire it as well.
+    spdlog::warn("client {}: the context keeps a limit the client raised", session.id());
+  }
+  memory.setDriverCharge(session.id(), 0);
   memory.releaseClient(session.id());
   memory.releaseProtected(session.id());
   memory.setQuota(session.id(), 0);

@@ -16,8 +16,10 @@ void releaseStreamsAndEvents(GpuBackend& gpu, ClientSession& session);
 void releaseUserMemory(memmgr::MemoryManager& memory, ClientSession& session);
 
 // Puts every context limit the client changed back to its value before the client's first
-// change, and drops the charge for them. A limit the driver will not restore is logged.
-void restoreContextLimits(GpuBackend& gpu, memmgr::MemoryManager& memory, ClientSession& session);
+// change, and drops the charge for them. A limit the driver will not restore (the malloc heap
+// once a kernel used it) keeps its record, at the value the context has, and its charge; false
+// then.
+bool restoreContextLimits(GpuBackend& gpu, memmgr::MemoryManager& memory, ClientSession& session);
 
 // Unloads one module that has already been removed from the session's table.
 void unloadModule(GpuBackend& gpu, memmgr::MemoryManager& memory, ClientSession& session,

@@ -436,6 +436,54 @@ sandbox_start() {
   sed 's/^/  /' "$logs/sandbox_start.log" | tee -a "$summary"
 }
 
+# cgroup limits (issue 14): where the host's cgroup v2 root delegates controllers, a CUDA program
+# runs through the shim under --cgroup require with pids and memory limits, is seen in its
+# sandbox's cgroup with those limits while it runs, and the cgroup is gone afterwards. The
+# parent is made at the root, since the suite's own cgroup usually holds processes and so
+# cannot enable controllers for children (the "no internal processes" rule).
+sandbox_cgroup() {
+  wanted sandbox_cgroup || return 0
+  say ""
+  say "== sandbox cgroup limits (--cgroup require, --max-pids 512, --max-memory 16G)"
+  local parent_name=agileos-suite-sandboxes root=/sys/fs/cgroup
+  if [[ "$(stat -f -c %T "$root" 2>/dev/null)" != cgroup2fs ]] || ! mkdir -p "$root/$parent_name" 2>/dev/null; then
+    say "SKIPPED sandbox_cgroup: no writable cgroup v2 root here ($(stat -f -c %T "$root" 2>/dev/null))"
+    return 0
+  fi
+  local tenants="$PWD/.bundle/tenants" seen="" status
+  (
+    LD_LIBRARY_PATH="$deps_dir" timeout --kill-after=5 60 "$bin_dir/agileos-sandbox" --socket-dir "$runtime_dir" \
+      --shim "$shim_dir" ${deps_dir:+--lib-path "$deps_dir"} --keep "$tenants" --cgroup require \
+      --cgroup-parent "/$parent_name" --max-pids 512 --max-memory 16G \
+      -- "$tenants/tenant_memory" --alloc $((1 << 30)) --hold 4 >"$logs/cgroup.out" 2>"$logs/cgroup.err" </dev/null
+    echo $? >"$logs/cgroup.status"
+  ) &
+  local runner=$!
+  for _ in $(seq 1 100); do
+    local dir
+    for dir in "$root/$parent_name"/agileos-sandbox-*; do
+      [[ -f "$dir/pids.max" ]] || continue
+      if grep -q "tenant: holding" "$logs/cgroup.out" 2>/dev/null; then
+        seen="pids.max $(cat "$dir/pids.max"), memory.max $(cat "$dir/memory.max"), memory.swap.max $(cat "$dir/memory.swap.max" 2>/dev/null), $(wc -l <"$dir/cgroup.procs") processes, pids.current $(cat "$dir/pids.current")"
+      fi
+    done
+    [[ -n "$seen" ]] && break
+    sleep 0.1
+  done
+  wait "$runner"
+  status="$(cat "$logs/cgroup.status" 2>/dev/null || echo none)"
+  local left
+  left="$(find "$root/$parent_name" -mindepth 1 -maxdepth 1 -type d -name 'agileos-sandbox-*' | wc -l)"
+  if [[ "$status" == 0 && "$seen" == "pids.max 512, memory.max 17179869184, memory.swap.max 0,"* && "$left" == 0 ]]; then
+    pass "sandbox_cgroup: tenant_memory (1 GiB on the GPU) ran in its sandbox's cgroup ($seen); the cgroup was removed after it"
+  else
+    fail "sandbox_cgroup: exit $status, seen '${seen:-no cgroup with the program in it}', $left cgroup(s) left"
+    quote "$logs/cgroup.out" 5
+    quote "$logs/cgroup.err" 5
+  fi
+  rmdir "$root/$parent_name" 2>/dev/null
+}
+
 # ------------------------------------------------------------------ adversaries
 
 # Quotes the FAIL rows and the closing line of an adversary's table.
@@ -730,6 +778,7 @@ start_daemon
 run_programs
 sandbox_proof
 sandbox_start
+sandbox_cgroup
 concurrent_adversary
 cufft_adversary
 wire_adversary

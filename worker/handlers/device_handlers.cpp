@@ -66,7 +66,8 @@ void deviceReset(CallContext& ctx, const v1::CallRequest&, v1::CallReply& reply)
   // Modules' DMA registrations end before the memory they name does (as in cudaFree).
   if (ctx.session.protectedModules) ctx.session.protectedModules->revokeAllDma();
   releaseStreamsAndEvents(ctx.gpu, ctx.session);
-  restoreContextLimits(ctx.gpu, ctx.memory, ctx.session);  // a reset context has its default limits
+  // A reset context has its default limits, where the driver lets them go (restoreContextLimits).
+  restoreContextLimits(ctx.gpu, ctx.memory, ctx.session);
   releaseUserMemory(ctx.memory, ctx.session);
 }
 

@@ -296,6 +296,21 @@ TEST_F(WorkerPoolTest, PinnedHostSharesAreAdmittedWithinTheHostWideTotal) {
   EXPECT_TRUE(acquire(5).assigned) << "a client without a share is not counted";
 }
 
+// Where every slot is held, a waiting client is refused for the slot, even though the pinned
+// shares (total / max_workers each) ran out with the slots.
+TEST_F(WorkerPoolTest, WhenEverySlotIsHeldTheSlotIsTheReason) {
+  PoolOptions options = testing::mockPoolOptions(dir_);
+  options.max_workers = 2;
+  options.pinned_host_total_bytes = 2 * kGiB;
+  options.queue_wait = std::chrono::milliseconds(1000);
+  startPool(options);
+  ASSERT_TRUE(acquireWithPinnedShare(1, kGiB).assigned);
+  ASSERT_TRUE(acquireWithPinnedShare(2, kGiB).assigned);
+  const AcquireResult c = acquireWithPinnedShare(3, kGiB);
+  EXPECT_FALSE(c.assigned);
+  EXPECT_THAT(c.message, HasSubstr("no worker slot became free within"));
+}
+
 TEST_F(WorkerPoolTest, APinnedShareThatDoesNotFitInTimeIsRefusedWithTheReason) {
   PoolOptions options = testing::mockPoolOptions(dir_);
   options.max_workers = 4;

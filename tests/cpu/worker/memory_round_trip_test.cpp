@@ -186,6 +186,23 @@ TEST(MemoryRoundTrip, RaisedContextLimitsAreChargedToTheQuotaAndRestoredAtReset)
   EXPECT_EQ(client.call(requests::memGetInfo()).mem_info().free(), kQuota);
 }
 
+// A limit the driver will not put back (the malloc heap once a kernel used it) stays charged
+// after cudaDeviceReset: the memory stays set aside.
+TEST(MemoryRoundTrip, ALimitTheDriverKeepsAtResetStaysCharged) {
+  WorkerHarness worker(FakeGpuConfig{.memoryBytes = 1ull << 30});
+  constexpr std::uint64_t kQuota = 512ull << 20;
+  ASSERT_TRUE(worker.runtime().attach(1, WorkerHarness::tokenFor(1), {}, {}, {}, kQuota));
+  TestClient client(worker.runtime(), 1, WorkerHarness::tokenFor(1));
+  ASSERT_EQ(
+      client.call(requests::deviceSetLimit(CU_LIMIT_MALLOC_HEAP_SIZE, (8u << 20) + (64u << 20))).error(), 0);
+  worker.gpu().failNext(FakeGpuCall::kSetLimit, CUDA_ERROR_INVALID_VALUE);
+  ASSERT_EQ(client.call(requests::deviceReset()).error(), 0);
+  EXPECT_EQ(worker.memory().driverCharge(1), 64ull << 20);
+  EXPECT_EQ(client.call(requests::memGetInfo()).mem_info().free(), kQuota - (64ull << 20));
+  ASSERT_EQ(client.call(requests::deviceSetLimit(CU_LIMIT_MALLOC_HEAP_SIZE, 8u << 20)).error(), 0);
+  EXPECT_EQ(worker.memory().driverCharge(1), 0u) << "lowered later, it is uncharged";
+}
+
 // The next client of a context finds the defaults, whatever the last one set.
 TEST(MemoryRoundTrip, ContextLimitsAreRestoredWhenTheSessionEnds) {
   WorkerHarness worker;

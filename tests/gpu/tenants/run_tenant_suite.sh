@@ -201,7 +201,7 @@ if start_daemon limits '"prestart": 1, "max_workers": 4' \
   TENANT_PROGRAM=tenant_limits tenant P --pinned $GIB
   wait_tenants
   if [[ "$(status_of L)" == 0 ]] && grep -q "^limits: done, 0 failed" "$logs/L.out"; then
-    pass "limits: a stack limit past the 8 GiB quota is refused, a 1 GiB bigger heap is charged and works, cudaDeviceReset gives it back"
+    pass "limits: a stack limit past the 8 GiB quota is refused, a 1 GiB bigger heap is charged and works, after cudaDeviceReset the charge is what the context still holds ($(grep -o "after reset .*" "$logs/L.out"))"
   else
     fail "limits: context limits and the quota (exit $(status_of L))"
     quote "$logs/L.out" 20
