@@ -9,9 +9,9 @@
 #include <set>
 #include <sstream>
 
-#include "adapters/adapter_declaration.h"
 #include "modules/catalog/json_object_reader.h"
 #include "modules/catalog/message_text.h"
+#include "proto/adapters/adapter_declaration.h"
 #include "scheduler/runtime_files.h"
 
 namespace agileos::scheduler {

@@ -135,7 +135,7 @@ std::uint64_t memoryQuotaFor(const MemorySection& memory, std::optional<std::uin
 std::uint64_t admitMemoryQuota(const MemorySection& memory, std::uint64_t requested,
                                std::optional<std::uint32_t> peer_uid = std::nullopt);
 
-// Trusted library adapters (adapters/adapter_declaration.h): which operations of which
+// Trusted library adapters (proto/adapters/adapter_declaration.h): which operations of which
 // library a client may call. Each key is a library the build declares ("cufft", "nvrtc"),
 // each value its admitted operations or ["*"] for all; a library not listed is not admitted.
 // Absent section: every declared library, all operations.

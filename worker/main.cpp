@@ -1,7 +1,7 @@
 // agileos-worker: a worker process on the real CUDA driver, hosting the trusted library
 // adapters (cuFFT, NVRTC). Started by agileosd.
-#include "adapters/cufft/cufft_adapter.h"
-#include "adapters/nvrtc/nvrtc_adapter.h"
+#include "worker/adapters/cufft/cufft_adapter.h"
+#include "worker/adapters/nvrtc/nvrtc_adapter.h"
 #include "worker/backend/cuda_gpu_backend.h"
 #include "worker/worker_process.h"
 

@@ -14,6 +14,21 @@ namespace {
 
 namespace v1 = agileos::v1;
 
+// agileos_value_kind is the C ABI's spelling of AdapterValue's `value` oneof (client_api.proto, the
+// one list of value kinds; proto/adapters/adapter_declaration.h's ArgKind uses the same numbers).
+constexpr bool sameKind(agileos_value_kind kind, v1::AdapterValue::ValueCase wire) {
+  return static_cast<int>(kind) == static_cast<int>(wire);
+}
+static_assert(sameKind(AGILEOS_VALUE_NONE, v1::AdapterValue::VALUE_NOT_SET));
+static_assert(sameKind(AGILEOS_VALUE_INTEGER, v1::AdapterValue::kInteger));
+static_assert(sameKind(AGILEOS_VALUE_INTEGERS, v1::AdapterValue::kIntegers));
+static_assert(sameKind(AGILEOS_VALUE_DEVICE_POINTER, v1::AdapterValue::kDevicePointer));
+static_assert(sameKind(AGILEOS_VALUE_HANDLE, v1::AdapterValue::kHandle));
+static_assert(sameKind(AGILEOS_VALUE_STREAM, v1::AdapterValue::kStream));
+static_assert(sameKind(AGILEOS_VALUE_BLOB, v1::AdapterValue::kBlob));
+static_assert(sameKind(AGILEOS_VALUE_TEXT, v1::AdapterValue::kText));
+static_assert(sameKind(AGILEOS_VALUE_TEXTS, v1::AdapterValue::kTexts));
+
 // Fills `out` from `in`; false (with *error) for a malformed value.
 bool toWire(const agileos_value& in, v1::AdapterValue* out, cudaError_t* error) {
   switch (in.kind) {

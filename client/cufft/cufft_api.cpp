@@ -1,7 +1,7 @@
 // libagileos_cufft.so: the implemented cuFFT entry points (the `implemented` rows of
 // client/cufft/cufft_api.tsv). UNTRUSTED side: the plans live in the worker, which checks
-// every call (adapters/cufft/cufft_adapter.cpp); this file only translates each call into an
-// operation of the cuFFT adapter (adapters/cufft/cufft_operations.h: names, argument order and
+// every call (worker/adapters/cufft/cufft_adapter.cpp); this file only translates each call into an
+// operation of the cuFFT adapter (proto/adapters/cufft_operations.h: names, argument order and
 // kinds) and the answer back into cuFFT's results.
 #include <cufft.h>
 #include <library_types.h>
@@ -16,13 +16,14 @@
 #include <unordered_map>
 #include <vector>
 
-#include "adapters/cufft/cufft_operations.h"
 #include "client/cufft/plan_table.h"
 #include "client/library_shim/library_call_client.h"
+#include "proto/adapters/cufft_operations.h"
 
 namespace agileos::client::cufft_shim {
 namespace {
 
+namespace names = adapters::cufft::names;  // the library's and operations' declared names
 using adapters::cufft::ExecKind;
 using adapters::cufft::ShapeVariant;
 using library_shim::devicePointerValue;
@@ -33,14 +34,13 @@ using library_shim::LibraryReply;
 using library_shim::noneValue;
 using library_shim::streamValue;
 
-constexpr char kLibrary[] = "cufft";
 // No reply at all: CUFFT_INTERNAL_ERROR; refused without a cuFFT status: CUFFT_INVALID_VALUE.
 constexpr library_shim::FailureCodes kCodes{CUFFT_INTERNAL_ERROR, CUFFT_INVALID_VALUE, CUFFT_INTERNAL_ERROR};
 
 cufftResult asResult(int status) { return static_cast<cufftResult>(status); }
 
 LibraryReply call(const char* entryPoint, const char* operation, std::span<const agileos_value> args) {
-  return LibraryReply::call(kLibrary, entryPoint, operation, args);
+  return LibraryReply::call(names::kLibrary, entryPoint, operation, args);
 }
 
 // The last execution of each plan that the worker accepted, and the resource epoch it was sent
@@ -184,7 +184,7 @@ cufftResult onPlan(const char* entryPoint, const char* operation, cufftHandle pl
 }
 
 cufftResult createToken(const char* entryPoint, std::uint64_t* token) {
-  const LibraryReply reply = call(entryPoint, "create", {});
+  const LibraryReply reply = call(entryPoint, names::kCreate, {});
   const int status = reply.status(kCodes);
   if (status != CUFFT_SUCCESS) return asResult(status);
   if (!reply.handle(0, token)) return asResult(reply.malformed(kCodes));
@@ -194,7 +194,7 @@ cufftResult createToken(const char* entryPoint, std::uint64_t* token) {
 void destroyToken(const char* entryPoint, std::uint64_t token) {
   acceptedExecs().forget(token);
   const agileos_value args[] = {handleValue(token)};
-  (void)statusOf(entryPoint, "destroy", args);
+  (void)statusOf(entryPoint, names::kDestroy, args);
 }
 
 // Registers a plan the worker created; if the handle numbers ran out, destroys it again.
@@ -215,7 +215,7 @@ cufftResult createAndMake(const char* entryPoint, cufftHandle* plan, const Shape
   std::uint64_t token = 0;
   cufftResult result = createToken(entryPoint, &token);
   if (result != CUFFT_SUCCESS) return result;
-  result = shapeCall(entryPoint, "make_plan", token, shape, nullptr);
+  result = shapeCall(entryPoint, names::kMakePlan, token, shape, nullptr);
   if (result != CUFFT_SUCCESS) {
     destroyToken(entryPoint, token);
     return result;
@@ -232,14 +232,14 @@ cufftResult exec(const char* entryPoint, cufftHandle plan, ExecKind kind, const 
                                 integerValue(direction)};
   const AcceptedExec attempt{kind, idata, odata, direction, agileos_resource_epoch()};
   if (acceptedExecs().contains(*token, attempt)) {
-    const int sent = agileos_library_call_async(kLibrary, "exec", args, std::size(args));
+    const int sent = agileos_library_call_async(names::kLibrary, names::kExec, args, std::size(args));
     if (sent == 0) return CUFFT_SUCCESS;
     // Not sent, or refused at once (a transport that cannot defer): no transform ran.
     acceptedExecs().forget(*token);
     return sent == cudaErrorInvalidValue || sent == cudaErrorInvalidResourceHandle ? CUFFT_INVALID_VALUE
                                                                                    : CUFFT_EXEC_FAILED;
   }
-  const cufftResult result = statusOf(entryPoint, "exec", args);
+  const cufftResult result = statusOf(entryPoint, names::kExec, args);
   if (result == CUFFT_SUCCESS) {
     acceptedExecs().remember(*token, attempt);
   } else {
@@ -264,6 +264,7 @@ cufftResult planStatus(const char* entryPoint, const char* operation, cufftHandl
 
 using agileos::adapters::cufft::ExecKind;
 using agileos::adapters::cufft::ShapeVariant;
+namespace names = agileos::adapters::cufft::names;
 namespace shim = agileos::client::cufft_shim;
 
 // --- plans ----------------------------------------------------------------------------------
@@ -284,7 +285,7 @@ AGILEOS_SHIM_EXPORT cufftResult cufftDestroy(cufftHandle plan) {
   if (!token) return CUFFT_INVALID_PLAN;
   shim::acceptedExecs().forget(*token);
   const agileos_value args[] = {agileos::client::library_shim::handleValue(*token)};
-  return shim::statusOf("cufftDestroy", "destroy", args);
+  return shim::statusOf("cufftDestroy", names::kDestroy, args);
 }
 
 AGILEOS_SHIM_EXPORT cufftResult cufftPlan1d(cufftHandle* plan, int nx, cufftType type, int batch) {
@@ -312,19 +313,19 @@ AGILEOS_SHIM_EXPORT cufftResult cufftPlanMany(cufftHandle* plan, int rank, int* 
 
 AGILEOS_SHIM_EXPORT cufftResult cufftMakePlan1d(cufftHandle plan, int nx, cufftType type, int batch,
                                                 size_t* workSize) {
-  return shim::onPlan("cufftMakePlan1d", "make_plan", plan,
+  return shim::onPlan("cufftMakePlan1d", names::kMakePlan, plan,
                       shim::basicShape(ShapeVariant::kOne, {nx}, type, batch), workSize);
 }
 
 AGILEOS_SHIM_EXPORT cufftResult cufftMakePlan2d(cufftHandle plan, int nx, int ny, cufftType type,
                                                 size_t* workSize) {
-  return shim::onPlan("cufftMakePlan2d", "make_plan", plan,
+  return shim::onPlan("cufftMakePlan2d", names::kMakePlan, plan,
                       shim::basicShape(ShapeVariant::kTwo, {nx, ny}, type, 1), workSize);
 }
 
 AGILEOS_SHIM_EXPORT cufftResult cufftMakePlan3d(cufftHandle plan, int nx, int ny, int nz, cufftType type,
                                                 size_t* workSize) {
-  return shim::onPlan("cufftMakePlan3d", "make_plan", plan,
+  return shim::onPlan("cufftMakePlan3d", names::kMakePlan, plan,
                       shim::basicShape(ShapeVariant::kThree, {nx, ny, nz}, type, 1), workSize);
 }
 
@@ -336,7 +337,7 @@ AGILEOS_SHIM_EXPORT cufftResult cufftMakePlanMany(cufftHandle plan, int rank, in
   const cufftResult result = shim::manyShape(ShapeVariant::kMany, rank, n, inembed, istride, idist, onembed,
                                              ostride, odist, type, batch, &shape);
   if (result != CUFFT_SUCCESS) return result;
-  return shim::onPlan("cufftMakePlanMany", "make_plan", plan, shape, workSize);
+  return shim::onPlan("cufftMakePlanMany", names::kMakePlan, plan, shape, workSize);
 }
 
 AGILEOS_SHIM_EXPORT cufftResult cufftMakePlanMany64(cufftHandle plan, int rank, long long int* n,
@@ -349,23 +350,23 @@ AGILEOS_SHIM_EXPORT cufftResult cufftMakePlanMany64(cufftHandle plan, int rank, 
   const cufftResult result = shim::manyShape(ShapeVariant::kMany64, rank, n, inembed, istride, idist, onembed,
                                              ostride, odist, type, batch, &shape);
   if (result != CUFFT_SUCCESS) return result;
-  return shim::onPlan("cufftMakePlanMany64", "make_plan", plan, shape, workSize);
+  return shim::onPlan("cufftMakePlanMany64", names::kMakePlan, plan, shape, workSize);
 }
 
 // --- sizes ----------------------------------------------------------------------------------
 
 AGILEOS_SHIM_EXPORT cufftResult cufftEstimate1d(int nx, cufftType type, int batch, size_t* workSize) {
-  return shim::shapeCall("cufftEstimate1d", "estimate", std::nullopt,
+  return shim::shapeCall("cufftEstimate1d", names::kEstimate, std::nullopt,
                          shim::basicShape(ShapeVariant::kOne, {nx}, type, batch), workSize);
 }
 
 AGILEOS_SHIM_EXPORT cufftResult cufftEstimate2d(int nx, int ny, cufftType type, size_t* workSize) {
-  return shim::shapeCall("cufftEstimate2d", "estimate", std::nullopt,
+  return shim::shapeCall("cufftEstimate2d", names::kEstimate, std::nullopt,
                          shim::basicShape(ShapeVariant::kTwo, {nx, ny}, type, 1), workSize);
 }
 
 AGILEOS_SHIM_EXPORT cufftResult cufftEstimate3d(int nx, int ny, int nz, cufftType type, size_t* workSize) {
-  return shim::shapeCall("cufftEstimate3d", "estimate", std::nullopt,
+  return shim::shapeCall("cufftEstimate3d", names::kEstimate, std::nullopt,
                          shim::basicShape(ShapeVariant::kThree, {nx, ny, nz}, type, 1), workSize);
 }
 
@@ -376,24 +377,24 @@ AGILEOS_SHIM_EXPORT cufftResult cufftEstimateMany(int rank, int* n, int* inembed
   const cufftResult result = shim::manyShape(ShapeVariant::kMany, rank, n, inembed, istride, idist, onembed,
                                              ostride, odist, type, batch, &shape);
   if (result != CUFFT_SUCCESS) return result;
-  return shim::shapeCall("cufftEstimateMany", "estimate", std::nullopt, shape, workSize);
+  return shim::shapeCall("cufftEstimateMany", names::kEstimate, std::nullopt, shape, workSize);
 }
 
 AGILEOS_SHIM_EXPORT cufftResult cufftGetSize1d(cufftHandle handle, int nx, cufftType type, int batch,
                                                size_t* workSize) {
-  return shim::onPlan("cufftGetSize1d", "get_size_for", handle,
+  return shim::onPlan("cufftGetSize1d", names::kGetSizeFor, handle,
                       shim::basicShape(ShapeVariant::kOne, {nx}, type, batch), workSize);
 }
 
 AGILEOS_SHIM_EXPORT cufftResult cufftGetSize2d(cufftHandle handle, int nx, int ny, cufftType type,
                                                size_t* workSize) {
-  return shim::onPlan("cufftGetSize2d", "get_size_for", handle,
+  return shim::onPlan("cufftGetSize2d", names::kGetSizeFor, handle,
                       shim::basicShape(ShapeVariant::kTwo, {nx, ny}, type, 1), workSize);
 }
 
 AGILEOS_SHIM_EXPORT cufftResult cufftGetSize3d(cufftHandle handle, int nx, int ny, int nz, cufftType type,
                                                size_t* workSize) {
-  return shim::onPlan("cufftGetSize3d", "get_size_for", handle,
+  return shim::onPlan("cufftGetSize3d", names::kGetSizeFor, handle,
                       shim::basicShape(ShapeVariant::kThree, {nx, ny, nz}, type, 1), workSize);
 }
 
@@ -405,7 +406,7 @@ AGILEOS_SHIM_EXPORT cufftResult cufftGetSizeMany(cufftHandle handle, int rank, i
   const cufftResult result = shim::manyShape(ShapeVariant::kMany, rank, n, inembed, istride, idist, onembed,
                                              ostride, odist, type, batch, &shape);
   if (result != CUFFT_SUCCESS) return result;
-  return shim::onPlan("cufftGetSizeMany", "get_size_for", handle, shape, workArea);
+  return shim::onPlan("cufftGetSizeMany", names::kGetSizeFor, handle, shape, workArea);
 }
 
 AGILEOS_SHIM_EXPORT cufftResult cufftGetSizeMany64(cufftHandle plan, int rank, long long int* n,
@@ -418,20 +419,20 @@ AGILEOS_SHIM_EXPORT cufftResult cufftGetSizeMany64(cufftHandle plan, int rank, l
   const cufftResult result = shim::manyShape(ShapeVariant::kMany64, rank, n, inembed, istride, idist, onembed,
                                              ostride, odist, type, batch, &shape);
   if (result != CUFFT_SUCCESS) return result;
-  return shim::onPlan("cufftGetSizeMany64", "get_size_for", plan, shape, workSize);
+  return shim::onPlan("cufftGetSizeMany64", names::kGetSizeFor, plan, shape, workSize);
 }
 
 AGILEOS_SHIM_EXPORT cufftResult cufftGetSize(cufftHandle handle, size_t* workSize) {
   const std::optional<std::uint64_t> token = shim::plans().find(handle);
   if (!token) return CUFFT_INVALID_PLAN;
   const agileos_value args[] = {agileos::client::library_shim::handleValue(*token)};
-  return shim::workSizeOf("cufftGetSize", "work_size", args, workSize);
+  return shim::workSizeOf("cufftGetSize", names::kWorkSize, args, workSize);
 }
 
 // --- work area and stream -------------------------------------------------------------------
 
 AGILEOS_SHIM_EXPORT cufftResult cufftSetAutoAllocation(cufftHandle plan, int autoAllocate) {
-  return shim::planStatus("cufftSetAutoAllocation", "set_auto_allocation", plan, {autoAllocate});
+  return shim::planStatus("cufftSetAutoAllocation", names::kSetAutoAllocation, plan, {autoAllocate});
 }
 
 AGILEOS_SHIM_EXPORT cufftResult cufftSetWorkArea(cufftHandle plan, void* workArea) {
@@ -440,7 +441,7 @@ AGILEOS_SHIM_EXPORT cufftResult cufftSetWorkArea(cufftHandle plan, void* workAre
   const agileos_value args[] = {agileos::client::library_shim::handleValue(*token),
                                 agileos::client::library_shim::devicePointerValue(workArea)};
   shim::acceptedExecs().forget(*token);
-  return shim::statusOf("cufftSetWorkArea", "set_work_area", args);
+  return shim::statusOf("cufftSetWorkArea", names::kSetWorkArea, args);
 }
 
 AGILEOS_SHIM_EXPORT cufftResult cufftSetStream(cufftHandle plan, cudaStream_t stream) {
@@ -450,7 +451,7 @@ AGILEOS_SHIM_EXPORT cufftResult cufftSetStream(cufftHandle plan, cudaStream_t st
   const agileos_value args[] = {agileos::client::library_shim::handleValue(*token),
                                 agileos::client::library_shim::streamValue(stream)};
   shim::acceptedExecs().forget(*token);
-  return shim::statusOf("cufftSetStream", "set_stream", args);
+  return shim::statusOf("cufftSetStream", names::kSetStream, args);
 }
 
 // --- execution ------------------------------------------------------------------------------
@@ -489,7 +490,7 @@ AGILEOS_SHIM_EXPORT cufftResult cufftExecZ2D(cufftHandle plan, cufftDoubleComple
 AGILEOS_SHIM_EXPORT cufftResult cufftGetVersion(int* version) {
   if (version == nullptr) return CUFFT_INVALID_VALUE;
   std::int64_t value = 0;
-  const cufftResult result = shim::integerOf("cufftGetVersion", "get_version", {}, &value);
+  const cufftResult result = shim::integerOf("cufftGetVersion", names::kGetVersion, {}, &value);
   if (result == CUFFT_SUCCESS) *version = static_cast<int>(value);
   return result;
 }
@@ -498,14 +499,15 @@ AGILEOS_SHIM_EXPORT cufftResult cufftGetProperty(libraryPropertyType type, int* 
   if (value == nullptr) return CUFFT_INVALID_VALUE;
   const agileos_value args[] = {agileos::client::library_shim::integerValue(type)};
   std::int64_t answer = 0;
-  const cufftResult result = shim::integerOf("cufftGetProperty", "get_property", args, &answer);
+  const cufftResult result = shim::integerOf("cufftGetProperty", names::kGetProperty, args, &answer);
   if (result == CUFFT_SUCCESS) *value = static_cast<int>(answer);
   return result;
 }
 
 AGILEOS_SHIM_EXPORT cufftResult cufftSetPlanPropertyInt64(cufftHandle plan, cufftProperty property,
                                                           const long long int inputValueInt) {
-  return shim::planStatus("cufftSetPlanPropertyInt64", "set_plan_property", plan, {property, inputValueInt});
+  return shim::planStatus("cufftSetPlanPropertyInt64", names::kSetPlanProperty, plan,
+                          {property, inputValueInt});
 }
 
 AGILEOS_SHIM_EXPORT cufftResult cufftGetPlanPropertyInt64(cufftHandle plan, cufftProperty property,
@@ -516,11 +518,12 @@ AGILEOS_SHIM_EXPORT cufftResult cufftGetPlanPropertyInt64(cufftHandle plan, cuff
   const agileos_value args[] = {agileos::client::library_shim::handleValue(*token),
                                 agileos::client::library_shim::integerValue(property)};
   std::int64_t value = 0;
-  const cufftResult result = shim::integerOf("cufftGetPlanPropertyInt64", "get_plan_property", args, &value);
+  const cufftResult result =
+      shim::integerOf("cufftGetPlanPropertyInt64", names::kGetPlanProperty, args, &value);
   if (result == CUFFT_SUCCESS) *returnPtrValue = value;
   return result;
 }
 
 AGILEOS_SHIM_EXPORT cufftResult cufftResetPlanProperty(cufftHandle plan, cufftProperty property) {
-  return shim::planStatus("cufftResetPlanProperty", "reset_plan_property", plan, {property});
+  return shim::planStatus("cufftResetPlanProperty", names::kResetPlanProperty, plan, {property});
 }

@@ -28,7 +28,7 @@ nvrtcResult LibraryFacts::version(int* major, int* minor) {
   std::lock_guard lock(mutex_);
   if (!version_) {
     // -> major, minor
-    const LibraryReply reply = LibraryReply::call(kLibrary, "nvrtcVersion", "version", {});
+    const LibraryReply reply = LibraryReply::call(names::kLibrary, "nvrtcVersion", names::kVersion, {});
     const int status = reply.status(kCodes);
     if (status != NVRTC_SUCCESS) return asResult(status);
     std::vector<std::int64_t> values;
@@ -44,7 +44,8 @@ nvrtcResult LibraryFacts::supportedArchs(std::vector<int>* archs) {
   std::lock_guard lock(mutex_);
   if (!archs_) {
     // -> integers
-    const LibraryReply reply = LibraryReply::call(kLibrary, "nvrtcGetSupportedArchs", "supported_archs", {});
+    const LibraryReply reply =
+        LibraryReply::call(names::kLibrary, "nvrtcGetSupportedArchs", names::kSupportedArchs, {});
     const int status = reply.status(kCodes);
     if (status != NVRTC_SUCCESS) return asResult(status);
     std::vector<std::int64_t> values;

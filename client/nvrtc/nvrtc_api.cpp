@@ -1,7 +1,7 @@
 // libagileos_nvrtc.so: the implemented NVRTC entry points (the `implemented` rows of
 // client/nvrtc/nvrtc_api.tsv). UNTRUSTED side: programs are kept in this process
 // (client/nvrtc/program.h); only the compilation and the library queries go to the worker's
-// NVRTC adapter (adapters/nvrtc/nvrtc_operations.h: names, argument order and kinds).
+// NVRTC adapter (proto/adapters/nvrtc_operations.h: names, argument order and kinds).
 #include <nvrtc.h>
 
 #include <cstdint>
@@ -41,7 +41,8 @@ nvrtcResult compile(Program& program, const std::vector<std::string>& options) {
       library_shim::textsValue(headers),       library_shim::textsValue(includeNames),
       library_shim::textsValue(optionTexts),   library_shim::textsValue(expressions),
   };
-  const LibraryReply reply = LibraryReply::call(kLibrary, "nvrtcCompileProgram", "compile", args);
+  const LibraryReply reply =
+      LibraryReply::call(names::kLibrary, "nvrtcCompileProgram", names::kCompile, args);
   const int status = reply.status(kCodes);
 
   // -> log (text), PTX (blob), CUBIN (blob), lowered names (texts, one per name expression)

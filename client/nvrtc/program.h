@@ -2,7 +2,7 @@
 //
 // An nvrtcProgram names a Program kept here: what nvrtcCreateProgram and nvrtcAddNameExpression
 // were given and, after nvrtcCompileProgram, what the worker's compilation produced. Only the
-// compilation runs in the worker (adapters/nvrtc); every other program call is answered here.
+// compilation runs in the worker (worker/adapters/nvrtc); every other program call is answered here.
 //
 // The handle the application holds is an opaque number, never an address: it is only ever looked
 // up in the registry, and numbers are not reused, so a destroyed or made-up handle is

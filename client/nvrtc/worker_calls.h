@@ -1,15 +1,16 @@
-// How the NVRTC shim's calls to the worker's NVRTC adapter (adapters/nvrtc) map to nvrtcResult
+// How the NVRTC shim's calls to the worker's NVRTC adapter (worker/adapters/nvrtc) map to nvrtcResult
 // (UNTRUSTED side).
 #pragma once
 
 #include <nvrtc.h>
 
 #include "client/library_shim/library_call_client.h"
+#include "proto/adapters/nvrtc_operations.h"
 
 namespace agileos::client::nvrtc_shim {
 
-// The adapter's library name (adapters/nvrtc/nvrtc_operations.h).
-inline constexpr char kLibrary[] = "nvrtc";
+// The adapter's library and operation names, as declared (proto/adapters/nvrtc_operations.h).
+namespace names = adapters::nvrtc::names;
 
 // No reply: NVRTC_ERROR_INTERNAL_ERROR; refused without an NVRTC status:
 // NVRTC_ERROR_INVALID_INPUT; results not as declared: NVRTC_ERROR_INTERNAL_ERROR.

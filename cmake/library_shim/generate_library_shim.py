@@ -262,8 +262,8 @@ every function the library exports, each with the library's symbol version, so a
 against the real library binds to the shim and never finds a symbol missing. The shims are
 untrusted client code: they hold no GPU state and forward each implemented call, through
 `agileos_library_call` of the runtime shim (`client/include/agileos/library_call.h`), to the
-library's trusted adapter in the worker (`adapters/`), which checks it before the real library
-runs it.
+library's trusted adapter in the worker (`worker/adapters/`), which checks it before the real
+library runs it.
 
 - **implemented**: forwarded to the worker's adapter (or answered from client-side state that
   the note describes).

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "proto/services/storage_protocol.h"
 #include "services/storage/lease.h"
 #include "services/storage/open_files.h"
-#include "services/storage/storage_protocol.h"
 #include "services/storage/storage_validation.h"
 #include "services/storage/unique_fd.h"
 

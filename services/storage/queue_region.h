@@ -13,8 +13,8 @@
 #include <cstdint>
 #include <string>
 
+#include "proto/services/storage_protocol.h"
 #include "services/storage/shared_file_mapping.h"
-#include "services/storage/storage_protocol.h"
 #include "services/storage/storage_validation.h"
 
 namespace agileos::services::storage {

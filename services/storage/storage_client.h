@@ -16,7 +16,7 @@
 
 #include <cstddef>
 
-#include "services/storage/storage_protocol.h"
+#include "proto/services/storage_protocol.h"
 
 namespace agileos::services::storage {
 

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 
-#include "services/storage/storage_protocol.h"
+#include "proto/services/storage_protocol.h"
 
 namespace agileos::services::storage {
 

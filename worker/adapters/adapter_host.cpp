@@ -7,6 +7,8 @@
 namespace agileos::worker {
 
 using adapters::ArgKind;
+using adapters::isOptional;
+using adapters::valueCaseOf;
 
 std::vector<long long> AdapterInvocation::integers(int index) const {
   const auto& values = args[index].integers().values();
@@ -24,28 +26,10 @@ bool AdapterInvocation::refuse(int status, cudaError_t error, std::string detail
 }
 
 bool matchesKind(const v1::AdapterValue& value, ArgKind kind) {
-  using Case = v1::AdapterValue::ValueCase;
-  switch (kind) {
-    case ArgKind::kInteger:
-      return value.value_case() == Case::kInteger;
-    case ArgKind::kIntegers:
-      return value.value_case() == Case::kIntegers;
-    case ArgKind::kOptionalIntegers:
-      return value.value_case() == Case::kIntegers || value.value_case() == Case::VALUE_NOT_SET;
-    case ArgKind::kDevicePointer:
-      return value.value_case() == Case::kDevicePointer;
-    case ArgKind::kHandle:
-      return value.value_case() == Case::kHandle;
-    case ArgKind::kStream:
-      return value.value_case() == Case::kStream;
-    case ArgKind::kBlob:
-      return value.value_case() == Case::kBlob;
-    case ArgKind::kText:
-      return value.value_case() == Case::kText;
-    case ArgKind::kTexts:
-      return value.value_case() == Case::kTexts;
-  }
-  return false;
+  // An ArgKind is its value's field number in AdapterValue (proto/adapters/adapter_declaration.h).
+  const int valueCase = static_cast<int>(value.value_case());
+  if (valueCase == v1::AdapterValue::VALUE_NOT_SET) return isOptional(kind);
+  return valueCase == valueCaseOf(kind);
 }
 
 bool isAdmitted(const std::vector<std::string>& admitted, std::string_view library,

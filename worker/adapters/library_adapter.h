@@ -1,6 +1,6 @@
 // The worker's side of trusted library adapters (issue 6; the paper's section IV-F): a
 // library's real state and handles stay in the worker, and a client reaches them only through
-// the operations its adapter declares (adapters/adapter_declaration.h).
+// the operations its adapter declares (proto/adapters/adapter_declaration.h).
 //
 // A call travels as AdapterCall (client_api.proto). AdapterHost checks, before any adapter
 // code runs, that the library is hosted, that the daemon admitted the operation for this
@@ -19,7 +19,7 @@
 #include <string_view>
 #include <vector>
 
-#include "adapters/adapter_declaration.h"
+#include "proto/adapters/adapter_declaration.h"
 #include "worker/call_context.h"
 
 namespace agileos::worker {

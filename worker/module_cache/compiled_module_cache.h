@@ -16,7 +16,7 @@
 // find() in constant time. A file that fails (damaged, truncated, written under another key,
 // or moved from another entry's name) is a miss and is removed, never a load. A cache
 // without a key cannot be opened: a worker that has none runs without the cache. NVRTC
-// results (adapters/nvrtc) are entries like any other and are authenticated the same way.
+// results (worker/adapters/nvrtc) are entries like any other and are authenticated the same way.
 //
 // Bound: after a store the directory is trimmed to `maxBytes` by removing the least
 // recently used files (find() refreshes a file's modification time).

@@ -1,6 +1,6 @@
 /* The call that the library shims (libagileos_cufft.so, libagileos_nvrtc.so) make into
  * libagileos_cudart.so to run one operation of a trusted library adapter in the worker
- * (adapters/adapter_declaration.h lists the operations and the kinds of their arguments).
+ * (proto/adapters/adapter_declaration.h lists the operations and the kinds of their arguments).
  *
  * A plain C interface on purpose: each shim is its own shared object, and only the runtime
  * shim holds the connection to the worker and links the wire protocol; the others must not
@@ -18,6 +18,8 @@
 extern "C" {
 #endif
 
+/* The kinds of AdapterValue's `value` oneof in client_api.proto, by field number (checked at
+ * compile time in client/cudart/api_library_call.cpp). */
 typedef enum agileos_value_kind {
   AGILEOS_VALUE_NONE = 0,           /* unset: a null optional list */
   AGILEOS_VALUE_INTEGER = 1,        /* integer */

@@ -1,8 +1,8 @@
-// Extents of cuFFT plans (adapters/cufft/plan_extent.h) against values computed by hand
+// Extents of cuFFT plans (worker/adapters/cufft/plan_extent.h) against values computed by hand
 // from the cuFFT data-layout rules, for every plan shape the adapter accepts.
 #include <gtest/gtest.h>
 
-#include "adapters/cufft/plan_extent.h"
+#include "worker/adapters/cufft/plan_extent.h"
 
 namespace agileos::adapters::cufft {
 namespace {

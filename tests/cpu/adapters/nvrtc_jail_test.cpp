@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-#include "adapters/nvrtc/nvrtc_compiler_process.h"
+#include "worker/adapters/nvrtc/nvrtc_compiler_process.h"
 
 namespace agileos::adapters::nvrtc {
 namespace {

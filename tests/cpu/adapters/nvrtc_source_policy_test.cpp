@@ -1,6 +1,6 @@
-// The NVRTC adapter's policy on untrusted programs (adapters/nvrtc/nvrtc_source_policy.h):
+// The NVRTC adapter's policy on untrusted programs (worker/adapters/nvrtc/nvrtc_source_policy.h):
 // what NVRTC would read from the worker's file system is refused before it compiles.
-#include "adapters/nvrtc/nvrtc_source_policy.h"
+#include "worker/adapters/nvrtc/nvrtc_source_policy.h"
 
 #include <gtest/gtest.h>
 

@@ -15,9 +15,9 @@
 #include <thread>
 #include <vector>
 
-#include "adapters/cufft/cufft_operations.h"
 #include "client/cufft/plan_table.h"
 #include "cufft_unsupported.gen.h"
+#include "proto/adapters/cufft_operations.h"
 #include "tests/cpu/library_shims/fake_worker.h"
 
 extern "C" cufftResult cufftDebug(void);

@@ -8,8 +8,8 @@
 #include <string_view>
 #include <utility>
 
-#include "adapters/cufft/cufft_operations.h"
-#include "adapters/nvrtc/nvrtc_operations.h"
+#include "proto/adapters/cufft_operations.h"
+#include "proto/adapters/nvrtc_operations.h"
 
 namespace agileos::test {
 namespace {

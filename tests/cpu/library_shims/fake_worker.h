@@ -1,7 +1,7 @@
 // A fake of the runtime shim's agileos_library_call (client/include/agileos/library_call.h) for
 // unit tests of the library shims' objects (agileos_cufft_objects, agileos_nvrtc_objects).
 //
-// Every call is checked against the adapter's declaration (adapters/<library>/*_operations.h):
+// Every call is checked against the adapter's declaration (proto/adapters/<library>_operations.h):
 // the operation must exist and each argument must have the declared kind, else the test fails.
 // Calls are recorded (values deep-copied) and answered by a responder the test sets; with none,
 // the call fails like a process with no AgileOS session (cudaErrorNoDevice, no reply).

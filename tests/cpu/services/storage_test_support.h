@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "services/storage/storage_protocol.h"
+#include "proto/services/storage_protocol.h"
 #include "services/storage/unique_fd.h"
 #include "tests/cpu/support/temp_dir.h"
 

@@ -1,10 +1,10 @@
 // queue: per-slot submission/completion queues in host memory the GPU can reach (example module,
 // device code only). It offers no function to applications: its functions are for other modules
 // (__agileos_queue_*), which pass the queue region their plugin mapped into the I/O aperture. The
-// layout and the protocol are the storage service's (services/storage/storage_protocol.h); a
+// layout and the protocol are the storage service's (proto/services/storage_protocol.h); a
 // slot has one producer (the device) and one consumer (the service).
 #include "agileos/module_device.h"
-#include "services/storage/storage_protocol.h"
+#include "proto/services/storage_protocol.h"
 
 namespace {
 

@@ -16,8 +16,8 @@
 
 #include "agileos/module_abi.h"
 #include "agileos/storage.h"
+#include "proto/services/storage_protocol.h"
 #include "services/storage/storage_client.h"
-#include "services/storage/storage_protocol.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "adapters/nvrtc/compiler/jail.h"
+#include "worker/adapters/nvrtc/compiler/jail.h"
 
 namespace agileos::adapters::nvrtc::jail {
 

@@ -1,4 +1,4 @@
-#include "adapters/nvrtc/nvrtc_compiler_process.h"
+#include "worker/adapters/nvrtc/nvrtc_compiler_process.h"
 
 #include <fcntl.h>
 #include <poll.h>

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "adapters/nvrtc/compiler/jail.h"
+#include "worker/adapters/nvrtc/compiler/jail.h"
 
 namespace agileos::adapters::nvrtc::jail {
 

@@ -1,5 +1,5 @@
 // agileos-nvrtc-compiler: runs one NVRTC compilation for the worker's NVRTC adapter, jailed
-// (jail.h). Started by the adapter (adapters/nvrtc/nvrtc_compiler_process.h) for every
+// (jail.h). Started by the adapter (worker/adapters/nvrtc/nvrtc_compiler_process.h) for every
 // compilation; never by a client.
 //
 // Usage: agileos-nvrtc-compiler [--cpu-seconds=N] [--memory-mb=N] [--uid=N] [--gid=N]
@@ -27,9 +27,9 @@
 #include <string>
 #include <string_view>
 
-#include "adapters/nvrtc/compiler/jail.h"
-#include "adapters/nvrtc/compiler/nvrtc_compile.h"
-#include "adapters/nvrtc/nvrtc_wire.h"
+#include "worker/adapters/nvrtc/compiler/jail.h"
+#include "worker/adapters/nvrtc/compiler/nvrtc_compile.h"
+#include "worker/adapters/nvrtc/nvrtc_wire.h"
 
 namespace {
 

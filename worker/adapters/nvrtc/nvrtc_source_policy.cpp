@@ -1,4 +1,4 @@
-#include "adapters/nvrtc/nvrtc_source_policy.h"
+#include "worker/adapters/nvrtc/nvrtc_source_policy.h"
 
 #include <algorithm>
 #include <array>

@@ -2,7 +2,7 @@
 // adapter's source policy has already accepted.
 #pragma once
 
-#include "adapters/nvrtc/nvrtc_wire.h"
+#include "worker/adapters/nvrtc/nvrtc_wire.h"
 
 namespace agileos::adapters::nvrtc {
 

@@ -14,7 +14,7 @@
 #include <cstring>
 #include <string>
 
-#include "adapters/nvrtc/compiler/jail.h"
+#include "worker/adapters/nvrtc/compiler/jail.h"
 
 namespace agileos::adapters::nvrtc::jail {
 namespace {

@@ -1,4 +1,4 @@
-// Runs one compilation in agileos-nvrtc-compiler (adapters/nvrtc/compiler/), the jailed helper
+// Runs one compilation in agileos-nvrtc-compiler (worker/adapters/nvrtc/compiler/), the jailed helper
 // process, for the NVRTC adapter (and the CPU tests, which call it with no source policy in
 // front, so that the jail alone is what they test).
 //
@@ -16,7 +16,7 @@
 #include <optional>
 #include <string>
 
-#include "adapters/nvrtc/nvrtc_wire.h"
+#include "worker/adapters/nvrtc/nvrtc_wire.h"
 
 namespace agileos::adapters::nvrtc {
 

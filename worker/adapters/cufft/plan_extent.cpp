@@ -1,4 +1,4 @@
-#include "adapters/cufft/plan_extent.h"
+#include "worker/adapters/cufft/plan_extent.h"
 
 #include <algorithm>
 

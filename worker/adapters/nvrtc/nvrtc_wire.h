@@ -1,4 +1,4 @@
-// The bytes exchanged with agileos-nvrtc-compiler (adapters/nvrtc/compiler/), and the format of
+// The bytes exchanged with agileos-nvrtc-compiler (worker/adapters/nvrtc/compiler/), and the format of
 // the compiled-module cache's NVRTC entries: a sequence of fields, each an 8-byte host-order
 // length followed by that many bytes.
 //

@@ -1,12 +1,12 @@
-#include "adapters/nvrtc/nvrtc_adapter.h"
+#include "worker/adapters/nvrtc/nvrtc_adapter.h"
 
 #include <nvrtc.h>
 #include <spdlog/spdlog.h>
 
-#include "adapters/nvrtc/nvrtc_compiler_process.h"
-#include "adapters/nvrtc/nvrtc_operations.h"
-#include "adapters/nvrtc/nvrtc_source_policy.h"
-#include "adapters/nvrtc/nvrtc_wire.h"
+#include "proto/adapters/nvrtc_operations.h"
+#include "worker/adapters/nvrtc/nvrtc_compiler_process.h"
+#include "worker/adapters/nvrtc/nvrtc_source_policy.h"
+#include "worker/adapters/nvrtc/nvrtc_wire.h"
 #include "worker/module_cache/compiled_module_cache.h"
 
 namespace agileos::adapters::nvrtc {
@@ -31,14 +31,14 @@ class NvrtcAdapter final : public worker::LibraryAdapter {
 
   void run(std::size_t operation, AdapterInvocation& call) override {
     const std::string_view name = kOperations[operation].name;
-    if (name == "compile") return compileCall(call);
-    if (name == "version") {
+    if (name == names::kCompile) return compileCall(call);
+    if (name == names::kVersion) {
       call.addInteger(major_);
       call.addInteger(minor_);
       call.result.set_status(NVRTC_SUCCESS);
       return;
     }
-    if (name == "supported_archs") {
+    if (name == names::kSupportedArchs) {
       int count = 0;
       nvrtcGetNumSupportedArchs(&count);
       std::vector<int> archs(static_cast<std::size_t>(std::max(count, 0)));

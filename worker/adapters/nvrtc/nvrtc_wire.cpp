@@ -1,4 +1,4 @@
-#include "adapters/nvrtc/nvrtc_wire.h"
+#include "worker/adapters/nvrtc/nvrtc_wire.h"
 
 #include <charconv>
 #include <cstdint>

@@ -1,5 +1,6 @@
 /*
- * The storage service's shared layouts (C, also compiled as CUDA device code).
+ * The storage service's shared layouts (C, also compiled as CUDA device code). A shared contract
+ * (proto/): it includes nothing outside proto/ but libc headers.
  *
  * Three parties use this header:
  *  - the storage module's plugin (libstorage.so, inside the trusted worker), which sets a lease up
@@ -33,8 +34,8 @@
  * allocation, registered for DMA through the worker) instead of its slot; the service writes
  * exactly the bytes read there, nothing around them.
  */
-#ifndef AGILEOS_SERVICES_STORAGE_PROTOCOL_H
-#define AGILEOS_SERVICES_STORAGE_PROTOCOL_H
+#ifndef AGILEOS_PROTO_SERVICES_STORAGE_PROTOCOL_H
+#define AGILEOS_PROTO_SERVICES_STORAGE_PROTOCOL_H
 
 #include <stdint.h>
 
@@ -51,11 +52,11 @@ extern "C" {
 
 /* One submission; 32 bytes, written by device code. */
 typedef struct agileos_storage_sqe {
-  uint64_t offset;   /* byte offset in the file */
-  uint32_t file;     /* a file handle of this lease (AGILEOS_STORAGE_OPEN's reply) */
-  uint32_t bytes;    /* bytes to read, 1..slot_bytes */
-  uint32_t sequence; /* written LAST: a new value submits the entry */
-  uint32_t target;   /* 0: into the entry's slot; else a buffer of this lease (REGISTER_BUFFER) */
+  uint64_t offset;        /* byte offset in the file */
+  uint32_t file;          /* a file handle of this lease (AGILEOS_STORAGE_OPEN's reply) */
+  uint32_t bytes;         /* bytes to read, 1..slot_bytes */
+  uint32_t sequence;      /* written LAST: a new value submits the entry */
+  uint32_t target;        /* 0: into the entry's slot; else a buffer of this lease (REGISTER_BUFFER) */
   uint64_t target_offset; /* target != 0: where in that buffer (offset + bytes within its size) */
 } agileos_storage_sqe;
 
@@ -103,9 +104,9 @@ enum agileos_storage_op {
 #define AGILEOS_STORAGE_MAX_PATH 255u
 
 typedef struct agileos_storage_request {
-  uint32_t op;      /* agileos_storage_op */
-  uint32_t version; /* AGILEOS_STORAGE_PROTOCOL_VERSION */
-  uint64_t client_id;  /* ATTACH: for the service's log only */
+  uint32_t op;           /* agileos_storage_op */
+  uint32_t version;      /* AGILEOS_STORAGE_PROTOCOL_VERSION */
+  uint64_t client_id;    /* ATTACH: for the service's log only */
   uint64_t queue_bytes;  /* ATTACH: size of the queue memfd mapping */
   uint64_t buffer_bytes; /* ATTACH: size of the exported data buffer (>= slots * slot_bytes);
                             REGISTER_BUFFER: size of the registered range */
@@ -119,8 +120,8 @@ typedef struct agileos_storage_request {
 } agileos_storage_request;
 
 typedef struct agileos_storage_reply {
-  int32_t status; /* 0 or a negative errno */
-  uint32_t file;  /* OPEN: the handle */
+  int32_t status;           /* 0 or a negative errno */
+  uint32_t file;            /* OPEN: the handle */
   uint64_t file_bytes;      /* OPEN: the file's size */
   uint64_t active_leases;   /* STATS */
   uint64_t leases_served;   /* STATS: leases attached since the service started */
@@ -134,4 +135,4 @@ typedef struct agileos_storage_reply {
 }
 #endif
 
-#endif /* AGILEOS_SERVICES_STORAGE_PROTOCOL_H */
+#endif /* AGILEOS_PROTO_SERVICES_STORAGE_PROTOCOL_H */

@@ -18,7 +18,7 @@
 #include <memory>
 #include <string>
 
-#include "adapters/nvrtc/compiler/jail.h"
+#include "worker/adapters/nvrtc/compiler/jail.h"
 
 namespace agileos::adapters::nvrtc::jail {
 namespace {

@@ -1,5 +1,5 @@
 // The NVRTC adapter: client containers have no CUDA installation, so run-time compilation is
-// served here, in the worker (adapters/nvrtc/nvrtc_operations.h).
+// served here, in the worker (proto/adapters/nvrtc_operations.h).
 //
 // Invariants:
 // - NVRTC reads files named by #include-like directives and by options (absolute paths, the

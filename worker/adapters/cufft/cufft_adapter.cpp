@@ -1,4 +1,4 @@
-#include "adapters/cufft/cufft_adapter.h"
+#include "worker/adapters/cufft/cufft_adapter.h"
 
 #include <cufft.h>
 #include <library_types.h>
@@ -8,8 +8,8 @@
 #include <mutex>
 #include <utility>
 
-#include "adapters/cufft/cufft_operations.h"
-#include "adapters/cufft/plan_extent.h"
+#include "proto/adapters/cufft_operations.h"
+#include "worker/adapters/cufft/plan_extent.h"
 #include "worker/handlers/guard_handlers.h"
 
 namespace agileos::adapters::cufft {
@@ -327,19 +327,20 @@ class CufftAdapter final : public worker::LibraryAdapter {
   void run(std::size_t operation, AdapterInvocation& call) override {
     if (!bound(call)) return;
     const std::string_view name = kOperations[operation].name;
-    if (name == "create") return create(call);
-    if (name == "make_plan") return makePlan(call);
-    if (name == "estimate") return sizeOf(call, "estimate", 0);
-    if (name == "get_size_for") return sizeOf(call, "size", 1);
-    if (name == "work_size") return workSize(call);
-    if (name == "set_auto_allocation") return setAutoAllocation(call);
-    if (name == "set_work_area") return setWorkArea(call);
-    if (name == "set_stream") return setStream(call);
-    if (name == "exec") return exec(call);
-    if (name == "destroy") return destroy(call);
-    if (name == "get_version") return getVersion(call);
-    if (name == "get_property") return getProperty(call);
-    if (name == "set_plan_property" || name == "get_plan_property" || name == "reset_plan_property") {
+    if (name == names::kCreate) return create(call);
+    if (name == names::kMakePlan) return makePlan(call);
+    if (name == names::kEstimate) return sizeOf(call, "estimate", 0);
+    if (name == names::kGetSizeFor) return sizeOf(call, "size", 1);
+    if (name == names::kWorkSize) return workSize(call);
+    if (name == names::kSetAutoAllocation) return setAutoAllocation(call);
+    if (name == names::kSetWorkArea) return setWorkArea(call);
+    if (name == names::kSetStream) return setStream(call);
+    if (name == names::kExec) return exec(call);
+    if (name == names::kDestroy) return destroy(call);
+    if (name == names::kGetVersion) return getVersion(call);
+    if (name == names::kGetProperty) return getProperty(call);
+    if (name == names::kSetPlanProperty || name == names::kGetPlanProperty ||
+        name == names::kResetPlanProperty) {
       return planProperty(call, name);
     }
     call.refuse(CUFFT_NOT_SUPPORTED, cudaErrorNotSupported, "cufft operation not implemented");
@@ -595,12 +596,12 @@ class CufftAdapter final : public worker::LibraryAdapter {
     }
     const auto which = static_cast<cufftProperty>(property);
     std::lock_guard lock(plan->mutex);
-    if (name == "set_plan_property") {
+    if (name == names::kSetPlanProperty) {
       if (!libraryOk(call, cufftSetPlanPropertyInt64(plan->handle(), which, call.integer(2)),
                      "cufftSetPlanProperty")) {
         return;
       }
-    } else if (name == "get_plan_property") {
+    } else if (name == names::kGetPlanProperty) {
       long long value = 0;
       if (!libraryOk(call, cufftGetPlanPropertyInt64(plan->handle(), which, &value), "cufftGetPlanProperty"))
         return;

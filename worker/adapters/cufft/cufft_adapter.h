@@ -1,5 +1,5 @@
 // The cuFFT adapter: cuFFT plans live in the worker, one LibraryObject per plan in the
-// client's session, and every execution is checked first (adapters/cufft/cufft_operations.h
+// client's session, and every execution is checked first (proto/adapters/cufft_operations.h
 // for the operations).
 //
 // Invariants:

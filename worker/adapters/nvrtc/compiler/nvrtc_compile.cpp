@@ -1,6 +1,6 @@
-#include "adapters/nvrtc/compiler/nvrtc_compile.h"
+#include "worker/adapters/nvrtc/compiler/nvrtc_compile.h"
 
-#include "adapters/nvrtc/nvrtc_source_policy.h"
+#include "worker/adapters/nvrtc/nvrtc_source_policy.h"
 
 namespace agileos::adapters::nvrtc {
 namespace {

@@ -10,7 +10,7 @@
 #include <cstring>
 #include <string>
 
-#include "adapters/nvrtc/compiler/jail.h"
+#include "worker/adapters/nvrtc/compiler/jail.h"
 
 // Sanitizer runtimes reserve terabytes of address space (shadow memory), so RLIMIT_AS cannot
 // hold in a sanitizer build; such builds are for tests only, and say so when they start.

@@ -1,0 +1,80 @@
+// The operations of the cuFFT adapter (proto/adapters/adapter_declaration.h): what
+// libagileos_cufft.so (client/cufft) sends and worker/adapters/cufft/cufft_adapter.cpp runs, by
+// the names below. Argument order is the order of each list below; results are listed in comments.
+#pragma once
+
+#include <array>
+
+#include "proto/adapters/adapter_declaration.h"
+
+namespace agileos::adapters::cufft {
+
+// The names on the wire (AdapterCall.library, AdapterCall.operation) and in the daemon's
+// `adapters` configuration ("cufft.exec", "cufft.*").
+namespace names {
+inline constexpr char kLibrary[] = "cufft";
+inline constexpr char kCreate[] = "create";
+inline constexpr char kMakePlan[] = "make_plan";
+inline constexpr char kEstimate[] = "estimate";
+inline constexpr char kGetSizeFor[] = "get_size_for";
+inline constexpr char kWorkSize[] = "work_size";
+inline constexpr char kSetAutoAllocation[] = "set_auto_allocation";
+inline constexpr char kSetWorkArea[] = "set_work_area";
+inline constexpr char kSetStream[] = "set_stream";
+inline constexpr char kExec[] = "exec";
+inline constexpr char kDestroy[] = "destroy";
+inline constexpr char kGetVersion[] = "get_version";
+inline constexpr char kGetProperty[] = "get_property";
+inline constexpr char kSetPlanProperty[] = "set_plan_property";
+inline constexpr char kGetPlanProperty[] = "get_plan_property";
+inline constexpr char kResetPlanProperty[] = "reset_plan_property";
+}  // namespace names
+
+// Which cuFFT entry point a plan-shape operation stands for; the worker calls exactly that
+// one, so sizes and plans match what the application would get natively.
+enum class ShapeVariant : int { kOne = 1, kTwo = 2, kThree = 3, kMany = 4, kMany64 = 5 };
+// The transform an `exec` runs (cufftExecC2C ... cufftExecZ2D).
+enum class ExecKind : int { kC2C = 0, kR2C = 1, kC2R = 2, kZ2Z = 3, kD2Z = 4, kZ2D = 5 };
+
+namespace op {
+using enum ArgKind;
+// A plan shape: variant, n[rank], inembed (optional), istride, idist, onembed (optional),
+// ostride, odist, type, batch. 1d/2d/3d use n and type (and batch for 1d) only.
+inline constexpr std::array kShape{kInteger,          kIntegers, kOptionalIntegers, kInteger, kInteger,
+                                   kOptionalIntegers, kInteger,  kInteger,          kInteger, kInteger};
+inline constexpr std::array kNone = std::array<ArgKind, 0>{};
+inline constexpr std::array kHandleOnly{kHandle};
+// handle + shape
+inline constexpr std::array kHandleShape{kHandle,  kInteger, kIntegers,         kOptionalIntegers,
+                                         kInteger, kInteger, kOptionalIntegers, kInteger,
+                                         kInteger, kInteger, kInteger};
+inline constexpr std::array kHandleInteger{kHandle, kInteger};
+inline constexpr std::array kHandleTwoIntegers{kHandle, kInteger, kInteger};
+inline constexpr std::array kHandlePointer{kHandle, kDevicePointer};
+inline constexpr std::array kHandleStream{kHandle, kStream};
+// handle, ExecKind, idata, odata, direction (C2C/Z2Z only; ignored otherwise)
+inline constexpr std::array kExec{kHandle, kInteger, kDevicePointer, kDevicePointer, kInteger};
+inline constexpr std::array kInteger1{kInteger};
+}  // namespace op
+
+inline constexpr std::array kOperations{
+    OperationDecl{names::kCreate, op::kNone},                 // -> handle
+    OperationDecl{names::kMakePlan, op::kHandleShape, true},  // -> work size
+    OperationDecl{names::kEstimate, op::kShape},              // -> work size
+    OperationDecl{names::kGetSizeFor, op::kHandleShape},      // -> work size (cufftGetSize1d...)
+    OperationDecl{names::kWorkSize, op::kHandleOnly},         // -> work size (cufftGetSize)
+    OperationDecl{names::kSetAutoAllocation, op::kHandleInteger, true},
+    OperationDecl{names::kSetWorkArea, op::kHandlePointer},
+    OperationDecl{names::kSetStream, op::kHandleStream},
+    OperationDecl{names::kExec, op::kExec},
+    OperationDecl{names::kDestroy, op::kHandleOnly, true},
+    OperationDecl{names::kGetVersion, op::kNone},       // -> version
+    OperationDecl{names::kGetProperty, op::kInteger1},  // -> value
+    OperationDecl{names::kSetPlanProperty, op::kHandleTwoIntegers},
+    OperationDecl{names::kGetPlanProperty, op::kHandleInteger},  // -> value
+    OperationDecl{names::kResetPlanProperty, op::kHandleInteger},
+};
+
+inline constexpr LibraryDecl kLibrary{names::kLibrary, kOperations};
+
+}  // namespace agileos::adapters::cufft
