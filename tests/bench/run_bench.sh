@@ -23,6 +23,7 @@
 #      the next native measurement;
 #   4. writes the table (format_table.py, needs python3) and stops the daemon (trap), whatever
 #      happened.
+# The daemon's start and stop, the library lookup and the reporting are tests/gpu/lib/harness.sh's.
 # Whatever transport the shim uses is what is measured: the script and the program do not
 # depend on it, so another transport is measured with the same command (name it with
 # AGILEOS_BENCH_LABEL).
@@ -49,6 +50,8 @@
 # Exit status: 0 if every selected workload was measured on both sides, 1 otherwise, 77 without
 # a GPU.
 set -uo pipefail
+# shellcheck source=../gpu/lib/harness.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../gpu/lib/harness.sh"
 
 readonly START_SECONDS=$SECONDS
 readonly WORKLOAD_NAME_PATTERN='^[a-z0-9_]+$'
@@ -75,9 +78,7 @@ while (($# > 0)); do
 done
 
 script_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-bin_dir="${AGILEOS_BIN_DIR:-$PWD/.bundle/bin}"
-shim_dir="${AGILEOS_SHIM_DIR:-$PWD/.bundle/shim}"
-deps_dir="${AGILEOS_DEPS_DIR-$PWD/.bundle/deps}"
+harness_bundle_dirs # bin_dir, shim_dir, deps_dir
 program="${AGILEOS_BENCH_PROGRAM:-$PWD/.bundle/bench/agileos_bench}"
 budget_s="${AGILEOS_BENCH_BUDGET_S:-360}"
 settle_s="${AGILEOS_BENCH_SETTLE_S:-2}"
@@ -86,131 +87,60 @@ out_dir="${OUT:-$PWD/bench-out}"
 export AGILEOS_LOG="${AGILEOS_LOG:-error}"
 
 mkdir -p "$out_dir"
-: >"$out_dir/bench.log"
+summary_init "$out_dir/bench.log" # say (and a FAIL line's fail) writes there
 : >"$out_dir/bench.jsonl"
 : >"$out_dir/native.jsonl"
 : >"$out_dir/agileos.jsonl"
 logs="$(mktemp -d /tmp/agileos-bench-logs.XXXXXX)"
 runtime_dir=""
-daemon_pid=""
 incomplete=0
 program_args=()
 ((quick)) && program_args+=(--quick)
 
-say() {
-  echo "$*" | tee -a "$out_dir/bench.log"
-}
-
 # shellcheck disable=SC2317  # called from the EXIT trap
 finish() {
-  local status=$?
-  trap - EXIT
   stop_daemon
   if [[ -n "$runtime_dir" ]]; then rm -rf -- "$runtime_dir"; fi
   tar -C "$logs" -czf "$out_dir/logs.tar.gz" . 2>/dev/null
   rm -rf -- "$logs"
-  exit "$status"
 }
-trap finish EXIT
+harness_exit_trap finish
 
 # ------------------------------------------------------------------ the machine
-
-# The directory holding the named library, from the usual places or the linker cache.
-library_dir() {
-  local name="$1" dir
-  shift
-  for dir in "$@"; do
-    [[ -e "$dir/$name" ]] && { echo "$dir"; return 0; }
-  done
-  ldconfig -p 2>/dev/null | awk -v n="$name" '$1 == n { sub(/.* => /, ""); print; exit }' | xargs -r dirname
-}
 
 check_machine() {
   local options="${filter:+, filter \"$filter\"}"
   if ((quick)); then options+=", --quick"; fi
   say "AgileOS benchmark, $(date -u '+%Y-%m-%d %H:%M:%S UTC')$options"
-  if [[ ! -e /dev/nvidia0 ]]; then
-    say "SKIPPED: no NVIDIA GPU (/dev/nvidia0 absent)"
-    exit 77
-  fi
-  cudart_dir="$(library_dir libcudart.so.13 /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib)"
-  driver_dir="$(library_dir libcuda.so.1 /usr/local/nvidia/lib64)"
-  [[ -n "$cudart_dir" ]] || { say "FAIL setup: libcudart.so.13 not found on this machine"; exit 1; }
-  [[ -n "$driver_dir" ]] || { say "FAIL setup: libcuda.so.1 not found on this machine"; exit 1; }
-  native_library_path="${AGILEOS_BENCH_NATIVE_LIB_PATH:+$AGILEOS_BENCH_NATIVE_LIB_PATH:}$cudart_dir:$driver_dir"
-  local path missing=0
-  for path in "$program" "$bin_dir/agileosd" "$bin_dir/agileos-worker" "$bin_dir/agileos-sandbox" \
-    "$shim_dir/libagileos_cudart.so"; do
-    [[ -e "$path" ]] || { say "FAIL setup: $path is missing (run tests/gpu/bundle.sh first)"; missing=1; }
-  done
-  ((missing == 0)) || exit 1
+  require_gpu # "SKIPPED: ..." and exit 77 without /dev/nvidia0
+  cudart_dir="$(cuda_runtime_dir)"
+  driver_dir="$(cuda_driver_dir)"
+  [[ -n "$cudart_dir" ]] || { fail "setup: libcudart.so.13 not found on this machine"; exit 1; }
+  [[ -n "$driver_dir" ]] || { fail "setup: libcuda.so.1 not found on this machine"; exit 1; }
+  native_library_path="$(harness_path_join "${AGILEOS_BENCH_NATIVE_LIB_PATH:-}" "$cudart_dir" "$driver_dir")"
+  require_files "$program" "$bin_dir/agileosd" "$bin_dir/agileos-worker" "$bin_dir/agileos-sandbox" \
+    "$shim_dir/libagileos_cudart.so" || exit 1
 
-  local gpu="unknown GPU" cpu cudart
-  if command -v nvidia-smi >/dev/null; then
-    gpu="$(timeout 30 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader \
-      2>/dev/null |
-      head -n 1 | awk -F', ' '{ printf "%s (%s), driver %s", $1, $2, $3 }')"
-  fi
-  cpu="$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo) x $(nproc) cores"
+  local cudart
   cudart="$(basename "$(readlink -f "$cudart_dir/libcudart.so.13")")"
-  hardware="GPU: $gpu; CPU: $cpu; CUDA runtime: $cudart; $(uname -sr)"
+  hardware="GPU: $(gpu_description); CPU: $(cpu_description); CUDA runtime: $cudart; $(uname -sr)"
   say "$hardware"
 }
 
 # ------------------------------------------------------------------ the daemon
-# (The same start and stop as tests/gpu/run_suite.sh, with logging turned down.)
 
-start_daemon() {
-  runtime_dir="$(mktemp -d /tmp/agileos-bench-run.XXXXXX)"
-  chmod 755 "$runtime_dir"
-  local config="$runtime_dir/agileosd.json"
-  cat >"$config" <<EOF
-{
-  "socket_path": "$runtime_dir/agileosd.sock",
-  "runtime_dir": "$runtime_dir",
-  "log_level": "warn",
-  "worker": {"executable": "agileos-worker", "prestart": 2, "max_workers": 4}
-}
-EOF
-  daemon_library_path="${deps_dir:+$deps_dir:}$driver_dir:$cudart_dir"
-  # setsid: the daemon and its workers get their own process group, so that stop_daemon can
-  # end all of them; timeout bounds its life even if this script is killed.
-  LD_LIBRARY_PATH="$daemon_library_path" setsid timeout --kill-after=10 $((budget_s + 2 * timeout_s + 60)) \
-    "$bin_dir/agileosd" --config "$config" >"$logs/agileosd.log" 2>&1 &
-  daemon_pid=$!
-  local waited=0
-  while [[ ! -S "$runtime_dir/agileosd.sock" ]]; do
-    if ! kill -0 "$daemon_pid" 2>/dev/null || ((waited >= 300)); then
-      say "FAIL daemon: no socket at $runtime_dir/agileosd.sock after $((waited / 10)) s"
-      tail -n 30 "$logs/agileosd.log" | tee -a "$out_dir/bench.log"
-      exit 1
-    fi
-    sleep 0.1
-    waited=$((waited + 1))
-  done
-  say "daemon: listening after $((waited / 10)).$((waited % 10)) s"
-}
-
-# shellcheck disable=SC2317  # called from the EXIT trap
-stop_daemon() {
-  [[ -n "$daemon_pid" ]] || return 0
-  kill -TERM "$daemon_pid" 2>/dev/null
-  local waited=0
-  while kill -0 "$daemon_pid" 2>/dev/null && ((waited < 150)); do
-    sleep 0.1
-    waited=$((waited + 1))
-  done
-  kill -KILL -- "-$daemon_pid" 2>/dev/null
-  wait "$daemon_pid" 2>/dev/null
-  tail -n 40 "$logs/agileosd.log" >"$out_dir/daemon.log.tail" 2>/dev/null
-  daemon_pid=""
+# Logging turned down (warn) so that it does not run while measuring; 2 workers prestarted. It
+# lives the budget, two workload timeouts and a minute; stop_daemon waits 15 s after SIGTERM.
+bench_daemon() {
+  runtime_dir="$(harness_runtime_dir agileos-bench-run)"
+  start_daemon --lifetime $((budget_s + 2 * timeout_s + 60)) --stop-wait 15 --quote 30 \
+    --tail-file "$out_dir/daemon.log.tail" --tail-lines 40 daemon \
+    "$(daemon_config "$runtime_dir" warn '"worker": {"executable": "agileos-worker", "prestart": 2, "max_workers": 4}')" \
+    "$logs/agileosd.log" || exit 1
+  say "daemon: listening after $daemon_waited s"
 }
 
 # ------------------------------------------------------------------ one workload
-
-elapsed_since() {
-  awk -v start="$1" -v now="$EPOCHREALTIME" 'BEGIN { printf "%.2f", now - start }'
-}
 
 # run_side SIDE NAME: runs agileos_bench NAME natively or in agileos-sandbox; output in
 # $logs/NAME.SIDE.{out,err}; sets run_status and run_seconds.
@@ -292,7 +222,7 @@ bench_workload() {
   record native "$name"
   run_side agileos "$name"
   record agileos "$name"
-  if ! kill -0 "$daemon_pid" 2>/dev/null; then
+  if ! kill -0 "${daemon_pid:-}" 2>/dev/null; then
     say "  NOTE agileosd has exited; the remaining AgileOS runs will fail"
   fi
   sleep "$settle_s"
@@ -308,7 +238,7 @@ while IFS= read -r name; do
   workloads+=("$name")
 done < <(LD_LIBRARY_PATH="$native_library_path" timeout 30 "$program" --list)
 ((${#workloads[@]} > 0)) || { say "FAIL no workload matches \"$filter\" (agileos_bench --list)"; exit 1; }
-start_daemon
+bench_daemon
 for name in "${workloads[@]}"; do bench_workload "$name"; done
 stop_daemon
 

@@ -14,8 +14,9 @@
 # Inputs (environment; the defaults are the bundle made by tests/gpu/bundle.sh):
 #   AGILEOS_CUFFT_BENCH_PROGRAM  the benchmark program       (.bundle/bench/agileos_cufft_bench)
 #   AGILEOS_CUFFT_LIB_DIR        the directory of the native libcufft.so.12 (found like run_bench.sh
-#                                finds libcudart.so.13: /usr/local/cuda/lib64, the toolkit's
-#                                targets/x86_64-linux/lib, then the linker cache)
+#                                finds libcudart.so.13, by tests/gpu/lib/harness.sh's cuda_library_dir:
+#                                /usr/local/cuda/lib64, the toolkit's targets/x86_64-linux/lib, the
+#                                linker cache, then /usr/local/cuda-*/lib64)
 #   AGILEOS_SHIM_DIR             libagileos_cudart.so and libcufft.so.12, AgileOS's shims (.bundle/shim)
 #   AGILEOS_BIN_DIR, AGILEOS_DEPS_DIR, AGILEOS_BENCH_BUDGET_S, AGILEOS_BENCH_SETTLE_S,
 #   AGILEOS_BENCH_LABEL          as for run_bench.sh
@@ -32,6 +33,8 @@
 # Exit status: run_bench.sh's (0 if every selected workload was measured on both sides, 1 otherwise,
 # 2 for a usage error, 77 without a GPU); 1 also if the table cannot be made.
 set -uo pipefail
+# shellcheck source=../gpu/lib/harness.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../gpu/lib/harness.sh"
 
 for argument in "$@"; do
   case "$argument" in
@@ -41,7 +44,8 @@ done
 
 script_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 program="${AGILEOS_CUFFT_BENCH_PROGRAM:-$PWD/.bundle/bench/agileos_cufft_bench}"
-shim_dir="${AGILEOS_SHIM_DIR:-$PWD/.bundle/shim}"
+harness_bundle_dirs # shim_dir (bin_dir and deps_dir are run_bench.sh's)
+summary_init ""     # say and fail: stdout only (run_bench.sh keeps the log)
 out_dir="${OUT:-$PWD/bench-out}"
 run_dir="$out_dir/cufft-run"
 label="${AGILEOS_BENCH_LABEL:-AgileOS}"
@@ -49,25 +53,16 @@ label="${AGILEOS_BENCH_LABEL:-AgileOS}"
 mkdir -p "$out_dir"
 rm -f -- "$out_dir/cufft.jsonl" "$out_dir/cufft.md"
 
-# The directory of the native libcufft.so.12 (as run_bench.sh's library_dir).
-cufft_dir="${AGILEOS_CUFFT_LIB_DIR:-}"
-if [[ -z "$cufft_dir" ]]; then
-  for dir in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
-    [[ -e "$dir/libcufft.so.12" ]] && { cufft_dir="$dir"; break; }
-  done
-fi
-if [[ -z "$cufft_dir" ]]; then
-  cufft_dir="$(ldconfig -p 2>/dev/null | awk '$1 == "libcufft.so.12" { sub(/.* => /, ""); print; exit }' |
-    xargs -r dirname)"
-fi
-if [[ -e /dev/nvidia0 ]]; then
+# The directory of the native libcufft.so.12 (found as run_bench.sh finds libcudart.so.13).
+cufft_dir="${AGILEOS_CUFFT_LIB_DIR:-$(cuda_library_dir libcufft.so.12)}"
+if have_gpu; then
   # (Without a GPU run_bench.sh says SKIPPED and exits 77 before it needs any library.)
   if [[ -z "$cufft_dir" || ! -e "$cufft_dir/libcufft.so.12" ]]; then
-    echo "FAIL setup: libcufft.so.12 not found on this machine (set AGILEOS_CUFFT_LIB_DIR)"
+    fail "setup: libcufft.so.12 not found on this machine (set AGILEOS_CUFFT_LIB_DIR)"
     exit 1
   fi
   if [[ ! -e "$shim_dir/libcufft.so.12" ]]; then
-    echo "NOTE $shim_dir has no libcufft.so.12 (AgileOS's cuFFT shim): the AgileOS runs will fail"
+    say "NOTE $shim_dir has no libcufft.so.12 (AgileOS's cuFFT shim): the AgileOS runs will fail"
   fi
 fi
 
@@ -79,7 +74,7 @@ AGILEOS_BENCH_PROGRAM="$program" AGILEOS_BENCH_NATIVE_LIB_PATH="$cufft_dir" OUT=
 status="${PIPESTATUS[0]}"
 if ((status == 2 || status == 77)); then exit "$status"; fi
 if [[ ! -s "$run_dir/bench.jsonl" ]]; then
-  echo "no results in $run_dir/bench.jsonl; see $run_dir/bench.log"
+  say "no results in $run_dir/bench.jsonl; see $run_dir/bench.log"
   exit "$((status == 0 ? 1 : status))"
 fi
 cp -- "$run_dir/bench.jsonl" "$out_dir/cufft.jsonl"
@@ -88,8 +83,8 @@ command_line="tests/bench/run_cufft_bench.sh"
 if (($# > 0)); then command_line+="$(printf ' %q' "$@")"; fi
 hardware="$(grep -m 1 '^GPU: ' "$run_dir/bench.log")"
 if ! command -v python3 >/dev/null; then
-  echo "NOTE no python3 here: make the table elsewhere with"
-  echo "  tests/bench/format_cufft_table.py --hardware '$hardware' cufft.jsonl"
+  say "NOTE no python3 here: make the table elsewhere with"
+  say "  tests/bench/format_cufft_table.py --hardware '$hardware' cufft.jsonl"
   exit "$status"
 fi
 if python3 "$script_dir/format_cufft_table.py" --hardware "$hardware" --command "$command_line" \
@@ -97,7 +92,7 @@ if python3 "$script_dir/format_cufft_table.py" --hardware "$hardware" --command 
   echo ""
   cat -- "$out_dir/cufft.md"
 else
-  echo "FAIL format_cufft_table.py could not make the table; the results are in $out_dir/cufft.jsonl"
+  fail "format_cufft_table.py could not make the table; the results are in $out_dir/cufft.jsonl"
   status=1
 fi
 exit "$status"

@@ -27,6 +27,8 @@
 # whose output differs, 3 the budget left kernels unmeasured), 124/137 if it was killed by the
 # timeout, 77 without a GPU, 2 for a usage error.
 set -uo pipefail
+# shellcheck source=../gpu/lib/harness.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../gpu/lib/harness.sh"
 
 samples=100
 timeout_s=""
@@ -51,7 +53,7 @@ done
 
 tool="${AGILEOS_GUARD_BENCH:-$PWD/.bundle/bench/agileos_guard_bench}"
 ptx="${AGILEOS_GUARD_BENCH_PTX:-$PWD/.bundle/bench/guard_kernels.ptx}"
-deps_dir="${AGILEOS_DEPS_DIR-$PWD/.bundle/deps}"
+harness_bundle_dirs # deps_dir
 budget_s="${AGILEOS_GUARD_BENCH_BUDGET_S:-240}"
 out_dir="${OUT:-$PWD/bench-out}"
 [[ "$budget_s" =~ ^[1-9][0-9]*$ ]] || { echo "run_guard_bench.sh: bad AGILEOS_GUARD_BENCH_BUDGET_S" >&2; exit 2; }
@@ -60,45 +62,23 @@ timeout_s="${timeout_s:-$((budget_s + 120))}"
 mkdir -p "$out_dir"
 log="$out_dir/guard_bench.log"
 table="$out_dir/guard_bench.md"
-: >"$log"
+summary_init "$log" # say and fail write there
 rm -f -- "$table"
 
-say() {
-  echo "$*" | tee -a "$log"
-}
-
-if [[ ! -e /dev/nvidia0 ]]; then
-  say "SKIPPED: no NVIDIA GPU (/dev/nvidia0 absent)"
-  exit 77
-fi
-for path in "$tool" "$ptx"; do
-  [[ -e "$path" ]] || { say "FAIL setup: $path is missing (run tests/gpu/bundle.sh first)"; exit 1; }
-done
+require_gpu # "SKIPPED: ..." and exit 77 without /dev/nvidia0
+require_files "$tool" "$ptx" || exit 1
 # libcuda.so.1: the machine's own driver library, wherever it is.
-driver_dir=""
-for dir in /usr/local/nvidia/lib64 /usr/lib/x86_64-linux-gnu /usr/lib64; do
-  [[ -e "$dir/libcuda.so.1" ]] && { driver_dir="$dir"; break; }
-done
-if [[ -z "$driver_dir" ]]; then
-  driver_dir="$(ldconfig -p 2>/dev/null | awk '$1 == "libcuda.so.1" { sub(/.* => /, ""); print; exit }' |
-    xargs -r dirname)"
-fi
-[[ -n "$driver_dir" ]] || { say "FAIL setup: libcuda.so.1 not found on this machine"; exit 1; }
+driver_dir="$(cuda_driver_dir)"
+[[ -n "$driver_dir" ]] || { fail "setup: libcuda.so.1 not found on this machine"; exit 1; }
 
-gpu="unknown GPU"
-if command -v nvidia-smi >/dev/null; then
-  gpu="$(timeout 30 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null |
-    head -n 1 | awk -F', ' '{ printf "%s (%s), driver %s", $1, $2, $3 }')"
-fi
-cpu="$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo) x $(nproc) cores"
-hardware="Hardware: GPU: $gpu; CPU: $cpu; $(uname -sr)."
+hardware="Hardware: GPU: $(gpu_description); CPU: $(cpu_description); $(uname -sr)."
 say "$hardware"
 
 arguments=(--ptx "$ptx" --out "$table" --samples "$samples" --budget-s "$budget_s")
 [[ -n "$filter" ]] && arguments+=(--filter "$filter")
 say "agileos_guard_bench ${arguments[*]} (timeout ${timeout_s} s)"
 # The tool's JIT must be cold every time: no driver JIT cache.
-LD_LIBRARY_PATH="${deps_dir:+$deps_dir:}$driver_dir" CUDA_CACHE_DISABLE=1 \
+LD_LIBRARY_PATH="$(harness_path_join "$deps_dir" "$driver_dir")" CUDA_CACHE_DISABLE=1 \
   timeout --kill-after=10 "$timeout_s" "$tool" "${arguments[@]}" >>"$log" 2>&1 </dev/null
 status=$?
 
@@ -110,8 +90,8 @@ else
 fi
 case "$status" in
   0) say "guard benchmark: every kernel measured and verified" ;;
-  124 | 137) say "FAIL guard benchmark: killed after ${timeout_s} s" ;;
+  124 | 137) fail "guard benchmark: killed after ${timeout_s} s" ;;
   3) say "INCOMPLETE guard benchmark: the budget of ${budget_s} s left kernels unmeasured" ;;
-  *) say "FAIL guard benchmark: exit status $status (see $log)" ;;
+  *) fail "guard benchmark: exit status $status (see $log)" ;;
 esac
 exit "$status"

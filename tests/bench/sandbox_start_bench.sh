@@ -13,14 +13,17 @@
 #             LD_LIBRARY_PATH for the shim row, --lib-path for the sandbox
 # Output: a markdown table on stdout (and $OUT/sandbox_start.md when OUT is set).
 set -uo pipefail
+# shellcheck source=../gpu/lib/harness.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../gpu/lib/harness.sh"
 sandbox=${1:?agileos-sandbox}
 shim=${2:?shim dir}
 runs=${3:-20}
 deps=${4:-}
 extra=(${deps:+--lib-path "$deps"})
-sockets=$(mktemp -d /tmp/agileos-sandbox-bench.XXXXXX)
-chmod 755 "$sockets"
-trap 'rm -rf "$sockets"' EXIT
+sockets=$(harness_runtime_dir agileos-sandbox-bench) # the sandbox's socket directory (no daemon)
+# shellcheck disable=SC2317  # called from the EXIT trap
+remove_sockets() { rm -rf "$sockets"; }
+harness_exit_trap remove_sockets
 
 micros() { local t=$EPOCHREALTIME; echo "${t/./}"; }
 declare -a native=() shimmed=() sandboxed=() failures=0

@@ -38,6 +38,7 @@
 #      cycles, and the residue probe: a new client sees none of a previous client's memory);
 #  12. the daemon is still alive and still serves a new client;
 #   and on exit stops the daemon (trap), whatever happened.
+# The daemon's start and stop, the library lookup and the reporting are tests/gpu/lib/harness.sh's.
 #
 # Inputs (environment; the defaults are the bundle made by tests/gpu/bundle.sh):
 #   AGILEOS_BIN_DIR       agileosd, agileos-worker, agileos-sandbox, sandbox_probe,
@@ -59,6 +60,8 @@
 # Output: $OUT/summary.txt, written as the suite goes, ending with the line
 # "N passed, M failed". Exit status 0 only if nothing failed.
 set -uo pipefail
+# shellcheck source=lib/harness.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/harness.sh"
 
 readonly PROGRAM_TIMEOUT_S=120
 readonly START_SECONDS=$SECONDS
@@ -73,9 +76,7 @@ for argument in "$@"; do
   esac
 done
 
-bin_dir="${AGILEOS_BIN_DIR:-$PWD/.bundle/bin}"
-shim_dir="${AGILEOS_SHIM_DIR:-$PWD/.bundle/shim}"
-deps_dir="${AGILEOS_DEPS_DIR-$PWD/.bundle/deps}"
+harness_bundle_dirs # bin_dir, shim_dir, deps_dir
 programs_dir="${AGILEOS_PROGRAMS_DIR:-$PWD/.bundle/programs}"
 guard_dir="${AGILEOS_GUARD_DIR:-$PWD/.bundle/guard}"
 modules_dir="${AGILEOS_MODULES_DIR:-$PWD/.bundle/modules}"
@@ -85,37 +86,12 @@ out_dir="${OUT:-$PWD/gpu-suite-out}"
 export AGILEOS_LOG="${AGILEOS_LOG:-warn}"
 
 mkdir -p "$out_dir"
-summary="$out_dir/summary.txt"
-: >"$summary"
+summary_init "$out_dir/summary.txt" # say, pass, fail, quote (a file's first lines) write there
 logs="$(mktemp -d /tmp/agileos-suite-logs.XXXXXX)"
 runtime_dir=""
 sandbox_extra=() # more agileos-sandbox options for the next run_agileos
-daemon_pid=""
-passed=0
-failed=0
 
 # ------------------------------------------------------------------ reporting
-
-say() {
-  echo "$*" | tee -a "$summary"
-}
-
-# Appends a file's content (or its first N lines) to the summary, indented.
-quote() {
-  local file="$1" lines="${2:-40}"
-  [[ -s "$file" ]] || return 0
-  head -n "$lines" -- "$file" | sed 's/^/    | /' | tee -a "$summary"
-}
-
-pass() {
-  passed=$((passed + 1))
-  say "PASS $*"
-}
-
-fail() {
-  failed=$((failed + 1))
-  say "FAIL $*"
-}
 
 wanted() {
   [[ -z "$filter" ]] || [[ "$1" =~ $filter ]]
@@ -127,45 +103,30 @@ budget_left() {
 
 # shellcheck disable=SC2317  # called from the EXIT trap
 finish() {
-  local status=$?
-  trap - EXIT
+  local status=$1
   stop_daemon
   # The compiled-module cache lies beside the runtime directory, not in it: sandboxes see the
   # runtime directory (its sockets), and must not see the cache.
   if [[ -n "$runtime_dir" ]]; then rm -rf -- "$runtime_dir" "$runtime_dir-module-cache"; fi
   tar -C "$logs" -czf "$out_dir/logs.tar.gz" . 2>/dev/null
   rm -rf -- "$logs"
-  if ((status == 77)); then exit 77; fi
+  ((status == 77)) && return
   say ""
-  say "$passed passed, $failed failed"
-  ((failed == 0)) && exit 0
-  exit 1
+  summary_line "" # "N passed, M failed"
+  harness_exit_status=$((failed == 0 ? 0 : 1))
 }
-trap finish EXIT
+harness_exit_trap finish
 
 # ------------------------------------------------------------------ the machine
 
-# The directory holding the named library, from the usual places or the linker cache.
-library_dir() {
-  local name="$1" dir
-  shift
-  for dir in "$@"; do
-    [[ -e "$dir/$name" ]] && { echo "$dir"; return 0; }
-  done
-  ldconfig -p 2>/dev/null | awk -v n="$name" '$1 == n { sub(/.* => /, ""); print; exit }' | xargs -r dirname
-}
-
 check_machine() {
   say "AgileOS GPU suite, $(date -u '+%Y-%m-%d %H:%M:%S UTC')${filter:+, filter \"$filter\"}"
-  if [[ ! -e /dev/nvidia0 ]]; then
-    say "SKIPPED: no NVIDIA GPU (/dev/nvidia0 absent)"
-    exit 77
-  fi
+  require_gpu # "SKIPPED: ..." and exit 77 without /dev/nvidia0
   if command -v nvidia-smi >/dev/null; then
     timeout 30 nvidia-smi -L 2>&1 | sed 's/ (UUID.*//' | tee -a "$summary"
   fi
-  cudart_dir="$(library_dir libcudart.so.13 /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib)"
-  driver_dir="$(library_dir libcuda.so.1 /usr/local/nvidia/lib64)"
+  cudart_dir="$(cuda_runtime_dir)"
+  driver_dir="$(cuda_driver_dir)"
   [[ -n "$cudart_dir" ]] || { fail "setup: libcudart.so.13 not found on this machine"; exit 1; }
   [[ -n "$driver_dir" ]] || { fail "setup: libcuda.so.1 not found on this machine"; exit 1; }
   native_library_path="$cudart_dir:$driver_dir"
@@ -175,11 +136,7 @@ check_machine() {
     required+=("$bin_dir/agileosd" "$bin_dir/agileos-worker" "$bin_dir/agileos-sandbox" "$bin_dir/sandbox_probe"
       "$bin_dir/adversary_wire" "$bin_dir/agileos-nvrtc-compiler" "$shim_dir/libagileos_cudart.so")
   fi
-  local missing=0 path
-  for path in "${required[@]}"; do
-    [[ -e "$path" ]] || { fail "setup: $path is missing (run tests/gpu/bundle.sh first)"; missing=1; }
-  done
-  ((missing == 0)) || exit 1
+  require_files "${required[@]}" || exit 1
 }
 
 # Sandboxed programs run as an unprivileged host uid (agileos-sandbox leases one per launch), and
@@ -203,82 +160,38 @@ make_bundle_reachable() {
 
 # ------------------------------------------------------------------ the daemon
 
-start_daemon() {
-  runtime_dir="$(mktemp -d /tmp/agileos-suite-run.XXXXXX)"
-  chmod 755 "$runtime_dir"
+# The suite's daemon: every guard policy allowed, workers with --test-guard-canary, kvstore in its
+# module pool when the bundle has it, log level info; it lives the suite's budget and 120 s. Exits
+# (through the trap) if it does not start.
+suite_daemon() {
+  runtime_dir="$(harness_runtime_dir agileos-suite-run)"
   local config="$runtime_dir/agileosd.json"
   local worker_args="" argument
   for argument in ${AGILEOS_WORKER_ARGS:-}; do worker_args+="${worker_args:+, }\"$argument\""; done
+  local sections=(
+    "\"worker\": {\"executable\": \"agileos-worker\", \"prestart\": 8, \"max_workers\": 12,
+             \"args\": [\"--test-guard-canary\"${worker_args:+, $worker_args}]}"
+    "\"guard\": {\"policy\": \"${AGILEOS_GUARD_POLICY:-trap}\", \"require\": \"always\",
+            \"allowed_policies\": [\"off\", \"trap\", \"poison\", \"sink\", \"remap_or\", \"report\"],
+            \"cache_dir\": \"$runtime_dir-module-cache\"}")
   # guard_escape's trusted_body_* routes run as clients admitted with kvstore (AGILEOS_MODULES).
-  local modules_section=""
   if [[ -f "$modules_dir/kvstore.ptx" && -f "$modules_dir/libkvstore.so" ]]; then
-    modules_section=",
-  \"modules\": {\"pool\": [{\"name\": \"kvstore\", \"version\": \"1.2.0\", \"ptx\": \"$modules_dir/kvstore.ptx\",
-                         \"host_library\": \"$modules_dir/libkvstore.so\"}], \"allowed\": [\"kvstore\"]}"
+    sections+=("\"modules\": {\"pool\": [{\"name\": \"kvstore\", \"version\": \"1.2.0\", \"ptx\": \"$modules_dir/kvstore.ptx\",
+                         \"host_library\": \"$modules_dir/libkvstore.so\"}], \"allowed\": [\"kvstore\"]}")
   fi
-  cat >"$config" <<EOF
-{
-  "socket_path": "$runtime_dir/agileosd.sock",
-  "runtime_dir": "$runtime_dir",
-  "log_level": "info",
-  "worker": {"executable": "agileos-worker", "prestart": 8, "max_workers": 12,
-             "args": ["--test-guard-canary"${worker_args:+, $worker_args}]},
-    "guard": {"policy": "${AGILEOS_GUARD_POLICY:-trap}", "require": "always",
-            "allowed_policies": ["off", "trap", "poison", "sink", "remap_or", "report"],
-            "cache_dir": "$runtime_dir-module-cache"}${modules_section}
-}
-EOF
-  daemon_library_path="${deps_dir:+$deps_dir:}$driver_dir:$cudart_dir"
-  if ! LD_LIBRARY_PATH="$daemon_library_path" timeout 30 "$bin_dir/agileosd" --check-config --config "$config" \
-    >"$logs/check-config.log" 2>&1; then
+  daemon_config "$runtime_dir" info "${sections[@]}" >"$config"
+  if ! check_daemon_config "$config" "$logs/check-config.log"; then
     fail "daemon: agileosd --check-config rejected the configuration"
     quote "$logs/check-config.log"
     exit 1
   fi
-  # setsid: the daemon and its workers get their own session and process group, so that
-  # stop_daemon can end all of them; timeout bounds its life even if this script is killed.
-  LD_LIBRARY_PATH="$daemon_library_path" setsid timeout --kill-after=10 $((budget_s + 120)) \
-    "$bin_dir/agileosd" --config "$config" >"$logs/agileosd.log" 2>&1 &
-  daemon_pid=$!
-  local waited=0
-  while [[ ! -S "$runtime_dir/agileosd.sock" ]]; do
-    if ! kill -0 "$daemon_pid" 2>/dev/null || ((waited >= 300)); then
-      fail "daemon: no socket at $runtime_dir/agileosd.sock after $((waited / 10)) s"
-      quote "$logs/agileosd.log" 30
-      exit 1
-    fi
-    sleep 0.1
-    waited=$((waited + 1))
-  done
-  say "daemon: listening at $runtime_dir/agileosd.sock after $((waited / 10)).$((waited % 10)) s"
+  start_daemon --lifetime $((budget_s + 120)) --stop-wait 15 --quote 30 \
+    --tail-file "$out_dir/daemon.log.tail" --tail-lines 400 daemon "$config" "$logs/agileosd.log" || exit 1
+  say "daemon: listening at $daemon_socket after $daemon_waited s"
   say "kernel memory guard: ${AGILEOS_GUARD_POLICY:-trap} by default; workers: --test-guard-canary ${AGILEOS_WORKER_ARGS:-}"
 }
 
-# shellcheck disable=SC2317  # called from the EXIT trap
-stop_daemon() {
-  [[ -n "$daemon_pid" ]] || return 0
-  # TERM goes to `timeout`, which passes it on to agileosd; then the whole group is cleaned up.
-  kill -TERM "$daemon_pid" 2>/dev/null
-  local waited=0
-  while kill -0 "$daemon_pid" 2>/dev/null && ((waited < 150)); do
-    sleep 0.1
-    waited=$((waited + 1))
-  done
-  if kill -0 "$daemon_pid" 2>/dev/null; then
-    say "NOTE daemon did not stop within 15 s of SIGTERM; killing its process group"
-  fi
-  kill -KILL -- "-$daemon_pid" 2>/dev/null
-  wait "$daemon_pid" 2>/dev/null
-  daemon_pid=""
-  if [[ -s "$logs/agileosd.log" ]]; then tail -n 400 "$logs/agileosd.log" >"$out_dir/daemon.log.tail"; fi
-}
-
 # ------------------------------------------------------------------ running programs
-
-# Seconds since `start` (an $EPOCHREALTIME value), with two decimals.
-elapsed_since() {
-  awk -v start="$1" -v now="$EPOCHREALTIME" 'BEGIN { printf "%.2f", now - start }'
-}
 
 # run_native NAME PROGRAM ARGS...: output in $logs/NAME.native.{out,err}; sets run_status, run_seconds.
 run_native() {
@@ -602,7 +515,7 @@ guard_escape_step() {
   fi
   # shellcheck disable=SC1091  # checked on its own (shellcheck tests/gpu/guard/run_escape_suite.sh)
   source "$suite_dir/guard/run_escape_suite.sh"
-  # The daemon lives budget_s + 120 s (start_daemon): start no process that could outlive it.
+  # The daemon lives budget_s + 120 s (suite_daemon): start no process that could outlive it.
   local budget="${AGILEOS_GUARD_ESCAPE_BUDGET_S:-240}" daemon_left=$((budget_s + 90 - (SECONDS - START_SECONDS)))
   ((daemon_left >= budget)) || budget=$daemon_left
   if ((native_only)); then
@@ -774,7 +687,7 @@ if ((native_only)); then
   guard_escape_step
   exit 0
 fi
-start_daemon
+suite_daemon
 run_programs
 sandbox_proof
 sandbox_start

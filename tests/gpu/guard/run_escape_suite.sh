@@ -14,7 +14,7 @@
 #     AGILEOS_RUNTIME_DIR  the daemon's runtime directory (holds agileosd.sock)
 #     AGILEOS_BIN_DIR, AGILEOS_SHIM_DIR, AGILEOS_DEPS_DIR   as for run_suite.sh (.bundle/...)
 #     AGILEOS_NATIVE_LIBRARY_PATH  where the real libcudart.so.13 and libcuda.so.1 are
-#                          (default: found like run_suite.sh does)
+#                          (default: found like run_suite.sh does, by tests/gpu/lib/harness.sh)
 #     OUT                  where guard_escape.md goes (./gpu-suite-out)
 #
 # What the daemon must have (run_suite.sh's configuration provides it):
@@ -48,6 +48,10 @@
 # report, rewritten as results come in, with the details of every failed cell below it; each
 # process's stdout/stderr in <log folder>/guard_escape/.
 set -uo pipefail
+# say, pass, fail, the library lookup and the bundle's directories (a no-op when run_suite.sh,
+# which sources it too, sources this file).
+# shellcheck source=../lib/harness.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/harness.sh"
 
 # Not readonly: run_suite.sh may source this file more than once.
 GUARD_ESCAPE_MODES=(native trap poison sink remap_or report)
@@ -216,21 +220,12 @@ guard_escape_reap() {
 
 # The directories holding the real libcudart.so.13 and libcuda.so.1 (standalone use).
 guard_escape_native_path() {
-  local name dir found path=""
-  for name in libcudart.so.13 libcuda.so.1; do
-    found=""
-    for dir in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib /usr/local/nvidia/lib64; do
-      [[ -e "$dir/$name" ]] && { found="$dir"; break; }
-    done
-    [[ -n "$found" ]] || found="$(ldconfig -p 2>/dev/null | awk -v n="$name" '$1 == n { sub(/.* => /, ""); print; exit }' |
-      xargs -r dirname)"
-    path+="${path:+:}$found"
-  done
-  echo "$path"
+  harness_path_join "$(cuda_runtime_dir)" "$(cuda_driver_dir)"
 }
 
-# run_guard_escape_suite PROGRAM [--native-only]: the whole suite; reports through the
-# caller's say/pass/fail (run_suite.sh's, or the ones defined below when run directly).
+# run_guard_escape_suite PROGRAM [--native-only]: the whole suite; reports through
+# tests/gpu/lib/harness.sh's say/pass/fail (into run_suite.sh's summary and counters, or, run
+# directly, onto stdout).
 run_guard_escape_suite() {
   ge_program="$1"
   local native_only=0
@@ -242,9 +237,8 @@ run_guard_escape_suite() {
   # The caller's settings (run_suite.sh's variables) first, then the environment.
   ge_native_library_path="${native_library_path:-${AGILEOS_NATIVE_LIBRARY_PATH:-$(guard_escape_native_path)}}"
   local runtime="${runtime_dir:-${AGILEOS_RUNTIME_DIR:-}}"
-  local bin="${bin_dir:-${AGILEOS_BIN_DIR:-$PWD/.bundle/bin}}"
-  local shim="${shim_dir:-${AGILEOS_SHIM_DIR:-$PWD/.bundle/shim}}"
-  local deps="${deps_dir-${AGILEOS_DEPS_DIR-$PWD/.bundle/deps}}"
+  [[ -n "${bin_dir:-}" ]] || harness_bundle_dirs # bin_dir, shim_dir, deps_dir from the environment
+  local bin="$bin_dir" shim="$shim_dir" deps="$deps_dir"
   local output="${out_dir:-${OUT:-$PWD/gpu-suite-out}}"
   local log_root="${logs:-$output}"
   ge_dir="$log_root/guard_escape"
@@ -342,15 +336,9 @@ run_guard_escape_suite() {
   ((bad_cells == 0))
 }
 
-# Run directly: a minimal say/pass/fail, then the suite.
+# Run directly: say/pass/fail onto stdout only, then the suite.
 if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
-  guard_escape_failed=0
-  say() { echo "$*"; }
-  pass() { say "PASS $*"; }
-  fail() {
-    guard_escape_failed=1
-    say "FAIL $*"
-  }
+  summary_init ""
   native_only_flag=""
   if [[ "${1:-}" == --native-only ]]; then
     native_only_flag=--native-only
@@ -361,5 +349,5 @@ if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
     exit 2
   fi
   run_guard_escape_suite "$1" $native_only_flag
-  exit "$guard_escape_failed"
+  exit $((failed > 0 ? 1 : 0))
 fi

@@ -25,13 +25,15 @@
 #                      client asking for storage is refused naming it; service_failed_others: a
 #                      kvstore client is still served
 # Every client runs in agileos-sandbox. Writes $OUT/modules_summary.txt as it goes, ending with
-# "modules: N passed, M failed"; exit status 0 only if nothing failed. Stops the daemon (trap).
+# "modules: N passed, M failed"; exit status 0 only if nothing failed, 77 without a GPU. Stops the
+# daemon (trap). The daemon's start and stop, the library lookup and the reporting are
+# tests/gpu/lib/harness.sh's.
 set -uo pipefail
+# shellcheck source=../lib/harness.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/harness.sh"
 
 readonly TIMEOUT_S=90
-bin_dir="${AGILEOS_BIN_DIR:-$PWD/.bundle/bin}"
-shim_dir="${AGILEOS_SHIM_DIR:-$PWD/.bundle/shim}"
-deps_dir="${AGILEOS_DEPS_DIR-$PWD/.bundle/deps}"
+harness_bundle_dirs # bin_dir, shim_dir, deps_dir
 modules_dir="${AGILEOS_MODULES_DIR:-$PWD/.bundle/modules}"
 programs_dir="${AGILEOS_MODULE_PROGRAMS_DIR:-$PWD/.bundle/module-programs}"
 bench_program="${AGILEOS_STORAGE_BENCH:-$PWD/.bundle/bench/agileos_storage_bench}"
@@ -42,40 +44,22 @@ run_bench=0
 export AGILEOS_LOG="${AGILEOS_LOG:-warn}"
 
 mkdir -p "$out_dir"
-summary="$out_dir/modules_summary.txt"
-: >"$summary"
-runtime_dir="$(mktemp -d /tmp/agileos-modules.XXXXXX)"
+summary_init "$out_dir/modules_summary.txt" # say, pass, fail, quote_tail write there
+runtime_dir="$(harness_runtime_dir agileos-modules)"
 logs="$runtime_dir/logs"
 files="$runtime_dir/files"
 traces="$runtime_dir/traces"
 mkdir -p "$logs" "$files" "$traces"
-chmod 755 "$runtime_dir"
 chmod 1777 "$traces" # written by the clients, each as its sandbox's unprivileged uid
-daemon_pid=""
-passed=0
-failed=0
 file_bytes=$((48 * 1024 * 1024 + 12345))
 
-say() { echo "$*" | tee -a "$summary"; }
-pass() { passed=$((passed + 1)); say "PASS $*"; }
-fail() { failed=$((failed + 1)); say "FAIL $*"; }
-quote() { [[ -f "$1" ]] && tail -n 15 "$1" | sed 's/^/    | /' | tee -a "$summary"; }
+# The programs run natively with the driver's directory first, then the CUDA runtime's.
+driver_dir="$(cuda_driver_dir)"
+cudart_dir="$(cuda_runtime_dir)"
+native_path="$(harness_path_join "$driver_dir" "$cudart_dir")"
+daemon_path="$(harness_path_join "$deps_dir" "$native_path")"
 
-driver_dir="$(ldconfig -p 2>/dev/null | awk '$1 == "libcuda.so.1" { sub(/.* => /, ""); print; exit }' | xargs -r dirname)"
-cudart_dir="$(ldconfig -p 2>/dev/null | awk '$1 == "libcudart.so.13" { sub(/.* => /, ""); print; exit }' | xargs -r dirname)"
-[[ -n "$cudart_dir" ]] || cudart_dir="$(ls -d /usr/local/cuda*/lib64 2>/dev/null | head -1)"
-native_path="${driver_dir:+$driver_dir:}$cudart_dir"
-daemon_path="${deps_dir:+$deps_dir:}$native_path"
-
-stop_daemon() {
-  [[ -n "$daemon_pid" ]] || return 0
-  kill -TERM "$daemon_pid" 2>/dev/null
-  for _ in $(seq 1 100); do kill -0 "$daemon_pid" 2>/dev/null || break; sleep 0.1; done
-  kill -KILL -- "-$daemon_pid" 2>/dev/null
-  wait "$daemon_pid" 2>/dev/null
-  daemon_pid=""
-  tail -n 300 "$logs/agileosd.log" >"$out_dir/modules_daemon.log.tail" 2>/dev/null
-}
+# shellcheck disable=SC2317  # called from the EXIT trap
 finish() {
   stop_daemon
   if pgrep -f "agileos-storage-service --root $files" >/dev/null; then
@@ -85,14 +69,11 @@ finish() {
   tar -czf "$out_dir/modules_logs.tar.gz" -C "$runtime_dir" logs 2>/dev/null
   rm -rf -- "$runtime_dir" "$runtime_dir-services"
 }
-trap finish EXIT
+harness_exit_trap finish
 
 # ------------------------------------------------------------------ set-up
 
-if [[ ! -e /dev/nvidia0 ]]; then
-  echo "SKIPPED: no GPU (/dev/nvidia0 is absent)"
-  exit 77
-fi
+require_gpu # "SKIPPED: ..." and exit 77 without /dev/nvidia0
 LD_LIBRARY_PATH="$native_path" timeout 60 "$programs_dir/module_storage" --make-file "$files/data.bin" "$file_bytes" \
   || { fail "setup: cannot write the test file"; exit 1; }
 ln -s /etc/passwd "$files/escape-link"
@@ -102,12 +83,10 @@ mkdir "$files/subdir"
 storage_uid=199000
 chown -hR "$storage_uid:$storage_uid" "$files"
 
-cat >"$runtime_dir/agileosd.json" <<EOF
-{
-  "socket_path": "$runtime_dir/agileosd.sock",
-  "runtime_dir": "$runtime_dir",
-  "log_level": "info",
-  "privileges": {"service_uid_base": $storage_uid},
+# The daemon: the module pool, its policy and the storage service (log level info, at most 900 s).
+daemon_sections="$(
+  cat <<JSON
+"privileges": {"service_uid_base": $storage_uid},
   "worker": {"executable": "$bin_dir/agileos-worker", "prestart": 1, "max_workers": 6},
   "guard": {"policy": "trap", "allowed_policies": ["poison"], "cache_dir": ""},
   "modules": {
@@ -126,21 +105,11 @@ cat >"$runtime_dir/agileosd.json" <<EOF
     {"name": "storage", "executable": "$bin_dir/agileos-storage-service", "args": ["--root", "$files"],
      "max_restarts": 5, "restart_window_s": 60}
   ]
-}
-EOF
-LD_LIBRARY_PATH="$daemon_path" setsid timeout --kill-after=10 900 "$bin_dir/agileosd" --config "$runtime_dir/agileosd.json" \
-  >"$logs/agileosd.log" 2>&1 &
-daemon_pid=$!
-for _ in $(seq 1 300); do
-  [[ -S "$runtime_dir/agileosd.sock" ]] && break
-  kill -0 "$daemon_pid" 2>/dev/null || break
-  sleep 0.1
-done
-if [[ ! -S "$runtime_dir/agileosd.sock" ]]; then
-  fail "daemon: did not start"
-  quote "$logs/agileosd.log"
-  exit 1
-fi
+JSON
+)"
+start_daemon --library-path "$daemon_path" --lifetime 900 --quote 15 \
+  --tail-file "$out_dir/modules_daemon.log.tail" --tail-lines 300 \
+  daemon "$(daemon_config "$runtime_dir" info "$daemon_sections")" "$logs/agileosd.log" || exit 1
 say "daemon: listening; services: $(ls "$runtime_dir-services" 2>/dev/null | tr '\n' ' ')"
 
 # run_client NAME ENV... -- PROGRAM ARGS...: in agileos-sandbox, output in $logs/NAME.{out,err}.
@@ -163,8 +132,8 @@ expect_success() {  # NAME PATTERN: status 0 and PATTERN in stdout
     pass "$1: $(grep -E "$2" "$logs/$1.out" | head -1)"
   else
     fail "$1: status $client_status"
-    quote "$logs/$1.out"
-    quote "$logs/$1.err"
+    quote_tail "$logs/$1.out" 15
+    quote_tail "$logs/$1.err" 15
   fi
 }
 
@@ -204,7 +173,7 @@ admission() {  # NAME REQUEST REASON-PATTERN
     pass "admission_$1: refused: $(grep -ohE "module admission: .*$3[^\"]*" "$logs/admission_$1.err" | head -1)"
   else
     fail "admission_$1: status $client_status, expected a refusal naming '$3'"
-    quote "$logs/admission_$1.err"
+    quote_tail "$logs/admission_$1.err" 15
   fi
 }
 admission not_in_pool nosuch "not in the pool"
@@ -235,7 +204,7 @@ else
   kill -KILL -- "-$hold_pid" 2>/dev/null
   wait "$hold_pid" 2>/dev/null
   fail "storage_kill: the client never started reading"
-  quote "$logs/storage_kill.err"
+  quote_tail "$logs/storage_kill.err" 15
 fi
 run_client storage_after_kill "AGILEOS_MODULES=storage" -- "$programs_dir/module_storage" --after-kill data.bin \
   "$file_bytes"
@@ -268,7 +237,7 @@ if python3 "$suite_dir/check_replies.py" --protected 0xEFF00000000 0xF8000000000
   pass "replies_clean: $(tail -1 "$logs/replies.txt")"
 else
   fail "replies_clean"
-  quote "$logs/replies.txt"
+  quote_tail "$logs/replies.txt" 15
 fi
 
 # ------------------------------------------------------------------ benchmark
@@ -285,8 +254,8 @@ if ((run_bench)); then
     sed 's/^/    /' "$out_dir/storage_bench.txt" | tee -a "$summary"
   else
     fail "storage_bench: baseline $baseline_status, module $client_status"
-    quote "$logs/bench_baseline.err"
-    quote "$logs/bench_module.err"
+    quote_tail "$logs/bench_baseline.err" 15
+    quote_tail "$logs/bench_module.err" 15
   fi
 fi
 
@@ -314,14 +283,14 @@ if grep -q 'service storage .*it stays down' "$logs/agileosd.log"; then
     pass "service_failed: refused: $(grep -hoE "${reason}.*" "$logs/service_failed.err" "$logs/service_failed.out" | head -1)"
   else
     fail "service_failed: status $client_status, expected a refusal naming the failed service"
-    quote "$logs/service_failed.err"
+    quote_tail "$logs/service_failed.err" 15
   fi
   run_client service_failed_others "AGILEOS_MODULES=kvstore" -- "$programs_dir/module_kvstore"
   expect_success service_failed_others '^module_kvstore: OK'
 else
   fail "service_failed: the daemon never marked the storage service failed"
-  quote "$logs/agileosd.log"
+  quote_tail "$logs/agileosd.log" 15
 fi
 
-say "modules: $passed passed, $failed failed"
+summary_line modules # "modules: N passed, M failed"
 ((failed == 0))

@@ -14,82 +14,43 @@
 # Inputs (environment; defaults are the bundle's): AGILEOS_BIN_DIR, AGILEOS_SHIM_DIR,
 # AGILEOS_DEPS_DIR, AGILEOS_TENANTS_DIR, OUT (tenants_summary.txt and tenants_logs.tar.gz go there).
 # Exit status: 0 all passed, 1 a check failed, 77 no GPU.
+# The daemons' start and stop, the library lookup and the reporting are tests/gpu/lib/harness.sh's.
 set -uo pipefail
+# shellcheck source=../lib/harness.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/harness.sh"
 
-bin_dir="${AGILEOS_BIN_DIR:-$PWD/.bundle/bin}"
-shim_dir="${AGILEOS_SHIM_DIR:-$PWD/.bundle/shim}"
-deps_dir="${AGILEOS_DEPS_DIR-$PWD/.bundle/deps}"
+harness_bundle_dirs # bin_dir, shim_dir, deps_dir
 tenants_dir="${AGILEOS_TENANTS_DIR:-$PWD/.bundle/tenants}"
 out_dir="${OUT:-$PWD/gpu-suite-out}"
 mkdir -p "$out_dir"
-summary="$out_dir/tenants_summary.txt"
-: >"$summary"
-runtime_dir="$(mktemp -d /tmp/agileos-tenants.XXXXXX)"
-chmod 755 "$runtime_dir"
+summary_init "$out_dir/tenants_summary.txt" # say, pass, fail, quote_tail write there
+require_gpu # "SKIPPED: ..." and exit 77 without /dev/nvidia0 (before anything needs cleaning up)
+runtime_dir="$(harness_runtime_dir agileos-tenants)"
 logs="$(mktemp -d /tmp/agileos-tenants-logs.XXXXXX)"
-daemon_pid=""
 tenant_pids=()
-passed=0
-failed=0
 readonly GIB=$((1 << 30))
 
-say() { echo "$*" | tee -a "$summary"; }
-pass() { passed=$((passed + 1)); say "PASS $*"; }
-fail() { failed=$((failed + 1)); say "FAIL $*"; }
-quote() { [[ -f "$1" ]] && tail -n "${2:-10}" "$1" | sed 's/^/    | /' | tee -a "$summary"; }
-
-stop_daemon() {
-  [[ -n "$daemon_pid" ]] || return 0
-  kill -TERM "$daemon_pid" 2>/dev/null
-  for _ in $(seq 1 100); do kill -0 "$daemon_pid" 2>/dev/null || break; sleep 0.1; done
-  kill -KILL -- "-$daemon_pid" 2>/dev/null
-  wait "$daemon_pid" 2>/dev/null
-  daemon_pid=""
-}
+# shellcheck disable=SC2317  # called from the EXIT trap
 finish() {
   stop_daemon
   tar -czf "$out_dir/tenants_logs.tar.gz" -C "$logs" . 2>/dev/null
   rm -rf -- "$runtime_dir" "$logs"
-  say "tenant suite: $passed passed, $failed failed"
-  ((failed == 0))
+  summary_line "tenant suite" # "tenant suite: N passed, M failed"
+  ((failed == 0)) || harness_exit_status=1
 }
-trap finish EXIT
+harness_exit_trap finish
 
-if [[ ! -e /dev/nvidia0 ]]; then
-  echo "SKIPPED: no GPU (/dev/nvidia0 is absent)"
-  trap - EXIT
-  exit 77
-fi
-driver_dir="$(ldconfig -p 2>/dev/null | awk '$1 == "libcuda.so.1" { sub(/.* => /, ""); print; exit }' | xargs -r dirname)"
-[[ -n "$driver_dir" ]] || driver_dir=/usr/local/nvidia/lib64
-daemon_path="${deps_dir:+$deps_dir:}$driver_dir"
+# The daemons get the bundled libraries and the driver's (not the CUDA runtime's).
+driver_dir="$(cuda_driver_dir)"
+daemon_path="$(harness_path_join "$deps_dir" "$driver_dir")"
 
-# start_daemon NAME JSON-FRAGMENTS: a daemon whose config adds the fragments (worker, memory).
-start_daemon() {
+# tenant_daemon NAME WORKER MEMORY: a daemon (log level info, at most 400 s) whose configuration
+# adds the JSON fragments to its "worker" and "memory" sections; its log is $logs/agileosd.NAME.log.
+tenant_daemon() {
   local name="$1" worker="$2" memory="$3"
-  stop_daemon
-  rm -f "$runtime_dir/agileosd.sock"
-  cat >"$runtime_dir/agileosd.json" <<JSON
-{
-  "socket_path": "$runtime_dir/agileosd.sock",
-  "runtime_dir": "$runtime_dir",
-  "log_level": "info",
-  "worker": {"executable": "$bin_dir/agileos-worker", $worker},
-  "memory": {$memory},
-  "guard": {"cache_dir": ""}
-}
-JSON
-  LD_LIBRARY_PATH="$daemon_path" setsid timeout --kill-after=10 400 "$bin_dir/agileosd" \
-    --config "$runtime_dir/agileosd.json" >"$logs/agileosd.$name.log" 2>&1 &
-  daemon_pid=$!
-  for _ in $(seq 1 300); do
-    [[ -S "$runtime_dir/agileosd.sock" ]] && return 0
-    kill -0 "$daemon_pid" 2>/dev/null || break
-    sleep 0.1
-  done
-  fail "$name: the daemon did not start"
-  quote "$logs/agileosd.$name.log" 20
-  return 1
+  start_daemon --library-path "$daemon_path" --lifetime 400 --quote 20 "$name" \
+    "$(daemon_config "$runtime_dir" info "\"worker\": {\"executable\": \"$bin_dir/agileos-worker\", $worker}" \
+      "\"memory\": {$memory}" '"guard": {"cache_dir": ""}')" "$logs/agileosd.$name.log"
 }
 
 # tenant NAME ARGS...: tenant_memory in agileos-sandbox, in the background; output in $logs/NAME.*,
@@ -111,14 +72,6 @@ wait_tenants() {
   ((${#tenant_pids[@]} == 0)) || wait "${tenant_pids[@]}"
   tenant_pids=()
 }
-wait_for_line() {  # FILE PATTERN SECONDS
-  local deadline=$((SECONDS + $3))
-  while ((SECONDS < deadline)); do
-    grep -q -- "$2" "$1" 2>/dev/null && return 0
-    sleep 0.2
-  done
-  return 1
-}
 status_of() { cat "$logs/$1.status" 2>/dev/null || echo none; }
 
 # ------------------------------------------------------------------ quotas
@@ -131,7 +84,7 @@ else
   device_bytes=$((device_mib * 1024 * 1024))
   reserve=$((device_bytes - 100 * GIB)) # capacity 100 GiB: two 40 GiB quotas fit, a third does not
   say "== quotas: device ${device_mib} MiB, quota 40 GiB each, reserve $((reserve / 1024 / 1024)) MiB"
-  if start_daemon quotas '"prestart": 2, "max_workers": 6' "\"quota_bytes\": $quota, \"reserve_bytes\": $reserve"; then
+  if tenant_daemon quotas '"prestart": 2, "max_workers": 6' "\"quota_bytes\": $quota, \"reserve_bytes\": $reserve"; then
     tenant A --alloc-all --more $((2 << 20)) --hold 12
     tenant B --alloc-all --more $((2 << 20)) --hold 12
     if wait_for_line "$logs/A.out" "tenant: holding" 90 && wait_for_line "$logs/B.out" "tenant: holding" 90; then
@@ -147,7 +100,7 @@ else
         pass "endpoints: another sandbox cannot connect to any of the ${#worker_sockets[@]} worker sockets (A's, B's, the spares'): Permission denied"
       else
         fail "endpoints: a sandbox reached a worker socket that is not its own (${#worker_sockets[@]} sockets)"
-        quote "$logs/probe.out" 30
+        quote_tail "$logs/probe.out" 30
       fi
       sleep 3
       if grep -q "tenant: total" "$logs/C.out" 2>/dev/null; then
@@ -167,8 +120,8 @@ else
         pass "quotas: tenant $name sees its 40 GiB quota as the device and gets it ($((allocated / 1024 / 1024)) MiB)"
       else
         fail "quotas: tenant $name (exit $(status_of "$name"), allocated ${allocated:-nothing})"
-        quote "$logs/$name.out"
-        quote "$logs/$name.err"
+        quote_tail "$logs/$name.out"
+        quote_tail "$logs/$name.err"
       fi
     done
     for name in A B; do
@@ -194,7 +147,7 @@ if timeout 60 "$tenants_dir/tenant_limits" --native-probe >"$logs/native_probe.o
   while read -r line; do say "  native $line"; done < <(grep '^probe:' "$logs/native_probe.out")
 fi
 say "== limits: quota 8 GiB; memory.pinned_total_bytes 4 GiB, 1 GiB per client"
-if start_daemon limits '"prestart": 1, "max_workers": 4' \
+if tenant_daemon limits '"prestart": 1, "max_workers": 4' \
   "\"quota_bytes\": $((8 * GIB)), \"pinned_total_bytes\": $((4 * GIB)), \"pinned_per_client_bytes\": $GIB"; then
   TENANT_PROGRAM=tenant_limits tenant L
   wait_tenants
@@ -204,15 +157,15 @@ if start_daemon limits '"prestart": 1, "max_workers": 4' \
     pass "limits: a stack limit past the 8 GiB quota is refused, a 1 GiB bigger heap is charged and works, after cudaDeviceReset the charge is what the context still holds ($(grep -o "after reset .*" "$logs/L.out"))"
   else
     fail "limits: context limits and the quota (exit $(status_of L))"
-    quote "$logs/L.out" 20
-    quote "$logs/L.err" 5
+    quote_tail "$logs/L.out" 20
+    quote_tail "$logs/L.err" 5
   fi
   if [[ "$(status_of P)" == 0 ]] && ! grep -q "^limits: FAILED" "$logs/P.out"; then
     pass "limits: the client's 1 GiB share of pinned host memory bounds cudaMallocHost ($(grep -o 'pinned 1/2 more -> .*' "$logs/P.out"))"
   else
     fail "limits: the pinned host share (exit $(status_of P))"
-    quote "$logs/P.out" 10
-    quote "$logs/P.err" 5
+    quote_tail "$logs/P.out" 10
+    quote_tail "$logs/P.err" 5
   fi
   if grep -q "pinned host memory: $((4 * GIB)) bytes for all clients, $GIB per client" "$logs/agileosd.limits.log"; then
     pass "limits: the daemon reports its pinned host budget"
@@ -224,7 +177,7 @@ fi
 # ------------------------------------------------------------------ the admission queue
 
 say "== queue: twelve clients, max_workers 6, the default wait"
-if start_daemon queue '"prestart": 2, "max_workers": 6' '"quota_bytes": 0'; then
+if tenant_daemon queue '"prestart": 2, "max_workers": 6' '"quota_bytes": 0'; then
   for i in $(seq 1 12); do tenant "q$i" --alloc $GIB --hold 3; done
   wait_tenants
   completed=0
@@ -233,12 +186,12 @@ if start_daemon queue '"prestart": 2, "max_workers": 6' '"quota_bytes": 0'; then
     pass "queue: all 12 clients completed with the default wait (worker.queue_wait_ms 60000)"
   else
     fail "queue: $completed of 12 clients completed"
-    for i in $(seq 1 12); do [[ "$(status_of "q$i")" == 0 ]] || { quote "$logs/q$i.out" 3; quote "$logs/q$i.err" 3; }; done
+    for i in $(seq 1 12); do [[ "$(status_of "q$i")" == 0 ]] || { quote_tail "$logs/q$i.out" 3; quote_tail "$logs/q$i.err" 3; }; done
   fi
 fi
 
 say "== queue: twelve clients, max_workers 6, worker.queue_wait_ms 1500"
-if start_daemon short '"prestart": 6, "max_workers": 6, "queue_wait_ms": 1500' '"quota_bytes": 0'; then
+if tenant_daemon short '"prestart": 6, "max_workers": 6, "queue_wait_ms": 1500' '"quota_bytes": 0'; then
   for i in $(seq 1 12); do tenant "s$i" --alloc $GIB --hold 8; done
   wait_tenants
   completed=0
@@ -255,6 +208,6 @@ if start_daemon short '"prestart": 6, "max_workers": 6, "queue_wait_ms": 1500' '
     pass "queue: with a 1.5 s wait, 6 completed and the other 6 got the clear error (${refusal_line:-})"
   else
     fail "queue: with a 1.5 s wait, $completed completed and $refused got the error (expected 6 and 6)"
-    for i in $(seq 1 12); do [[ "$(status_of "s$i")" == 0 ]] || { quote "$logs/s$i.err" 3; }; done
+    for i in $(seq 1 12); do [[ "$(status_of "s$i")" == 0 ]] || { quote_tail "$logs/s$i.err" 3; }; done
   fi
 fi

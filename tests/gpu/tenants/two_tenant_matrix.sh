@@ -37,26 +37,25 @@
 # Output: $OUT/tenant_matrix_summary.txt, written as it goes: one line "PASS 2G-0n ..." or
 # "FAIL 2G-0n ..." per row, details indented above it, "tenant matrix: N passed, M failed" last.
 # Exit status: 0 all passed, 1 a row failed, 77 no GPU.
+# The daemon's start and stop, the library lookup and the reporting are tests/gpu/lib/harness.sh's.
 set -uo pipefail
+# shellcheck source=../lib/harness.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/harness.sh"
 
-bin_dir="${AGILEOS_BIN_DIR:-$PWD/.bundle/bin}"
-shim_dir="${AGILEOS_SHIM_DIR:-$PWD/.bundle/shim}"
-deps_dir="${AGILEOS_DEPS_DIR-$PWD/.bundle/deps}"
+harness_bundle_dirs # bin_dir, shim_dir, deps_dir
 tenants_dir="${AGILEOS_TENANTS_DIR:-$PWD/.bundle/tenants}"
 budget_s="${AGILEOS_TENANT_MATRIX_BUDGET_S:-170}"
 rows="${1:-}"
 out_dir="${OUT:-$PWD/gpu-suite-out}"
 mkdir -p "$out_dir"
-summary="$out_dir/tenant_matrix_summary.txt"
-: >"$summary"
-runtime_dir="$(mktemp -d /tmp/agileos-matrix.XXXXXX)"
-chmod 755 "$runtime_dir"
+summary_init "$out_dir/tenant_matrix_summary.txt" # say, pass, fail, quote_tail write there
+require_gpu # "SKIPPED: ..." and exit 77 without /dev/nvidia0 (before anything needs cleaning up)
+runtime_dir="$(harness_runtime_dir agileos-matrix)"
 logs="$(mktemp -d /tmp/agileos-matrix-logs.XXXXXX)"
 daemon_log="$logs/agileosd.log"
 readonly PRESTART=4 MAX_WORKERS=10
 readonly GIB=$((1 << 30))
 readonly DEADLINE=$((SECONDS + budget_s))
-daemon_pid=""
 agileosd=""     # the agileosd process (daemon_pid is the `timeout` above it)
 daemon_failures=0
 declare -A tenant_pid=()
@@ -64,14 +63,8 @@ tenant_env=()           # VAR=VALUE for the next tenant's environment
 tenant_stdin=/dev/null  # the next tenant's stdin
 go_fd=""                # the FIFO a tenant_owner waits on, held open here
 problems=()             # what failed in the current row
-passed=0
-failed=0
 
-say() { echo "$*" | tee -a "$summary"; }
 note() { say "  $*"; }
-pass() { passed=$((passed + 1)); say "PASS $*"; }
-fail() { failed=$((failed + 1)); say "FAIL $*"; }
-quote() { [[ -f "$1" ]] && tail -n "${2:-10}" "$1" | sed 's/^/    | /' | tee -a "$summary"; }
 problem() { problems+=("$*"); }
 
 # The timeout for a program: SECONDS, but never past the matrix's deadline.
@@ -151,22 +144,12 @@ wait_idle() {
 
 # ------------------------------------------------------------------ the daemon
 
-# Stops the daemon (SIGTERM, then SIGKILL to its process group after 10 s); daemon_status is its
-# exit status, daemon_forced 1 if it had to be killed.
+# Stops the daemon (stop_daemon: SIGTERM, then SIGKILL to its process group after 10 s);
+# daemon_status is its exit status, daemon_forced 1 if it had to be killed.
 daemon_status=""
 daemon_forced=0
-stop_daemon() {
-  [[ -n "$daemon_pid" ]] || return 0
-  kill -TERM "$daemon_pid" 2>/dev/null
-  daemon_forced=1
-  for _ in $(seq 1 100); do
-    kill -0 "$daemon_pid" 2>/dev/null || { daemon_forced=0; break; }
-    sleep 0.1
-  done
-  kill -KILL -- "-$daemon_pid" 2>/dev/null
-  wait "$daemon_pid" 2>/dev/null
-  daemon_status=$?
-  daemon_pid=""
+matrix_stop_daemon() {
+  stop_daemon
   agileosd=""
 }
 
@@ -185,77 +168,57 @@ stop_tenants() {
 
 # shellcheck disable=SC2317  # called from the EXIT trap
 finish() {
-  local status=$?
-  trap - EXIT
+  local status=$1
   stop_tenants
   stop_daemon
   if [[ -n "$go_fd" ]]; then exec {go_fd}>&-; fi
   tar -czf "$out_dir/tenant_matrix_logs.tar.gz" -C "$logs" . 2>/dev/null
   rm -rf -- "$runtime_dir" "$logs"
   say ""
-  say "tenant matrix: $passed passed, $failed failed"
-  ((status > 1)) && exit "$status" # ended by a signal
-  ((failed == 0 && status == 0)) && exit 0
-  exit 1
+  summary_line "tenant matrix" # "tenant matrix: N passed, M failed"
+  if ((status > 1)); then
+    harness_exit_status=$status # ended by a signal
+  elif ((failed == 0 && status == 0)); then
+    harness_exit_status=0
+  else
+    harness_exit_status=1
+  fi
 }
-trap finish EXIT
+harness_exit_trap finish
 trap 'exit 143' TERM INT
 
-if [[ ! -e /dev/nvidia0 ]]; then
-  echo "SKIPPED: no GPU (/dev/nvidia0 is absent)"
-  trap - EXIT
-  rm -rf -- "$runtime_dir" "$logs"
-  exit 77
-fi
-driver_dir="$(ldconfig -p 2>/dev/null | awk '$1 == "libcuda.so.1" { sub(/.* => /, ""); print; exit }' | xargs -r dirname)"
-[[ -n "$driver_dir" ]] || driver_dir=/usr/local/nvidia/lib64
-daemon_path="${deps_dir:+$deps_dir:}$driver_dir"
+# The daemon gets the bundled libraries and the driver's (not the CUDA runtime's).
+driver_dir="$(cuda_driver_dir)"
+daemon_path="$(harness_path_join "$deps_dir" "$driver_dir")"
 
-# write_config EXTRA: the daemon's configuration, EXTRA (",\n  KEY: VALUE") added at its end.
+# write_config [MEMBER]: the daemon's configuration (log level info), MEMBER ('"KEY": VALUE') added
+# at its end.
 write_config() {
-  cat >"$runtime_dir/agileosd.json" <<JSON
-{
-  "socket_path": "$runtime_dir/agileosd.sock",
-  "runtime_dir": "$runtime_dir",
-  "log_level": "info",
-  "worker": {"executable": "$bin_dir/agileos-worker", "prestart": $PRESTART, "max_workers": $MAX_WORKERS},
-  "memory": {"quota_bytes": 0},
-  "guard": {"cache_dir": ""}$1
-}
-JSON
+  daemon_config "$runtime_dir" info \
+    "\"worker\": {\"executable\": \"$bin_dir/agileos-worker\", \"prestart\": $PRESTART, \"max_workers\": $MAX_WORKERS}" \
+    '"memory": {"quota_bytes": 0}' '"guard": {"cache_dir": ""}' "$@" >"$runtime_dir/agileosd.json"
 }
 
-start_daemon() {
-  stop_daemon
-  rm -f "$runtime_dir/agileosd.sock"
+# matrix_daemon: a fresh daemon (the one before stopped), its log appended to $daemon_log; it lives
+# the matrix's budget and 30 s. On a failure it says why (no FAIL line: the rows fail) and counts it.
+matrix_daemon() {
+  matrix_stop_daemon
   # A daemon that knows the "privileges" section runs every worker as a uid of its own and, before
   # it hands a uid out, kills every process running as it: this daemon takes a range apart from
   # the default one, which run_suite.sh's daemon, running meanwhile, uses. An older daemon
   # refuses the unknown section; it then gets none.
-  write_config ',
-  "privileges": {"worker_uid_base": 199400, "worker_uid_count": 64}'
-  if ! LD_LIBRARY_PATH="$daemon_path" timeout 30 "$bin_dir/agileosd" --check-config --config "$runtime_dir/agileosd.json" \
-    >"$logs/check-config.log" 2>&1; then
-    write_config ""
+  write_config '"privileges": {"worker_uid_base": 199400, "worker_uid_count": 64}'
+  if ! check_daemon_config --library-path "$daemon_path" "$runtime_dir/agileosd.json" "$logs/check-config.log"; then
+    write_config
   fi
-  LD_LIBRARY_PATH="$daemon_path" setsid timeout --kill-after=10 $((budget_s + 30)) "$bin_dir/agileosd" \
-    --config "$runtime_dir/agileosd.json" >>"$daemon_log" 2>&1 &
-  daemon_pid=$!
-  for _ in $(seq 1 300); do
-    if [[ -S "$runtime_dir/agileosd.sock" ]]; then
-      agileosd="$(descendant_named "$daemon_pid" agileosd | head -1)"
-      return 0
-    fi
-    kill -0 "$daemon_pid" 2>/dev/null || break
-    sleep 0.1
-  done
+  if start_daemon --library-path "$daemon_path" --lifetime $((budget_s + 30)) --append --no-fail --quote 20 \
+    daemon "$runtime_dir/agileosd.json" "$daemon_log"; then
+    agileosd="$(descendant_named "$daemon_pid" agileosd | head -1)"
+    return 0
+  fi
   daemon_failures=$((daemon_failures + 1))
-  say "  the daemon did not start:"
-  quote "$daemon_log" 20
   return 1
 }
-
-daemon_alive() { [[ -n "$daemon_pid" ]] && kill -0 "$daemon_pid" 2>/dev/null && [[ -S "$runtime_dir/agileosd.sock" ]]; }
 
 # The daemon's log since line MARK (log_lines before), in FILE.
 log_lines() { wc -l <"$daemon_log" 2>/dev/null || echo 0; }
@@ -294,14 +257,6 @@ wait_tenant() { [[ -z "${tenant_pid[$1]:-}" ]] || wait "${tenant_pid[$1]}" 2>/de
 wait_tenants() { local name; for name in "$@"; do wait_tenant "$name"; done; }
 status_of() { cat "$logs/$1.status" 2>/dev/null || echo none; }
 running() { [[ ! -e "$logs/$1.status" ]]; }
-wait_for_line() {  # FILE PATTERN SECONDS
-  local deadline=$((SECONDS + $3))
-  while ((SECONDS < deadline)); do
-    grep -q -- "$2" "$1" 2>/dev/null && return 0
-    sleep 0.2
-  done
-  return 1
-}
 line_of() { grep -m1 -- "$2" "$1" 2>/dev/null; }  # FILE PATTERN: the first matching line
 # lines_of FILE PREFIX EXPRESSION: the lines "PREFIX: ..." whose rest matches EXPRESSION (grep -E),
 # without the prefix, joined with "; ".
@@ -320,8 +275,8 @@ expect_exit() {
     none) problem "$3 did not end" ;;
     *) problem "$3 exited $status$(grep -m1 'FAILED' "$logs/$1.out" 2>/dev/null | sed 's/^/: /')" ;;
   esac
-  quote "$logs/$1.out" 6
-  quote "$logs/$1.err" 4
+  quote_tail "$logs/$1.out" 6
+  quote_tail "$logs/$1.err" 4
   return 1
 }
 
@@ -362,7 +317,7 @@ row_begin() {
       return 1
     fi
     note "the daemon is not running; starting a new one"
-    if ! start_daemon; then
+    if ! matrix_daemon; then
       fail "$1 not run: the daemon could not be started"
       return 1
     fi
@@ -471,7 +426,7 @@ row_2g01() {
   if ((errors != 0)); then
     problem "$errors error lines in the daemon's log"
     grep -E '\[(error|critical)\]' "$logs/2G-01.daemon.log" >"$logs/2G-01.errors"
-    quote "$logs/2G-01.errors" 5
+    quote_tail "$logs/2G-01.errors" 5
   fi
   row_end 2G-01 "two tenants at once (uids ${uids[*]:-?}) on workers ${workers[0]:-?} and ${workers[1]:-?}: payloads exact, no error in the daemon's log"
 }
@@ -657,7 +612,7 @@ row_2g07() {
   local left=0 stop_mark
   mapfile -t pids_before < <(worker_pids)
   stop_mark="$(log_lines)"
-  stop_daemon
+  matrix_stop_daemon
   for pid in "${pids_before[@]}"; do kill -0 "$pid" 2>/dev/null && left=$((left + 1)); done
   log_since "$stop_mark" "$logs/2G-07.stop.log"
   note "daemon stop: exit ${daemon_status:-?}$( ((daemon_forced)) && echo ', killed after 10 s'), ${#pids_before[@]} workers before, $left left; socket $([[ -e "$runtime_dir/agileosd.sock" ]] && echo left behind || echo removed)"
@@ -665,7 +620,7 @@ row_2g07() {
     ! grep -q 'agileosd: stopped' "$logs/2G-07.stop.log"; then
     problem "the daemon did not stop cleanly (exit ${daemon_status:-?}, $left workers left)"
   fi
-  start_daemon && { wait_idle 30 || true; }
+  matrix_daemon && { wait_idle 30 || true; }
   row_end 2G-07 "the victim killed mid-run (exit 137), ${facts:-?}; A continued (longest round trip ${after[2]} ms after the kill), every result exact; a new client was served and found no marker of the victim in $(sed -n 's/^residue: scanned \([0-9]*\) bytes.*/\1/p' "$logs/N07.out" | head -1 | awk '{ printf "%.1f", $1 / 2^30 }') GiB of fresh memory; then the daemon stopped cleanly (exit 0, ${#pids_before[@]} workers ended, socket removed)"
 }
 
@@ -735,7 +690,7 @@ row_2g08() {
   if ((errors != 0)); then
     problem "$errors error lines in the daemon's log"
     grep -E '\[(error|critical)\]' "$logs/2G-08.daemon.log" >"$logs/2G-08.errors"
-    quote "$logs/2G-08.errors" 5
+    quote_tail "$logs/2G-08.errors" 5
   fi
   row_end 2G-08 "$cycles cycles, $((cycles * 2)) clients ($((cycles / 5)) killed -9), every payload exact; every session attached, released and closed, $reaped workers reaped; worker processes ($workers_after), endpoints ($endpoints_after) and daemon descriptors ($fds_before -> $fds_after) back to baseline"
 }
@@ -803,7 +758,7 @@ if ((missing)); then
   done
   exit 1
 fi
-if start_daemon; then
+if matrix_daemon; then
   wait_idle 30 || note "the daemon has $(worker_count) workers 30 s after its start (prestart $PRESTART)"
   say "daemon: pid ${agileosd:-?}, prestart $PRESTART, max_workers $MAX_WORKERS, no quota of its own; $(worker_count) workers ready"
 fi
