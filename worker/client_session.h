@@ -24,7 +24,7 @@
 #include "worker/driver_limit_cost.h"
 #include "worker/handle_table.h"
 #include "worker/host_memory/shared_host_segment.h"
-#include "worker/modules/module_set.h"
+#include "worker/protected_modules/module_set.h"
 #include "worker/session_guard.h"
 
 namespace agileos::worker {

@@ -24,8 +24,8 @@
 #include "worker/call_context.h"
 #include "worker/device_output.h"
 #include "worker/dispatcher.h"
-#include "worker/modules/admitted_module.h"
-#include "worker/modules/plugin_library_cache.h"
+#include "worker/protected_modules/admitted_module.h"
+#include "worker/protected_modules/plugin_library_cache.h"
 
 namespace agileos::worker {
 

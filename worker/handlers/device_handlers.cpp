@@ -2,7 +2,7 @@
 #include <spdlog/spdlog.h>
 
 #include "worker/dispatcher.h"
-#include "worker/modules/module_set.h"
+#include "worker/protected_modules/module_set.h"
 #include "worker/session_teardown.h"
 
 namespace agileos::worker {

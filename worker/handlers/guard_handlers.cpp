@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "worker/dispatcher.h"
-#include "worker/modules/module_set.h"
+#include "worker/protected_modules/module_set.h"
 
 namespace agileos::worker {
 namespace {

@@ -4,7 +4,7 @@
 #include <limits>
 
 #include "worker/dispatcher.h"
-#include "worker/modules/module_set.h"
+#include "worker/protected_modules/module_set.h"
 
 namespace agileos::worker {
 namespace {

@@ -1,7 +1,7 @@
 // Tests of the test double itself: the worker's tests are only as good as the
 // fake's fidelity to the driver (misuse answers measured on an H200, see
 // fake_gpu_backend.h) and its bookkeeping.
-#include "worker/backend/fake_gpu_backend.h"
+#include "worker/testing/fake_gpu/fake_gpu_backend.h"
 
 #include <gtest/gtest.h>
 

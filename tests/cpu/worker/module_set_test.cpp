@@ -1,4 +1,4 @@
-// Protected module instances in the worker (worker/modules/): made at attach from the daemon's
+// Protected module instances in the worker (worker/protected_modules/): made at attach from the daemon's
 // admitted list with the real counter plugin (tests/cpu/modules/host/counter_plugin.c), reached
 // only by their own client's ModuleControl calls, allocating protected memory through the
 // worker's memory manager, and torn down in reverse order when the client is released.

@@ -1,9 +1,9 @@
-// WorkerHostResources (worker/modules/) on a real MemoryManager over FakeGpuBackend: I/O mappings
+// WorkerHostResources (worker/protected_modules/) on a real MemoryManager over FakeGpuBackend: I/O mappings
 // are real mmaps of the file in this process, placed by the memory manager inside the MMIO window,
 // registered with the (fake) GPU and undone completely; the DMA checks and exports accept exactly
 // one live allocation of the client and nothing else. The mapping tests skip in sanitizer builds,
 // where the MMIO window is the sanitizer's memory (support/mmio_window.h).
-#include "worker/modules/worker_host_resources.h"
+#include "worker/protected_modules/worker_host_resources.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -19,7 +19,7 @@
 #include "agileos/module_abi.h"
 #include "memmgr/address_layout.h"
 #include "tests/cpu/worker/support/mmio_window.h"
-#include "worker/backend/fake_gpu_backend.h"
+#include "worker/testing/fake_gpu/fake_gpu_backend.h"
 
 namespace agileos::worker::modules {
 namespace {

@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "memmgr/memory_manager.h"
-#include "worker/backend/fake_gpu_backend.h"
+#include "worker/testing/fake_gpu/fake_gpu_backend.h"
 #include "worker/worker_runtime.h"
 
 namespace agileos::worker::testing {

@@ -15,7 +15,7 @@
 #include "memmgr/memory_manager.h"
 #include "tests/cpu/worker/support/requests.h"
 #include "tests/cpu/worker/support/test_fatbins.h"
-#include "worker/backend/fake_gpu_backend.h"
+#include "worker/testing/fake_gpu/fake_gpu_backend.h"
 #include "worker/worker_runtime.h"
 
 namespace agileos::worker::testing {

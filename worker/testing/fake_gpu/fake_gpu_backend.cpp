@@ -1,5 +1,5 @@
 // FakeGpuBackend: construction, call bookkeeping, context calls and observations.
-#include "worker/backend/fake_gpu_backend.h"
+#include "worker/testing/fake_gpu/fake_gpu_backend.h"
 
 #include <cstdio>
 

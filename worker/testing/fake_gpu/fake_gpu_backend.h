@@ -65,8 +65,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "worker/backend/fake_ptx_symbols.h"
 #include "worker/backend/gpu_backend.h"
+#include "worker/testing/fake_gpu/fake_ptx_symbols.h"
 
 namespace agileos::worker {
 
@@ -160,7 +160,7 @@ struct FakeLaunch {
 };
 
 namespace fake {
-class HostBuffer;  // worker/backend/fake_host_buffer.h
+class HostBuffer;  // worker/testing/fake_gpu/fake_host_buffer.h
 }  // namespace fake
 
 class FakeGpuBackend final : public GpuBackend {

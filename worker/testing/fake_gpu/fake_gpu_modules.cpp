@@ -2,8 +2,8 @@
 #include <algorithm>
 #include <cstring>
 
-#include "worker/backend/fake_gpu_backend.h"
-#include "worker/backend/fake_host_buffer.h"
+#include "worker/testing/fake_gpu/fake_gpu_backend.h"
+#include "worker/testing/fake_gpu/fake_host_buffer.h"
 
 namespace agileos::worker {
 namespace {

@@ -24,10 +24,10 @@
 #include "modules/host/module_instance.h"
 #include "ptx/module_link.h"
 #include "worker/backend/gpu_backend.h"
-#include "worker/modules/admitted_module.h"
-#include "worker/modules/plugin_library_cache.h"
-#include "worker/modules/worker_host_resources.h"
-#include "worker/modules/worker_protected_memory.h"
+#include "worker/protected_modules/admitted_module.h"
+#include "worker/protected_modules/plugin_library_cache.h"
+#include "worker/protected_modules/worker_host_resources.h"
+#include "worker/protected_modules/worker_protected_memory.h"
 
 namespace agileos::worker::modules {
 

@@ -1,4 +1,4 @@
-#include "worker/modules/worker_protected_memory.h"
+#include "worker/protected_modules/worker_protected_memory.h"
 
 #include "agileos/module_abi.h"
 

@@ -1,4 +1,4 @@
-#include "worker/backend/fake_ptx_symbols.h"
+#include "worker/testing/fake_gpu/fake_ptx_symbols.h"
 
 #include <algorithm>
 #include <charconv>

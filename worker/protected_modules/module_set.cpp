@@ -1,4 +1,4 @@
-#include "worker/modules/module_set.h"
+#include "worker/protected_modules/module_set.h"
 
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>

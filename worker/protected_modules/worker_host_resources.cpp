@@ -1,4 +1,4 @@
-#include "worker/modules/worker_host_resources.h"
+#include "worker/protected_modules/worker_host_resources.h"
 
 #include <spdlog/spdlog.h>
 #include <sys/mman.h>

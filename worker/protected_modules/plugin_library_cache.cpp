@@ -1,4 +1,4 @@
-#include "worker/modules/plugin_library_cache.h"
+#include "worker/protected_modules/plugin_library_cache.h"
 
 namespace agileos::worker::modules {
 

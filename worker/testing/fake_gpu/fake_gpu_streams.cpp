@@ -1,5 +1,5 @@
 // FakeGpuBackend: streams and events, as counted objects with checked lifetimes.
-#include "worker/backend/fake_gpu_backend.h"
+#include "worker/testing/fake_gpu/fake_gpu_backend.h"
 
 namespace agileos::worker {
 namespace {
