@@ -155,7 +155,7 @@ class ClientSession {
   // The client's protected module instances (from the attach; null for a session made
   // without one). The pointer is set before the session is shared and never changes; the set
   // is torn down by releaseSession and kept across cudaDeviceReset (like protected memory).
-  std::unique_ptr<worker::modules::ModuleSet> protectedModules;
+  std::unique_ptr<worker::protected_modules::ModuleSet> protectedModules;
 
   // The context limits this client changed (cudaDeviceSetLimit), keyed by CUlimit, with the
   // values before its first change: what the rise costs is charged to its quota

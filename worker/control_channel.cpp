@@ -100,7 +100,7 @@ void ControlChannel::serve(WorkerRuntime& runtime) {
         guard.always = attach.guard_always();
         std::vector<std::string> adapterOperations(attach.adapter_operations().begin(),
                                                    attach.adapter_operations().end());
-        std::vector<modules::AdmittedModule> protectedModules;
+        std::vector<protected_modules::AdmittedModule> protectedModules;
         protectedModules.reserve(static_cast<std::size_t>(attach.modules_size()));
         for (const auto& module : attach.modules()) {
           protectedModules.push_back({module.name(), module.version(), module.ptx_path(),

@@ -17,7 +17,7 @@ void WorkerRuntime::setAdapters(std::unique_ptr<AdapterHost> adapters) {
 
 bool WorkerRuntime::attach(ClientId client, const std::string& sessionToken, const GuardConfig& guard,
                            std::vector<std::string> adapterOperations,
-                           const std::vector<modules::AdmittedModule>& protectedModules,
+                           const std::vector<protected_modules::AdmittedModule>& protectedModules,
                            std::uint64_t memoryQuotaBytes, std::uint64_t pinnedHostQuotaBytes) {
   if (sessionToken.empty()) return false;
   auto taken = [&] { return clients_.contains(client) || byToken_.contains(sessionToken); };
@@ -32,7 +32,7 @@ bool WorkerRuntime::attach(ClientId client, const std::string& sessionToken, con
   // the session is reachable by any call.
   std::string error;
   auto moduleSet =
-      modules::ModuleSet::create(client, protectedModules, pluginLibraries_, memory_, gpu_, &error);
+      protected_modules::ModuleSet::create(client, protectedModules, pluginLibraries_, memory_, gpu_, &error);
   if (!moduleSet) {
     spdlog::error("refused to attach client {}: protected module: {}", client, error);
     memory_.setQuota(client, 0);

@@ -44,7 +44,7 @@ class WorkerRuntime {
   // host memory (0: none may be pinned).
   bool attach(ClientId client, const std::string& sessionToken, const GuardConfig& guard = {},
               std::vector<std::string> adapterOperations = {},
-              const std::vector<modules::AdmittedModule>& protectedModules = {},
+              const std::vector<protected_modules::AdmittedModule>& protectedModules = {},
               std::uint64_t memoryQuotaBytes = 0,
               std::uint64_t pinnedHostQuotaBytes = kDefaultPinnedHostQuotaBytes);
   // Releases everything the client holds; returns false if it was not attached.
@@ -101,7 +101,7 @@ class WorkerRuntime {
   std::unique_ptr<AdapterHost> adapters_;
   TaintListener* taint_;
   Dispatcher dispatcher_;
-  modules::PluginLibraryCache pluginLibraries_;  // every client's module instances share these
+  protected_modules::PluginLibraryCache pluginLibraries_;  // every client's module instances share these
 
   mutable std::mutex mutex_;
   std::map<ClientId, Attached> clients_;

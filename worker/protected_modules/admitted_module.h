@@ -5,7 +5,7 @@
 
 #include <string>
 
-namespace agileos::worker::modules {
+namespace agileos::worker::protected_modules {
 
 struct AdmittedModule {
   std::string name;
@@ -15,4 +15,4 @@ struct AdmittedModule {
   std::string service;          // the service it uses; empty: none
 };
 
-}  // namespace agileos::worker::modules
+}  // namespace agileos::worker::protected_modules

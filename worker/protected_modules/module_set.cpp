@@ -16,7 +16,7 @@
 #include "modules/host/teardown.h"
 #include "ptx/parser.h"
 
-namespace agileos::worker::modules {
+namespace agileos::worker::protected_modules {
 namespace {
 
 using agileos::modules::ModuleInstance;
@@ -188,4 +188,4 @@ void ModuleSet::revokeAllDma() const {
 
 void ModuleSet::tearDown() { agileos::modules::tearDownInOrder(instances_); }
 
-}  // namespace agileos::worker::modules
+}  // namespace agileos::worker::protected_modules

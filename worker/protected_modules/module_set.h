@@ -29,7 +29,7 @@
 #include "worker/protected_modules/worker_host_resources.h"
 #include "worker/protected_modules/worker_protected_memory.h"
 
-namespace agileos::worker::modules {
+namespace agileos::worker::protected_modules {
 
 // A module's device code, read and parsed once when the set is made (the path is trusted, from
 // the daemon's pool; the PTX is checked by ptx::checkDeviceModule then).
@@ -94,4 +94,4 @@ class ModuleSet {
   std::vector<DeviceCodeModule> deviceCode_;
 };
 
-}  // namespace agileos::worker::modules
+}  // namespace agileos::worker::protected_modules

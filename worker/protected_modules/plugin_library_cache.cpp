@@ -1,6 +1,6 @@
 #include "worker/protected_modules/plugin_library_cache.h"
 
-namespace agileos::worker::modules {
+namespace agileos::worker::protected_modules {
 
 std::shared_ptr<const agileos::modules::PluginLibrary> PluginLibraryCache::open(const std::string& path,
                                                                                 std::string* error) {
@@ -11,4 +11,4 @@ std::shared_ptr<const agileos::modules::PluginLibrary> PluginLibraryCache::open(
   return library;
 }
 
-}  // namespace agileos::worker::modules
+}  // namespace agileos::worker::protected_modules

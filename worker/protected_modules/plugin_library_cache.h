@@ -15,7 +15,7 @@
 
 #include "modules/host/plugin_library.h"
 
-namespace agileos::worker::modules {
+namespace agileos::worker::protected_modules {
 
 class PluginLibraryCache {
  public:
@@ -27,4 +27,4 @@ class PluginLibraryCache {
   std::map<std::string, std::shared_ptr<const agileos::modules::PluginLibrary>> libraries_;
 };
 
-}  // namespace agileos::worker::modules
+}  // namespace agileos::worker::protected_modules

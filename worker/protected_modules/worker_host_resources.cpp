@@ -11,7 +11,7 @@
 #include "agileos/module_abi.h"
 #include "memmgr/address_layout.h"
 
-namespace agileos::worker::modules {
+namespace agileos::worker::protected_modules {
 namespace {
 
 // Attempts at a placement before giving up (each failed one was taken by a foreign mapping).
@@ -138,4 +138,4 @@ std::size_t WorkerHostResources::liveMappings() const {
   return mappings_.size();
 }
 
-}  // namespace agileos::worker::modules
+}  // namespace agileos::worker::protected_modules

@@ -21,7 +21,7 @@
 #include "modules/host/host_resources.h"
 #include "worker/backend/gpu_backend.h"
 
-namespace agileos::worker::modules {
+namespace agileos::worker::protected_modules {
 
 class WorkerHostResources final : public agileos::modules::HostResources {
  public:
@@ -54,4 +54,4 @@ class WorkerHostResources final : public agileos::modules::HostResources {
   std::vector<std::uint64_t> unusable_;              // placements taken by foreign mappings
 };
 
-}  // namespace agileos::worker::modules
+}  // namespace agileos::worker::protected_modules

@@ -2,7 +2,7 @@
 
 #include "agileos/module_abi.h"
 
-namespace agileos::worker::modules {
+namespace agileos::worker::protected_modules {
 namespace {
 
 // The module ABI's code for a driver result (0 stays 0).
@@ -48,4 +48,4 @@ int WorkerProtectedMemory::read(std::uint64_t device_address, void* dst, std::ui
   return toModuleCode(gpu_.copyDeviceToHost(dst, device_address, bytes, nullptr, false));
 }
 
-}  // namespace agileos::worker::modules
+}  // namespace agileos::worker::protected_modules

@@ -12,7 +12,7 @@
 #include "modules/host/protected_memory.h"
 #include "worker/backend/gpu_backend.h"
 
-namespace agileos::worker::modules {
+namespace agileos::worker::protected_modules {
 
 class WorkerProtectedMemory final : public agileos::modules::ProtectedMemory {
  public:
@@ -31,4 +31,4 @@ class WorkerProtectedMemory final : public agileos::modules::ProtectedMemory {
   const memmgr::ClientId client_;
 };
 
-}  // namespace agileos::worker::modules
+}  // namespace agileos::worker::protected_modules

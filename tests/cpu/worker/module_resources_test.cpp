@@ -17,7 +17,7 @@
 namespace agileos::worker::testing {
 namespace {
 
-using modules::AdmittedModule;
+using protected_modules::AdmittedModule;
 
 AdmittedModule resourceModule() { return {"resources", "1.0.0", "", AGILEOS_TEST_RESOURCE_PLUGIN, ""}; }
 

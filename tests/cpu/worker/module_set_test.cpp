@@ -22,7 +22,7 @@
 namespace agileos::worker::testing {
 namespace {
 
-using modules::AdmittedModule;
+using protected_modules::AdmittedModule;
 
 AdmittedModule counterModule(const std::string& name) {
   return {name, "1.0.0", "", AGILEOS_TEST_COUNTER_PLUGIN, ""};

@@ -21,7 +21,7 @@
 #include "tests/cpu/worker/support/mmio_window.h"
 #include "worker/testing/fake_gpu/fake_gpu_backend.h"
 
-namespace agileos::worker::modules {
+namespace agileos::worker::protected_modules {
 namespace {
 
 using agileos::worker::testing::addressRangeIsFree;
@@ -461,4 +461,4 @@ TEST_F(WorkerHostResourcesTest, ExportProtectedOnlyOfTheClientsOwnProtectedAlloc
 }
 
 }  // namespace
-}  // namespace agileos::worker::modules
+}  // namespace agileos::worker::protected_modules
