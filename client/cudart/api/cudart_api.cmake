@@ -88,6 +88,22 @@ function(agileos_cudart_generate out_sources out_version_script)
   endif()
 endfunction()
 
+# The list of implemented entry points that the GPU test programs and benchmarks may import
+# (tests/gpu/check_program_imports.sh), generated with every build; its path is
+# AGILEOS_CUDART_SUPPORTED_API.
+set(AGILEOS_CUDART_SUPPORTED_API "${PROJECT_BINARY_DIR}/generated/cudart_supported_api.txt" CACHE INTERNAL "")
+if(NOT TARGET agileos_cudart_supported_api)
+  add_custom_command(
+    OUTPUT "${AGILEOS_CUDART_SUPPORTED_API}"
+    COMMAND "${AGILEOS_CUDART_API_PYTHON}" "${AGILEOS_CUDART_API_GENERATOR}"
+            --table "${AGILEOS_CUDART_API_TABLE}" ${AGILEOS_CUDART_API_INCLUDE_ARGS}
+            --supported-list "${AGILEOS_CUDART_SUPPORTED_API}"
+    DEPENDS "${AGILEOS_CUDART_API_TABLE}" "${AGILEOS_CUDART_API_GENERATOR}"
+    COMMENT "Generating the list of implemented cudart entry points from cudart_api.tsv"
+    VERBATIM)
+  add_custom_target(agileos_cudart_supported_api ALL DEPENDS "${AGILEOS_CUDART_SUPPORTED_API}")
+endif()
+
 if(NOT TARGET agileos_api_docs)
   add_custom_target(agileos_api_docs
     COMMAND "${AGILEOS_CUDART_API_PYTHON}" "${AGILEOS_CUDART_API_GENERATOR}"

@@ -596,6 +596,15 @@ runtime binds to the shim and never finds a symbol missing.
 # ---------------------------------------------------------------------------------------------
 
 
+def emit_supported_list(entries) -> str:
+    """The runtime entry points the GPU test programs may import: every `implemented` row."""
+    out = ["# Generated from client/cudart/api/cudart_api.tsv by generate_cudart_api.py; do not edit.",
+           "# Every `implemented` row: the CUDA runtime entry points the GPU test programs and",
+           "# benchmarks may import (tests/gpu/check_program_imports.sh)."]
+    out.extend(sorted(entry.symbol for entry in entries if entry.support == "implemented"))
+    return "\n".join(out) + "\n"
+
+
 def _write_if_changed(path: str, content: str) -> None:
     """Leaves an unchanged file untouched so that dependents are not rebuilt."""
     try:
@@ -619,6 +628,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--version-script")
     parser.add_argument("--coverage-doc")
     parser.add_argument("--probe-definitions")
+    parser.add_argument("--supported-list",
+                        help="every implemented row, one per line: what test programs may import")
     args = parser.parse_args(argv)
     if (args.stubs or args.probe_definitions) and not args.prototypes:
         parser.error("--stubs and --probe-definitions include the --prototypes header")
@@ -639,6 +650,8 @@ def main(argv: list[str]) -> int:
             outputs.append((args.version_script, emit_version_script(entries)))
         if args.coverage_doc:
             outputs.append((args.coverage_doc, emit_coverage_doc(rows)))
+        if args.supported_list:
+            outputs.append((args.supported_list, emit_supported_list(entries)))
     except (TableError, PrototypeError) as error:
         print(f"generate_cudart_api.py: error: {error}", file=sys.stderr)
         return 1
