@@ -39,7 +39,11 @@ FAMILIES = (
     "device", "error", "memory", "managed", "mempool", "array", "texture", "stream", "event",
     "launch", "registration", "module", "graph", "peer", "ipc", "interop", "driver", "misc",
 )
-SUPPORT_LEVELS = ("implemented", "unsupported")
+SUPPORT_LEVELS = ("implemented", "partial", "refused", "unsupported")
+# Levels whose function is written by hand in client/cudart/ (no generated stub).
+HAND_WRITTEN = ("implemented", "partial", "refused")
+# Levels a program may call and get the work done (possibly not all of it: `partial`).
+WORKING = ("implemented", "partial")
 
 # Headers whose declarations an #include in the stubs brings into scope (the interop ones
 # through client/cudart/api/window_system_stand_ins). A stub of a function declared here is
@@ -136,9 +140,11 @@ def read_table(path: str) -> list[Entry]:
             if family not in FAMILIES:
                 raise TableError(f"{where}: unknown family '{family}' (known: {', '.join(FAMILIES)})")
             if support not in SUPPORT_LEVELS:
-                raise TableError(f"{where}: support must be implemented or unsupported, not '{support}'")
-            if support == "unsupported" and not note.strip():
-                raise TableError(f"{where}: an unsupported row must say why it fails closed")
+                raise TableError(f"{where}: support must be one of {', '.join(SUPPORT_LEVELS)}, not '{support}'")
+            if support in ("unsupported", "refused") and not note.strip():
+                raise TableError(f"{where}: an {support} row must say why it fails closed")
+            if support == "partial" and not note.strip():
+                raise TableError(f"{where}: a partial row must say what is missing")
             # The note becomes a C string literal and a Markdown table cell: keep it to
             # characters that need no escaping in either.
             bad = sorted({c for c in note if not (" " <= c <= "~") or c in '"\\|<>'})
@@ -506,7 +512,7 @@ def emit_probe_definitions(rows: list[tuple[Entry, Prototype]], prototypes_heade
 #include "{prototypes_header}"
 """]
     for entry, prototype in rows:
-        if entry.support != "implemented":
+        if entry.support not in HAND_WRITTEN:
             continue
         head = _function_head(prototype, [p.unnamed_text() for p in prototype.parameters],
                               "{ std::abort(); }")
@@ -556,8 +562,13 @@ def emit_coverage_doc(rows: list[tuple[Entry, Prototype]]) -> str:
 each with the symbol version `{VERSION_NODE}`, so a program linked against the real CUDA
 runtime binds to the shim and never finds a symbol missing.
 
-- **implemented**: hand-written in `client/cudart/`. A note says when the implementation
-  deliberately fails closed.
+- **implemented**: hand-written in `client/cudart/`, doing what the CUDA runtime does. A note
+  says how, where that matters.
+- **partial**: hand-written and working for part of what the CUDA runtime accepts; the note says
+  what is missing, and the missing part fails closed (`cudaErrorNotSupported` unless the note
+  says otherwise).
+- **refused**: hand-written to fail closed (the call needs handling of its own, for example a
+  registration that must not half-succeed); the note says why.
 - **unsupported**: fails closed. The first call logs the function's name and the reason below;
   every call records `cudaErrorNotSupported` (801) as the calling thread's last error and
   returns it. The few entry points that return `void` or a pointer cannot carry the error and
@@ -565,15 +576,15 @@ runtime binds to the shim and never finds a symbol missing.
 
 ## Summary
 
-| family | implemented | unsupported | total |
-| --- | ---: | ---: | ---: |"""]
+| family | implemented | partial | refused | unsupported | total |
+| --- | ---: | ---: | ---: | ---: | ---: |"""]
     for family in FAMILIES:
         c = counts[family]
         if c:
-            out.append(f"| {family} | {c['implemented']} | {c['unsupported']} | "
-                       f"{c['implemented'] + c['unsupported']} |")
-    out.append(f"| **all** | **{total['implemented']}** | **{total['unsupported']}** | "
-               f"**{total['implemented'] + total['unsupported']}** |")
+            cells = " | ".join(str(c[level]) for level in SUPPORT_LEVELS)
+            out.append(f"| {family} | {cells} | {sum(c[level] for level in SUPPORT_LEVELS)} |")
+    cells = " | ".join(f"**{total[level]}**" for level in SUPPORT_LEVELS)
+    out.append(f"| **all** | {cells} | **{sum(total[level] for level in SUPPORT_LEVELS)}** |")
     out.append("")
     out.append("## Functions by family")
     for family in FAMILIES:
@@ -582,12 +593,15 @@ runtime binds to the shim and never finds a symbol missing.
             continue
         c = counts[family]
         out.append("")
-        out.append(f"### {family} ({c['implemented']} implemented, {c['unsupported']} unsupported)")
+        counted = ", ".join(f"{c[level]} {level}" for level in SUPPORT_LEVELS if c[level])
+        out.append(f"### {family} ({counted})")
         out.append("")
         out.append("| function | support | fails with | reason or note |")
         out.append("| --- | --- | --- | --- |")
         for entry, prototype in sorted(family_rows, key=lambda row: row[0].symbol.encode()):
             fails = _failure_text(prototype) if entry.support == "unsupported" else ""
+            if entry.support == "refused":
+                fails = "an error (hand-written; see the note)"
             out.append(f"| `{entry.symbol}` | {entry.support} | {fails} | {entry.note} |")
     out.append("")
     return "\n".join(out)
@@ -597,11 +611,11 @@ runtime binds to the shim and never finds a symbol missing.
 
 
 def emit_supported_list(entries) -> str:
-    """The runtime entry points the GPU test programs may import: every `implemented` row."""
+    """The runtime entry points the GPU test programs may import: every implemented or partial row."""
     out = ["# Generated from client/cudart/api/cudart_api.tsv by generate_cudart_api.py; do not edit.",
-           "# Every `implemented` row: the CUDA runtime entry points the GPU test programs and",
+           "# Every `implemented` and `partial` row: the CUDA runtime entry points the GPU test programs and",
            "# benchmarks may import (tests/gpu/check_program_imports.sh)."]
-    out.extend(sorted(entry.symbol for entry in entries if entry.support == "implemented"))
+    out.extend(sorted(entry.symbol for entry in entries if entry.support in WORKING))
     return "\n".join(out) + "\n"
 
 
