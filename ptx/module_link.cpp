@@ -289,142 +289,167 @@ bool isStateSpace(const std::string& directive) {
   return false;
 }
 
-// Checks `m` (loaded after `earlier`) and prepares its code; "" or why it is refused.
-std::string prepare(const DeviceModule& m, const std::vector<Prepared>& earlier, Prepared* out) {
-  const std::string who = "module '" + m.name + "': ";
-  if (!validModuleName(m.name)) return who + "a module name is [a-z][a-z0-9_]* (at most 64 characters)";
-  // Namespaces must not nest: agileos_kv_store_put would belong to both kv and kv_store.
-  for (const Prepared& e : earlier) {
-    if (e.name == m.name) return who + "a module of that name is loaded already";
-    if (startsWith(m.name, e.name + "_") || startsWith(e.name, m.name + "_")) {
-      return who + "its names would overlap those of module '" + e.name + "'";
-    }
-  }
-  out->name = m.name;
-  const std::string exportPrefix = "agileos_" + m.name + "_";
-  const std::string modulePrefix = kReserved + m.name + "_";
-  const std::string constPrefix = modulePrefix + "const_";
-  const std::string localPrefix = modulePrefix + "l_";
+// The names a module may use, from its name: agileos_<m>_* for applications, __agileos_<m>_* for
+// modules, __agileos_<m>_const_* for its constants, __agileos_<m>_l_* for local copies.
+struct ModuleNames {
+  explicit ModuleNames(const std::string& name)
+      : exportPrefix("agileos_" + name + "_"),
+        modulePrefix(kReserved + name + "_"),
+        constPrefix(modulePrefix + "const_"),
+        localPrefix(modulePrefix + "l_") {}
+  std::string exportPrefix, modulePrefix, constPrefix, localPrefix;
+};
 
+// What one pass over a module's top-level items learns; prepare() then checks it is complete.
+struct ModuleScan {
   bool version = false, target = false, addressSize = false;
   std::vector<std::string> helpers;         // non-visible functions, first appearance order
   std::set<std::string> declared, defined;  // every non-.extern function
   std::set<std::string> externs;
-  for (const TopLevel& item : m.code.items) {
-    if (item.kind == TopLevel::Kind::kDirective) {
-      const Directive& d = item.directive;
-      const std::string line = d.tokens.empty() ? "?" : std::to_string(d.tokens[0].line);
-      if (d.name == ".version") {
-        const auto v = parseVersion(d);
-        if (!v) return who + "unreadable .version (line " + line + ")";
-        out->version = *v;
-        version = true;
-      } else if (d.name == ".target") {
-        const auto t = parseTarget(d);
-        if (!t) return who + "unreadable .target (line " + line + ")";
-        out->target = *t;
-        target = true;
-      } else if (d.name == ".address_size") {
-        if (d.tokens.size() != 2 || d.tokens[1].text != "64") return who + ".address_size must be 64";
-        addressSize = true;
-      } else if (d.name == ".file" || d.name == ".section") {
-        // Debug information: dropped.
-      } else if (isStateSpace(d.name)) {
-        const std::size_t shown = std::min<std::size_t>(d.tokens.size(), 8);
-        const std::vector<Token> start(d.tokens.begin(),
-                                       d.tokens.begin() + static_cast<std::ptrdiff_t>(shown));
-        return who + "a variable at module scope (line " + line + ": " + text(start) +
-               (shown < d.tokens.size() ? " ..." : "") +
-               "): module variables would live in user-writable memory";
-      } else {
-        return who + "unsupported module-level directive " + d.name + " (line " + line + ")";
-      }
-      continue;
-    }
-    const Function& f = item.function;
-    if (f.kind == Function::Kind::kEntry) {
-      return who + "'.entry " + f.name + "': a module holds device functions only, no kernels";
-    }
-    const auto h = parseHeader(f);
-    if (!h) return who + "cannot read the declaration of '" + f.name + "'";
-    for (const std::string& l : h->linkage) {
-      if (l != ".visible" && l != ".extern" && l != ".weak") return who + "'" + f.name + "' has linkage " + l;
-    }
-    if (h->has(".extern")) {
-      if (f.hasBody || h->has(".visible") || h->has(".weak"))
-        return who + "'" + f.name + "': .extern with a body or another linkage";
-      if (declared.count(f.name) != 0) return who + "'" + f.name + "' is both defined and .extern";
-      externs.insert(f.name);
-      if (startsWith(f.name, constPrefix)) {
-        const std::string c = f.name.substr(constPrefix.size());
-        if (m.constants.count(c) == 0) {
-          return who + "needs constant '" + c + "' (" + f.name + "), which its constants do not define";
-        }
-        if (h->returns.size() != 1 || text(h->returns[0].type) != ".param .b64 _" || !h->params.empty() ||
-            !h->trailing.empty()) {
-          return who + "declares constant " + f.name + " as " + signatureText(*h, f.name) +
-                 "; a constant is " + "(.param .b64 _) " + f.name + "()";
-        }
-        out->constants.insert(c);
-        continue;
-      }
-      bool found = false;
-      for (std::size_t e = 0; e < earlier.size() && !found; ++e) {
-        const auto it = earlier[e].defines.find(f.name);
-        if (it == earlier[e].defines.end()) continue;
-        if (!sameSignature(*h, it->second)) {
-          return who + "declares " + signatureText(*h, f.name) + " but module '" + earlier[e].name +
-                 "' defines " + signatureText(it->second, f.name);
-        }
-        out->dependencies.insert(e);
-        found = true;
-      }
-      if (!found) return who + "needs " + f.name + ", which no module loaded before it defines";
-      continue;
-    }
-    const bool visible = h->has(".visible") || h->has(".weak");
-    if (visible) {
-      const bool exported = startsWith(f.name, exportPrefix) && f.name.size() > exportPrefix.size();
-      const bool forModules = startsWith(f.name, modulePrefix) && f.name.size() > modulePrefix.size() &&
-                              !startsWith(f.name, constPrefix) && !startsWith(f.name, localPrefix);
-      if (!exported && !forModules) {
-        return who + "visible function '" + f.name + "' must be named " + exportPrefix +
-               "* (for applications) or " + modulePrefix + "* (for modules; not " + constPrefix + "* or " +
-               localPrefix + "*)";
-      }
-    } else if (std::find(helpers.begin(), helpers.end(), f.name) == helpers.end()) {
-      helpers.push_back(f.name);
-    }
-    if (externs.count(f.name) != 0) return who + "'" + f.name + "' is both defined and .extern";
-    declared.insert(f.name);
-    if (f.hasBody) {
-      if (!defined.insert(f.name).second) return who + "'" + f.name + "' is defined twice";
-      // Visible: named for applications (an export) or for modules (checked above).
-      if (visible && startsWith(f.name, exportPrefix)) out->exports[f.name].header = *h;
-      if (visible && startsWith(f.name, modulePrefix)) out->defines[f.name] = *h;
-    }
-  }
-  if (!version || !target) return who + "no .version or .target";
-  if (!addressSize) return who + ".address_size must be 64";
-  for (const std::string& name : declared) {
-    if (defined.count(name) == 0) return who + "declares '" + name + "' but does not define it";
-  }
+};
 
-  // Local names: helpers and the local copies of exports, so no application name can
-  // capture a call inside the module. Unique: deduplicated in declaration order.
+// The name is well-formed and its namespace nests with no earlier module's (agileos_kv_store_put
+// would belong to both kv and kv_store).
+std::string checkModuleName(const DeviceModule& m, const std::vector<Prepared>& earlier) {
+  if (!validModuleName(m.name)) return "a module name is [a-z][a-z0-9_]* (at most 64 characters)";
+  for (const Prepared& e : earlier) {
+    if (e.name == m.name) return "a module of that name is loaded already";
+    if (startsWith(m.name, e.name + "_") || startsWith(e.name, m.name + "_")) {
+      return "its names would overlap those of module '" + e.name + "'";
+    }
+  }
+  return {};
+}
+
+// A module-level directive: .version, .target, .address_size 64 and debug information only.
+std::string readModuleDirective(const Directive& d, ModuleScan* scan, Prepared* out) {
+  const std::string line = d.tokens.empty() ? "?" : std::to_string(d.tokens[0].line);
+  if (d.name == ".version") {
+    const auto v = parseVersion(d);
+    if (!v) return "unreadable .version (line " + line + ")";
+    out->version = *v;
+    scan->version = true;
+  } else if (d.name == ".target") {
+    const auto t = parseTarget(d);
+    if (!t) return "unreadable .target (line " + line + ")";
+    out->target = *t;
+    scan->target = true;
+  } else if (d.name == ".address_size") {
+    if (d.tokens.size() != 2 || d.tokens[1].text != "64") return ".address_size must be 64";
+    scan->addressSize = true;
+  } else if (d.name == ".file" || d.name == ".section") {
+    // Debug information: dropped.
+  } else if (isStateSpace(d.name)) {
+    const std::size_t shown = std::min<std::size_t>(d.tokens.size(), 8);
+    const std::vector<Token> start(d.tokens.begin(), d.tokens.begin() + static_cast<std::ptrdiff_t>(shown));
+    return "a variable at module scope (line " + line + ": " + text(start) +
+           (shown < d.tokens.size() ? " ..." : "") + "): module variables would live in user-writable memory";
+  } else {
+    return "unsupported module-level directive " + d.name + " (line " + line + ")";
+  }
+  return {};
+}
+
+// An .extern declaration: one of the module's constants, or a function an earlier module defines
+// with exactly this signature (which makes that module a dependency).
+std::string resolveExtern(const DeviceModule& m, const Function& f, const Header& h, const ModuleNames& names,
+                          const std::vector<Prepared>& earlier, ModuleScan* scan, Prepared* out) {
+  if (f.hasBody || h.has(".visible") || h.has(".weak"))
+    return "'" + f.name + "': .extern with a body or another linkage";
+  if (scan->declared.count(f.name) != 0) return "'" + f.name + "' is both defined and .extern";
+  scan->externs.insert(f.name);
+  if (startsWith(f.name, names.constPrefix)) {
+    const std::string constant = f.name.substr(names.constPrefix.size());
+    if (m.constants.count(constant) == 0) {
+      return "needs constant '" + constant + "' (" + f.name + "), which its constants do not define";
+    }
+    if (h.returns.size() != 1 || text(h.returns[0].type) != ".param .b64 _" || !h.params.empty() ||
+        !h.trailing.empty()) {
+      return "declares constant " + f.name + " as " + signatureText(h, f.name) + "; a constant is " +
+             "(.param .b64 _) " + f.name + "()";
+    }
+    out->constants.insert(constant);
+    return {};
+  }
+  for (std::size_t index = 0; index < earlier.size(); ++index) {
+    const auto it = earlier[index].defines.find(f.name);
+    if (it == earlier[index].defines.end()) continue;
+    if (!sameSignature(h, it->second)) {
+      return "declares " + signatureText(h, f.name) + " but module '" + earlier[index].name + "' defines " +
+             signatureText(it->second, f.name);
+    }
+    out->dependencies.insert(index);
+    return {};
+  }
+  return "needs " + f.name + ", which no module loaded before it defines";
+}
+
+// A function the module declares or defines itself: a visible one is named for applications (an
+// export) or for modules; any other is a helper.
+std::string readOwnFunction(const Function& f, const Header& h, const ModuleNames& names, ModuleScan* scan,
+                            Prepared* out) {
+  const bool visible = h.has(".visible") || h.has(".weak");
+  if (visible) {
+    const bool exported = startsWith(f.name, names.exportPrefix) && f.name.size() > names.exportPrefix.size();
+    const bool forModules = startsWith(f.name, names.modulePrefix) &&
+                            f.name.size() > names.modulePrefix.size() &&
+                            !startsWith(f.name, names.constPrefix) && !startsWith(f.name, names.localPrefix);
+    if (!exported && !forModules) {
+      return "visible function '" + f.name + "' must be named " + names.exportPrefix +
+             "* (for applications) or " + names.modulePrefix + "* (for modules; not " + names.constPrefix +
+             "* or " + names.localPrefix + "*)";
+    }
+  } else if (std::find(scan->helpers.begin(), scan->helpers.end(), f.name) == scan->helpers.end()) {
+    scan->helpers.push_back(f.name);
+  }
+  if (scan->externs.count(f.name) != 0) return "'" + f.name + "' is both defined and .extern";
+  scan->declared.insert(f.name);
+  if (f.hasBody) {
+    if (!scan->defined.insert(f.name).second) return "'" + f.name + "' is defined twice";
+    if (visible && startsWith(f.name, names.exportPrefix)) out->exports[f.name].header = h;
+    if (visible && startsWith(f.name, names.modulePrefix)) out->defines[f.name] = h;
+  }
+  return {};
+}
+
+// One function item of the module.
+std::string readFunction(const DeviceModule& m, const Function& f, const ModuleNames& names,
+                         const std::vector<Prepared>& earlier, ModuleScan* scan, Prepared* out) {
+  if (f.kind == Function::Kind::kEntry)
+    return "'.entry " + f.name + "': a module holds device functions only, no kernels";
+  const auto h = parseHeader(f);
+  if (!h) return "cannot read the declaration of '" + f.name + "'";
+  for (const std::string& linkage : h->linkage) {
+    if (linkage != ".visible" && linkage != ".extern" && linkage != ".weak") {
+      return "'" + f.name + "' has linkage " + linkage;
+    }
+  }
+  if (h->has(".extern")) return resolveExtern(m, f, *h, names, earlier, scan, out);
+  return readOwnFunction(f, *h, names, scan, out);
+}
+
+// Local names for the helpers and the local copies of exports, so no application name can
+// capture a call inside the module. Unique: deduplicated in declaration order.
+Renames localNames(const ModuleScan& scan, const ModuleNames& names, const Prepared& module) {
   Renames renames;
   std::set<std::string> taken;
-  for (const auto& [name, header] : out->defines) taken.insert(name);
-  auto local = [&](const std::string& name) {
-    std::string candidate = localPrefix + sanitize(name);
-    for (int k = 2; taken.count(candidate) != 0; ++k)
-      candidate = localPrefix + sanitize(name) + "_" + std::to_string(k);
+  for (const auto& [name, header] : module.defines) taken.insert(name);
+  auto assign = [&](const std::string& name) {
+    std::string candidate = names.localPrefix + sanitize(name);
+    for (int k = 2; taken.count(candidate) != 0; ++k) {
+      candidate = names.localPrefix + sanitize(name) + "_" + std::to_string(k);
+    }
     taken.insert(candidate);
     renames[name] = candidate;
   };
-  for (const std::string& name : helpers) local(name);
-  for (auto& [name, e] : out->exports) local(name);
+  for (const std::string& name : scan.helpers) assign(name);
+  for (const auto& [name, code] : module.exports) assign(name);
+  return renames;
+}
 
+// The module's functions as the link inserts them: renamed, without line information, local
+// copies of exports without linkage; each export's code is recorded for its callers.
+void renameItems(const DeviceModule& m, Renames& renames, Prepared* out) {
   for (const TopLevel& item : m.code.items) {
     if (item.kind != TopLevel::Kind::kFunction) continue;
     const auto h = parseHeader(item.function);
@@ -448,6 +473,28 @@ std::string prepare(const DeviceModule& m, const std::vector<Prepared>& earlier,
     }
     out->items.push_back(std::move(prepared));
   }
+}
+
+// Checks `m` (loaded after `earlier`) and prepares its code; "" or why it is refused.
+std::string prepare(const DeviceModule& m, const std::vector<Prepared>& earlier, Prepared* out) {
+  const std::string who = "module '" + m.name + "': ";
+  if (std::string problem = checkModuleName(m, earlier); !problem.empty()) return who + problem;
+  out->name = m.name;
+  const ModuleNames names(m.name);
+  ModuleScan scan;
+  for (const TopLevel& item : m.code.items) {
+    std::string problem = item.kind == TopLevel::Kind::kDirective
+                              ? readModuleDirective(item.directive, &scan, out)
+                              : readFunction(m, item.function, names, earlier, &scan, out);
+    if (!problem.empty()) return who + problem;
+  }
+  if (!scan.version || !scan.target) return who + "no .version or .target";
+  if (!scan.addressSize) return who + ".address_size must be 64";
+  for (const std::string& name : scan.declared) {
+    if (scan.defined.count(name) == 0) return who + "declares '" + name + "' but does not define it";
+  }
+  Renames renames = localNames(scan, names, *out);
+  renameItems(m, renames, out);
   return {};
 }
 
