@@ -549,38 +549,39 @@ std::string checkDeviceModule(const DeviceModule& module, const std::vector<Devi
   return prepare(module, prepared, &p);
 }
 
-LinkResult linkModuleFunctions(const Module& application, const std::vector<DeviceModule>& modules) {
-  LinkResult result;
-  auto refuse = [&](std::string error) {
-    result.error = std::move(error);
-    return result;
-  };
-  std::vector<Prepared> prepared;
-  if (std::string error = prepareAll(modules, &prepared); !error.empty()) return refuse(error);
-  if (std::string error = reservedNameIn(application); !error.empty()) return refuse(error);
+namespace {
 
-  // Exports: name -> module.
-  std::map<std::string, std::size_t> exports;
-  for (std::size_t m = 0; m < prepared.size(); ++m) {
-    for (const auto& [name, e] : prepared[m].exports) exports[name] = m;
-  }
-  // The placeholders: application definitions of exports, with the export's signature.
-  struct Placeholder {
-    Header header;       // the application's
-    const Export* code;  // the module's
-  };
-  std::map<std::size_t, Placeholder> placeholders;  // by application item
-  std::set<std::size_t> used;                       // modules to insert
+// An application definition of an export (its placeholder), to be given the module's code.
+struct Placeholder {
+  Header header;       // the application's
+  const Export* code;  // the module's
+};
+
+// What linking needs from the application: its leading directives' values and the placeholders
+// it defines, by item index, with the modules they come from.
+struct ApplicationScan {
   std::optional<Version> version;
   std::optional<Target> target;
   bool addressSize64 = false;
+  std::map<std::size_t, Placeholder> placeholders;  // by application item
+  std::set<std::size_t> used;                       // modules whose exports it defines
+};
+
+// Reads the application's directives and checks every function named like an export: a .func
+// definition with exactly the export's signature (compiled from the module's public header).
+std::string scanApplication(const Module& application, const std::vector<Prepared>& prepared,
+                            ApplicationScan* scan) {
+  std::map<std::string, std::size_t> exports;  // export name -> module
+  for (std::size_t m = 0; m < prepared.size(); ++m) {
+    for (const auto& [name, e] : prepared[m].exports) exports[name] = m;
+  }
   for (std::size_t i = 0; i < application.items.size(); ++i) {
     const TopLevel& item = application.items[i];
     if (item.kind == TopLevel::Kind::kDirective) {
-      if (item.directive.name == ".version" && !version) version = parseVersion(item.directive);
-      if (item.directive.name == ".target" && !target) target = parseTarget(item.directive);
+      if (item.directive.name == ".version" && !scan->version) scan->version = parseVersion(item.directive);
+      if (item.directive.name == ".target" && !scan->target) scan->target = parseTarget(item.directive);
       if (item.directive.name == ".address_size") {
-        addressSize64 = item.directive.tokens.size() == 2 && item.directive.tokens[1].text == "64";
+        scan->addressSize64 = item.directive.tokens.size() == 2 && item.directive.tokens[1].text == "64";
       }
       continue;
     }
@@ -590,49 +591,56 @@ LinkResult linkModuleFunctions(const Module& application, const std::vector<Devi
     const Prepared& module = prepared[it->second];
     const Export& e = module.exports.at(f.name);
     const std::string who = "application: '" + f.name + "' (exported by module '" + module.name + "')";
-    if (f.kind == Function::Kind::kEntry) return refuse(who + " is a .entry; a placeholder is a .func");
+    if (f.kind == Function::Kind::kEntry) return who + " is a .entry; a placeholder is a .func";
     const auto h = parseHeader(f);
-    if (!h) return refuse(who + ": cannot read its declaration");
+    if (!h) return who + ": cannot read its declaration";
     if (h->has(".extern")) {
-      return refuse(who +
-                    " is declared .extern: compile the application with the module's public header, "
-                    "which defines its placeholder");
+      return who +
+             " is declared .extern: compile the application with the module's public header, "
+             "which defines its placeholder";
     }
     if (!sameSignature(*h, e.header)) {
-      return refuse(who + " is " + signatureText(*h, f.name) + " but the module's is " +
-                    signatureText(e.header, f.name));
+      return who + " is " + signatureText(*h, f.name) + " but the module's is " +
+             signatureText(e.header, f.name);
     }
     if (f.hasBody) {
-      placeholders[i] = Placeholder{*h, &e};
-      used.insert(it->second);
+      scan->placeholders[i] = Placeholder{*h, &e};
+      scan->used.insert(it->second);
     }
   }
-  if (placeholders.empty()) {  // no module used: the application as it is
-    result.ok = true;
-    result.module = application;
-    return result;
-  }
-  // What the used modules call, loaded before them.
-  for (std::size_t m = prepared.size(); m-- > 0;) {
-    if (used.count(m) != 0) used.insert(prepared[m].dependencies.begin(), prepared[m].dependencies.end());
-  }
-  if (!version || !target) return refuse("application: no readable .version or .target");
-  if (!addressSize64) return refuse("application: .address_size must be 64 to link module functions");
-  Version linked = *version;
-  for (std::size_t m : used) {
-    if (!runsOn(prepared[m].target, *target)) {
-      return refuse("module '" + prepared[m].name + "' targets " + prepared[m].target.text +
-                    ", newer than the application's " + target->text);
-    }
-    linked = std::max(linked, prepared[m].version);
-  }
+  return {};
+}
 
-  // Local copies of exports that inserted code calls (or whose address it takes).
+// Adds to `used` what the used modules call (modules loaded before them), checks that each runs
+// on the application's target, and gives the PTX version the linked module needs.
+std::string closeOverDependencies(const std::vector<Prepared>& prepared, const ApplicationScan& app,
+                                  std::set<std::size_t>* used, Version* linked) {
+  for (std::size_t m = prepared.size(); m-- > 0;) {
+    if (used->count(m) != 0) used->insert(prepared[m].dependencies.begin(), prepared[m].dependencies.end());
+  }
+  if (!app.version || !app.target) return "application: no readable .version or .target";
+  if (!app.addressSize64) return "application: .address_size must be 64 to link module functions";
+  *linked = *app.version;
+  for (std::size_t m : *used) {
+    if (!runsOn(prepared[m].target, *app.target)) {
+      return "module '" + prepared[m].name + "' targets " + prepared[m].target.text +
+             ", newer than the application's " + app.target->text;
+    }
+    *linked = std::max(*linked, prepared[m].version);
+  }
+  return {};
+}
+
+// The local copies of exports that the inserted code calls or takes the address of, found by
+// following names from the used modules' own functions and the placeholders' new bodies.
+std::set<std::string> neededLocalCopies(const std::vector<Prepared>& prepared,
+                                        const std::set<std::size_t>& used,
+                                        const std::map<std::size_t, Placeholder>& placeholders) {
   std::map<std::string, const Export*> byLocal;
   for (std::size_t m : used) {
     for (const auto& [name, e] : prepared[m].exports) byLocal[e.local] = &e;
   }
-  std::set<std::string> neededLocals;
+  std::set<std::string> needed;
   std::vector<const std::vector<Statement>*> pending;
   for (std::size_t m : used) {
     for (const PreparedItem& item : prepared[m].items) {
@@ -642,13 +650,52 @@ LinkResult linkModuleFunctions(const Module& application, const std::vector<Devi
   for (const auto& entry : placeholders) pending.push_back(&entry.second.code->body);
   auto need = [&](const std::string& name, std::uint32_t) {
     const auto it = byLocal.find(name);
-    if (it != byLocal.end() && neededLocals.insert(name).second) pending.push_back(&it->second->body);
+    if (it != byLocal.end() && needed.insert(name).second) pending.push_back(&it->second->body);
   };
   while (!pending.empty()) {
     const std::vector<Statement>* body = pending.back();
     pending.pop_back();
     eachStatementName(*body, need);
   }
+  return needed;
+}
+
+// The placeholder at `f` gets the module's body under its own header, whose parameters take the
+// module's names: the trusted body reads exactly what it was written to (an application name,
+// say `%rd1`, could otherwise capture one of its own).
+void fillPlaceholder(const Placeholder& placeholder, Function* f) {
+  const Export& e = *placeholder.code;
+  const Header& h = placeholder.header;
+  for (std::size_t k = 0; k < h.returns.size(); ++k)
+    f->header[h.returns[k].nameIndex].text = e.header.returns[k].name;
+  for (std::size_t k = 0; k < h.params.size(); ++k)
+    f->header[h.params[k].nameIndex].text = e.header.params[k].name;
+  f->body = e.body;
+}
+
+}  // namespace
+
+LinkResult linkModuleFunctions(const Module& application, const std::vector<DeviceModule>& modules) {
+  LinkResult result;
+  auto refuse = [&](std::string error) {
+    result.error = std::move(error);
+    return result;
+  };
+  std::vector<Prepared> prepared;
+  if (std::string error = prepareAll(modules, &prepared); !error.empty()) return refuse(error);
+  if (std::string error = reservedNameIn(application); !error.empty()) return refuse(error);
+  ApplicationScan app;
+  if (std::string error = scanApplication(application, prepared, &app); !error.empty()) return refuse(error);
+  if (app.placeholders.empty()) {  // no module used: the application as it is
+    result.ok = true;
+    result.module = application;
+    return result;
+  }
+  std::set<std::size_t> used = app.used;
+  Version linked;
+  if (std::string error = closeOverDependencies(prepared, app, &used, &linked); !error.empty())
+    return refuse(error);
+  const std::set<std::string> neededLocals = neededLocalCopies(prepared, used, app.placeholders);
 
   // The leading .version/.target/.address_size, then the modules' code, then the rest.
   Module& out = result.module;
@@ -657,7 +704,7 @@ LinkResult linkModuleFunctions(const Module& application, const std::vector<Devi
     const std::string& name = application.items[lead].directive.name;
     if (name != ".version" && name != ".target" && name != ".address_size") break;
     out.items.push_back(application.items[lead]);
-    if (name == ".version" && linked != *version) {
+    if (name == ".version" && linked != *app.version) {
       Token& number = out.items.back().directive.tokens[1];
       number.text = std::to_string(linked.major) + "." + std::to_string(linked.minor);
     }
@@ -682,19 +729,10 @@ LinkResult linkModuleFunctions(const Module& application, const std::vector<Devi
   }
   for (std::size_t i = lead; i < application.items.size(); ++i) {
     out.items.push_back(application.items[i]);
-    const auto p = placeholders.find(i);
-    if (p == placeholders.end()) continue;
-    // The module's body under the placeholder's header, whose parameters take the module's
-    // names: the trusted body reads exactly what it was written to (an application name,
-    // say `%rd1`, could otherwise capture one of its own).
+    const auto p = app.placeholders.find(i);
+    if (p == app.placeholders.end()) continue;
     Function& f = out.items.back().function;
-    const Export& e = *p->second.code;
-    const Header& h = p->second.header;
-    for (std::size_t k = 0; k < h.returns.size(); ++k)
-      f.header[h.returns[k].nameIndex].text = e.header.returns[k].name;
-    for (std::size_t k = 0; k < h.params.size(); ++k)
-      f.header[h.params[k].nameIndex].text = e.header.params[k].name;
-    f.body = e.body;
+    fillPlaceholder(p->second, &f);
     result.trustedFunctions.insert(f.name);
     ++result.replacedPlaceholders;
   }
