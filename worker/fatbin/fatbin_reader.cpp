@@ -235,12 +235,7 @@ class Parser {
     if (decoding_ == PayloadDecoding::kOnDemand) {
       // Kept compressed: the per-entry limit applies to what it declares, the total to what
       // is stored. A declared size that lies is caught when the entry is decoded.
-      if (declaredSize > limits_.maxDecompressedBytes) {
-        error = "payload of " + decimal(declaredSize) + " bytes exceeds the per-entry limit of " +
-                decimal(limits_.maxDecompressedBytes);
-        return false;
-      }
-      if (!reserveOutput(compressedSize, error)) return false;
+      if (!withinEntryLimit(declaredSize, error) || !reserveOutput(compressedSize, error)) return false;
       entry.compressed.assign(compressed.begin(), compressed.end());
       entry.decompressedSize = declaredSize;
       return true;
@@ -249,13 +244,17 @@ class Parser {
     return decompress(entry.compression, compressed, declaredSize, &entry.payload, error);
   }
 
+  // Whether one entry's `size` bytes are within the per-entry limit.
+  bool withinEntryLimit(std::uint64_t size, std::string& error) const {
+    if (size <= limits_.maxDecompressedBytes) return true;
+    error = "payload of " + decimal(size) + " bytes exceeds the per-entry limit of " +
+            decimal(limits_.maxDecompressedBytes);
+    return false;
+  }
+
   // Counts `size` output bytes against the per-entry and total limits.
   bool reserveOutput(std::uint64_t size, std::string& error) {
-    if (size > limits_.maxDecompressedBytes) {
-      error = "payload of " + decimal(size) + " bytes exceeds the per-entry limit of " +
-              decimal(limits_.maxDecompressedBytes);
-      return false;
-    }
+    if (!withinEntryLimit(size, error)) return false;
     // totalBytes_ <= maxTotalBytes always holds, so the subtraction cannot wrap.
     if (size > limits_.maxTotalBytes - totalBytes_) {
       error = "payload of " + decimal(size) + " bytes takes all entries past the total limit of " +

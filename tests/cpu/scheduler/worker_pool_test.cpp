@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -271,14 +272,21 @@ TEST_F(WorkerPoolTest, AQuotaLargerThanTheCapacityIsRefusedAtOnce) {
   EXPECT_THAT(a.message, Not(HasSubstr("became free within")));
 }
 
+// A pool of `slots` workers whose clients' pinned host shares must fit `total` bytes.
+PoolOptions pinnedOptions(const TempDir& dir, std::size_t slots, std::uint64_t total,
+                          std::optional<std::chrono::milliseconds> queueWait = std::nullopt) {
+  PoolOptions options = testing::mockPoolOptions(dir);
+  options.max_workers = slots;
+  options.pinned_host_total_bytes = total;
+  if (queueWait) options.queue_wait = *queueWait;
+  return options;
+}
+
 // The host-wide pinned memory cap (issue 14): 10 GiB hold two 4 GiB shares; a third client waits
 // though a worker slot is free, is served once a share is given back, and a share larger than
 // the total is refused at once. The share goes to the worker with the attach.
 TEST_F(WorkerPoolTest, PinnedHostSharesAreAdmittedWithinTheHostWideTotal) {
-  PoolOptions options = testing::mockPoolOptions(dir_);
-  options.max_workers = 4;
-  options.pinned_host_total_bytes = 10 * kGiB;
-  startPool(options);
+  startPool(pinnedOptions(dir_, 4, 10 * kGiB));
   ASSERT_TRUE(acquireWithPinnedShare(1, 4 * kGiB).assigned);
   ASSERT_TRUE(acquireWithPinnedShare(2, 4 * kGiB).assigned);
   EXPECT_EQ(events_.count({"attach", "pinned=" + std::to_string(4 * kGiB)}), 2u);
@@ -299,11 +307,7 @@ TEST_F(WorkerPoolTest, PinnedHostSharesAreAdmittedWithinTheHostWideTotal) {
 // Where every slot is held, a waiting client is refused for the slot, even though the pinned
 // shares (total / max_workers each) ran out with the slots.
 TEST_F(WorkerPoolTest, WhenEverySlotIsHeldTheSlotIsTheReason) {
-  PoolOptions options = testing::mockPoolOptions(dir_);
-  options.max_workers = 2;
-  options.pinned_host_total_bytes = 2 * kGiB;
-  options.queue_wait = std::chrono::milliseconds(1000);
-  startPool(options);
+  startPool(pinnedOptions(dir_, 2, 2 * kGiB, std::chrono::milliseconds(1000)));
   ASSERT_TRUE(acquireWithPinnedShare(1, kGiB).assigned);
   ASSERT_TRUE(acquireWithPinnedShare(2, kGiB).assigned);
   const AcquireResult c = acquireWithPinnedShare(3, kGiB);
@@ -312,11 +316,7 @@ TEST_F(WorkerPoolTest, WhenEverySlotIsHeldTheSlotIsTheReason) {
 }
 
 TEST_F(WorkerPoolTest, APinnedShareThatDoesNotFitInTimeIsRefusedWithTheReason) {
-  PoolOptions options = testing::mockPoolOptions(dir_);
-  options.max_workers = 4;
-  options.pinned_host_total_bytes = 10 * kGiB;
-  options.queue_wait = std::chrono::milliseconds(1000);
-  startPool(options);
+  startPool(pinnedOptions(dir_, 4, 10 * kGiB, std::chrono::milliseconds(1000)));
   ASSERT_TRUE(acquireWithPinnedShare(1, 8 * kGiB).assigned);
   const AcquireResult b = acquireWithPinnedShare(2, 4 * kGiB);
   EXPECT_FALSE(b.assigned);
