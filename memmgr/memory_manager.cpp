@@ -1,6 +1,7 @@
 #include "memmgr/memory_manager.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <limits>
 #include <map>
@@ -89,11 +90,12 @@ struct MemoryManager::State {
   MappingLifecycle mappings;
   ChunkSuballocator chunks;
   Allocations large;
-  std::unordered_map<ClientId, std::uint64_t> largeBytesOf;   // mapped bytes; no zero entries
-  std::unordered_map<ClientId, std::uint64_t> quotas;         // setQuota; no zero entries
-  std::unordered_map<ClientId, std::uint64_t> driverCharges;  // setDriverCharge; no zero entries
-  VaRangeAllocator protectedAddresses;                        // the module range; before protectedMappings
-  MappingLifecycle protectedMappings;  // exportable: a module may share its memory with its service
+  std::unordered_map<ClientId, std::uint64_t> largeBytesOf;  // mapped bytes; no zero entries
+  std::unordered_map<ClientId, std::uint64_t> quotas;        // setQuota; no zero entries
+  // setDriverCharge, by DriverShare; no entry whose shares are all zero.
+  std::unordered_map<ClientId, std::array<std::uint64_t, std::size_t(DriverShare::kCount)>> driverCharges;
+  VaRangeAllocator protectedAddresses;  // the module range; before protectedMappings
+  MappingLifecycle protectedMappings;   // exportable: a module may share its memory with its service
   Allocations protectedAllocations;
   VaRangeAllocator ioAddresses;  // host placements in the MMIO window
   struct IoPlacement {
@@ -431,31 +433,61 @@ std::uint64_t MemoryManager::chargedBytes(ClientId client) const {
   return chargedBytesLocked(client);
 }
 
-bool MemoryManager::setDriverCharge(ClientId client, std::uint64_t bytes) {
+bool MemoryManager::setDriverCharge(ClientId client, DriverShare share, std::uint64_t bytes) {
   std::lock_guard lock(mutex_);
-  auto it = state_->driverCharges.find(client);
-  const std::uint64_t current = it == state_->driverCharges.end() ? 0 : it->second;
-  if (bytes > current && !fitsQuota(client, bytes - current)) return false;
-  if (bytes == 0) {
-    state_->driverCharges.erase(client);
-  } else {
-    state_->driverCharges[client] = bytes;
-  }
-  return true;
+  return setDriverChargeLocked(client, share, bytes);
+}
+
+bool MemoryManager::addDriverCharge(ClientId client, DriverShare share, std::uint64_t bytes) {
+  std::lock_guard lock(mutex_);
+  const std::uint64_t current = driverChargeLocked(client, share);
+  return setDriverChargeLocked(client, share,
+                               bytes > kMaxDriverShare - current ? kMaxDriverShare : current + bytes);
+}
+
+void MemoryManager::subtractDriverCharge(ClientId client, DriverShare share, std::uint64_t bytes) {
+  std::lock_guard lock(mutex_);
+  const std::uint64_t current = driverChargeLocked(client, share);
+  setDriverChargeLocked(client, share, current - std::min(current, bytes));
 }
 
 std::uint64_t MemoryManager::driverCharge(ClientId client) const {
   std::lock_guard lock(mutex_);
   auto it = state_->driverCharges.find(client);
-  return it == state_->driverCharges.end() ? 0 : it->second;
+  if (it == state_->driverCharges.end()) return 0;
+  std::uint64_t total = 0;
+  for (std::uint64_t share : it->second) total += share;  // each at most kMaxDriverShare
+  return total;
+}
+
+std::uint64_t MemoryManager::driverCharge(ClientId client, DriverShare share) const {
+  std::lock_guard lock(mutex_);
+  return driverChargeLocked(client, share);
+}
+
+std::uint64_t MemoryManager::driverChargeLocked(ClientId client, DriverShare share) const {
+  auto it = state_->driverCharges.find(client);
+  return it == state_->driverCharges.end() ? 0 : it->second[static_cast<std::size_t>(share)];
+}
+
+bool MemoryManager::setDriverChargeLocked(ClientId client, DriverShare share, std::uint64_t bytes) {
+  bytes = std::min(bytes, kMaxDriverShare);
+  const std::uint64_t current = driverChargeLocked(client, share);
+  if (bytes > current && !fitsQuota(client, bytes - current)) return false;
+  auto& shares = state_->driverCharges[client];
+  shares[static_cast<std::size_t>(share)] = bytes;
+  if (std::all_of(shares.begin(), shares.end(), [](std::uint64_t b) { return b == 0; }))
+    state_->driverCharges.erase(client);
+  return true;
 }
 
 std::uint64_t MemoryManager::chargedBytesLocked(ClientId client) const {
   auto large = state_->largeBytesOf.find(client);
-  auto driver = state_->driverCharges.find(client);
-  std::uint64_t bytes = state_->chunks.bytesHeldBy(client) +
-                        (large == state_->largeBytesOf.end() ? 0 : large->second) +
-                        (driver == state_->driverCharges.end() ? 0 : driver->second);
+  std::uint64_t bytes =
+      state_->chunks.bytesHeldBy(client) + (large == state_->largeBytesOf.end() ? 0 : large->second);
+  if (auto driver = state_->driverCharges.find(client); driver != state_->driverCharges.end()) {
+    for (std::uint64_t share : driver->second) bytes += share;
+  }
   for (const auto& [base, allocation] : state_->protectedAllocations) {
     if (allocation.owner == client) bytes += allocation.range.size;
   }

@@ -54,6 +54,15 @@ inline constexpr std::size_t kEmptyChunksCachedPerClient = 2;
 // refused once unguarded code runs; see admitUnguardedCode).
 enum class ProtectedUse { kState, kGuardState };
 
+// What device memory the driver holds for a client, outside this manager, is for.
+enum class DriverShare : std::size_t {
+  kContextLimits,  // limits the client raised: stack, malloc heap, printf FIFO (driver_limit_cost.h)
+  kModuleImages,   // its loaded modules' code, constants and global variables
+  kCount
+};
+// A share saturates here, so the sum of the shares cannot wrap.
+inline constexpr std::uint64_t kMaxDriverShare = std::uint64_t{1} << 62;
+
 struct BackedRange;  // memmgr/mapping_lifecycle.h
 
 class MemoryManager {
@@ -176,14 +185,19 @@ class MemoryManager {
   // bytesInUse(client) + protectedBytes(client) + driverCharge(client), under one lock.
   std::uint64_t chargedBytes(ClientId client) const;
 
-  // Device memory the driver holds for `client` outside this manager (context limits it raised:
-  // stack, device malloc heap, printf FIFO; worker/driver_limit_cost.h), charged to its quota
-  // like a mapping. Raising the charge fails (false, nothing changes) when the rise would take
-  // the client past its quota (its cached empty chunks given back first, as in allocate());
-  // lowering it always succeeds. Kept by releaseClient (the limits live in the context, not in
-  // the client's memory); setDriverCharge(client, 0) forgets it.
-  bool setDriverCharge(ClientId client, std::uint64_t bytes);
-  std::uint64_t driverCharge(ClientId client) const;
+  // Device memory the driver holds for `client` outside this manager, charged to its quota like
+  // a mapping, in shares by what it is for (DriverShare). Raising a share fails (false, nothing
+  // changes) when the rise would take the client past its quota (its cached empty chunks given
+  // back first, as in allocate()); lowering one always succeeds. Kept by releaseClient (the
+  // limits live in the context, the modules stay loaded); setDriverCharge(client, share, 0)
+  // forgets a share.
+  bool setDriverCharge(ClientId client, DriverShare share, std::uint64_t bytes);
+  // Adds `bytes` to a share, or fails as setDriverCharge does. Saturating.
+  bool addDriverCharge(ClientId client, DriverShare share, std::uint64_t bytes);
+  // Takes `bytes` off a share (at most what it holds). Always succeeds.
+  void subtractDriverCharge(ClientId client, DriverShare share, std::uint64_t bytes);
+  std::uint64_t driverCharge(ClientId client) const;  // every share
+  std::uint64_t driverCharge(ClientId client, DriverShare share) const;
 
   std::size_t granularity() const { return granularity_; }
   const AllocationTable& table() const { return table_; }
@@ -198,6 +212,8 @@ class MemoryManager {
   CUresult createMapping(std::uint64_t size, BackedRange* out);
   bool holdsProtectedStateLocked(ClientId client) const;
   std::uint64_t chargedBytesLocked(ClientId client) const;
+  std::uint64_t driverChargeLocked(ClientId client, DriverShare share) const;
+  bool setDriverChargeLocked(ClientId client, DriverShare share, std::uint64_t bytes);
   // Whether `extra` more mapped bytes keep `client` within its quota; gives its cached empty
   // chunks back first when they are what stands in the way.
   bool fitsQuota(ClientId client, std::uint64_t extra);

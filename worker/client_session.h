@@ -60,6 +60,9 @@ struct FunctionRecord {
   // cost an allocation.
   std::shared_ptr<const std::vector<ParamLayout>> params;
   std::uint32_t paramBufferSize = 0;  // end of the last parameter
+  // Local memory per thread (CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES). The driver grows the
+  // context's stack to it at launch, for every resident thread (context_limits.h).
+  std::uint32_t localBytes = 0;
 };
 
 struct GlobalRange {
@@ -71,6 +74,8 @@ struct ModuleRecord {
   CUmodule module = nullptr;
   std::vector<Token> functions;
   std::vector<GlobalRange> globals;  // registered in the MemoryManager as module globals
+  // Charged to the client's quota (DriverShare::kModuleImages) while the module is loaded.
+  std::uint64_t deviceBytes = 0;
 };
 
 // Images the trusted side produced for a client (CUBINs from the NVRTC adapter), by SHA-256,
@@ -157,13 +162,18 @@ class ClientSession {
   // is torn down by releaseSession and kept across cudaDeviceReset (like protected memory).
   std::unique_ptr<worker::protected_modules::ModuleSet> protectedModules;
 
-  // The context limits this client changed (cudaDeviceSetLimit), keyed by CUlimit, with the
-  // values before its first change: what the rise costs is charged to its quota
+  // The context limits this client changed (cudaDeviceSetLimit, or a launch whose kernel needs
+  // a bigger stack: coverLocalMemory), keyed by CUlimit, with the values before its first
+  // change: what the rise costs is charged to its quota
   // (MemoryManager::setDriverCharge), and cudaDeviceReset and the end of the session put the
   // initial values back (restoreContextLimits), so the next client of this context starts
   // from the defaults. `limitsMutex` makes each change and its charge one step.
   std::mutex limitsMutex;
   std::map<int, LimitChange> changedLimits;
+  // The per-thread stack the context has and this client's quota covers; 0 until known. A
+  // launch whose kernel needs no more local memory than this passes with one load
+  // (coverLocalMemory); written under limitsMutex, only ever with the context's real value.
+  std::atomic<std::size_t> stackCovered{0};
 
   // Set once the session is being torn down; calls racing with teardown are refused.
   std::atomic<bool> closing{false};

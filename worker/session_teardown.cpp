@@ -39,8 +39,11 @@ bool restoreContextLimits(GpuBackend& gpu, memmgr::MemoryManager& memory, Client
     kept[limit] = {change.initial, actual};
   }
   session.changedLimits = kept;
+  // Unknown again: the next launch of a kernel with local memory reads it.
+  session.stackCovered.store(0, std::memory_order_release);
   // Lower or equal unless the driver rounded a kept value up; then the old charge stays.
-  memory.setDriverCharge(session.id(), driverLimitCharge(kept, gpu.device()));
+  memory.setDriverCharge(session.id(), memmgr::DriverShare::kContextLimits,
+                         driverLimitCharge(kept, gpu.device()));
   return kept.empty();
 }
 
@@ -49,8 +52,12 @@ void unloadModule(GpuBackend& gpu, memmgr::MemoryManager& memory, ClientSession&
   for (Token function : module.functions) session.functions.erase(function);
   for (const GlobalRange& global : module.globals) memory.forgetModuleGlobal(session.id(), global.base);
   const CUresult result = gpu.moduleUnload(module.module);
-  if (result != CUDA_SUCCESS)
+  if (result != CUDA_SUCCESS) {
+    // The driver may still hold the module's memory: it stays charged until the session ends.
     spdlog::warn("client {}: cuModuleUnload failed ({})", session.id(), int(result));
+    return;
+  }
+  memory.subtractDriverCharge(session.id(), memmgr::DriverShare::kModuleImages, module.deviceBytes);
 }
 
 void releaseSession(GpuBackend& gpu, memmgr::MemoryManager& memory, ClientSession& session) {
@@ -80,7 +87,8 @@ void releaseSession(GpuBackend& gpu, memmgr::MemoryManager& memory, ClientSessio
     // retires the worker after its client); such a placement must retire it as well.
     spdlog::warn("client {}: the context keeps a limit the client raised", session.id());
   }
-  memory.setDriverCharge(session.id(), 0);
+  for (auto share : {memmgr::DriverShare::kContextLimits, memmgr::DriverShare::kModuleImages})
+    memory.setDriverCharge(session.id(), share, 0);
   memory.releaseClient(session.id());
   memory.releaseProtected(session.id());
   memory.setQuota(session.id(), 0);

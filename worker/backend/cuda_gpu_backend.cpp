@@ -1,6 +1,11 @@
 #include "worker/backend/cuda_gpu_backend.h"
 
 #include <cstring>
+#include <span>
+#include <string_view>
+
+#include "worker/fatbin/elf_device_footprint.h"
+#include "worker/fatbin/fatbin_reader.h"
 
 namespace agileos::worker {
 
@@ -324,6 +329,13 @@ CUresult CudaGpuBackend::compilePtx(const std::string& ptx, std::string* image, 
   }
   cuLinkDestroy(link);
   return result;
+}
+
+CUresult CudaGpuBackend::moduleImageFootprint(const std::string& image, std::uint64_t* bytes) {
+  if (!std::string_view(image).starts_with(fatbin::kElfMagic)) return CUDA_ERROR_INVALID_IMAGE;
+  *bytes = fatbin::elfDeviceFootprint(
+      std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(image.data()), image.size()));
+  return CUDA_SUCCESS;
 }
 
 CUresult CudaGpuBackend::moduleUnload(CUmodule module) {

@@ -2,6 +2,7 @@
 #include <spdlog/spdlog.h>
 
 #include "worker/dispatcher.h"
+#include "worker/handlers/context_limits.h"
 #include "worker/protected_modules/module_set.h"
 #include "worker/session_teardown.h"
 
@@ -99,7 +100,7 @@ void deviceGetLimit(CallContext& ctx, const v1::CallRequest& request, v1::CallRe
 }
 
 // The device memory a raised limit sets aside is charged to the client's quota before the driver
-// sees the call (driver_limit_cost.h); a limit whose cost does not fit is refused with
+// sees the call (context_limits.h); a limit whose cost does not fit is refused with
 // cudaErrorMemoryAllocation and changes nothing.
 void deviceSetLimit(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) {
   const auto& args = request.device_set_limit();
@@ -107,32 +108,7 @@ void deviceSetLimit(CallContext& ctx, const v1::CallRequest& request, v1::CallRe
     refuse(reply, cudaErrorInvalidValue, "unknown limit");
     return;
   }
-  const auto limit = static_cast<CUlimit>(args.limit());
-  const std::size_t value = args.value();
-  std::lock_guard lock(ctx.session.limitsMutex);
-  std::map<int, LimitChange> proposed = ctx.session.changedLimits;
-  if (auto it = proposed.find(limit); it != proposed.end()) {
-    it->second.current = value;
-  } else {
-    std::size_t initial = 0;
-    if (!succeeded(ctx, ctx.gpu.getLimit(limit, &initial), reply, "cuCtxGetLimit")) return;
-    proposed[limit] = {initial, value};
-  }
-  const ClientId client = ctx.session.id();
-  const std::uint64_t previousCharge = ctx.memory.driverCharge(client);
-  const std::uint64_t charge = driverLimitCharge(proposed, ctx.gpu.device());
-  if (!ctx.memory.setDriverCharge(client, charge)) {
-    refuse(reply, cudaErrorMemoryAllocation,
-           "limit " + std::to_string(args.limit()) + " = " + std::to_string(value) + " sets aside " +
-               std::to_string(charge - previousCharge) +
-               " more bytes of device memory than the client's quota has left");
-    return;
-  }
-  if (!succeeded(ctx, ctx.gpu.setLimit(limit, value), reply, "cuCtxSetLimit")) {
-    ctx.memory.setDriverCharge(client, previousCharge);
-    return;
-  }
-  ctx.session.changedLimits = std::move(proposed);
+  setLimitCharged(ctx, static_cast<CUlimit>(args.limit()), args.value(), reply);
 }
 
 // cudaFuncCache and CUfunc_cache share numbering: PREFER_NONE (0) to PREFER_EQUAL (3).
@@ -163,7 +139,8 @@ void registerDeviceHandlers(HandlerRegistry& registry) {
   registry.add(Op::kDeviceSynchronize, deviceSynchronize);
   registry.add(Op::kDeviceReset, deviceReset, Exclusivity::kInvalidates);
   registry.add(Op::kDeviceGetLimit, deviceGetLimit);
-  registry.add(Op::kDeviceSetLimit, deviceSetLimit);
+  // Alone within its client: a lowered stack must not meet a launch that checked the old one.
+  registry.add(Op::kDeviceSetLimit, deviceSetLimit, Exclusivity::kInvalidates);
   registry.add(Op::kDeviceGetCacheConfig, deviceGetCacheConfig);
   registry.add(Op::kDeviceSetCacheConfig, deviceSetCacheConfig);
 }

@@ -17,6 +17,7 @@
 #include "worker/dispatcher.h"
 #include "worker/fatbin/elf_image_check.h"
 #include "worker/fatbin/fatbin_reader.h"
+#include "worker/handlers/context_limits.h"
 #include "worker/handlers/guard_handlers.h"
 #include "worker/handlers/module_loading.h"
 #include "worker/module_cache/compiled_module_cache.h"
@@ -63,11 +64,16 @@ bool resolveOneFunction(CallContext& ctx, Token moduleToken, ModuleRecord& modul
   info->set_name(name);
   FunctionRecord record;
   record.module = moduleToken;
+  int localBytes = 0;
   if (ctx.gpu.moduleGetFunction(module.module, name.c_str(), &record.function) != CUDA_SUCCESS ||
-      !learnParameters(ctx, record.function, &record)) {
+      !learnParameters(ctx, record.function, &record) ||
+      ctx.gpu.functionGetAttribute(CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, record.function, &localBytes) !=
+          CUDA_SUCCESS ||
+      localBytes < 0) {
     info->set_error(cudaErrorInvalidDeviceFunction);
     return false;
   }
+  record.localBytes = static_cast<std::uint32_t>(localBytes);
   for (const ParamLayout& param : *record.params) {
     v1::KernelParam* out = info->add_params();
     out->set_offset(param.offset);
@@ -131,31 +137,50 @@ bool elfImageIsSound(const std::string& image, v1::CallReply& reply) {
   return refuse(reply, cudaErrorInvalidKernelImage, "ELF image refused: " + error);
 }
 
-// Loads a prepared image. A guarded PTX image is compiled once per (text, architecture,
-// policy, driver) when the worker has a cache: the cubin is cached and loaded from there.
+// Loads a prepared image. A PTX image is compiled here (compilePtx), not by cuModuleLoadData, so
+// that the driver is handed a cubin whose device footprint (code, constants, global variables)
+// is known, and charged to the client's quota, before it loads: a module's globals are device
+// memory the driver allocates outside the memory manager (elf_device_footprint.h). A guarded PTX
+// image is compiled once per (text, architecture, policy, driver) when the worker has a cache.
 // Reached only through loadModuleEntries, after the gate.
 bool loadPreparedImage(CallContext& ctx, const PreparedImage& prepared, const GuardConfig& guard,
-                       std::uint32_t sm, CUmodule* module, v1::CallReply& reply) {
+                       std::uint32_t sm, ModuleRecord* module, v1::CallReply& reply) {
   std::string log;
   const std::string* image = &prepared.image;
   std::optional<std::string> compiled;
-  CompiledModuleCache* cache = ctx.guard != nullptr ? ctx.guard->cache : nullptr;
-  if (prepared.guarded && cache != nullptr) {
-    const std::string key = CompiledModuleCache::keyFor(prepared.image, sm, ptx::toString(guard.ptx.policy),
-                                                        ctx.gpu.device().driverVersion);
-    compiled = cache->find(key);
+  if (!std::string_view(prepared.image).starts_with(fatbin::kElfMagic)) {
+    CompiledModuleCache* cache = prepared.guarded && ctx.guard != nullptr ? ctx.guard->cache : nullptr;
+    std::string key;
+    if (cache != nullptr) {
+      key = CompiledModuleCache::keyFor(prepared.image, sm, ptx::toString(guard.ptx.policy),
+                                        ctx.gpu.device().driverVersion);
+      compiled = cache->find(key);
+    }
     if (!compiled) {
       compiled.emplace();
       if (!succeeded(ctx, ctx.gpu.compilePtx(prepared.image, &*compiled, &log), reply, "cuLinkComplete")) {
         reply.set_error_detail("module compilation failed: " + log.substr(0, 2048));
         return false;
       }
-      cache->store(key, *compiled);
+      if (cache != nullptr) cache->store(key, *compiled);
     }
     image = &*compiled;
   }
   if (!elfImageIsSound(*image, reply)) return false;
-  if (succeeded(ctx, ctx.gpu.moduleLoad(image->data(), module, &log), reply, "cuModuleLoadData")) return true;
+  std::uint64_t footprint = 0;
+  if (!succeeded(ctx, ctx.gpu.moduleImageFootprint(*image, &footprint), reply, "module footprint"))
+    return false;
+  const ClientId client = ctx.session.id();
+  if (!ctx.memory.addDriverCharge(client, memmgr::DriverShare::kModuleImages, footprint)) {
+    return refuse(reply, cudaErrorMemoryAllocation,
+                  "the module's code, constants and global variables take " + std::to_string(footprint) +
+                      " bytes of device memory, more than the client's quota has left");
+  }
+  if (succeeded(ctx, ctx.gpu.moduleLoad(image->data(), &module->module, &log), reply, "cuModuleLoadData")) {
+    module->deviceBytes = footprint;
+    return true;
+  }
+  ctx.memory.subtractDriverCharge(client, memmgr::DriverShare::kModuleImages, footprint);
   reply.set_error_detail("module load failed: " + log.substr(0, 2048));
   return false;
 }
@@ -212,7 +237,7 @@ bool loadModuleEntries(CallContext& ctx, const std::vector<fatbin::Entry>& entri
   PreparedImage prepared;
   if (!admitModuleCode(ctx, entries, sm, &guard, &prepared, reply)) return false;
   if (ctx.output != nullptr && DeviceOutputCapture::imageMayPrint(prepared.image)) ctx.output->expectOutput();
-  if (!loadPreparedImage(ctx, prepared, guard, sm, &module->module, reply)) return false;
+  if (!loadPreparedImage(ctx, prepared, guard, sm, module, reply)) return false;
   SPDLOG_DEBUG("client {}: loaded module (sm_{} {}{})", ctx.session.id(), prepared.smArch,
                prepared.ptx ? "PTX" : "SASS", prepared.guarded ? ", guarded" : "");
   if (prepared.linkedFunctions != 0) {
@@ -298,6 +323,8 @@ void launchKernel(CallContext& ctx, const v1::CallRequest& request, v1::CallRepl
   config.blockY = args.block().y();
   config.blockZ = args.block().z();
   config.sharedMemBytes = args.shared_mem_bytes();
+  // Last of the checks: it may raise (and charge) the context's stack, which stays raised.
+  if (!coverLocalMemory(ctx, function, reply)) return;
   ctx.session.guard.launched.store(true, std::memory_order_relaxed);
   if (args.cooperative()) {
     succeeded(ctx, ctx.gpu.launchCooperativeKernel(function.function, config, stream, pointers), reply,

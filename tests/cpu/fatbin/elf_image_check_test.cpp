@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "tests/cpu/fatbin/fatbin_test_support.h"
+#include "worker/fatbin/elf_device_footprint.h"
 #include "worker/fatbin/fatbin_reader.h"
 
 namespace agileos::fatbin {
@@ -605,6 +606,50 @@ TEST(ElfImageCheck, NeedsNoErrorString) {
   EXPECT_TRUE(checkElfImage(executable(), nullptr));
   EXPECT_FALSE(
       checkElfImage(withHeader(executable(), [](Elf64_Ehdr& h) { h.e_machine = EM_X86_64; }), nullptr));
+}
+
+// ---- the device footprint a loaded image is charged (elf_device_footprint.h) ------------------
+
+std::uint64_t footprint(const ByteVector& image) {
+  return elfDeviceFootprint(std::span<const std::uint8_t>(image.data(), image.size()));
+}
+
+// The samples declare 1 MiB of .nv.global, 16 bytes of initialised globals and 1 KiB of
+// __constant__ data besides their code: every cubin the toolchain builds from them is charged at
+// least that. Shared memory and the per-thread stack are not device memory the module holds.
+TEST(ElfDeviceFootprint, EveryCubinIsChargedAtLeastTheMemoryItsSourceDeclares) {
+  for (const std::string& name : elfSampleNames()) {
+    const ByteVector image = readCubin(name);
+    ASSERT_TRUE(checkElfImage(std::span<const std::uint8_t>(image.data(), image.size()), nullptr)) << name;
+    const std::uint64_t bytes = footprint(image);
+    EXPECT_GE(bytes, (1u << 20) + 1024 + 16) << name;
+    EXPECT_LT(bytes, 16u << 20) << name << ": far more than the source declares";
+  }
+}
+
+// A crafted image cannot hide memory: a section's declared size is what is charged, rounded up
+// to the driver's pages, and a size past any device saturates.
+TEST(ElfDeviceFootprint, ADeclaredSizeIsChargedWhateverTheImageHolds) {
+  for (const ByteVector& image : {executable(), relocatable()}) {
+    std::size_t global = 0;
+    for (std::size_t index = 1; index < header(image).e_shnum; ++index) {
+      if (section(image, index).sh_size == (1u << 20) && (section(image, index).sh_flags & SHF_ALLOC) != 0)
+        global = index;
+    }
+    ASSERT_NE(global, 0u) << "the 1 MiB .nv.global";
+    const std::uint64_t original = footprint(image);
+    EXPECT_GE(footprint(withSection(image, global, [](Elf64_Shdr& s) { s.sh_size = 3u << 20; })), 4u << 20)
+        << "3 MiB of globals takes two 2 MiB pages";
+    EXPECT_GE(footprint(withSection(image, global, [](Elf64_Shdr& s) { s.sh_size = 1ull << 40; })),
+              1ull << 40);
+    EXPECT_EQ(footprint(withSection(image, global, [](Elf64_Shdr& s) { s.sh_size = ~0ull; })),
+              kMaxElfFootprint);
+    EXPECT_LE(footprint(withSection(image, global,
+                                    [](Elf64_Shdr& s) { s.sh_flags &= ~std::uint64_t{SHF_ALLOC}; })) +
+                  (1u << 20),
+              original)
+        << "a section the driver does not place costs nothing";
+  }
 }
 
 }  // namespace

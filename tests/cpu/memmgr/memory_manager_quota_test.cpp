@@ -93,22 +93,50 @@ TEST_F(MemoryManagerQuota, LoweringBelowTheChargeRefusesNewMemoryOnly) {
 TEST_F(MemoryManagerQuota, DriverChargesCountAgainstTheQuota) {
   manager->setQuota(kAlice, 4 * kChunk);
   const DevicePtr p = allocate(kAlice, 2 * kChunk);
-  EXPECT_TRUE(manager->setDriverCharge(kAlice, kChunk));
+  EXPECT_TRUE(manager->setDriverCharge(kAlice, DriverShare::kContextLimits, kChunk));
   EXPECT_EQ(manager->chargedBytes(kAlice), 3 * kChunk);
-  EXPECT_FALSE(manager->setDriverCharge(kAlice, 2 * kChunk + 1));
+  EXPECT_FALSE(manager->setDriverCharge(kAlice, DriverShare::kContextLimits, 2 * kChunk + 1));
   EXPECT_EQ(manager->driverCharge(kAlice), kChunk) << "a refused rise changed the charge";
-  EXPECT_TRUE(manager->setDriverCharge(kAlice, 2 * kChunk));  // exactly the rest
+  EXPECT_TRUE(manager->setDriverCharge(kAlice, DriverShare::kContextLimits, 2 * kChunk));  // exactly the rest
   DevicePtr q = 0;
   EXPECT_EQ(manager->allocate(kAlice, 4096, &q), CUDA_ERROR_OUT_OF_MEMORY) << "the driver's share is spent";
   EXPECT_EQ(manager->free(kAlice, p), CUDA_SUCCESS);
   manager->releaseClient(kAlice);
   EXPECT_EQ(manager->driverCharge(kAlice), 2 * kChunk) << "a device reset keeps the context's limits";
   manager->setQuota(kAlice, kChunk);
-  EXPECT_TRUE(manager->setDriverCharge(kAlice, kChunk)) << "lowering always succeeds";
-  EXPECT_TRUE(manager->setDriverCharge(kAlice, 0));
+  EXPECT_TRUE(manager->setDriverCharge(kAlice, DriverShare::kContextLimits, kChunk))
+      << "lowering always succeeds";
+  EXPECT_TRUE(manager->setDriverCharge(kAlice, DriverShare::kContextLimits, 0));
   EXPECT_EQ(manager->chargedBytes(kAlice), 0u);
-  EXPECT_TRUE(manager->setDriverCharge(kBob, 1ull << 40)) << "no quota, no bound";
-  EXPECT_TRUE(manager->setDriverCharge(kBob, 0));
+  EXPECT_TRUE(manager->setDriverCharge(kBob, DriverShare::kContextLimits, 1ull << 40))
+      << "no quota, no bound";
+  EXPECT_TRUE(manager->setDriverCharge(kBob, DriverShare::kContextLimits, 0));
+  manager->setQuota(kAlice, 0);
+}
+
+// Shares add up against one quota; each is raised and lowered on its own. addDriverCharge is
+// what concurrent module loads use: a rise past the quota is refused and changes nothing.
+TEST_F(MemoryManagerQuota, DriverSharesAddUpAgainstOneQuota) {
+  manager->setQuota(kAlice, 4 * kChunk);
+  EXPECT_TRUE(manager->setDriverCharge(kAlice, DriverShare::kContextLimits, kChunk));
+  EXPECT_TRUE(manager->addDriverCharge(kAlice, DriverShare::kModuleImages, 2 * kChunk));
+  EXPECT_EQ(manager->driverCharge(kAlice), 3 * kChunk);
+  EXPECT_EQ(manager->driverCharge(kAlice, DriverShare::kModuleImages), 2 * kChunk);
+  EXPECT_FALSE(manager->addDriverCharge(kAlice, DriverShare::kModuleImages, kChunk + 1));
+  EXPECT_FALSE(manager->addDriverCharge(kAlice, DriverShare::kModuleImages, ~0ull)) << "no wrap";
+  EXPECT_EQ(manager->driverCharge(kAlice, DriverShare::kModuleImages), 2 * kChunk)
+      << "the refusals changed nothing";
+  EXPECT_TRUE(manager->addDriverCharge(kAlice, DriverShare::kModuleImages, kChunk));  // exactly the rest
+  DevicePtr q = 0;
+  EXPECT_EQ(manager->allocate(kAlice, 4096, &q), CUDA_ERROR_OUT_OF_MEMORY);
+  manager->subtractDriverCharge(kAlice, DriverShare::kModuleImages, 2 * kChunk);
+  EXPECT_EQ(manager->driverCharge(kAlice), 2 * kChunk);
+  manager->subtractDriverCharge(kAlice, DriverShare::kModuleImages, 5 * kChunk);  // at most what it holds
+  EXPECT_EQ(manager->driverCharge(kAlice, DriverShare::kModuleImages), 0u);
+  EXPECT_EQ(manager->driverCharge(kAlice, DriverShare::kContextLimits), kChunk)
+      << "the other share is untouched";
+  EXPECT_TRUE(manager->setDriverCharge(kAlice, DriverShare::kContextLimits, 0));
+  EXPECT_EQ(manager->chargedBytes(kAlice), 0u);
   manager->setQuota(kAlice, 0);
 }
 

@@ -155,6 +155,8 @@ if tenant_daemon limits '"prestart": 1, "max_workers": 4' \
   wait_tenants
   if [[ "$(status_of L)" == 0 ]] && grep -q "^limits: done, 0 failed" "$logs/L.out"; then
     pass "limits: a stack limit past the 8 GiB quota is refused, a 1 GiB bigger heap is charged and works, after cudaDeviceReset the charge is what the context still holds ($(grep -o "after reset .*" "$logs/L.out"))"
+    pass "limits: a kernel whose local memory would grow the stack past the quota is refused ($(grep -o "64 KiB local memory -> .*" "$logs/L.out")); one that fits runs and its stack is charged ($(grep -o "16 KiB local memory: .*" "$logs/L.out"))"
+    pass "limits: modules' global variables are charged: $(grep -o "modules with a 1 GiB global: .*" "$logs/L.out")"
   else
     fail "limits: context limits and the quota (exit $(status_of L))"
     quote_tail "$logs/L.out" 20

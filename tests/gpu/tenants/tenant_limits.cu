@@ -4,7 +4,8 @@
 //
 // Usage:
 //   tenant_limits --native-probe   natively, no AgileOS: how much device memory the driver sets
-//                                  aside for a 16 KiB stack, a 256 MiB heap and a 64 MiB printf FIFO
+//                                  aside for a 16 KiB stack, a 256 MiB heap, a 64 MiB printf FIFO
+//                                  and a kernel with 16 KiB of local memory
 //                                  (lines "probe: <limit> set aside N bytes"), so the worker's
 //                                  estimates can be compared with the driver's real numbers
 //   tenant_limits --pinned BYTES   through AgileOS: BYTES is the share; pins 3/4 of it, is refused
@@ -13,7 +14,10 @@
 //                                  than the quota is refused; a bigger heap is charged (cudaMemGetInfo's
 //                                  free falls by at least the rise) and works in a kernel;
 //                                  after cudaDeviceReset the charge is what the context still
-//                                  holds ("limits: ..." lines)
+//                                  holds; a kernel whose local memory makes the driver grow the
+//                                  stack past the quota is refused, one that fits runs and its
+//                                  stack is charged; modules with a 1 GiB global load until the
+//                                  quota is spent, the next is refused ("limits: ..." lines)
 // Exit status 0 when every check held; 1 otherwise (a "limits: FAILED" line says which).
 #include <cuda_runtime.h>
 
@@ -46,6 +50,21 @@ __global__ void useHeap(int* ok) {
   }
 }
 
+// Local memory the compiler cannot keep in registers: N bytes per thread (N a multiple of 512).
+// out[thread] = idx when it ran.
+template <int N>
+__global__ void localFrame(int* out, int idx) {
+  volatile char frame[N];
+  for (int i = 0; i < N; i += 512) frame[i] = static_cast<char>(i / 512);
+  out[threadIdx.x] = frame[(idx % (N / 512)) * 512];
+}
+
+std::size_t stackLimit() {
+  std::size_t stack = 0;
+  cudaDeviceGetLimit(&stack, cudaLimitStackSize);
+  return stack;
+}
+
 int nativeProbe() {
   struct Probe {
     const char* name;
@@ -66,6 +85,20 @@ int nativeProbe() {
     std::printf("probe: %s (initial %zu) -> %s, set aside %lld bytes\n", probe.name, initial,
                 cudaGetErrorName(error), static_cast<long long>(before) - static_cast<long long>(after));
   }
+  // The driver grows the stack at launch to a kernel's local memory (worker/handlers/context_limits.h).
+  cudaDeviceSetLimit(cudaLimitStackSize, 1024);
+  int* out = nullptr;
+  cudaMalloc(&out, 1024 * sizeof(int));
+  cudaDeviceSynchronize();
+  const std::size_t before = freeBytes();
+  localFrame<16384><<<1, 1>>>(out, 5);
+  const cudaError_t error = cudaDeviceSynchronize();
+  std::printf("probe: a kernel with 16 KiB of local memory -> %s, stack %zu, set aside %lld bytes\n",
+              cudaGetErrorName(error), stackLimit(),
+              static_cast<long long>(before) - static_cast<long long>(freeBytes()));
+  cudaDeviceSetLimit(cudaLimitStackSize, 3000);
+  std::printf("probe: stack limit 3000 reads back %zu\n", stackLimit());
+  cudaFree(out);
   return 0;
 }
 
@@ -133,11 +166,93 @@ int limits() {
 
 }  // namespace
 
+// The stack the driver grows at launch is charged like a raised limit: a kernel whose local
+// memory would set aside more than the quota has left is refused; one that fits runs and is charged.
+int stackGrowth() {
+  const std::size_t stack = stackLimit();
+  cudaDeviceProp prop{};
+  cudaGetDeviceProperties(&prop, 0);
+  const std::size_t threads = std::size_t(prop.multiProcessorCount) * prop.maxThreadsPerMultiProcessor;
+  int* out = nullptr;
+  expect(cudaMalloc(&out, 1024 * sizeof(int)) == cudaSuccess, "cudaMalloc for the local-memory kernels");
+  cudaMemset(out, 0, 1024 * sizeof(int));
+  cudaDeviceSynchronize();
+  const std::size_t before = freeBytes();
+
+  // 64 KiB per thread: 132 x 2048 x 63 KiB = 16.2 GiB more on an H200, past the 8 GiB quota.
+  localFrame<65536><<<1, 1>>>(out, 5);
+  const cudaError_t launch = cudaGetLastError();
+  const cudaError_t sync = cudaDeviceSynchronize();  // where a launch sent without waiting reports
+  std::printf("limits: kernel with 64 KiB local memory -> launch %s, synchronize %s\n",
+              cudaGetErrorName(launch), cudaGetErrorName(sync));
+  expect(launch == cudaErrorMemoryAllocation || sync == cudaErrorMemoryAllocation,
+         "a kernel whose stack does not fit the quota is refused");
+  cudaGetLastError();
+  int first = -1;
+  cudaMemcpy(&first, out, sizeof first, cudaMemcpyDeviceToHost);
+  expect(first == 0, "the refused kernel did not run");
+  expect(stackLimit() == stack, "the refused kernel left the stack as it was");
+  expect(freeBytes() == before, "the refused kernel changed nothing in the quota");
+
+  // 16 KiB per thread: about 3.9 GiB on an H200, inside the quota.
+  localFrame<16384><<<prop.multiProcessorCount * 4, 256>>>(out, 5);
+  expect(cudaDeviceSynchronize() == cudaSuccess, "a kernel with 16 KiB of local memory per thread runs");
+  int results[256] = {};
+  cudaMemcpy(results, out, sizeof results, cudaMemcpyDeviceToHost);
+  bool all = true;
+  for (int r : results) all = all && r == 5;
+  expect(all, "the 16 KiB local-memory kernel computed its result");
+  const std::size_t after = freeBytes();
+  std::printf("limits: 16 KiB local memory: stack %zu -> %zu, free %zu -> %zu\n", stack, stackLimit(), before,
+              after);
+  expect(stackLimit() >= 16384, "the stack covers the kernel's local memory");
+  expect(before - after >= (16384 - stack) * threads, "the grown stack is charged to the quota");
+  void* rest = nullptr;
+  expect(cudaMalloc(&rest, after + (64u << 20)) == cudaErrorMemoryAllocation,
+         "the quota left after the stack is all there is");
+  cudaGetLastError();
+  expect(cudaDeviceSetLimit(cudaLimitStackSize, stack) == cudaSuccess && freeBytes() == before,
+         "setting the stack back gives its memory back to the quota");
+  cudaFree(out);
+  return failures == 0 ? 0 : 1;
+}
+
+// A module's global variables are device memory the driver allocates at load: charged to the
+// quota, so modules of 1 GiB each load until the quota is spent and the next is refused.
+int moduleMemory() {
+  const char* ptx =
+      ".version 8.0\n.target sm_90\n.address_size 64\n"
+      ".visible .global .align 1 .b8 agileos_big[1073741824];\n"
+      ".visible .entry agileos_touch(.param .u64 agileos_touch_param_0)\n{\n"
+      "\t.reg .b64 %rd<3>;\n\t.reg .b32 %r<2>;\n"
+      "\tld.param.u64 %rd1, [agileos_touch_param_0];\n\tmov.u64 %rd2, agileos_big;\n"
+      "\tmov.u32 %r1, 7;\n\tst.global.u8 [%rd2+1073741823], %r1;\n\tret;\n}\n";
+  const std::size_t before = freeBytes();
+  constexpr int kMost = 16;  // 16 GiB: past the 8 GiB quota
+  cudaLibrary_t libraries[kMost] = {};
+  int loaded = 0;
+  cudaError_t error = cudaSuccess;
+  while (loaded < kMost && (error = cudaLibraryLoadData(&libraries[loaded], ptx, nullptr, nullptr, 0, nullptr,
+                                                        nullptr, 0)) == cudaSuccess) {
+    ++loaded;
+  }
+  cudaGetLastError();
+  const std::size_t after = freeBytes();
+  std::printf("limits: modules with a 1 GiB global: %d loaded, then %s; free %zu -> %zu\n", loaded,
+              cudaGetErrorName(error), before, after);
+  expect(loaded >= 1 && error == cudaErrorMemoryAllocation, "module memory past the quota is refused");
+  expect(std::size_t(loaded) << 30 <= before, "no more modules loaded than the quota holds");
+  expect(before - after >= std::size_t(loaded) << 30, "each module's global is charged to the quota");
+  for (int i = 0; i < loaded; ++i) cudaLibraryUnload(libraries[i]);
+  expect(freeBytes() == before, "unloaded modules give their memory back to the quota");
+  return failures == 0 ? 0 : 1;
+}
+
 int main(int argc, char** argv) {
   if (argc == 2 && std::strcmp(argv[1], "--native-probe") == 0) return nativeProbe();
   if (argc == 3 && std::strcmp(argv[1], "--pinned") == 0) return pinned(std::strtoull(argv[2], nullptr, 10));
   if (argc == 1) {
-    const int status = limits();
+    const int status = limits() | stackGrowth() | moduleMemory();
     std::printf("limits: done, %d failed\n", failures);
     return status;
   }

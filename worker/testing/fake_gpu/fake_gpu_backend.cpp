@@ -170,7 +170,8 @@ CUresult FakeGpuBackend::setLimit(CUlimit limit, std::size_t value) {
   if (limit == CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH) return CUDA_ERROR_UNSUPPORTED_LIMIT;
   auto it = limits_.find(limit);
   if (it == limits_.end()) return CUDA_ERROR_INVALID_VALUE;
-  it->second = value;
+  // Measured on an H200: the driver keeps a stack in multiples of 16 bytes (3000 reads back 3008).
+  it->second = limit == CU_LIMIT_STACK_SIZE ? (value + 15) / 16 * 16 : value;
   return CUDA_SUCCESS;
 }
 

@@ -134,6 +134,10 @@ struct FakeGpuConfig {
   // tests can see the worker let a SASS-only image through; otherwise it is refused
   // (CUDA_ERROR_INVALID_IMAGE).
   bool acceptElfImages = false;
+  // CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES of the kernels so named (0 for the rest). As the driver
+  // does, a launch grows the context's stack to the kernel's local memory (rounded up to 16
+  // bytes) and keeps it there.
+  std::map<std::string, int> localBytesByKernel;
 };
 
 // One copy or memset a caller asked for (refused ones included).
@@ -249,6 +253,9 @@ class FakeGpuBackend final : public GpuBackend {
   CUresult moduleLoad(const void* image, CUmodule* module, std::string* log) override;
   // The fake "compiles" PTX to itself (it loads PTX text only).
   CUresult compilePtx(const std::string& ptx, std::string* image, std::string* log) override;
+  // A cubin: fatbin::elfDeviceFootprint. A PTX text (the fake's compilePtx keeps PTX): the sum
+  // of its module variables' sizes, as this fake allocates them. Not counted (a pure function).
+  CUresult moduleImageFootprint(const std::string& image, std::uint64_t* bytes) override;
   CUresult moduleUnload(CUmodule module) override;
   CUresult moduleGetFunction(CUmodule module, const char* name, CUfunction* function) override;
   CUresult moduleGetGlobal(CUmodule module, const char* name, CUdeviceptr* dptr, std::size_t* bytes) override;
@@ -350,6 +357,7 @@ class FakeGpuBackend final : public GpuBackend {
   Function* liveFunction(CUfunction function, const char* what);  // records misuse when dead
   // Blocks per multiprocessor for a block size (the model occupancyMaxActiveBlocks reports).
   static int blocksPerMultiprocessor(int blockSize, std::size_t dynamicSmem);
+  int localBytesOf(const Function& function) const;  // CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES
   // Validates and records a launch; caller holds mutex_ and has counted the call.
   CUresult recordLaunch(CUfunction function, const LaunchConfig& config, CUstream stream, void** params,
                         bool cooperative);

@@ -2,6 +2,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "worker/fatbin/elf_device_footprint.h"
+#include "worker/fatbin/fatbin_reader.h"
 #include "worker/testing/fake_gpu/fake_gpu_backend.h"
 #include "worker/testing/fake_gpu/fake_host_buffer.h"
 
@@ -22,6 +24,19 @@ std::uint64_t alignUp(std::uint64_t value, std::uint64_t alignment) {
 CUresult FakeGpuBackend::compilePtx(const std::string& ptx, std::string* image, std::string* /*log*/) {
   *image = ptx;
   if (image->empty() || image->back() != '\0') image->push_back('\0');
+  return CUDA_SUCCESS;
+}
+
+CUresult FakeGpuBackend::moduleImageFootprint(const std::string& image, std::uint64_t* bytes) {
+  if (std::string_view(image).starts_with(fatbin::kElfMagic)) {
+    *bytes = fatbin::elfDeviceFootprint(
+        std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(image.data()), image.size()));
+    return CUDA_SUCCESS;
+  }
+  const fake::PtxSymbols symbols = fake::scanPtxSymbols(std::string_view(image.c_str()));
+  if (!symbols.ok) return CUDA_ERROR_INVALID_IMAGE;
+  *bytes = 0;
+  for (const fake::PtxVariable& variable : symbols.variables) *bytes += variable.size;
   return CUDA_SUCCESS;
 }
 
@@ -190,11 +205,19 @@ CUresult FakeGpuBackend::functionGetAttribute(CUfunction_attribute attribute, CU
     case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
       *value = -1;
       break;
+    case CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES:
+      *value = localBytesOf(*live);
+      break;
     default:
       *value = 0;
       break;
   }
   return CUDA_SUCCESS;
+}
+
+int FakeGpuBackend::localBytesOf(const Function& function) const {
+  auto it = config_.localBytesByKernel.find(function.name);
+  return it == config_.localBytesByKernel.end() ? 0 : it->second;
 }
 
 CUresult FakeGpuBackend::functionSetAttribute(CUfunction function, CUfunction_attribute attribute,
@@ -291,6 +314,10 @@ CUresult FakeGpuBackend::recordLaunch(CUfunction function, const LaunchConfig& c
       return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
     }
   }
+
+  // Measured on an H200: the stack grows to the kernel's local memory, rounded up to 16 bytes.
+  std::size_t& stack = limits_.at(CU_LIMIT_STACK_SIZE);
+  stack = std::max<std::size_t>(stack, (static_cast<std::size_t>(localBytesOf(*live)) + 15) / 16 * 16);
 
   FakeLaunch launch{function, live->module, live->name, config, stream, {}, cooperative};
   std::size_t bufferSize = 0;

@@ -1,0 +1,94 @@
+#include "worker/fatbin/elf_device_footprint.h"
+
+#include <elf.h>
+
+#include <cstring>
+#include <string_view>
+#include <type_traits>
+
+namespace agileos::fatbin {
+namespace {
+
+using Bytes = std::span<const std::uint8_t>;
+
+// CUDA's section types for shared memory and the stack in relocatable cubins (elf_image_check.cpp).
+constexpr std::uint32_t kShtCudaLocal = SHT_LOPROC + 0x09;
+constexpr std::uint32_t kShtCudaShared = SHT_LOPROC + 0x0a;
+constexpr std::uint32_t kShtCudaSharedReserved = SHT_LOPROC + 0x15;
+
+constexpr std::uint64_t kSmallPage = 64u << 10;
+constexpr std::uint64_t kLargePage = 2u << 20;
+
+template <typename T>
+T readAt(Bytes image, std::uint64_t offset) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  T value;
+  std::memcpy(&value, image.data() + offset, sizeof value);
+  return value;
+}
+
+std::uint64_t placed(std::uint64_t size) {
+  if (size == 0) return 0;
+  if (size > kMaxElfFootprint) return kMaxElfFootprint;
+  const std::uint64_t page = size > (1u << 20) ? kLargePage : kSmallPage;
+  return (size + page - 1) / page * page;
+}
+
+void add(std::uint64_t* total, std::uint64_t bytes) {
+  *total = bytes > kMaxElfFootprint - *total ? kMaxElfFootprint : *total + bytes;
+}
+
+std::string_view sectionName(Bytes image, const Elf64_Shdr& names, std::uint32_t offset) {
+  if (offset >= names.sh_size) return {};
+  const auto* begin = reinterpret_cast<const char*>(image.data() + names.sh_offset + offset);
+  // checkElfImage: a string table ends with a NUL.
+  return std::string_view(begin, ::strnlen(begin, names.sh_size - offset));
+}
+
+bool onChipOrStack(const Elf64_Shdr& section, std::string_view name) {
+  return section.sh_type == kShtCudaLocal || section.sh_type == kShtCudaShared ||
+         section.sh_type == kShtCudaSharedReserved || name.starts_with(".nv.shared") ||
+         name.starts_with(".nv.local");
+}
+
+// The driver places a module's code, its constant banks and its global variables in separate
+// allocations; each is charged its total, rounded up once (placed).
+enum Group { kCode, kConstants, kData, kGroups };
+
+Group groupOf(std::string_view name) {
+  if (name.starts_with(".text")) return kCode;
+  if (name.starts_with(".nv.constant")) return kConstants;
+  return kData;  // .nv.global, .nv.global.init, and anything else the driver places
+}
+
+}  // namespace
+
+std::uint64_t elfDeviceFootprint(Bytes image) {
+  const auto header = readAt<Elf64_Ehdr>(image, 0);
+  if (header.e_shnum == 0) return 0;
+  const auto sectionAt = [&](std::uint64_t index) {
+    return readAt<Elf64_Shdr>(image, header.e_shoff + index * sizeof(Elf64_Shdr));
+  };
+  const Elf64_Shdr names = sectionAt(header.e_shstrndx);
+  std::uint64_t groups[kGroups] = {};
+  for (std::uint64_t index = 1; index < header.e_shnum; ++index) {
+    const Elf64_Shdr section = sectionAt(index);
+    if (section.sh_type == SHT_SYMTAB) {
+      // Common symbols (relocatable cubins) take memory no section shows.
+      for (std::uint64_t offset = 0; offset + sizeof(Elf64_Sym) <= section.sh_size;
+           offset += sizeof(Elf64_Sym)) {
+        const auto symbol = readAt<Elf64_Sym>(image, section.sh_offset + offset);
+        if (symbol.st_shndx == SHN_COMMON) add(&groups[kData], symbol.st_size);
+      }
+    }
+    if ((section.sh_flags & SHF_ALLOC) == 0) continue;
+    const std::string_view name = sectionName(image, names, section.sh_name);
+    if (onChipOrStack(section, name)) continue;
+    add(&groups[groupOf(name)], section.sh_size);
+  }
+  std::uint64_t total = 0;
+  for (std::uint64_t bytes : groups) add(&total, placed(bytes));
+  return total;
+}
+
+}  // namespace agileos::fatbin
