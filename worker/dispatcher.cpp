@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 
+#include "proto/wire/wire_operations.h"
 #include "worker/adapters/library_adapter.h"
 #include "worker/handlers/guard_handlers.h"
 #include "worker/handlers/module_loading.h"
@@ -12,7 +13,8 @@ namespace agileos::worker {
 
 void HandlerRegistry::add(v1::CallRequest::OpCase op, Handler handler, Exclusivity exclusivity) {
   const auto slot = static_cast<std::size_t>(op);
-  if (slot == 0 || slot >= kSlots || handlers_[slot].handler != nullptr || handler == nullptr) {
+  if (slot == 0 || slot >= kSlots || handlers_[slot].handler != nullptr || handler == nullptr ||
+      wire::findWireOperation(op) == nullptr) {
     spdlog::critical("handler registration for op {} is invalid or duplicated", slot);
     std::abort();
   }
@@ -48,6 +50,13 @@ Dispatcher::Dispatcher() {
   registerGuardHandlers(registry_);
   registerModuleImageHandlers(registry_);
   registerModuleControlHandlers(registry_);
+  // Every operation of the wire table has a handler: found at start-up, not by a client.
+  for (const wire::WireOperation& operation : wire::wireOperations()) {
+    if (registry_.find(operation.op).handler == nullptr) {
+      spdlog::critical("wire operation {} has no handler", operation.name);
+      std::abort();
+    }
+  }
 }
 
 Exclusivity Dispatcher::exclusivity(const v1::CallRequest& request) const {
@@ -72,7 +81,7 @@ void Dispatcher::dispatch(CallContext& ctx, const v1::CallRequest& request, v1::
   }
   reply.set_error(cudaSuccess);
   handler(ctx, request, reply);
-  if (reply.error() == cudaSuccess && isSynchronizing(request)) checkGuardAfterSynchronize(ctx, reply);
+  if (reply.error() == cudaSuccess && wire::checksGuard(request)) checkGuardAfterSynchronize(ctx, reply);
 }
 
 }  // namespace agileos::worker

@@ -27,7 +27,8 @@ struct HandlerEntry {
 
 class HandlerRegistry {
  public:
-  // Aborts on a duplicate registration: that is a programming error found at start-up.
+  // Aborts on a duplicate registration, or one for an operation the wire table
+  // (proto/wire/wire_operations.h) does not list: programming errors found at start-up.
   void add(v1::CallRequest::OpCase op, Handler handler, Exclusivity exclusivity = Exclusivity::kConcurrent);
   HandlerEntry find(v1::CallRequest::OpCase op) const;
 

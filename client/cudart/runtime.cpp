@@ -5,6 +5,7 @@
 
 #include "client/common/log.h"
 #include "client/cudart/error_state.h"
+#include "proto/wire/wire_operations.h"
 
 namespace agileos::client {
 
@@ -21,30 +22,6 @@ cudaError_t toCudaError(ConnectionState state) {
   return cudaErrorUnknown;
 }
 
-namespace {
-
-bool isSynchronizing(const v1::CallRequest& request) {
-  using Op = v1::CallRequest::OpCase;
-  switch (request.op_case()) {
-    case Op::kDeviceSynchronize:
-    case Op::kStreamSynchronize:
-    case Op::kEventSynchronize:
-    case Op::kStreamQuery:
-    case Op::kEventQuery:
-      return true;
-    case Op::kMemcpyHtod:
-      return !request.memcpy_htod().async();
-    case Op::kMemcpyDtoh:
-      return !request.memcpy_dtoh().async();
-    case Op::kMemcpyDtod:
-      return !request.memcpy_dtod().async();
-    default:
-      return false;
-  }
-}
-
-}  // namespace
-
 cudaError_t absorbReply(const v1::CallRequest& request, const v1::CallReply& reply) {
   if (!reply.device_output().empty()) {
     std::fwrite(reply.device_output().data(), 1, reply.device_output().size(), stdout);
@@ -60,7 +37,7 @@ cudaError_t absorbReply(const v1::CallRequest& request, const v1::CallReply& rep
   AGILEOS_LOG_INFO("an asynchronous call failed with %d: %s", reply.deferred_error(),
                    reply.deferred_error_detail().c_str());
   recordError(deferred);
-  return own == cudaSuccess && isSynchronizing(request) ? deferred : own;
+  return own == cudaSuccess && wire::deliversAsyncErrors(request) ? deferred : own;
 }
 
 cudaError_t invoke(const v1::CallRequest& request, v1::CallReply* reply) {
@@ -78,6 +55,10 @@ cudaError_t invokeStatusQuery(const v1::CallRequest& request, v1::CallReply* rep
 
 cudaError_t invokeAsync(const v1::CallRequest& request) {
   if (cudaError_t sticky = stickyError(); sticky != cudaSuccess) return sticky;
+  if (!wire::mayBeSentWithoutWaiting(request)) {  // the table says it must be waited for
+    v1::CallReply reply;
+    return invoke(request, &reply);
+  }
   v1::CallReply reply;
   bool replied = false;
   const ConnectionState state = Connection::instance().send(request, &reply, &replied);

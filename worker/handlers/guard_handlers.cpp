@@ -143,26 +143,6 @@ bool prepareModuleGuard(CallContext& ctx, GuardConfig* effective, std::string* e
   return true;
 }
 
-bool isSynchronizing(const v1::CallRequest& request) {
-  switch (request.op_case()) {
-    case v1::CallRequest::kDeviceSynchronize:
-    case v1::CallRequest::kStreamSynchronize:
-    case v1::CallRequest::kEventSynchronize:
-    case v1::CallRequest::kModuleUnload:
-      return true;
-    case v1::CallRequest::kMemcpyHtod:
-      return !request.memcpy_htod().async();
-    case v1::CallRequest::kMemcpyDtoh:
-      return !request.memcpy_dtoh().async();
-    case v1::CallRequest::kMemcpyDtod:
-      return !request.memcpy_dtod().async();
-    case v1::CallRequest::kMemset:
-      return !request.memset().async();
-    default:
-      return false;
-  }
-}
-
 void refusePoisoned(v1::CallReply& reply) {
   refuse(reply, cudaErrorIllegalAddress,
          "a kernel of this client accessed protected memory (kernel memory guard, policy poison); "

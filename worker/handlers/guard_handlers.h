@@ -27,9 +27,6 @@ std::string unguardedCodeRefusal();
 // which is protected state) on first use. False and *error on failure.
 bool prepareModuleGuard(CallContext& ctx, GuardConfig* effective, std::string* error);
 
-// Whether `request` is a call after which CUDA would report a kernel's fault.
-bool isSynchronizing(const v1::CallRequest& request);
-
 // After a successful synchronizing call: reads the hit count if a kernel ran since the
 // last read and acts per policy (poison fails `reply`).
 void checkGuardAfterSynchronize(CallContext& ctx, v1::CallReply& reply);

@@ -1,0 +1,141 @@
+#include "proto/wire/wire_operations.h"
+
+#include <array>
+
+namespace agileos::wire {
+namespace {
+
+using Op = v1::CallRequest::OpCase;
+constexpr When kNo = When::kNever;
+constexpr When kYes = When::kAlways;
+constexpr When kUnlessAsync = When::kUnlessAsync;
+
+// clang-format off
+constexpr std::array kOperations = {
+  //           operation                     name                           checksGuard   deliversAsyncErrors sentWithoutWaiting
+  WireOperation{Op::kGetDeviceInfo,           "get_device_info",             kNo,          kNo,                false},
+  WireOperation{Op::kDeviceSynchronize,       "device_synchronize",          kYes,         kYes,               false},
+  WireOperation{Op::kDeviceReset,             "device_reset",                kNo,          kNo,                false},
+  WireOperation{Op::kDeviceGetLimit,          "device_get_limit",            kNo,          kNo,                false},
+  WireOperation{Op::kDeviceSetLimit,          "device_set_limit",            kNo,          kNo,                false},
+  WireOperation{Op::kDeviceGetCacheConfig,    "device_get_cache_config",     kNo,          kNo,                false},
+  WireOperation{Op::kDeviceSetCacheConfig,    "device_set_cache_config",     kNo,          kNo,                false},
+  WireOperation{Op::kMemAlloc,                "mem_alloc",                   kNo,          kNo,                false},
+  WireOperation{Op::kMemFree,                 "mem_free",                    kNo,          kNo,                false},
+  WireOperation{Op::kMemGetInfo,              "mem_get_info",                kNo,          kNo,                false},
+  WireOperation{Op::kMemcpyHtod,              "memcpy_htod",                 kUnlessAsync, kUnlessAsync,       true},
+  WireOperation{Op::kMemcpyDtoh,              "memcpy_dtoh",                 kUnlessAsync, kUnlessAsync,       true},
+  WireOperation{Op::kMemcpyDtod,              "memcpy_dtod",                 kUnlessAsync, kUnlessAsync,       true},
+  // cudaMemset returns before the device is done (CUDA documents it as asynchronous to the host),
+  // so it reports no earlier errors; the worker's handler does wait, and checks the guard.
+  WireOperation{Op::kMemset,                  "memset",                      kUnlessAsync, kNo,                true},
+  WireOperation{Op::kHostAlloc,               "host_alloc",                  kNo,          kNo,                false},
+  WireOperation{Op::kHostFree,                "host_free",                   kNo,          kNo,                false},
+  WireOperation{Op::kStreamCreate,            "stream_create",               kNo,          kNo,                false},
+  WireOperation{Op::kStreamDestroy,           "stream_destroy",              kNo,          kNo,                false},
+  WireOperation{Op::kStreamSynchronize,       "stream_synchronize",          kYes,         kYes,               false},
+  WireOperation{Op::kStreamQuery,             "stream_query",                kNo,          kYes,               false},
+  WireOperation{Op::kStreamWaitEvent,         "stream_wait_event",           kNo,          kNo,                true},
+  WireOperation{Op::kStreamGetId,             "stream_get_id",               kNo,          kNo,                false},
+  WireOperation{Op::kEventCreate,             "event_create",                kNo,          kNo,                false},
+  WireOperation{Op::kEventDestroy,            "event_destroy",               kNo,          kNo,                false},
+  WireOperation{Op::kEventRecord,             "event_record",                kNo,          kNo,                true},
+  WireOperation{Op::kEventSynchronize,        "event_synchronize",           kYes,         kYes,               false},
+  WireOperation{Op::kEventQuery,              "event_query",                 kNo,          kYes,               false},
+  WireOperation{Op::kEventElapsedTime,        "event_elapsed_time",          kNo,          kNo,                false},
+  WireOperation{Op::kModuleLoad,              "module_load",                 kNo,          kNo,                false},
+  // cuModuleUnload waits for the context first (module_handlers.cpp).
+  WireOperation{Op::kModuleUnload,            "module_unload",               kYes,         kNo,                false},
+  WireOperation{Op::kLaunchKernel,            "launch_kernel",               kNo,          kNo,                true},
+  WireOperation{Op::kFuncGetAttributes,       "func_get_attributes",         kNo,          kNo,                false},
+  WireOperation{Op::kFuncSetAttribute,        "func_set_attribute",          kNo,          kNo,                false},
+  WireOperation{Op::kFuncSetCacheConfig,      "func_set_cache_config",       kNo,          kNo,                false},
+  WireOperation{Op::kOccupancyMaxActiveBlocks,"occupancy_max_active_blocks", kNo,          kNo,                false},
+  WireOperation{Op::kModuleLoadImage,         "module_load_image",           kNo,          kNo,                false},
+  WireOperation{Op::kModuleGetFunction,       "module_get_function",         kNo,          kNo,                false},
+  WireOperation{Op::kGuardStatusQuery,        "guard_status_query",          kNo,          kNo,                false},
+  WireOperation{Op::kModuleControl,           "module_control",              kNo,          kNo,                false},
+  // Library calls (cufftExec*, ...) are stream-ordered: the adapter's shim may send them unwaited.
+  WireOperation{Op::kAdapterCall,             "adapter_call",                kNo,          kNo,                true},
+};
+// clang-format on
+
+// The request's `async` field, for the operations whose rows say kUnlessAsync.
+bool requestIsAsync(const v1::CallRequest& request) {
+  switch (request.op_case()) {
+    case Op::kMemcpyHtod:
+      return request.memcpy_htod().async();
+    case Op::kMemcpyDtoh:
+      return request.memcpy_dtoh().async();
+    case Op::kMemcpyDtod:
+      return request.memcpy_dtod().async();
+    case Op::kMemset:
+      return request.memset().async();
+    default:
+      return false;
+  }
+}
+
+bool holds(When when, const v1::CallRequest& request) {
+  return when == When::kAlways || (when == When::kUnlessAsync && !requestIsAsync(request));
+}
+
+}  // namespace
+
+std::span<const WireOperation> wireOperations() { return kOperations; }
+
+const WireOperation* findWireOperation(v1::CallRequest::OpCase op) {
+  for (const WireOperation& row : kOperations) {
+    if (row.op == op) return &row;
+  }
+  return nullptr;
+}
+
+std::string wireOperationsMarkdown() {
+  const auto word = [](When when) -> std::string {
+    switch (when) {
+      case When::kNever:
+        return "";
+      case When::kAlways:
+        return "yes";
+      case When::kUnlessAsync:
+        return "unless `async`";
+    }
+    return "?";
+  };
+  std::string text =
+      "# Wire operations\n\n"
+      "Generated from `proto/wire/wire_operations.cpp` (the test `wire.WireOperations.TheDocsListTheTable` "
+      "fails when this file is stale; run it with `AGILEOS_WRITE_WIRE_DOC=1` to rewrite it). Each "
+      "operation is a field of `CallRequest`'s `op` oneof (`proto/agileos/v1/client_api.proto`). "
+      "*Checks the guard*: after it succeeds the worker has waited for the device and reads the kernel "
+      "memory guard's hit counter. *Delivers async errors*: the client returns there the deferred error of "
+      "calls it sent without waiting, as CUDA reports asynchronous errors at such calls. *Sent without "
+      "waiting*: the client may send it without waiting for its reply. Which handler serves each operation, "
+      "and whether it runs alone within its client, is registered in `worker/handlers/*_handlers.cpp`.\n\n"
+      "| operation | field | checks the guard | delivers async errors | sent without waiting |\n"
+      "|---|---|---|---|---|\n";
+  for (const WireOperation& row : kOperations) {
+    text += "| `" + std::string(row.name) + "` | " + std::to_string(static_cast<int>(row.op)) + " | " +
+            word(row.checksGuard) + " | " + word(row.deliversAsyncErrors) + " | " +
+            (row.sentWithoutWaiting ? "yes" : "") + " |\n";
+  }
+  return text;
+}
+
+bool checksGuard(const v1::CallRequest& request) {
+  const WireOperation* row = findWireOperation(request.op_case());
+  return row != nullptr && holds(row->checksGuard, request);
+}
+
+bool deliversAsyncErrors(const v1::CallRequest& request) {
+  const WireOperation* row = findWireOperation(request.op_case());
+  return row != nullptr && holds(row->deliversAsyncErrors, request);
+}
+
+bool mayBeSentWithoutWaiting(const v1::CallRequest& request) {
+  const WireOperation* row = findWireOperation(request.op_case());
+  return row != nullptr && row->sentWithoutWaiting;
+}
+
+}  // namespace agileos::wire
