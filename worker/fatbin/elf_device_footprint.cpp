@@ -1,31 +1,18 @@
 #include "worker/fatbin/elf_device_footprint.h"
 
-#include <elf.h>
-
 #include <cstring>
 #include <string_view>
-#include <type_traits>
+
+#include "worker/fatbin/elf_reading.h"
 
 namespace agileos::fatbin {
 namespace {
 
-using Bytes = std::span<const std::uint8_t>;
-
-// CUDA's section types for shared memory and the stack in relocatable cubins (elf_image_check.cpp).
-constexpr std::uint32_t kShtCudaLocal = SHT_LOPROC + 0x09;
-constexpr std::uint32_t kShtCudaShared = SHT_LOPROC + 0x0a;
-constexpr std::uint32_t kShtCudaSharedReserved = SHT_LOPROC + 0x15;
+using elf::Bytes;
+using elf::readAt;
 
 constexpr std::uint64_t kSmallPage = 64u << 10;
 constexpr std::uint64_t kLargePage = 2u << 20;
-
-template <typename T>
-T readAt(Bytes image, std::uint64_t offset) {
-  static_assert(std::is_trivially_copyable_v<T>);
-  T value;
-  std::memcpy(&value, image.data() + offset, sizeof value);
-  return value;
-}
 
 std::uint64_t placed(std::uint64_t size) {
   if (size == 0) return 0;
@@ -46,8 +33,8 @@ std::string_view sectionName(Bytes image, const Elf64_Shdr& names, std::uint32_t
 }
 
 bool onChipOrStack(const Elf64_Shdr& section, std::string_view name) {
-  return section.sh_type == kShtCudaLocal || section.sh_type == kShtCudaShared ||
-         section.sh_type == kShtCudaSharedReserved || name.starts_with(".nv.shared") ||
+  return section.sh_type == elf::kShtCudaLocal || section.sh_type == elf::kShtCudaShared ||
+         section.sh_type == elf::kShtCudaSharedReserved || name.starts_with(".nv.shared") ||
          name.starts_with(".nv.local");
 }
 

@@ -9,19 +9,17 @@
 #include <utility>
 #include <vector>
 
+#include "worker/fatbin/elf_reading.h"
+
 namespace agileos::fatbin {
 namespace {
 
-using Bytes = std::span<const std::uint8_t>;
-
-// CUDA section types whose sh_size is a memory size, with no bytes in the file (like
-// SHT_NOBITS): .nv.global, .nv.local.<kernel>, .nv.shared.<kernel> and .nv.shared.reserved.*
-// in relocatable cubins (nvcc -rdc=true, ptxas -c, NVRTC -rdc=true). nvlink turns them into
-// SHT_NOBITS in what it links.
-constexpr std::uint32_t kShtCudaGlobal = SHT_LOPROC + 0x07;
-constexpr std::uint32_t kShtCudaLocal = SHT_LOPROC + 0x09;
-constexpr std::uint32_t kShtCudaShared = SHT_LOPROC + 0x0a;
-constexpr std::uint32_t kShtCudaSharedReserved = SHT_LOPROC + 0x15;
+using elf::Bytes;
+using elf::kShtCudaGlobal;
+using elf::kShtCudaLocal;
+using elf::kShtCudaShared;
+using elf::kShtCudaSharedReserved;
+using elf::readAt;
 
 std::string hex(std::uint64_t value) {
   char text[19];
@@ -35,16 +33,6 @@ std::string decimal(std::uint64_t value) { return std::to_string(value); }
 // can wrap: offset <= imageSize first, then size against what is left.
 bool inside(std::uint64_t offset, std::uint64_t size, std::uint64_t imageSize) {
   return offset <= imageSize && size <= imageSize - offset;
-}
-
-// The T at `offset`; the caller has checked inside(offset, sizeof(T), image.size()). memcpy
-// because nothing in an untrusted image is aligned.
-template <typename T>
-T readAt(Bytes image, std::uint64_t offset) {
-  static_assert(std::is_trivially_copyable_v<T>);
-  T value;
-  std::memcpy(&value, image.data() + offset, sizeof value);
-  return value;
 }
 
 bool hasFileContents(std::uint32_t type) {
