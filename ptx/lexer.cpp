@@ -23,147 +23,188 @@ bool isHexDigit(char c) { return std::isxdigit(static_cast<unsigned char>(c)) !=
 
 constexpr std::string_view kPunctuation = "{}()[],;:@!<>+-|*/=~&^?";
 
-}  // namespace
+// One pass over the text, one step per token class. Each lex* step starts at a character that
+// begins its class, consumes the token and emits it; a step that cannot read the text records
+// the error (fail) and returns false, and the pass stops there.
+class Lexer {
+ public:
+  explicit Lexer(std::string_view text) : text_(text) {}
 
-LexResult tokenize(std::string_view text) {
-  LexResult result;
-  std::size_t i = 0;
-  std::uint32_t line = 1;
-  bool space = false;
-  bool newline = true;
-  auto fail = [&](const std::string& what) {
-    result.ok = false;
-    result.error = "line " + std::to_string(line) + ": " + what;
-    return result;
-  };
-  auto emit = [&](TokenKind kind, std::size_t begin, std::size_t end) {
-    result.tokens.push_back(Token{kind, std::string(text.substr(begin, end - begin)), line, space, newline});
-    space = false;
-    newline = false;
-  };
-  while (i < text.size()) {
-    const char c = text[i];
+  LexResult run() {
+    while (i_ < text_.size()) {
+      if (skipBlank()) continue;
+      if (startsComment()) {
+        if (!skipComment()) return result_;
+        continue;
+      }
+      const char c = text_[i_];
+      bool ok = true;
+      if (c == '"') {
+        ok = lexString();
+      } else if (c == '.' && i_ + 1 < text_.size() &&
+                 (std::isalpha(static_cast<unsigned char>(text_[i_ + 1])) != 0 || text_[i_ + 1] == '_')) {
+        lexWord(TokenKind::kDirective);
+      } else if (isIdentifierStart(c)) {
+        lexWord(TokenKind::kIdentifier);
+      } else if (isDigit(c)) {
+        lexNumber();
+      } else if (kPunctuation.find(c) != std::string_view::npos) {
+        emit(TokenKind::kPunct, i_, i_ + 1);
+        ++i_;
+      } else {
+        ok = fail(std::string("unexpected character '") +
+                  (std::isprint(static_cast<unsigned char>(c))
+                       ? std::string(1, c)
+                       : "\\x" + std::to_string(static_cast<unsigned char>(c))) +
+                  "'");
+      }
+      if (!ok) return result_;
+    }
+    return result_;
+  }
+
+ private:
+  bool fail(const std::string& what) {
+    result_.ok = false;
+    result_.error = "line " + std::to_string(line_) + ": " + what;
+    return false;
+  }
+
+  void emit(TokenKind kind, std::size_t begin, std::size_t end) {
+    result_.tokens.push_back(
+        Token{kind, std::string(text_.substr(begin, end - begin)), line_, space_, newline_});
+    space_ = false;
+    newline_ = false;
+  }
+
+  // A line break or other whitespace: consumed, and remembered for the next token.
+  bool skipBlank() {
+    const char c = text_[i_];
     if (c == '\n') {
-      ++line;
-      ++i;
-      newline = true;
-      space = false;
-      continue;
+      ++line_;
+      ++i_;
+      newline_ = true;
+      space_ = false;
+      return true;
     }
     if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v') {
-      space = true;
-      ++i;
-      continue;
+      space_ = true;
+      ++i_;
+      return true;
     }
-    if (c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
-      while (i < text.size() && text[i] != '\n') ++i;
-      space = true;
-      continue;
-    }
-    if (c == '/' && i + 1 < text.size() && text[i + 1] == '*') {
-      const std::size_t end = text.find("*/", i + 2);
-      if (end == std::string_view::npos) return fail("unterminated comment");
-      for (std::size_t k = i; k < end; ++k) {
-        if (text[k] == '\n') {
-          ++line;
-          newline = true;
-        }
-      }
-      i = end + 2;
-      space = true;
-      continue;
-    }
-    const std::size_t begin = i;
-    if (c == '"') {
-      // A string holds printable ASCII only, with no backslash and no comment marker: then no
-      // reading of escapes or comments (ptxas's or ours) can end it anywhere but at the next
-      // '"', and it cannot hide the code that follows it.
-      ++i;
-      while (i < text.size() && text[i] != '"') {
-        const char s = text[i];
-        if (s < 0x20 || s > 0x7e || s == '\\')
-          return fail("a string may hold only printable characters, no '\\'");
-        if ((s == '/' || s == '*') && i + 1 < text.size() && (text[i + 1] == '/' || text[i + 1] == '*') &&
-            !(s == '*' && text[i + 1] == '*')) {
-          return fail("a string may not hold a comment marker");
-        }
-        ++i;
-      }
-      if (i >= text.size()) return fail("unterminated string");
-      ++i;
-      emit(TokenKind::kString, begin, i);
-      continue;
-    }
-    if (c == '.' && i + 1 < text.size() &&
-        (std::isalpha(static_cast<unsigned char>(text[i + 1])) != 0 || text[i + 1] == '_')) {
-      ++i;
-      while (i < text.size()) {
-        if (std::isalnum(static_cast<unsigned char>(text[i])) != 0 || text[i] == '_' || text[i] == '$') {
-          ++i;
-        } else if (doubleColonContinues(text, i)) {
-          i += 2;
-        } else {
-          break;
-        }
-      }
-      emit(TokenKind::kDirective, begin, i);
-      continue;
-    }
-    if (isIdentifierStart(c)) {
-      ++i;
-      while (i < text.size()) {
-        if (isIdentifierChar(text[i])) {
-          ++i;
-        } else if (doubleColonContinues(text, i)) {
-          i += 2;
-        } else {
-          break;
-        }
-      }
-      emit(TokenKind::kIdentifier, begin, i);
-      continue;
-    }
-    if (isDigit(c)) {
-      // 0x.., 0b.., 0f........, 0d................, decimal (with fraction/exponent), U suffix.
-      if (c == '0' && i + 1 < text.size() &&
-          (text[i + 1] == 'f' || text[i + 1] == 'F' || text[i + 1] == 'd' || text[i + 1] == 'D' ||
-           text[i + 1] == 'x' || text[i + 1] == 'X')) {
-        i += 2;
-        while (i < text.size() && isHexDigit(text[i])) ++i;
-      } else if (c == '0' && i + 1 < text.size() && (text[i + 1] == 'b' || text[i + 1] == 'B')) {
-        i += 2;
-        while (i < text.size() && (text[i] == '0' || text[i] == '1')) ++i;
-      } else {
-        while (i < text.size() && isDigit(text[i])) ++i;
-        if (i < text.size() && text[i] == '.') {
-          ++i;
-          while (i < text.size() && isDigit(text[i])) ++i;
-        }
-        if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
-          std::size_t k = i + 1;
-          if (k < text.size() && (text[k] == '+' || text[k] == '-')) ++k;
-          if (k < text.size() && isDigit(text[k])) {
-            i = k;
-            while (i < text.size() && isDigit(text[i])) ++i;
-          }
-        }
-      }
-      if (i < text.size() && (text[i] == 'U' || text[i] == 'u')) ++i;
-      emit(TokenKind::kNumber, begin, i);
-      continue;
-    }
-    if (kPunctuation.find(c) != std::string_view::npos) {
-      ++i;
-      emit(TokenKind::kPunct, begin, i);
-      continue;
-    }
-    return fail(std::string("unexpected character '") +
-                (std::isprint(static_cast<unsigned char>(c))
-                     ? std::string(1, c)
-                     : "\\x" + std::to_string(static_cast<unsigned char>(c))) +
-                "'");
+    return false;
   }
-  return result;
-}
+
+  bool startsComment() const {
+    return text_[i_] == '/' && i_ + 1 < text_.size() && (text_[i_ + 1] == '/' || text_[i_ + 1] == '*');
+  }
+
+  // "// ..." to the end of the line (the line break stays), or "/* ... */" (counting its line
+  // breaks). A comment is whitespace.
+  bool skipComment() {
+    if (text_[i_ + 1] == '/') {
+      while (i_ < text_.size() && text_[i_] != '\n') ++i_;
+      space_ = true;
+      return true;
+    }
+    const std::size_t end = text_.find("*/", i_ + 2);
+    if (end == std::string_view::npos) return fail("unterminated comment");
+    for (std::size_t k = i_; k < end; ++k) {
+      if (text_[k] == '\n') {
+        ++line_;
+        newline_ = true;
+      }
+    }
+    i_ = end + 2;
+    space_ = true;
+    return true;
+  }
+
+  // A string holds printable ASCII only, with no backslash and no comment marker: then no
+  // reading of escapes or comments (ptxas's or ours) can end it anywhere but at the next '"',
+  // and it cannot hide the code that follows it.
+  bool lexString() {
+    const std::size_t begin = i_++;
+    while (i_ < text_.size() && text_[i_] != '"') {
+      const char s = text_[i_];
+      if (s < 0x20 || s > 0x7e || s == '\\')
+        return fail("a string may hold only printable characters, no '\\'");
+      if ((s == '/' || s == '*') && i_ + 1 < text_.size() && (text_[i_ + 1] == '/' || text_[i_ + 1] == '*') &&
+          !(s == '*' && text_[i_ + 1] == '*')) {
+        return fail("a string may not hold a comment marker");
+      }
+      ++i_;
+    }
+    if (i_ >= text_.size()) return fail("unterminated string");
+    ++i_;
+    emit(TokenKind::kString, begin, i_);
+    return true;
+  }
+
+  // A directive (".reg", ".shared::cta") or an identifier ("ld.global.v4.f32", "%tid.x"): the
+  // first character is already known to start one; "::" inside continues the word.
+  void lexWord(TokenKind kind) {
+    const std::size_t begin = i_++;
+    const auto continues = [&](char c) {
+      if (kind == TokenKind::kIdentifier) return isIdentifierChar(c);
+      return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '$';
+    };
+    while (i_ < text_.size()) {
+      if (continues(text_[i_])) {
+        ++i_;
+      } else if (doubleColonContinues(text_, i_)) {
+        i_ += 2;
+      } else {
+        break;
+      }
+    }
+    emit(kind, begin, i_);
+  }
+
+  void skipDigits() {
+    while (i_ < text_.size() && isDigit(text_[i_])) ++i_;
+  }
+
+  // 0x.., 0b.., 0f........, 0d................, decimal (with fraction/exponent), U suffix.
+  void lexNumber() {
+    const std::size_t begin = i_;
+    const char next = i_ + 1 < text_.size() ? text_[i_ + 1] : '\0';
+    if (text_[i_] == '0' &&
+        (next == 'f' || next == 'F' || next == 'd' || next == 'D' || next == 'x' || next == 'X')) {
+      i_ += 2;
+      while (i_ < text_.size() && isHexDigit(text_[i_])) ++i_;
+    } else if (text_[i_] == '0' && (next == 'b' || next == 'B')) {
+      i_ += 2;
+      while (i_ < text_.size() && (text_[i_] == '0' || text_[i_] == '1')) ++i_;
+    } else {
+      skipDigits();
+      if (i_ < text_.size() && text_[i_] == '.') {
+        ++i_;
+        skipDigits();
+      }
+      if (i_ < text_.size() && (text_[i_] == 'e' || text_[i_] == 'E')) {
+        std::size_t k = i_ + 1;
+        if (k < text_.size() && (text_[k] == '+' || text_[k] == '-')) ++k;
+        if (k < text_.size() && isDigit(text_[k])) {
+          i_ = k;
+          skipDigits();
+        }
+      }
+    }
+    if (i_ < text_.size() && (text_[i_] == 'U' || text_[i_] == 'u')) ++i_;
+    emit(TokenKind::kNumber, begin, i_);
+  }
+
+  std::string_view text_;
+  std::size_t i_ = 0;
+  std::uint32_t line_ = 1;
+  bool space_ = false;   // whitespace (or a comment) since the last token, on this line
+  bool newline_ = true;  // a line break since the last token (the first token starts a line)
+  LexResult result_;
+};
+
+}  // namespace
+
+LexResult tokenize(std::string_view text) { return Lexer(text).run(); }
 
 }  // namespace agileos::ptx

@@ -229,6 +229,132 @@ std::uint32_t typeBytes(const std::string& modifier) {
   return it == kBytes.end() ? 0 : it->second;
 }
 
+namespace {
+
+// Distributed shared memory through a computed address: ptxas compiles ld/st/atom/red/mbarrier on
+// .shared::cluster into generic accesses (found by the SASS oracle of the layout tests), so an
+// address outside the cluster's shared window is not confined to shared memory, and the guard
+// cannot bound it without the window's base. Only a shared variable's own name (plus an offset)
+// is taken; anything else is refused until the guard can check it.
+bool clusterSharedThroughComputedAddress(const Instruction& instruction) {
+  if (!namesClusterSharedMemory(instruction)) return false;
+  for (const Operand& operand : instruction.operands) {
+    if (operand.kind != Operand::Kind::kAddress) continue;
+    if (!operand.address || operand.address->base.empty() || operand.address->base[0] == '%') return true;
+  }
+  return false;
+}
+
+// prefetch, prefetchu, applypriority, discard.
+MemoryClassification classifyCacheOperation(const Instruction& instruction, StateSpace space) {
+  const std::string_view o = instruction.opcode;
+  if (instruction.hasModifier(".tensormap"))
+    return unsupported("'" + instruction.opcode + ".tensormap' names a tensor map");
+  // A prefetch or cache-policy change reads no data, but names an address: checked like a
+  // one-byte access, so it cannot probe protected ranges. discard destroys a line's contents and
+  // applypriority changes a line's eviction: their width is the L2 line (128 bytes), given as a
+  // modifier.
+  const std::uint32_t bytes = o == "discard" || o == "applypriority" ? 128 : 1;
+  return oneAccess(instruction, 0, space, bytes, o != "discard", o == "discard");
+}
+
+// cp.async.bulk.dst.src... [dstMem], [srcMem], size, ...: both addresses over `size` bytes.
+MemoryClassification classifyBulkCopy(const Instruction& instruction) {
+  MemoryClassification c;
+  c.verdict = Verdict::kAccess;
+  for (std::size_t index : {std::size_t{0}, std::size_t{1}}) {
+    if (index >= instruction.operands.size() || instruction.operands[index].kind != Operand::Kind::kAddress) {
+      return unsupported("cp.async.bulk without its two addresses");
+    }
+  }
+  // The spaces come in order: destination first, then source (".shared::cluster.global").
+  std::vector<StateSpace> spaces;
+  for (const std::string& m : instruction.modifiers) {
+    const std::optional<StateSpace> named = spaceNamedBy(m);
+    if (named == StateSpace::kGlobal || named == StateSpace::kShared) spaces.push_back(*named);
+  }
+  if (spaces.size() != 2) return unsupported("cp.async.bulk without a destination and a source space");
+  c.accesses.push_back(MemoryAccess{0, spaces[0], 0, std::size_t{2}, false, true});
+  c.accesses.push_back(MemoryAccess{1, spaces[1], 0, std::size_t{2}, true, false});
+  return c;
+}
+
+// cp.async.ca|cg.shared{::cta}.global [dst], [src], cp-size{, src-size}{, cache-policy}
+MemoryClassification classifySmallAsyncCopy(const Instruction& instruction) {
+  if (instruction.operands.size() < 3 || instruction.operands[2].kind != Operand::Kind::kImmediate) {
+    return unsupported("cp.async without an immediate copy size");
+  }
+  const std::string& sizeText = instruction.operands[2].tokens[0].text;
+  const std::uint32_t bytes = sizeText == "4" ? 4 : sizeText == "8" ? 8 : sizeText == "16" ? 16 : 0;
+  if (bytes == 0) return unsupported("cp.async with a copy size of " + sizeText);
+  MemoryClassification c = oneAccess(instruction, 1, StateSpace::kGlobal, bytes, true, false);
+  if (c.verdict == Verdict::kAccess)
+    c.accesses.push_back(MemoryAccess{0, StateSpace::kShared, bytes, std::nullopt, false, true});
+  return c;
+}
+
+// cp.async..., cp.reduce.async...
+MemoryClassification classifyCopy(const Instruction& instruction, StateSpace space) {
+  const bool reduce = !instruction.modifiers.empty() && instruction.modifiers[0] == ".reduce";
+  if (instruction.modifiers.empty() || (instruction.modifiers[0] != ".async" && !reduce) ||
+      (reduce && !instruction.hasModifier(".async"))) {
+    return unsupported("unknown copy instruction 'cp" +
+                       (instruction.modifiers.empty() ? std::string() : instruction.modifiers[0]) + "'");
+  }
+  if (instruction.hasModifier(".commit_group") || instruction.hasModifier(".wait_group") ||
+      instruction.hasModifier(".wait_all")) {
+    return {};
+  }
+  if (instruction.hasModifier(".tensor"))
+    return unsupported("cp.async.bulk.tensor copies through a CUtensorMap");
+  if (instruction.hasModifier(".mbarrier") && !instruction.hasModifier(".bulk")) {
+    // cp.async.mbarrier.arrive{.noinc}{.shared{::cta}}.b64 [addr]: an 8-byte barrier object.
+    return oneAccess(instruction, 0, space, 8, true, true);
+  }
+  if (instruction.hasModifier(".bulk") && instruction.hasModifier(".prefetch")) {
+    // cp.async.bulk.prefetch.L2.global [srcMem], size
+    MemoryClassification c = oneAccess(instruction, 0, StateSpace::kGlobal, 1, true, false);
+    if (c.verdict == Verdict::kAccess) c.accesses[0].sizeOperand = 1;
+    return c;
+  }
+  if (instruction.hasModifier(".bulk")) return classifyBulkCopy(instruction);
+  return classifySmallAsyncCopy(instruction);
+}
+
+// Every mbarrier operation names an 8-byte barrier object; in generic form it may be anywhere.
+MemoryClassification classifyBarrier(const Instruction& instruction, StateSpace space) {
+  for (std::size_t index = 0; index < instruction.operands.size(); ++index) {
+    if (instruction.operands[index].kind == Operand::Kind::kAddress) {
+      return oneAccess(instruction, index, space, 8, true, true);
+    }
+  }
+  return {};
+}
+
+// Matrix, texture and surface instructions: what the guard lets through without a check, and
+// what it cannot bound.
+MemoryClassification classifyMatrixOrTexture(const Instruction& instruction, StateSpace space) {
+  const std::string_view o = instruction.opcode;
+  if (o == "ldmatrix" || o == "stmatrix") {
+    if (space != StateSpace::kShared)
+      return unsupported("'" + instruction.opcode + "' outside shared memory");
+    return {};  // shared memory only: cannot reach global memory
+  }
+  if (o == "wmma" && !instruction.hasModifier(".load") && !instruction.hasModifier(".store")) return {};
+  if (o == "wgmma" && !instruction.hasModifier(".mma_async")) return {};
+  if (o == "wmma" || o == "wgmma" || o == "tcgen05")
+    return unsupported("'" + instruction.opcode + "' accesses a matrix with a run-time stride or descriptor");
+  return unsupported("'" + instruction.opcode + "' uses texture or surface objects");
+}
+
+bool isMatrixOrTexture(std::string_view o) {
+  return o == "ldmatrix" || o == "stmatrix" || o == "wmma" || o == "wgmma" || o == "tcgen05" || o == "tex" ||
+         o == "tld4" || o == "txq" || o == "suld" || o == "sust" || o == "sured" || o == "suq" ||
+         o == "istypep";
+}
+
+}  // namespace
+
 MemoryClassification classifyMemory(const Instruction& instruction) {
   const std::string& op = instruction.opcode;
   // Comparisons through a view: its operator== checks the length before the bytes (the
@@ -240,118 +366,23 @@ MemoryClassification classifyMemory(const Instruction& instruction) {
   if (ambiguous && o != "cp") return unsupported("'" + op + "' names two state spaces");
   const std::uint32_t width = elementBytes(instruction) * vectorLength(instruction);
 
-  // Distributed shared memory through a computed address: ptxas compiles ld/st/atom/red/mbarrier
-  // on .shared::cluster into generic accesses (found by the SASS oracle of the layout tests),
-  // so an address outside the cluster's shared window is not confined to shared memory, and
-  // the guard cannot bound it without the window's base. Only a shared variable's own name
-  // (plus an offset) is taken; anything else is refused until the guard can check it.
   if ((o == "ld" || o == "ldu" || o == "st" || o == "atom" || o == "red" || o == "mbarrier") &&
-      namesClusterSharedMemory(instruction)) {
-    for (const Operand& operand : instruction.operands) {
-      if (operand.kind != Operand::Kind::kAddress) continue;
-      if (!operand.address || operand.address->base.empty() || operand.address->base[0] == '%') {
-        return unsupported("'" + op +
-                           ".shared::cluster' through a computed address (ptxas makes it a generic access, "
-                           "which the guard cannot bound yet)");
-      }
-    }
+      clusterSharedThroughComputedAddress(instruction)) {
+    return unsupported("'" + op +
+                       ".shared::cluster' through a computed address (ptxas makes it a generic access, "
+                       "which the guard cannot bound yet)");
   }
   if (o == "ld" || o == "ldu") return oneAccess(instruction, 1, space, width, true, false);
   if (o == "st") return oneAccess(instruction, 0, space, width, false, true);
-  if (o == "atom") {
-    // atom{.space}.op.type d, [a], b{, c}: reads and writes [a].
-    return oneAccess(instruction, 1, space, width, true, true);
-  }
+  // atom{.space}.op.type d, [a], b{, c}: reads and writes [a].
+  if (o == "atom") return oneAccess(instruction, 1, space, width, true, true);
   if (o == "red") return oneAccess(instruction, 0, space, width, true, true);
-  if (o == "prefetch" || o == "prefetchu" || o == "applypriority" || o == "discard") {
-    if (instruction.hasModifier(".tensormap"))
-      return unsupported("'" + op + ".tensormap' names a tensor map");
-    // A prefetch or cache-policy change reads no data, but names an address: checked like
-    // a one-byte access, so it cannot probe protected ranges. discard destroys a line's
-    // contents and applypriority changes a line's eviction: their width is the L2 line
-    // (128 bytes), given as a modifier.
-    const std::uint32_t bytes = o == "discard" || o == "applypriority" ? 128 : 1;
-    return oneAccess(instruction, 0, space, bytes, o != "discard", o == "discard");
-  }
-  if (o == "cp") {
-    const bool reduce = !instruction.modifiers.empty() && instruction.modifiers[0] == ".reduce";
-    if (instruction.modifiers.empty() || (instruction.modifiers[0] != ".async" && !reduce) ||
-        (reduce && !instruction.hasModifier(".async"))) {
-      return unsupported("unknown copy instruction 'cp" +
-                         (instruction.modifiers.empty() ? std::string() : instruction.modifiers[0]) + "'");
-    }
-    if (instruction.hasModifier(".commit_group") || instruction.hasModifier(".wait_group") ||
-        instruction.hasModifier(".wait_all")) {
-      return {};
-    }
-    if (instruction.hasModifier(".tensor"))
-      return unsupported("cp.async.bulk.tensor copies through a CUtensorMap");
-    if (instruction.hasModifier(".mbarrier") && !instruction.hasModifier(".bulk")) {
-      // cp.async.mbarrier.arrive{.noinc}{.shared{::cta}}.b64 [addr]: an 8-byte barrier object.
-      return oneAccess(instruction, 0, space, 8, true, true);
-    }
-    if (instruction.hasModifier(".bulk") && instruction.hasModifier(".prefetch")) {
-      // cp.async.bulk.prefetch.L2.global [srcMem], size
-      MemoryClassification c = oneAccess(instruction, 0, StateSpace::kGlobal, 1, true, false);
-      if (c.verdict == Verdict::kAccess) c.accesses[0].sizeOperand = 1;
-      return c;
-    }
-    if (instruction.hasModifier(".bulk")) {
-      // cp.async.bulk.dst.src... [dstMem], [srcMem], size, ...: both addresses over `size` bytes.
-      MemoryClassification c;
-      c.verdict = Verdict::kAccess;
-      for (std::size_t index : {std::size_t{0}, std::size_t{1}}) {
-        if (index >= instruction.operands.size() ||
-            instruction.operands[index].kind != Operand::Kind::kAddress) {
-          return unsupported("cp.async.bulk without its two addresses");
-        }
-      }
-      // The spaces come in order: destination first, then source (".shared::cluster.global").
-      std::vector<StateSpace> spaces;
-      for (const std::string& m : instruction.modifiers) {
-        const std::optional<StateSpace> named = spaceNamedBy(m);
-        if (named == StateSpace::kGlobal || named == StateSpace::kShared) spaces.push_back(*named);
-      }
-      if (spaces.size() != 2) return unsupported("cp.async.bulk without a destination and a source space");
-      c.accesses.push_back(MemoryAccess{0, spaces[0], 0, std::size_t{2}, false, true});
-      c.accesses.push_back(MemoryAccess{1, spaces[1], 0, std::size_t{2}, true, false});
-      return c;
-    }
-    // cp.async.ca|cg.shared{::cta}.global [dst], [src], cp-size{, src-size}{, cache-policy}
-    if (instruction.operands.size() < 3 || instruction.operands[2].kind != Operand::Kind::kImmediate) {
-      return unsupported("cp.async without an immediate copy size");
-    }
-    const std::string& sizeText = instruction.operands[2].tokens[0].text;
-    const std::uint32_t bytes = sizeText == "4" ? 4 : sizeText == "8" ? 8 : sizeText == "16" ? 16 : 0;
-    if (bytes == 0) return unsupported("cp.async with a copy size of " + sizeText);
-    MemoryClassification c = oneAccess(instruction, 1, StateSpace::kGlobal, bytes, true, false);
-    if (c.verdict == Verdict::kAccess)
-      c.accesses.push_back(MemoryAccess{0, StateSpace::kShared, bytes, std::nullopt, false, true});
-    return c;
-  }
-  if (o == "mbarrier") {
-    // Every mbarrier operation names an 8-byte barrier object; in generic form it may be anywhere.
-    for (std::size_t index = 0; index < instruction.operands.size(); ++index) {
-      if (instruction.operands[index].kind == Operand::Kind::kAddress) {
-        return oneAccess(instruction, index, space, 8, true, true);
-      }
-    }
-    return {};
-  }
-  if (o == "ldmatrix" || o == "stmatrix") {
-    if (space != StateSpace::kShared) return unsupported("'" + op + "' outside shared memory");
-    return {};  // shared memory only: cannot reach global memory
-  }
+  if (o == "prefetch" || o == "prefetchu" || o == "applypriority" || o == "discard")
+    return classifyCacheOperation(instruction, space);
+  if (o == "cp") return classifyCopy(instruction, space);
+  if (o == "mbarrier") return classifyBarrier(instruction, space);
   if (o == "multimem") return unsupported("multimem accesses memory of several GPUs through one address");
-  if (o == "tex" || o == "tld4" || o == "txq" || o == "suld" || o == "sust" || o == "sured" || o == "suq" ||
-      o == "istypep") {
-    return unsupported("'" + op + "' uses texture or surface objects");
-  }
-  if (o == "wmma" || o == "wgmma" || o == "tcgen05") {
-    if (o == "wmma" && !instruction.hasModifier(".load") && !instruction.hasModifier(".store")) return {};
-    if (o == "wgmma" && !instruction.hasModifier(".mma_async")) return {};
-    return unsupported("'" + op + "' accesses a matrix with a run-time stride or descriptor");
-  }
+  if (isMatrixOrTexture(o)) return classifyMatrixOrTexture(instruction, space);
   if (o == "alloca" || o == "stacksave" || o == "stackrestore") return {};  // the thread's own stack
   if (knownNotToAccessMemory(op)) return {};
   return unsupported("unknown opcode '" + op + "'");
