@@ -4,7 +4,8 @@
 //
 // Usage:
 //   tenant_limits --native-probe   natively, no AgileOS: how much device memory the driver sets
-//                                  aside for a 16 KiB stack, a 256 MiB heap, a 64 MiB printf FIFO
+//                                  aside for a 16 KiB stack, a 256 MiB heap, a 64 MiB printf FIFO,
+//                                  262144 pending device-side launches
 //                                  and a kernel with 16 KiB of local memory
 //                                  (lines "probe: <limit> set aside N bytes"), so the worker's
 //                                  estimates can be compared with the driver's real numbers
@@ -72,7 +73,9 @@ int nativeProbe() {
     std::size_t value;
   } probes[] = {{"stack 16 KiB", cudaLimitStackSize, 16 << 10},
                 {"heap 256 MiB", cudaLimitMallocHeapSize, 256u << 20},
-                {"printf FIFO 64 MiB", cudaLimitPrintfFifoSize, 64u << 20}};
+                {"printf FIFO 64 MiB", cudaLimitPrintfFifoSize, 64u << 20},
+                // worker/driver_limit_cost.h charges 4 KiB per slot, an estimate this measures.
+                {"pending launches 262144", cudaLimitDevRuntimePendingLaunchCount, 262144}};
   cudaFree(nullptr);
   for (const Probe& probe : probes) {
     std::size_t before = 0, initial = 0;
