@@ -4,7 +4,8 @@
 A library shim (client/cufft: libagileos_cufft.so, client/nvrtc: libagileos_nvrtc.so) stands in
 for one NVIDIA library. Its table, <library>_api.tsv, is the single declaration of what the
 shim exports: one row per function the real library exports (nm -D --defined-only), marked
-`implemented` (forwarded to the worker's adapter) or `unsupported` (fails closed), and a few
+`implemented` (forwarded to the worker's adapter), `partial` (forwarded, working for part of
+what the library accepts; the rest fails closed) or `unsupported` (fails closed), and a few
 `@` directives that describe the library. From one table this script writes, each only when
 asked for:
 
@@ -33,6 +34,7 @@ Table format (TAB-separated; blank lines and lines starting with # are ignored):
   @source       the shim's source directory, for the documentation (client/cufft)
 
   symbol <TAB> implemented [<TAB> note]
+  symbol <TAB> partial <TAB> what is missing (the missing part fails closed)
   symbol <TAB> unsupported <TAB> reason [<TAB> result code]
 
 Every run parses the whole table, so a malformed table fails the build whatever is written.
@@ -47,7 +49,7 @@ import os
 import re
 import sys
 
-SUPPORT_LEVELS = ("implemented", "unsupported")
+SUPPORT_LEVELS = ("implemented", "partial", "unsupported")
 DIRECTIVES = ("library", "shim", "version", "header", "namespace", "unsupported", "source")
 GENERATOR = "cmake/library_shim/generate_library_shim.py"
 
@@ -61,7 +63,7 @@ class Entry:
     symbol: str
     support: str
     note: str
-    result: str  # the failure code of an unsupported row ("" for implemented rows)
+    result: str  # the failure code of an unsupported row ("" for the others)
     line: int
 
 
@@ -80,6 +82,9 @@ class Table:
 
     def implemented(self) -> list[Entry]:
         return [e for e in self.entries if e.support == "implemented"]
+
+    def partial(self) -> list[Entry]:
+        return [e for e in self.entries if e.support == "partial"]
 
     def unsupported_rows(self) -> list[Entry]:
         return [e for e in self.entries if e.support == "unsupported"]
@@ -134,10 +139,12 @@ def read_table(path: str) -> Table:
             if symbol in seen:
                 raise TableError(f"{where}: {symbol} is already declared on line {seen[symbol]}")
             if support not in SUPPORT_LEVELS:
-                raise TableError(f"{where}: support must be implemented or unsupported, not '{support}'")
+                raise TableError(f"{where}: support must be one of {', '.join(SUPPORT_LEVELS)}, not '{support}'")
             if support == "unsupported" and not note:
                 raise TableError(f"{where}: an unsupported row must say why it fails closed")
-            if support == "implemented" and result:
+            if support == "partial" and not note:
+                raise TableError(f"{where}: a partial row must say what is missing")
+            if support != "unsupported" and result:
                 raise TableError(f"{where}: only an unsupported row names a failure code")
             if result and not re.fullmatch(r"[A-Z][A-Z0-9_]*", result):
                 raise TableError(f"{where}: '{result}' is not a result code name")
@@ -267,25 +274,29 @@ library runs it.
 
 - **implemented**: forwarded to the worker's adapter (or answered from client-side state that
   the note describes).
+- **partial**: forwarded like an implemented function, for part of what the library accepts;
+  the note says what is missing, and the missing part fails closed with the library's own error.
 - **unsupported**: fails closed. The first call logs the function's name and the reason below
   on stderr; every call returns the code in the "fails with" column and touches none of its
   output arguments.
 
 ## Summary
 
-| library | shim | soname | implemented | unsupported | total |
-| --- | --- | --- | ---: | ---: | ---: |"""]
+| library | shim | soname | implemented | partial | unsupported | total |
+| --- | --- | --- | ---: | ---: | ---: | ---: |"""]
     for table in tables:
-        implemented, unsupported = len(table.implemented()), len(table.unsupported_rows())
-        out.append(f"| {table.library} | `{table.shim}` | `{table.version}` | {implemented} | "
-                   f"{unsupported} | {implemented + unsupported} |")
+        implemented, partial = len(table.implemented()), len(table.partial())
+        unsupported = len(table.unsupported_rows())
+        out.append(f"| {table.library} | `{table.shim}` | `{table.version}` | {implemented} | {partial} | "
+                   f"{unsupported} | {len(table.entries)} |")
     for table in tables:
-        implemented, unsupported = len(table.implemented()), len(table.unsupported_rows())
+        implemented, partial = len(table.implemented()), len(table.partial())
+        unsupported = len(table.unsupported_rows())
         out.append("")
         out.append(f"## {table.library} (`{table.shim}`)")
         out.append("")
         out.append(f"Declared in `{table.display_path}`; implemented in `{table.source}/`. "
-                   f"{implemented} implemented, {unsupported} unsupported, each exported as "
+                   f"{implemented} implemented, {partial} partial, {unsupported} unsupported, each exported as "
                    f"`name@@{table.version}`.")
         out.append("")
         out.append("| function | support | fails with | reason or note |")
