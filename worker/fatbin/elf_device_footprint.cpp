@@ -1,5 +1,6 @@
 #include "worker/fatbin/elf_device_footprint.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string_view>
 
@@ -48,11 +49,17 @@ Group groupOf(std::string_view name) {
   return kData;  // .nv.global, .nv.global.init, and anything else the driver places
 }
 
-}  // namespace
+// Whether the driver places `section` in device memory. By its flag, and also by its name
+// whatever its flags: a crafted image could clear SHF_ALLOC on a .nv.global the driver still
+// allocates by name, and an over-count is the safe side.
+bool placedByDriver(const Elf64_Shdr& section, std::string_view name) {
+  if (onChipOrStack(section, name)) return false;
+  return (section.sh_flags & SHF_ALLOC) != 0 || name.starts_with(".text") ||
+         name.starts_with(".nv.constant") || name.starts_with(".nv.global");
+}
 
-std::uint64_t elfDeviceFootprint(Bytes image) {
-  const auto header = readAt<Elf64_Ehdr>(image, 0);
-  if (header.e_shnum == 0) return 0;
+// The footprint by sections: each group's total, placed.
+std::uint64_t sectionFootprint(Bytes image, const Elf64_Ehdr& header) {
   const auto sectionAt = [&](std::uint64_t index) {
     return readAt<Elf64_Shdr>(image, header.e_shoff + index * sizeof(Elf64_Shdr));
   };
@@ -68,14 +75,33 @@ std::uint64_t elfDeviceFootprint(Bytes image) {
         if (symbol.st_shndx == SHN_COMMON) add(&groups[kData], symbol.st_size);
       }
     }
-    if ((section.sh_flags & SHF_ALLOC) == 0) continue;
     const std::string_view name = sectionName(image, names, section.sh_name);
-    if (onChipOrStack(section, name)) continue;
-    add(&groups[groupOf(name)], section.sh_size);
+    if (placedByDriver(section, name)) add(&groups[groupOf(name)], section.sh_size);
   }
   std::uint64_t total = 0;
   for (std::uint64_t bytes : groups) add(&total, placed(bytes));
   return total;
+}
+
+// The footprint by loadable segments (an executable cubin's PT_LOAD entries, each placed): what
+// a loader that reads program headers rather than sections would allocate.
+std::uint64_t segmentFootprint(Bytes image, const Elf64_Ehdr& header) {
+  std::uint64_t total = 0;
+  for (std::uint64_t index = 0; index < header.e_phnum; ++index) {
+    const auto segment = readAt<Elf64_Phdr>(image, header.e_phoff + index * sizeof(Elf64_Phdr));
+    if (segment.p_type == PT_LOAD) add(&total, placed(segment.p_memsz));
+  }
+  return total;
+}
+
+}  // namespace
+
+// The larger of the two readings: the driver's loader is closed source, and a crafted image can
+// make sections and segments disagree.
+std::uint64_t elfDeviceFootprint(Bytes image) {
+  const auto header = readAt<Elf64_Ehdr>(image, 0);
+  const std::uint64_t bySections = header.e_shnum == 0 ? 0 : sectionFootprint(image, header);
+  return std::max(bySections, segmentFootprint(image, header));
 }
 
 }  // namespace agileos::fatbin

@@ -644,12 +644,35 @@ TEST(ElfDeviceFootprint, ADeclaredSizeIsChargedWhateverTheImageHolds) {
               1ull << 40);
     EXPECT_EQ(footprint(withSection(image, global, [](Elf64_Shdr& s) { s.sh_size = ~0ull; })),
               kMaxElfFootprint);
-    EXPECT_LE(footprint(withSection(image, global,
-                                    [](Elf64_Shdr& s) { s.sh_flags &= ~std::uint64_t{SHF_ALLOC}; })) +
-                  (1u << 20),
-              original)
-        << "a section the driver does not place costs nothing";
+    EXPECT_EQ(
+        footprint(withSection(image, global, [](Elf64_Shdr& s) { s.sh_flags &= ~std::uint64_t{SHF_ALLOC}; })),
+        original)
+        << "clearing SHF_ALLOC does not hide a .nv.global: the driver may place it by name";
+    EXPECT_GE(footprint(withSection(image, global,
+                                    [](Elf64_Shdr& s) {
+                                      s.sh_flags &= ~std::uint64_t{SHF_ALLOC};
+                                      s.sh_size = 1ull << 40;
+                                    })),
+              1ull << 40);
   }
+}
+
+// Sections and loadable segments are two readings of one image; a crafted image may make them
+// disagree, and the larger is charged, so a segment cannot hide memory the sections understate.
+TEST(ElfDeviceFootprint, ALoadableSegmentCannotHideMemory) {
+  const ByteVector image = executable();
+  const std::uint64_t original = footprint(image);
+  bool sawLoad = false;
+  for (std::size_t index = 0; index < header(image).e_phnum; ++index) {
+    if (load<Elf64_Phdr>(image, programHeaderAt(image, index)).p_type != PT_LOAD) continue;
+    sawLoad = true;
+    EXPECT_GE(footprint(withSegment(image, index, [](Elf64_Phdr& p) { p.p_memsz = 1ull << 40; })), 1ull << 40)
+        << "segment " << index;
+    EXPECT_EQ(footprint(withSegment(image, index, [](Elf64_Phdr& p) { p.p_memsz = ~0ull; })),
+              kMaxElfFootprint);
+  }
+  EXPECT_TRUE(sawLoad) << "the executable sample has loadable segments";
+  EXPECT_GE(original, 2u << 20) << "its 1 MiB .nv.global and the rest";
 }
 
 }  // namespace
