@@ -453,6 +453,10 @@ void MemoryManager::subtractDriverCharge(ClientId client, DriverShare share, std
 
 std::uint64_t MemoryManager::driverCharge(ClientId client) const {
   std::lock_guard lock(mutex_);
+  return driverChargeLocked(client);
+}
+
+std::uint64_t MemoryManager::driverChargeLocked(ClientId client) const {
   auto it = state_->driverCharges.find(client);
   if (it == state_->driverCharges.end()) return 0;
   std::uint64_t total = 0;
@@ -483,11 +487,9 @@ bool MemoryManager::setDriverChargeLocked(ClientId client, DriverShare share, st
 
 std::uint64_t MemoryManager::chargedBytesLocked(ClientId client) const {
   auto large = state_->largeBytesOf.find(client);
-  std::uint64_t bytes =
-      state_->chunks.bytesHeldBy(client) + (large == state_->largeBytesOf.end() ? 0 : large->second);
-  if (auto driver = state_->driverCharges.find(client); driver != state_->driverCharges.end()) {
-    for (std::uint64_t share : driver->second) bytes += share;
-  }
+  std::uint64_t bytes = state_->chunks.bytesHeldBy(client) +
+                        (large == state_->largeBytesOf.end() ? 0 : large->second) +
+                        driverChargeLocked(client);
   for (const auto& [base, allocation] : state_->protectedAllocations) {
     if (allocation.owner == client) bytes += allocation.range.size;
   }

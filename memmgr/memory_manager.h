@@ -212,6 +212,7 @@ class MemoryManager {
   CUresult createMapping(std::uint64_t size, BackedRange* out);
   bool holdsProtectedStateLocked(ClientId client) const;
   std::uint64_t chargedBytesLocked(ClientId client) const;
+  std::uint64_t driverChargeLocked(ClientId client) const;  // every share
   std::uint64_t driverChargeLocked(ClientId client, DriverShare share) const;
   bool setDriverChargeLocked(ClientId client, DriverShare share, std::uint64_t bytes);
   // Whether `extra` more mapped bytes keep `client` within its quota; gives its cached empty

@@ -1,6 +1,8 @@
 #include "proto/wire/wire_operations.h"
 
 #include <array>
+#include <cstddef>
+#include <cstdint>
 
 namespace agileos::wire {
 namespace {
@@ -60,6 +62,18 @@ constexpr std::array kOperations = {
 };
 // clang-format on
 
+// Row index by field number (-1: none), so the lookups on every call (each launch the client
+// sends, each call the worker dispatches) are one load, not a scan of the table.
+constexpr std::size_t kFieldSlots = 128;  // > the largest field number in CallRequest.op
+constexpr auto kRowOfField = [] {
+  std::array<std::int8_t, kFieldSlots> rows{};
+  rows.fill(-1);
+  for (std::size_t i = 0; i < kOperations.size(); ++i)
+    rows[static_cast<std::size_t>(kOperations[i].op)] = static_cast<std::int8_t>(i);
+  return rows;
+}();
+static_assert(kOperations.size() < 128, "row indices are int8_t");
+
 // The request's `async` field, for the operations whose rows say kUnlessAsync.
 bool requestIsAsync(const v1::CallRequest& request) {
   switch (request.op_case()) {
@@ -85,10 +99,9 @@ bool holds(When when, const v1::CallRequest& request) {
 std::span<const WireOperation> wireOperations() { return kOperations; }
 
 const WireOperation* findWireOperation(v1::CallRequest::OpCase op) {
-  for (const WireOperation& row : kOperations) {
-    if (row.op == op) return &row;
-  }
-  return nullptr;
+  const auto field = static_cast<std::size_t>(op);
+  if (field >= kFieldSlots || kRowOfField[field] < 0) return nullptr;
+  return &kOperations[static_cast<std::size_t>(kRowOfField[field])];
 }
 
 std::string wireOperationsMarkdown() {

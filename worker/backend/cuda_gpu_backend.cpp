@@ -1,11 +1,6 @@
 #include "worker/backend/cuda_gpu_backend.h"
 
 #include <cstring>
-#include <span>
-#include <string_view>
-
-#include "worker/fatbin/elf_device_footprint.h"
-#include "worker/fatbin/fatbin_reader.h"
 
 namespace agileos::worker {
 
@@ -331,11 +326,8 @@ CUresult CudaGpuBackend::compilePtx(const std::string& ptx, std::string* image, 
   return result;
 }
 
-CUresult CudaGpuBackend::moduleImageFootprint(const std::string& image, std::uint64_t* bytes) {
-  if (!std::string_view(image).starts_with(fatbin::kElfMagic)) return CUDA_ERROR_INVALID_IMAGE;
-  *bytes = fatbin::elfDeviceFootprint(
-      std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(image.data()), image.size()));
-  return CUDA_SUCCESS;
+CUresult CudaGpuBackend::textImageFootprint(const std::string&, std::uint64_t*) {
+  return CUDA_ERROR_INVALID_IMAGE;  // the worker compiles every PTX text before it loads it
 }
 
 CUresult CudaGpuBackend::moduleUnload(CUmodule module) {

@@ -63,7 +63,7 @@ class CudaGpuBackend final : public GpuBackend {
 
   CUresult moduleLoad(const void* image, CUmodule* module, std::string* log) override;
   CUresult compilePtx(const std::string& ptx, std::string* image, std::string* log) override;
-  CUresult moduleImageFootprint(const std::string& image, std::uint64_t* bytes) override;
+  CUresult textImageFootprint(const std::string& ptx, std::uint64_t* bytes) override;
   CUresult moduleUnload(CUmodule module) override;
   CUresult moduleGetFunction(CUmodule module, const char* name, CUfunction* function) override;
   CUresult moduleGetGlobal(CUmodule module, const char* name, CUdeviceptr* dptr, std::size_t* bytes) override;

@@ -110,11 +110,10 @@ class GpuBackend : public memmgr::VmmBackend {
   // JIT-compiles NUL-terminated PTX for this device into an image moduleLoad accepts
   // (a cubin), so that the result can be cached; *log gets the JIT's errors.
   virtual CUresult compilePtx(const std::string& ptx, std::string* image, std::string* log) = 0;
-  // The device memory moduleLoad(image) takes for code, constants and global variables
-  // (fatbin::elfDeviceFootprint for a cubin, which checkElfImage accepted). A PTX text has none
-  // the worker could know before the driver compiles it: the worker compiles first
-  // (compilePtx), and the real driver refuses text here (CUDA_ERROR_INVALID_IMAGE).
-  virtual CUresult moduleImageFootprint(const std::string& image, std::uint64_t* bytes) = 0;
+  // The device memory moduleLoad(ptx) would take for a NUL-terminated PTX text. The worker sizes
+  // a cubin itself (fatbin::elfDeviceFootprint) and compiles PTX before it loads it, so the real
+  // driver never loads text and refuses here (CUDA_ERROR_INVALID_IMAGE); the fake loads PTX.
+  virtual CUresult textImageFootprint(const std::string& ptx, std::uint64_t* bytes) = 0;
   virtual CUresult moduleUnload(CUmodule module) = 0;
   virtual CUresult moduleGetFunction(CUmodule module, const char* name, CUfunction* function) = 0;
   virtual CUresult moduleGetGlobal(CUmodule module, const char* name, CUdeviceptr* dptr,

@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "worker/dispatcher.h"
+#include "worker/fatbin/elf_device_footprint.h"
 #include "worker/fatbin/elf_image_check.h"
 #include "worker/fatbin/fatbin_reader.h"
 #include "worker/handlers/context_limits.h"
@@ -125,16 +126,23 @@ void resolveVariables(CallContext& ctx, ModuleRecord& module, const v1::ModuleLo
   }
 }
 
+// Checks the image the driver is about to load and measures the device memory it will take.
 // The driver's ELF parser is closed source and gets the image as a pointer without a length, so
 // every ELF image (a client's SASS, a cubin from the compiled-module cache) passes
-// fatbin::checkElfImage right before it. Anything else that reaches the driver here is PTX text
-// with its NUL (prepareModuleImage, compilePtx's fake), which the driver reads as a C string.
-bool elfImageIsSound(const std::string& image, v1::CallReply& reply) {
-  if (!std::string_view(image).starts_with(fatbin::kElfMagic)) return true;
+// fatbin::checkElfImage right before it, and its footprint is read from its headers
+// (fatbin::elfDeviceFootprint). Anything else is PTX text with its NUL, which only the fake
+// backend loads (its compilePtx keeps PTX); the backend sizes it, and the real one refuses.
+bool measureImage(CallContext& ctx, const std::string& image, std::uint64_t* footprint,
+                  v1::CallReply& reply) {
+  if (!std::string_view(image).starts_with(fatbin::kElfMagic))
+    return succeeded(ctx, ctx.gpu.textImageFootprint(image, footprint), reply, "module footprint");
   std::string error;
-  const auto* bytes = reinterpret_cast<const std::uint8_t*>(image.data());
-  if (fatbin::checkElfImage(std::span<const std::uint8_t>(bytes, image.size()), &error)) return true;
-  return refuse(reply, cudaErrorInvalidKernelImage, "ELF image refused: " + error);
+  const std::span<const std::uint8_t> bytes(reinterpret_cast<const std::uint8_t*>(image.data()),
+                                            image.size());
+  if (!fatbin::checkElfImage(bytes, &error))
+    return refuse(reply, cudaErrorInvalidKernelImage, "ELF image refused: " + error);
+  *footprint = fatbin::elfDeviceFootprint(bytes);
+  return true;
 }
 
 // Loads a prepared image. A PTX image is compiled here (compilePtx), not by cuModuleLoadData, so
@@ -166,10 +174,8 @@ bool loadPreparedImage(CallContext& ctx, const PreparedImage& prepared, const Gu
     }
     image = &*compiled;
   }
-  if (!elfImageIsSound(*image, reply)) return false;
   std::uint64_t footprint = 0;
-  if (!succeeded(ctx, ctx.gpu.moduleImageFootprint(*image, &footprint), reply, "module footprint"))
-    return false;
+  if (!measureImage(ctx, *image, &footprint, reply)) return false;
   const ClientId client = ctx.session.id();
   if (!ctx.memory.addDriverCharge(client, memmgr::DriverShare::kModuleImages, footprint)) {
     return refuse(reply, cudaErrorMemoryAllocation,

@@ -253,9 +253,9 @@ class FakeGpuBackend final : public GpuBackend {
   CUresult moduleLoad(const void* image, CUmodule* module, std::string* log) override;
   // The fake "compiles" PTX to itself (it loads PTX text only).
   CUresult compilePtx(const std::string& ptx, std::string* image, std::string* log) override;
-  // A cubin: fatbin::elfDeviceFootprint. A PTX text (the fake's compilePtx keeps PTX): the sum
-  // of its module variables' sizes, as this fake allocates them. Not counted (a pure function).
-  CUresult moduleImageFootprint(const std::string& image, std::uint64_t* bytes) override;
+  // The sum of the PTX text's module variables' sizes, as this fake allocates them. Not counted
+  // (a pure function).
+  CUresult textImageFootprint(const std::string& ptx, std::uint64_t* bytes) override;
   CUresult moduleUnload(CUmodule module) override;
   CUresult moduleGetFunction(CUmodule module, const char* name, CUfunction* function) override;
   CUresult moduleGetGlobal(CUmodule module, const char* name, CUdeviceptr* dptr, std::size_t* bytes) override;

@@ -2,8 +2,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "worker/fatbin/elf_device_footprint.h"
-#include "worker/fatbin/fatbin_reader.h"
 #include "worker/testing/fake_gpu/fake_gpu_backend.h"
 #include "worker/testing/fake_gpu/fake_host_buffer.h"
 
@@ -27,13 +25,8 @@ CUresult FakeGpuBackend::compilePtx(const std::string& ptx, std::string* image, 
   return CUDA_SUCCESS;
 }
 
-CUresult FakeGpuBackend::moduleImageFootprint(const std::string& image, std::uint64_t* bytes) {
-  if (std::string_view(image).starts_with(fatbin::kElfMagic)) {
-    *bytes = fatbin::elfDeviceFootprint(
-        std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(image.data()), image.size()));
-    return CUDA_SUCCESS;
-  }
-  const fake::PtxSymbols symbols = fake::scanPtxSymbols(std::string_view(image.c_str()));
+CUresult FakeGpuBackend::textImageFootprint(const std::string& ptx, std::uint64_t* bytes) {
+  const fake::PtxSymbols symbols = fake::scanPtxSymbols(std::string_view(ptx.c_str()));
   if (!symbols.ok) return CUDA_ERROR_INVALID_IMAGE;
   *bytes = 0;
   for (const fake::PtxVariable& variable : symbols.variables) *bytes += variable.size;
