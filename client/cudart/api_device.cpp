@@ -9,13 +9,13 @@
 #include <cstring>
 #include <string>
 
-#include "client/cudart/resource_epoch.h"
 #include "client/cudart/device_allocations.h"
 #include "client/cudart/device_properties.h"
 #include "client/cudart/error_state.h"
+#include "client/cudart/resource_epoch.h"
 #include "client/cudart/runtime.h"
 #include "client/cudart/streams.h"
-#include "cudart_extra_prototypes.gen.h"  // checks the _ptsz/_ptds and __cuda* definitions
+#include "cudart_api.gen.h"  // checks the _ptsz/_ptds and __cuda* definitions
 
 using namespace agileos::client;
 

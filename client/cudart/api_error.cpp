@@ -1,9 +1,8 @@
 // Error state (cudart exports); names and strings are in error_api.cpp.
 #include <cuda_runtime_api.h>
 
-#include "cudart_extra_prototypes.gen.h"  // checks the _ptsz/_ptds and __cuda* definitions
-
 #include "client/cudart/error_state.h"
+#include "cudart_api.gen.h"  // checks the _ptsz/_ptds and __cuda* definitions
 
 extern "C" {
 

@@ -25,7 +25,7 @@
 #include "client/cudart/module_registry.h"
 #include "client/cudart/runtime.h"
 #include "client/cudart/streams.h"
-#include "cudart_extra_prototypes.gen.h"  // checks the _ptsz/_ptds and __cuda* definitions
+#include "cudart_api.gen.h"  // checks the _ptsz/_ptds and __cuda* definitions
 
 using namespace agileos::client;
 

@@ -11,7 +11,7 @@
 #include "client/cudart/copy_engine.h"
 #include "client/cudart/error_state.h"
 #include "client/cudart/streams.h"
-#include "cudart_extra_prototypes.gen.h"  // checks the _ptsz/_ptds and __cuda* definitions
+#include "cudart_api.gen.h"  // checks the _ptsz/_ptds and __cuda* definitions
 
 using namespace agileos::client;
 

@@ -3,11 +3,10 @@
 // semantics that fail closed by hand.
 #include <cuda_runtime_api.h>
 
-#include "cudart_extra_prototypes.gen.h"  // checks the _ptsz/_ptds and __cuda* definitions
-
 #include "client/common/log.h"
 #include "client/cudart/error_state.h"
 #include "client/cudart/module_registry.h"
+#include "cudart_api.gen.h"  // checks the _ptsz/_ptds and __cuda* definitions
 
 using namespace agileos::client;
 
@@ -19,7 +18,9 @@ void __cudaRegisterFatBinaryEnd(void**) {
   // Nothing to do: modules are sent to the worker on first use (lazy loading).
 }
 
-void __cudaUnregisterFatBinary(void** fatCubinHandle) { ModuleRegistry::instance().unregister(fatCubinHandle); }
+void __cudaUnregisterFatBinary(void** fatCubinHandle) {
+  ModuleRegistry::instance().unregister(fatCubinHandle);
+}
 
 void __cudaRegisterFunction(void** fatCubinHandle, const char* hostFun, char*, const char* deviceName, int,
                             uint3*, uint3*, dim3*, dim3*, int*) {

@@ -1,10 +1,11 @@
-// Fail-closed entry points of the library shims (UNTRUSTED side; client/cufft, client/nvrtc).
+// Fail-closed entry points of every shim (UNTRUSTED side; client/cudart, client/cufft,
+// client/nvrtc).
 //
-// Each shim's API table (<library>_api.tsv) declares which exported functions are unsupported,
-// why, and what they return; cmake/library_shim/generate_library_shim.py turns those rows into
-// an UnsupportedEntry table and a per-library reportUnsupported(symbol) that calls the one
-// below. The hand-written definitions only name themselves, so no reason text or code is
-// written twice.
+// Each shim's API table (<library>_api.tsv) declares which exported functions fail closed
+// (refused or unsupported), why, and what they return; cmake/api_surface/generate_api_surface.py
+// turns those rows into an UnsupportedEntry table, the stubs of the unsupported rows and a
+// per-library reportUnsupported(symbol) that calls the one below. Stubs and hand-written
+// definitions only name themselves, so no reason text or code is written twice.
 #pragma once
 
 #include <span>

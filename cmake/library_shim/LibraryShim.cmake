@@ -3,13 +3,11 @@
 #
 #   agileos_library_shim(<name> TABLE <name>_api.tsv SONAME <soname> SOURCES <file>...)
 #
-# Generates, in ${CMAKE_CURRENT_BINARY_DIR}/generated/ and whenever the table or
-# generate_library_shim.py changes:
-#   <name>.map                    the version script: every row as name@@<soname>, nothing else
-#   <name>_unsupported.gen.h/.cpp the unsupported rows' reasons and codes, and the
-#                                 <namespace>::reportUnsupported(symbol) the stubs call
-# and defines:
-#   agileos_<name>_objects  OBJECT library: SOURCES, the generated table and the shims' common
+# Generates the surface from the table with agileos_api_surface (cmake/api_surface: the one
+# table format and generator every shim shares): the version script (every row as
+# name@@<soname>, nothing else), the fail-closed stubs of the unsupported rows and
+# <name>_api.gen.h, which the hand-written sources include. Defines:
+#   agileos_<name>_objects  OBJECT library: SOURCES, the generated sources and the shims' common
 #                           support (client/library_shim, client/common/log.cpp). Everything but
 #                           agileos_library_call, which the runtime shim provides; a test links
 #                           these objects with a fake of it.
@@ -21,29 +19,8 @@
 #
 # A shim links neither protobuf, gRPC nor agileos_client_common: the runtime shim holds the only
 # copy of the wire protocol in the process (two copies of the generated descriptors abort).
-#
-# Also defines agileos_library_shim_docs, which rewrites docs/api-coverage-libraries.md from every
-# registered table (the global property AGILEOS_LIBRARY_SHIM_TABLES lists them, in order).
 include_guard(GLOBAL)
-
-find_package(Python3 3.9 REQUIRED COMPONENTS Interpreter)
-if(NOT CUDAToolkit_INCLUDE_DIRS)
-  find_package(CUDAToolkit 13 REQUIRED)
-endif()
-
-set(AGILEOS_LIBRARY_SHIM_PYTHON "${Python3_EXECUTABLE}" CACHE INTERNAL "")
-set(AGILEOS_LIBRARY_SHIM_GENERATOR "${CMAKE_CURRENT_LIST_DIR}/generate_library_shim.py" CACHE INTERNAL "")
-set(AGILEOS_LIBRARY_SHIM_DOC "${PROJECT_SOURCE_DIR}/docs/api-coverage-libraries.md" CACHE INTERNAL "")
-
-if(NOT TARGET agileos_library_shim_docs)
-  set(_tables "$<TARGET_PROPERTY:agileos_library_shim_docs,AGILEOS_TABLES>")
-  add_custom_target(agileos_library_shim_docs
-    COMMAND "${AGILEOS_LIBRARY_SHIM_PYTHON}" "${AGILEOS_LIBRARY_SHIM_GENERATOR}"
-            "--table;$<JOIN:${_tables},;--table;>" --coverage-doc "${AGILEOS_LIBRARY_SHIM_DOC}"
-    COMMENT "Regenerating docs/api-coverage-libraries.md from the library shims' tables"
-    COMMAND_EXPAND_LISTS
-    VERBATIM)
-endif()
+include(${CMAKE_CURRENT_LIST_DIR}/../api_surface/ApiSurface.cmake)
 
 function(agileos_library_shim name)
   cmake_parse_arguments(PARSE_ARGV 1 ARG "" "TABLE;SONAME" "SOURCES")
@@ -51,29 +28,18 @@ function(agileos_library_shim name)
     message(FATAL_ERROR "agileos_library_shim(<name> TABLE <tsv> SONAME <soname> SOURCES <files>)")
   endif()
   get_filename_component(table "${ARG_TABLE}" ABSOLUTE)
-
-  set(dir "${CMAKE_CURRENT_BINARY_DIR}/generated")
-  set(map "${dir}/${name}.map")
-  set(header "${dir}/${name}_unsupported.gen.h")
-  set(source "${dir}/${name}_unsupported.gen.cpp")
-  add_custom_command(
-    OUTPUT "${map}" "${header}" "${source}"
-    COMMAND "${AGILEOS_LIBRARY_SHIM_PYTHON}" "${AGILEOS_LIBRARY_SHIM_GENERATOR}" --table "${table}"
-            --version-script "${map}" --unsupported-header "${header}" --unsupported-source "${source}"
-    DEPENDS "${table}" "${AGILEOS_LIBRARY_SHIM_GENERATOR}"
-    COMMENT "Generating the ${name} shim's exports from ${ARG_TABLE}"
-    VERBATIM)
+  agileos_api_surface(${name} TABLE "${table}")
+  set(map "${${name}_API_VERSION_SCRIPT}")
 
   set(objects agileos_${name}_objects)
   add_library(${objects} OBJECT
     ${ARG_SOURCES}
-    "${header}" "${source}"
+    ${${name}_API_SOURCES}
     "${PROJECT_SOURCE_DIR}/client/common/log.cpp"
-    "${PROJECT_SOURCE_DIR}/client/library_shim/library_call_client.cpp"
-    "${PROJECT_SOURCE_DIR}/client/library_shim/unsupported.cpp")
+    "${PROJECT_SOURCE_DIR}/client/library_shim/library_call_client.cpp")
   agileos_target_defaults(${objects})
   target_include_directories(${objects} PUBLIC
-    "${dir}" "${PROJECT_SOURCE_DIR}/client/include" ${CUDAToolkit_INCLUDE_DIRS})
+    "${${name}_API_INCLUDE_DIR}" "${PROJECT_SOURCE_DIR}/client/include" ${CUDAToolkit_INCLUDE_DIRS})
   set_target_properties(${objects} PROPERTIES CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)
 
   set(output_dir "${CMAKE_LIBRARY_OUTPUT_DIRECTORY}")
@@ -107,8 +73,6 @@ function(agileos_library_shim name)
     COMMENT "Linking ${ARG_SONAME} -> $<TARGET_FILE_NAME:agileos_${name}>"
     VERBATIM)
 
-  set_property(TARGET agileos_library_shim_docs APPEND PROPERTY AGILEOS_TABLES "${table}")
-  set_property(GLOBAL APPEND PROPERTY AGILEOS_LIBRARY_SHIM_TABLES "${table}")
   set_property(TARGET agileos_${name} PROPERTY AGILEOS_SHIM_TABLE "${table}")
   set_property(TARGET agileos_${name} PROPERTY AGILEOS_SHIM_SONAME "${ARG_SONAME}")
 endfunction()

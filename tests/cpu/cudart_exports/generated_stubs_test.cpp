@@ -1,8 +1,8 @@
-// The generated stubs (cudart_unsupported.gen.cpp), linked straight into this test with a
+// The generated stubs (cudart_api.gen.cpp), linked straight into this test with a
 // reportUnsupported that records its calls: every kind of stub (cudaError_t, void and pointer
-// results, per-thread-stream variants) must report its own name and fail closed, and
-// unsupportedReason() must return exactly the reasons of the table the stubs were generated
-// from (AGILEOS_CUDART_API_TABLE).
+// results, per-thread-stream variants) must report its own name and fail closed, and the
+// generated table of fail-closed rows must hold exactly the reasons and codes of the table the
+// stubs were generated from (AGILEOS_CUDART_API_TABLE).
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "client/cudart/api/unsupported_reason.h"
 #include "client/cudart/error_state.h"
-#include "cudart_extra_prototypes.gen.h"
+#include "client/library_shim/unsupported.h"
+#include "cudart_api.gen.h"
 
 namespace agileos::client {
 
@@ -33,7 +33,13 @@ cudaError_t reportUnsupported(const char* symbol) {
 namespace {
 
 using agileos::client::reportedSymbols;
-using agileos::client::unsupportedReason;
+
+// The reason of `symbol`'s fail-closed row, or null.
+const char* reasonOf(const char* symbol) {
+  const auto* row = agileos::client::library_shim::findUnsupported(
+      agileos::client::cudart_api::failClosedEntries(), symbol);
+  return row != nullptr ? row->reason : nullptr;
+}
 
 class GeneratedStubsTest : public ::testing::Test {
  protected:
@@ -74,7 +80,7 @@ std::vector<TableRow> readTable(const char* path) {
   std::vector<TableRow> rows;
   std::string line;
   while (std::getline(table, line)) {
-    if (line.empty() || line[0] == '#') continue;
+    if (line.empty() || line[0] == '#' || line[0] == '@') continue;
     std::istringstream fields(line);
     TableRow row;
     std::string family;
@@ -87,30 +93,35 @@ std::vector<TableRow> readTable(const char* path) {
   return rows;
 }
 
-TEST(UnsupportedReasonTest, MatchesEveryRowOfTheTable) {
+TEST(FailClosedRowsTest, MatchEveryRowOfTheTable) {
   const std::vector<TableRow> rows = readTable(AGILEOS_CUDART_API_TABLE);
   ASSERT_EQ(rows.size(), 422u) << "libcudart.so.13 exports 422 functions";
-  int unsupported = 0;
+  int failClosed = 0;
   for (const TableRow& row : rows) {
-    const char* reason = unsupportedReason(row.symbol.c_str());
-    if (row.support == "unsupported") {
-      ++unsupported;
+    const char* reason = reasonOf(row.symbol.c_str());
+    if (row.support == "unsupported" || row.support == "refused") {
+      ++failClosed;
       ASSERT_NE(reason, nullptr) << row.symbol;
       EXPECT_EQ(std::string(reason), row.note) << row.symbol;
     } else {
-      EXPECT_EQ(reason, nullptr) << row.symbol << " is implemented and has no stub";
+      EXPECT_EQ(reason, nullptr) << row.symbol << " works (" << row.support << ") and has no reason to fail";
     }
   }
-  EXPECT_GT(unsupported, 0);
+  EXPECT_EQ(static_cast<size_t>(failClosed), agileos::client::cudart_api::failClosedEntries().size());
+  for (const auto& entry : agileos::client::cudart_api::failClosedEntries()) {
+    EXPECT_EQ(entry.result, cudaErrorNotSupported) << entry.symbol;
+    EXPECT_STREQ(entry.result_name, "cudaErrorNotSupported") << entry.symbol;
+  }
 }
 
-TEST(UnsupportedReasonTest, UnknownNamesHaveNoReason) {
-  EXPECT_EQ(unsupportedReason(nullptr), nullptr);
-  EXPECT_EQ(unsupportedReason(""), nullptr);
-  EXPECT_EQ(unsupportedReason("cudaGraphCreat"), nullptr);
-  EXPECT_EQ(unsupportedReason("cudaGraphCreateX"), nullptr);
-  EXPECT_EQ(unsupportedReason("cudaNoSuchFunction"), nullptr);
-  EXPECT_NE(unsupportedReason("cudaGraphCreate"), nullptr);
+TEST(FailClosedRowsTest, UnknownNamesHaveNoRow) {
+  EXPECT_EQ(reasonOf(nullptr), nullptr);
+  EXPECT_EQ(reasonOf(""), nullptr);
+  EXPECT_EQ(reasonOf("cudaGraphCreat"), nullptr);
+  EXPECT_EQ(reasonOf("cudaGraphCreateX"), nullptr);
+  EXPECT_EQ(reasonOf("cudaNoSuchFunction"), nullptr);
+  EXPECT_NE(reasonOf("cudaGraphCreate"), nullptr);
+  EXPECT_NE(reasonOf("__cudaRegisterManagedVar"), nullptr) << "a refused row has its reason too";
 }
 
 }  // namespace

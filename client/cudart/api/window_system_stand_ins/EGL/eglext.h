@@ -1,5 +1,5 @@
 // Stand-in for <EGL/eglext.h>, on the include path of the generated cudart stubs only (see
-// ../cudart_api.cmake). These are the three opaque handle types cuda_egl_interop.h names,
+// client/cudart/CMakeLists.txt). These are the three opaque handle types cuda_egl_interop.h names,
 // defined as in Khronos' eglext.h. The stubs never read these arguments.
 #pragma once
 

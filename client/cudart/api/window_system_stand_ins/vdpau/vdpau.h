@@ -1,5 +1,5 @@
 // Stand-in for <vdpau/vdpau.h>, on the include path of the generated cudart stubs only (see
-// ../cudart_api.cmake). These are the VDPAU types cuda_vdpau_interop.h names, with the widths
+// client/cudart/CMakeLists.txt). These are the VDPAU types cuda_vdpau_interop.h names, with the widths
 // and function type of the real header (handles are uint32_t, VdpStatus is an enum), so the
 // interop stubs can be compiled against NVIDIA's declarations without libvdpau-dev. The stubs
 // never read these arguments.
