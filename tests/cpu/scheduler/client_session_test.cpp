@@ -435,6 +435,9 @@ TEST_F(ClientSessionTest, MessageAfterHelloCancelsTheSessionAndReleases) {
 TEST_F(ClientSessionTest, PoolRefusalsReachTheClient) {
   PoolOptions options = testing::mockPoolOptions(dir_);
   options.max_workers = 1;
+  // The refusal is what is tested, not the admission queue (it has tests of its own): without
+  // this the client waits out the default 60 s before it is refused.
+  options.queue_wait = std::chrono::milliseconds(200);
   startPool(options);
   ASSERT_TRUE(pool_->acquire(1000, "occupant", nullptr).assigned);  // takes the only slot
   FakeSessionStream stream;
