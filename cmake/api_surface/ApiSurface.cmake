@@ -47,6 +47,8 @@ set(_agileos_api_include_args)
 foreach(dir IN LISTS CUDAToolkit_INCLUDE_DIRS)
   list(APPEND _agileos_api_include_args --cuda-include "${dir}")
 endforeach()
+# The compiler whose preprocessor reads the headers of a table with @preprocess (cuda.h).
+list(APPEND _agileos_api_include_args --cpp "${CMAKE_CXX_COMPILER}")
 set(AGILEOS_API_INCLUDE_ARGS "${_agileos_api_include_args}" CACHE INTERNAL "")
 
 if(NOT TARGET agileos_api_docs)

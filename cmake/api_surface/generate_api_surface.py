@@ -44,6 +44,14 @@ Table format (one TAB between fields; blank lines and lines starting with # are 
                 default <namespace>::reportUnsupported). The CUDA runtime's also records
                 the thread's last error.
   @families     the families rows belong to, in documentation order (space-separated)
+  @preprocess   macros (space-separated) with which the headers are read through the C
+                preprocessor (--cpp) instead of as text (optional). For headers that rename
+                functions with macros (cuda.h: cuMemAlloc -> cuMemAlloc_v2): the prototypes are
+                then those a compiler sees, and every file of the shim must be compiled with the
+                same macros defined (the generated header refuses to compile otherwise).
+  @symbol_versions
+                `yes` (default): every row is exported as name@@<soname>, as the real library
+                does; `no`: exported without a version, for a library that has none (libcuda)
   @prototype    `<return type> <name>(<parameters>)` of an exported function that no header
                 declares (repeatable); the comment above it gives the evidence
 
@@ -64,6 +72,7 @@ import argparse
 import dataclasses
 import os
 import re
+import subprocess
 import sys
 from collections import Counter, defaultdict
 
@@ -80,7 +89,7 @@ FAILS_CLOSED = ("refused", "unsupported")
 
 REQUIRED_DIRECTIVES = ("library", "shim", "version", "source", "headers", "result", "unsupported",
                        "namespace", "families")
-OPTIONAL_DIRECTIVES = ("internal_headers", "reporter")
+OPTIONAL_DIRECTIVES = ("internal_headers", "reporter", "preprocess", "symbol_versions")
 REPEATED_DIRECTIVES = ("prototype",)
 
 PER_THREAD_SUFFIX = re.compile(r"_pt(?:ds|sz)$")
@@ -136,6 +145,8 @@ class Table:
     source: str
     headers: tuple[str, ...]
     internal_headers: tuple[str, ...]
+    preprocess: tuple[str, ...]  # macros to define when the headers are preprocessed
+    symbol_versions: bool
     result: str
     unsupported: str
     namespace: str
@@ -244,6 +255,12 @@ def read_table(path: str) -> Table:
         if not re.fullmatch(r"[A-Za-z_]\w*", directives[name]):
             raise TableError(f"{path}: @{name} '{directives[name]}' is not a C identifier")
     families = tuple(directives["families"].split())
+    preprocess = tuple(directives.get("preprocess", "").split())
+    for macro in preprocess:
+        if not re.fullmatch(r"[A-Za-z_]\w*", macro):
+            raise TableError(f"{path}: @preprocess '{macro}' is not a macro name")
+    if directives.get("symbol_versions", "yes") not in ("yes", "no"):
+        raise TableError(f"{path}: @symbol_versions must be yes or no")
 
     entries: list[Entry] = []
     seen: dict[str, int] = {}
@@ -262,6 +279,7 @@ def read_table(path: str) -> Table:
         shim=directives["shim"], name=shim.group(1), version=directives["version"],
         source=directives["source"], headers=tuple(directives["headers"].split()),
         internal_headers=tuple(directives.get("internal_headers", "").split()),
+        preprocess=preprocess, symbol_versions=directives.get("symbol_versions", "yes") == "yes",
         result=directives["result"], unsupported=directives["unsupported"], namespace=namespace,
         reporter=reporter, families=families, prototypes=tuple(repeated["prototype"]),
         entries=tuple(entries))
@@ -461,7 +479,18 @@ def _find_header(include_dirs: list[str], relative: str) -> str:
     raise PrototypeError(f"{relative} not found in {include_dirs}")
 
 
-def load_prototypes(table: Table, include_dirs: list[str]) -> dict[str, Prototype]:
+def _preprocessed(table: Table, relative: str, include_dirs: list[str], cpp: str) -> str:
+    """The header as the compiler sees it with the table's @preprocess macros defined."""
+    command = [cpp, "-E", "-P", "-x", "c++", "-std=c++20"]
+    command += [f"-D{macro}" for macro in table.preprocess]
+    command += [f"-I{directory}" for directory in include_dirs] + ["-"]
+    result = subprocess.run(command, input=f"#include <{relative}>\n", capture_output=True, text=True)
+    if result.returncode != 0:
+        raise PrototypeError(f"{' '.join(command)} failed on {relative}: {result.stderr.strip()[:2000]}")
+    return result.stdout
+
+
+def load_prototypes(table: Table, include_dirs: list[str], cpp: str = "c++") -> dict[str, Prototype]:
     """One prototype per declared row. Redeclarations (headers repeat some declarations in
     per-thread-stream and version branches) must agree on every type, else PrototypeError."""
     wanted = {e.symbol for e in table.entries}
@@ -469,9 +498,13 @@ def load_prototypes(table: Table, include_dirs: list[str]) -> dict[str, Prototyp
     by_name: dict[str, list[Prototype]] = defaultdict(list)
     for relative, included in ([(h, True) for h in table.headers] +
                                [(h, False) for h in table.internal_headers]):
-        with open(_find_header(include_dirs, relative), encoding="utf-8", errors="replace") as header:
-            for prototype in scan_declarations(header.read(), wanted, relative, included):
-                by_name[prototype.name].append(prototype)
+        if table.preprocess:
+            text = _preprocessed(table, relative, include_dirs, cpp)
+        else:
+            with open(_find_header(include_dirs, relative), encoding="utf-8", errors="replace") as header:
+                text = header.read()
+        for prototype in scan_declarations(text, wanted, relative, included):
+            by_name[prototype.name].append(prototype)
     chosen = {}
     for name, declarations in by_name.items():
         signatures = {d.signature() for d in declarations}
@@ -526,11 +559,23 @@ def emit_header(table: Table, rows: list[tuple[Entry, Prototype]]) -> str:
     macro = table.export_macro()
     per_thread_guard = ""
     if table.has_per_thread_variants():
+        renaming = [m for m in ("CUDA_API_PER_THREAD_DEFAULT_STREAM", "__CUDA_API_VERSION_INTERNAL")
+                    if m not in table.preprocess]
         per_thread_guard = f"""
 // Per-thread-default-stream builds #define base names to their _ptds/_ptsz variants, which
 // would give the shim's definitions the wrong symbol names.
-#if defined(CUDA_API_PER_THREAD_DEFAULT_STREAM) || defined(__CUDA_API_VERSION_INTERNAL)
+#if {" || ".join(f"defined({m})" for m in renaming)}
 #error "The {table.name} shim must be compiled without CUDA_API_PER_THREAD_DEFAULT_STREAM"
+#endif
+"""
+    preprocess_guard = ""
+    if table.preprocess:
+        defined = " && ".join(f"defined({macro})" for macro in table.preprocess)
+        preprocess_guard = f"""
+// The prototypes were read from the headers with {' '.join(table.preprocess)} defined: every file
+// of the shim must see the same declarations.
+#if !({defined})
+#error "compile the {table.name} shim with {' '.join('-D' + m for m in table.preprocess)}"
 #endif
 """
     out = [_banner(table), f"""\
@@ -540,7 +585,7 @@ def emit_header(table: Table, rows: list[tuple[Entry, Prototype]]) -> str:
 // and the table of the rows that fail closed. The generated stubs and the hand-written definitions
 // in {table.source} include this header, so every definition is checked against one prototype.
 #pragma once
-
+{preprocess_guard}
 #include <{table.headers[0]}>
 #include <stddef.h>
 
@@ -680,6 +725,19 @@ def emit_probe_definitions(table: Table, rows: list[tuple[Entry, Prototype]], he
 
 def emit_version_script(table: Table) -> str:
     names = "\n".join(f"    {e.symbol};" for e in _sorted(table.entries))
+    if not table.symbol_versions:
+        return f"""\
+/* Generated by {GENERATOR} from {table.display_path}.
+   Exports exactly the functions of {table.version}, without a symbol version as the real
+   library does, so that a program linked against the real {table.library} binds to
+   {table.shim}; every other symbol is local. */
+{{
+  global:
+{names}
+  local:
+    *;
+}};
+"""
     return f"""\
 /* Generated by {GENERATOR} from {table.display_path}.
    Exports exactly the functions of {table.version}, each as name@@{table.version}, so that a
@@ -725,9 +783,11 @@ def _emit_library_section(table: Table, rows: list[tuple[Entry, Prototype]]) -> 
         counts[entry.family][entry.support] += 1
     total = Counter(entry.support for entry, _ in rows)
     counted = ", ".join(f"{total[level]} {level}" for level in SUPPORT_LEVELS if total[level])
+    exported = (f"as `name@@{table.version}`" if table.symbol_versions
+                else "without a symbol version, as the real library does")
     out = ["", f"## {table.library} (`{table.shim}`)", "",
            f"Declared in `{table.display_path}`; hand-written definitions in `{table.source}/`. "
-           f"{len(rows)} functions ({counted}), each exported as `name@@{table.version}`. "
+           f"{len(rows)} functions ({counted}), each exported {exported}. "
            f"An unsupported function returns `{table.unsupported}` unless its row says otherwise.",
            "", "| family | implemented | partial | refused | unsupported | total |",
            "| --- | ---: | ---: | ---: | ---: | ---: |"]
@@ -807,10 +867,10 @@ def _write_if_changed(path: str, content: str) -> None:
         output.write(content)
 
 
-def load(path: str, include_dirs: list[str]) -> tuple[Table, list[tuple[Entry, Prototype]]]:
+def load(path: str, include_dirs: list[str], cpp: str = "c++") -> tuple[Table, list[tuple[Entry, Prototype]]]:
     """A table and the prototype of every row."""
     table = read_table(path)
-    prototypes = load_prototypes(table, include_dirs)
+    prototypes = load_prototypes(table, include_dirs, cpp)
     rows = [(entry, resolve_prototype(entry.symbol, prototypes, table)) for entry in table.entries]
     for entry, prototype in rows:
         if entry.support == "unsupported":
@@ -824,6 +884,8 @@ def main(argv: list[str]) -> int:
                         help="<name>_api.tsv (repeatable for --coverage-doc)")
     parser.add_argument("--cuda-include", action="append", required=True,
                         help="CUDA Toolkit include directory (repeatable)")
+    parser.add_argument("--cpp", default="c++",
+                        help="C++ compiler whose preprocessor reads the headers of @preprocess tables")
     parser.add_argument("--header")
     parser.add_argument("--stubs")
     parser.add_argument("--version-script")
@@ -838,7 +900,7 @@ def main(argv: list[str]) -> int:
         parser.error("--stubs and --probe-definitions include the --header file")
 
     try:
-        loaded = [load(path, args.cuda_include) for path in args.table]
+        loaded = [load(path, args.cuda_include, args.cpp) for path in args.table]
         libraries = [table.library for table, _ in loaded]
         if len(set(libraries)) != len(libraries):
             raise TableError(f"two tables declare the same @library: {libraries}")

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Self-test of cmake/api_surface/generate_api_surface.py, the one generator of every shim.
 
-  generator_selftest.py <generator.py> [--cuda-include DIR]...
+  generator_selftest.py <generator.py> [--cuda-include DIR]... [--cpp COMPILER]
 
 The table reader must refuse every malformed table (a wrong table would export the wrong
 surface or log the wrong reason), and the header scanner must find each declaration however it
@@ -21,8 +21,10 @@ import unittest
 
 GENERATOR_PATH = sys.argv[1] if len(sys.argv) > 1 else ""
 CUDA_INCLUDES = [sys.argv[i + 1] for i in range(2, len(sys.argv) - 1) if sys.argv[i] == "--cuda-include"]
+CPP = next((sys.argv[i + 1] for i in range(2, len(sys.argv) - 1) if sys.argv[i] == "--cpp"), "c++")
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-REAL_TABLES = ("client/cudart/api/cudart_api.tsv", "client/cufft/cufft_api.tsv", "client/nvrtc/nvrtc_api.tsv")
+REAL_TABLES = ("client/cudart/api/cudart_api.tsv", "client/cufft/cufft_api.tsv", "client/nvrtc/nvrtc_api.tsv",
+               "client/cuda/cuda_api.tsv")
 
 
 def load_generator():
@@ -228,7 +230,7 @@ class RealTablesTest(unittest.TestCase):
     def test_every_real_table_has_a_prototype_for_every_row(self):
         for relative in REAL_TABLES:
             with self.subTest(table=relative):
-                table, rows = gen.load(os.path.join(ROOT, relative), CUDA_INCLUDES)
+                table, rows = gen.load(os.path.join(ROOT, relative), CUDA_INCLUDES, CPP)
                 self.assertEqual(len(rows), len(table.entries))
                 self.assertTrue(table.rows("unsupported"), "every real library has unsupported rows")
 

@@ -8,7 +8,7 @@ library shim's (client/cufft/cufft_api.tsv, client/nvrtc/nvrtc_api.tsv).
   library-exports --table T --library LIB --nm NM [--extension-map MAP] [--version-node V]
       LIB (the shim, or the scratch probe) exports exactly the table's functions, each as
       name@@V, and nothing else but the version node itself.
-  doc-is-current --generator G --table T... [--cuda-include DIR...] --doc DOC [--doc-target T]
+  doc-is-current --generator G --table T... [--cuda-include DIR...] [--cpp CXX] --doc DOC [--doc-target T]
       The committed coverage document equals what the generator writes from the table(s).
   selftest
       The comparison rejects each kind of wrong export it is meant to catch.
@@ -57,8 +57,10 @@ def export_problems(expected: set[str], nm_lines: list[str],
     message describes what the library does.
 
     Each expected name must be a function (T) with default version `version_node`
-    (`name@@libcudart.so.13` by default). The only other symbol allowed is the version node,
-    which GNU ld defines as an absolute symbol named after it."""
+    (`name@@libcudart.so.13` by default), or without any version when `version_node` is "none"
+    (libcuda.so.1 has none). The only other symbol allowed is the version node, which GNU ld
+    defines as an absolute symbol named after it."""
+    unversioned = version_node == "none"
     problems = []
     exported = set()
     for line in nm_lines:
@@ -78,7 +80,10 @@ def export_problems(expected: set[str], nm_lines: list[str],
         if name in exported:
             problems.append(("duplicate", f"exports {name} more than once ({versioned})"))
         exported.add(name)
-        if not separator:
+        if unversioned:
+            if separator:
+                problems.append(("version", f"exports {versioned}, expected {name} without a version"))
+        elif not separator:
             problems.append(("version", f"exports {name} without a symbol version "
                                         f"(expected {name}@@{version_node})"))
         elif version != version_node or not default_version:
@@ -86,7 +91,7 @@ def export_problems(expected: set[str], nm_lines: list[str],
         if kind != "T":
             problems.append(("type", f"exports {name} as nm type {kind}, expected a function (T)"))
     for name in sorted(expected - exported):
-        problems.append(("missing", f"does not export {name}@@{version_node}"))
+        problems.append(("missing", f"does not export {name}" + ("" if unversioned else f"@@{version_node}")))
     return problems
 
 
@@ -154,6 +159,8 @@ def check_doc_is_current(args) -> list[str]:
         command += ["--coverage-doc", fresh_path]
         for directory in args.cuda_include:
             command += ["--cuda-include", directory]
+        if args.cpp:
+            command += ["--cpp", args.cpp]
         result = subprocess.run(command, capture_output=True, text=True)
         if result.returncode != 0:
             return [f"the generator failed: {result.stderr.strip()}"]
@@ -225,6 +232,15 @@ class ExportComparisonTest(unittest.TestCase):
         self.assertEqual(problems, [("extra", "exports helper@@libcufft.so.12, "
                                               "which is not a libcufft.so.12 function")])
 
+    def test_unversioned_library(self):
+        lines = ["0000000000001000 T cuInit", "0000000000002000 T cuMemAlloc_v2"]
+        self.assertEqual(export_problems({"cuInit", "cuMemAlloc_v2"}, lines, "none"), [])
+        problems = export_problems({"cuInit", "cuMemAlloc_v2"},
+                                   ["0000000000001000 T cuInit@@libcuda.so.1", lines[1]], "none")
+        self.assertEqual(problems, [("version", "exports cuInit@@libcuda.so.1, expected cuInit without a version")])
+        problems = export_problems({"cuInit", "cuMemAlloc_v2"}, lines[:1], "none")
+        self.assertEqual(problems, [("missing", "does not export cuMemAlloc_v2")])
+
     def test_table_directives_are_not_symbols(self):
         with tempfile.NamedTemporaryFile("w", suffix=".tsv", delete=False) as table:
             table.write("# comment\n@version\tlibcufft.so.12\n\ncufftPlan1d\timplemented\n")
@@ -249,11 +265,13 @@ def main(argv: list[str]) -> int:
         command.add_argument("--nm", default="nm")
         command.add_argument("--extension-map", help="a version script of AgileOS's own exports")
         command.add_argument("--version-node", default=VERSION_NODE,
-                             help=f"the symbol version of every export (default {VERSION_NODE})")
+                             help=f"the symbol version of every export (default {VERSION_NODE}; "
+                                  "none: exported without a version)")
     doc = commands.add_parser("doc-is-current")
     doc.add_argument("--generator", required=True)
     doc.add_argument("--table", action="append", required=True, help="repeatable")
     doc.add_argument("--cuda-include", action="append", default=[])
+    doc.add_argument("--cpp", help="the compiler whose preprocessor the generator uses")
     doc.add_argument("--doc", required=True)
     doc.add_argument("--doc-target", default="agileos_api_docs",
                      help="the build target that regenerates --doc, named in the message")
