@@ -17,9 +17,10 @@ stages=("$@")
 ((${#stages[@]})) || stages=(release asan tsan fuzz)
 jobs=$(nproc)
 
-# run_stage <preset> <label> [<test-name regex> [<targets...>]]
+# [CTEST_JOBS=n] run_stage <preset> <label> [<test-name regex> [<targets...>]]
 #   With targets, only those (and what they depend on) are built; every test the label
 #   and regex select must be built by them (a test whose program is missing fails).
+#   CTEST_JOBS runs that many tests at once (default 1: many tests time their waits).
 run_stage() {
   local preset=$1 label=$2 regex=${3:-}
   local targets=("${@:4}")
@@ -30,7 +31,7 @@ run_stage() {
   ((${#targets[@]})) && build+=(--target "${targets[@]}")
   "${build[@]}"
   echo "=== ${preset}: built in $((SECONDS - started)) s; tests (label ${label}${regex:+, names ${regex}})"
-  local args=(--test-dir "build/${preset}" -L "$label" --output-on-failure --timeout 600)
+  local args=(--test-dir "build/${preset}" -L "$label" --output-on-failure --timeout 600 -j "${CTEST_JOBS:-1}")
   [[ -n $regex ]] && args+=(-R "$regex")
   ctest "${args[@]}"
   echo "=== ${preset}: done in $((SECONDS - started)) s"
@@ -41,7 +42,8 @@ for stage in "${stages[@]}"; do
     release) run_stage release "cpu|gpu" ;;
     asan) run_stage asan cpu ;;
     tsan) run_stage tsan cpu "^(scheduler|worker)\\." scheduler_tests worker_tests ;;
-    fuzz) run_stage fuzz fuzz "" agileos_fuzzers ;;
+    # The fuzzers are independent CPU-bound processes, each with its own corpus directory.
+    fuzz) CTEST_JOBS=$jobs run_stage fuzz fuzz "" agileos_fuzzers ;;
     *) echo "unknown stage: $stage" >&2; exit 2 ;;
   esac
 done
