@@ -77,6 +77,11 @@ ConnectionState Connection::ensure() {
   return state_;
 }
 
+bool Connection::established() {
+  std::lock_guard lock(mutex_);
+  return tried_ && state_ == ConnectionState::kConnected;
+}
+
 ConnectionState Connection::lost() {
   std::lock_guard lock(mutex_);
   state_ = ConnectionState::kLost;

@@ -28,6 +28,9 @@ class Connection {
   // Connects if not yet tried. Returns the state after the attempt.
   ConnectionState ensure();
 
+  // True once a connection was made and not lost; never connects.
+  bool established();
+
   // Sends one call. Returns kLost (and stays lost) if the worker is gone.
   ConnectionState call(const v1::CallRequest& request, v1::CallReply* reply);
   // CallTransport::send: without waiting for the reply where the transport can

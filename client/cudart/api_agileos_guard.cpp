@@ -4,8 +4,8 @@
 #include <cstring>
 
 #include "agileos/guard.h"
-#include "client/cudart/error_state.h"
-#include "client/cudart/runtime.h"
+#include "client/session/error_state.h"
+#include "client/session/worker_calls.h"
 
 namespace {
 

@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "agileos/modules.h"
-#include "client/cudart/runtime.h"
+#include "client/session/worker_calls.h"
 
 extern "C" __attribute__((visibility("default"))) cudaError_t agileosModuleControl(
     const char* module, unsigned int command, const void* request, size_t requestBytes, void* response,

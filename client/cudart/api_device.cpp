@@ -9,12 +9,12 @@
 #include <cstring>
 #include <string>
 
-#include "client/cudart/device_allocations.h"
 #include "client/cudart/device_properties.h"
-#include "client/cudart/error_state.h"
-#include "client/cudart/resource_epoch.h"
-#include "client/cudart/runtime.h"
-#include "client/cudart/streams.h"
+#include "client/session/device_allocations.h"
+#include "client/session/error_state.h"
+#include "client/session/resource_epoch.h"
+#include "client/session/streams.h"
+#include "client/session/worker_calls.h"
 #include "cudart_api.gen.h"  // checks the _ptsz/_ptds and __cuda* definitions
 
 using namespace agileos::client;

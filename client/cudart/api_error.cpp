@@ -1,7 +1,7 @@
 // Error state (cudart exports); names and strings are in error_api.cpp.
 #include <cuda_runtime_api.h>
 
-#include "client/cudart/error_state.h"
+#include "client/session/error_state.h"
 #include "cudart_api.gen.h"  // checks the _ptsz/_ptds and __cuda* definitions
 
 extern "C" {

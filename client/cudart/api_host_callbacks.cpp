@@ -10,9 +10,9 @@
 // CUDA, so a conforming callback cannot tell which thread it runs on).
 #include <cuda_runtime_api.h>
 
-#include "client/cudart/error_state.h"
-#include "client/cudart/runtime.h"
-#include "client/cudart/streams.h"
+#include "client/session/error_state.h"
+#include "client/session/streams.h"
+#include "client/session/worker_calls.h"
 #include "cudart_api.gen.h"  // checks the _ptsz/_ptds and __cuda* definitions
 
 using namespace agileos::client;

@@ -1,30 +1,24 @@
-// Kernel launches and kernel queries (cudart exports).
-//
-// Launch dimensions and shared-memory sizes are not judged here: the driver
-// refuses bad ones, and CUDA 13 reports that as cudaErrorInvalidValue (an empty
-// grid included), which is what the worker returns. What the client does decide
-// is whether it must wait for that answer: a launch the driver will surely accept
-// (dimensions within the device's and the kernel's limits, default shared memory,
-// a stream it created) goes out without waiting for its reply, like a native
-// launch, and any error it still causes is reported at the next synchronizing
-// call. Every other launch waits, so its error is returned by the launch itself.
+// Kernel launches and kernel queries (cudart exports). The launch itself, and when it may be
+// sent without waiting, is client/session/kernel_launch.h's, shared with the driver shim; CUDA 13
+// reports bad dimensions (an empty grid included) as cudaErrorInvalidValue, which is what the
+// worker returns.
 //
 // The <<<>>> syntax compiles to __cudaPushCallConfiguration followed by the
 // kernel's host stub, which pops the configuration and calls
 // cudaLaunchKernel. Parameters are packed at the offsets the worker learned
 // from the driver; the client never guesses a layout.
 #include <cuda_runtime_api.h>
-#include <google/protobuf/arena.h>
 
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
 #include <vector>
 
-#include "client/cudart/error_state.h"
-#include "client/cudart/module_registry.h"
-#include "client/cudart/runtime.h"
-#include "client/cudart/streams.h"
+#include "client/session/error_state.h"
+#include "client/session/kernel_launch.h"
+#include "client/session/module_registry.h"
+#include "client/session/streams.h"
+#include "client/session/worker_calls.h"
 #include "cudart_api.gen.h"  // checks the _ptsz/_ptds and __cuda* definitions
 
 using namespace agileos::client;
@@ -41,86 +35,6 @@ thread_local std::vector<CallConfiguration> tConfigurations;
 
 enum class LaunchKind { kOrdinary, kCooperative };
 
-// The device's launch limits, from the cached device description.
-struct DeviceLimits {
-  bool known = false;
-  unsigned maxThreadsPerBlock = 0;
-  unsigned maxBlock[3] = {};
-  unsigned maxGrid[3] = {};
-  unsigned sharedPerBlock = 0;  // without opting in to more
-};
-
-const DeviceLimits& deviceLimits() {
-  static const DeviceLimits limits = [] {
-    DeviceLimits out;
-    cudaError_t error = cudaSuccess;
-    const agileos::v1::DeviceInfo* info = deviceInfo(&error);
-    if (info == nullptr) return out;
-    int found = 0;
-    for (const agileos::v1::DeviceAttribute& attribute : info->attributes()) {
-      const auto value = static_cast<unsigned>(std::max(attribute.value(), 0));
-      switch (attribute.attribute()) {
-        case cudaDevAttrMaxThreadsPerBlock:
-          out.maxThreadsPerBlock = value;
-          ++found;
-          break;
-        case cudaDevAttrMaxBlockDimX:
-          out.maxBlock[0] = value;
-          ++found;
-          break;
-        case cudaDevAttrMaxBlockDimY:
-          out.maxBlock[1] = value;
-          ++found;
-          break;
-        case cudaDevAttrMaxBlockDimZ:
-          out.maxBlock[2] = value;
-          ++found;
-          break;
-        case cudaDevAttrMaxGridDimX:
-          out.maxGrid[0] = value;
-          ++found;
-          break;
-        case cudaDevAttrMaxGridDimY:
-          out.maxGrid[1] = value;
-          ++found;
-          break;
-        case cudaDevAttrMaxGridDimZ:
-          out.maxGrid[2] = value;
-          ++found;
-          break;
-        case cudaDevAttrMaxSharedMemoryPerBlock:
-          out.sharedPerBlock = value;
-          ++found;
-          break;
-        default:
-          break;
-      }
-    }
-    out.known = found == 8;
-    return out;
-  }();
-  return limits;
-}
-
-bool within(const dim3& d, const unsigned (&limit)[3]) {
-  return d.x >= 1 && d.y >= 1 && d.z >= 1 && d.x <= limit[0] && d.y <= limit[1] && d.z <= limit[2];
-}
-
-// True if the driver will surely accept this launch, so it need not wait for the reply.
-bool surelyAccepted(const KernelLayout& layout, dim3 grid, dim3 block, size_t sharedMem,
-                    std::uint64_t stream) {
-  const DeviceLimits& limits = deviceLimits();
-  if (!limits.known || layout.maxThreadsPerBlock <= 0) return false;
-  if (!within(grid, limits.maxGrid) || !within(block, limits.maxBlock)) return false;
-  const std::uint64_t threads = std::uint64_t{block.x} * block.y * block.z;
-  if (threads > limits.maxThreadsPerBlock ||
-      threads > static_cast<std::uint64_t>(layout.maxThreadsPerBlock)) {
-    return false;
-  }
-  if (sharedMem + layout.staticSharedBytes > limits.sharedPerBlock) return false;
-  return isKnownStream(stream);
-}
-
 cudaError_t launch(const void* func, dim3 grid, dim3 block, void** args, size_t sharedMem,
                    cudaStream_t stream, DefaultStream spelling, LaunchKind kind = LaunchKind::kOrdinary) {
   if (cudaError_t sticky = stickyError(); sticky != cudaSuccess) return sticky;
@@ -128,45 +42,8 @@ cudaError_t launch(const void* func, dim3 grid, dim3 block, void** args, size_t 
   if (cudaError_t error = ModuleRegistry::instance().kernel(func, &layout); error != cudaSuccess) {
     return recordError(error);
   }
-  if (sharedMem > UINT32_MAX) return recordError(cudaErrorInvalidValue);
-  if (!layout.params.empty() && args == nullptr) return recordError(cudaErrorInvalidValue);
-  std::uint64_t streamToken = 0;
-  if (cudaError_t error = resolveStream(stream, spelling, &streamToken); error != cudaSuccess) {
-    return recordError(error);
-  }
-
-  // The request lives in an arena on the stack: a launch, the hottest call, allocates
-  // nothing for its message (larger parameter blocks spill to the heap as usual).
-  alignas(std::max_align_t) char arenaBlock[2048];
-  google::protobuf::ArenaOptions arenaOptions;
-  arenaOptions.initial_block = arenaBlock;
-  arenaOptions.initial_block_size = sizeof arenaBlock;
-  google::protobuf::Arena arena(arenaOptions);
-  agileos::v1::CallRequest& request =
-      *google::protobuf::Arena::CreateMessage<agileos::v1::CallRequest>(&arena);
-  agileos::v1::LaunchKernel* launch = request.mutable_launch_kernel();
-  launch->set_function(layout.token);
-  launch->mutable_grid()->set_x(grid.x);
-  launch->mutable_grid()->set_y(grid.y);
-  launch->mutable_grid()->set_z(grid.z);
-  launch->mutable_block()->set_x(block.x);
-  launch->mutable_block()->set_y(block.y);
-  launch->mutable_block()->set_z(block.z);
-  launch->set_shared_mem_bytes(static_cast<std::uint32_t>(sharedMem));
-  launch->set_stream(streamToken);
-  launch->set_cooperative(kind == LaunchKind::kCooperative);
-  std::string* params = launch->mutable_params();
-  params->assign(layout.bufferSize, '\0');
-  for (std::size_t i = 0; i < layout.params.size(); ++i) {
-    const auto [offset, size] = layout.params[i];
-    std::memcpy(params->data() + offset, args[i], size);
-  }
-  noteWorkPosted(streamToken);
-  if (kind == LaunchKind::kOrdinary && surelyAccepted(layout, grid, block, sharedMem, streamToken)) {
-    return recordError(invokeAsync(request));
-  }
-  agileos::v1::CallReply reply;
-  return recordError(invoke(request, &reply));
+  const LaunchShape shape{grid, block, sharedMem, stream, spelling, kind == LaunchKind::kCooperative};
+  return recordError(launchKernel(layout, shape, args));
 }
 
 cudaError_t resolveKernel(const void* func, KernelLayout* layout) {

@@ -6,9 +6,9 @@
 #include <new>
 
 #include "agileos/library_call.h"
-#include "client/cudart/resource_epoch.h"
-#include "client/cudart/runtime.h"
-#include "client/cudart/streams.h"
+#include "client/session/resource_epoch.h"
+#include "client/session/streams.h"
+#include "client/session/worker_calls.h"
 
 namespace {
 

@@ -6,14 +6,15 @@
 #include <cstring>
 
 #include "client/common/log.h"
-#include "client/cudart/copy_engine.h"
-#include "client/cudart/device_allocations.h"
-#include "client/cudart/error_state.h"
-#include "client/cudart/host_allocations.h"
-#include "client/cudart/module_registry.h"
-#include "client/cudart/resource_epoch.h"
-#include "client/cudart/runtime.h"
-#include "client/cudart/streams.h"
+#include "client/session/copy_engine.h"
+#include "client/session/device_allocations.h"
+#include "client/session/error_state.h"
+#include "client/session/host_allocations.h"
+#include "client/session/memory_calls.h"
+#include "client/session/module_registry.h"
+#include "client/session/resource_epoch.h"
+#include "client/session/streams.h"
+#include "client/session/worker_calls.h"
 #include "cudart_api.gen.h"  // checks the _ptsz/_ptds and __cuda* definitions
 
 using namespace agileos::client;
@@ -121,27 +122,15 @@ extern "C" {
 
 cudaError_t cudaMalloc(void** devPtr, size_t size) {
   if (devPtr == nullptr) return recordError(cudaErrorInvalidValue);
-  agileos::v1::CallRequest request;
-  request.mutable_mem_alloc()->set_size(size);
-  agileos::v1::CallReply reply;
-  cudaError_t error = invoke(request, &reply);
-  *devPtr = error == cudaSuccess ? reinterpret_cast<void*>(reply.device_pointer().dptr()) : nullptr;
-  if (error == cudaSuccess) rememberDeviceAllocation(reply.device_pointer().dptr(), size);
+  std::uint64_t dptr = 0;
+  const cudaError_t error = allocateDevice(size, &dptr);
+  *devPtr = reinterpret_cast<void*>(dptr);
   return recordError(error);
 }
 
 cudaError_t cudaFree(void* devPtr) {
   if (devPtr == nullptr) return recordError(requireConnection());  // cudaFree(0) initializes the runtime
-  agileos::v1::CallRequest request;
-  request.mutable_mem_free()->set_dptr(reinterpret_cast<std::uint64_t>(devPtr));
-  agileos::v1::CallReply reply;
-  // Forgotten first: a racing async call on this memory then waits for the worker's verdict.
-  forgetDeviceAllocation(reinterpret_cast<std::uint64_t>(devPtr));
-  noteResourcesReleased();
-  const std::uint64_t mark = workMark();
-  const cudaError_t error = invoke(request, &reply);
-  if (error == cudaSuccess) noteDeviceIdle(mark);  // cudaFree synchronized the device
-  return recordError(error);
+  return recordError(freeDevice(reinterpret_cast<std::uint64_t>(devPtr)));
 }
 
 cudaError_t cudaMallocPitch(void** devPtr, size_t* pitch, size_t width, size_t height) {
@@ -155,13 +144,11 @@ cudaError_t cudaMallocPitch(void** devPtr, size_t* pitch, size_t width, size_t h
 
 cudaError_t cudaMemGetInfo(size_t* free, size_t* total) {
   if (free == nullptr || total == nullptr) return recordError(cudaErrorInvalidValue);
-  agileos::v1::CallRequest request;
-  request.mutable_mem_get_info();
-  agileos::v1::CallReply reply;
-  cudaError_t error = invoke(request, &reply);
+  std::uint64_t freeBytes = 0, totalBytes = 0;
+  const cudaError_t error = deviceMemoryInfo(&freeBytes, &totalBytes);
   if (error == cudaSuccess) {
-    *free = reply.mem_info().free();
-    *total = reply.mem_info().total();
+    *free = freeBytes;
+    *total = totalBytes;
   }
   return recordError(error);
 }

@@ -8,9 +8,10 @@
 // cudaErrorNotSupported.
 #include <cuda_runtime_api.h>
 
-#include "client/cudart/copy_engine.h"
-#include "client/cudart/error_state.h"
-#include "client/cudart/streams.h"
+#include "client/cudart/unsupported_calls.h"
+#include "client/session/copy_engine.h"
+#include "client/session/error_state.h"
+#include "client/session/streams.h"
 #include "cudart_api.gen.h"  // checks the _ptsz/_ptds and __cuda* definitions
 
 using namespace agileos::client;

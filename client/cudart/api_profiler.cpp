@@ -12,8 +12,8 @@
 #include <cuda_profiler_api.h>
 #include <cuda_runtime_api.h>
 
-#include "client/cudart/error_state.h"
-#include "client/cudart/runtime.h"
+#include "client/session/error_state.h"
+#include "client/session/worker_calls.h"
 
 using namespace agileos::client;
 

@@ -4,8 +4,9 @@
 #include <cuda_runtime_api.h>
 
 #include "client/common/log.h"
-#include "client/cudart/error_state.h"
-#include "client/cudart/module_registry.h"
+#include "client/cudart/unsupported_calls.h"
+#include "client/session/error_state.h"
+#include "client/session/module_registry.h"
 #include "cudart_api.gen.h"  // checks the _ptsz/_ptds and __cuda* definitions
 
 using namespace agileos::client;

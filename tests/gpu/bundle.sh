@@ -11,7 +11,8 @@
 # Layout of .bundle/ (gitignored; carried to the GPU machine):
 #   bin/       agileosd, agileos-worker, agileos-nvrtc-compiler (the worker runs NVRTC in it, from
 #              its own directory), agileos-sandbox, adversary_wire, sandbox_probe
-#   shim/      libagileos_cudart.so, and the library shims libagileos_cufft.so and
+#   shim/      libagileos_cudart.so, the session library it loads (libagileos_client.so, found
+#              through its RUNPATH $ORIGIN), and the library shims libagileos_cufft.so and
 #              libagileos_nvrtc.so with the symlinks libcufft.so.12 and libnvrtc.so.13 to them
 #              (the sandbox puts shim/ first on LD_LIBRARY_PATH, so a program that needs
 #              libcufft.so.12 or libnvrtc.so.13 gets the shim)
@@ -76,6 +77,7 @@ collect_deps() {
       [[ -n "$name" ]] || continue
       [[ "$name" =~ $SYSTEM_LIBRARY_PATTERN ]] && continue
       [[ "$name" =~ $GPU_LIBRARY_PATTERN ]] && continue
+      [[ "$name" == libagileos_* ]] && continue  # the shims' own: bundled in shim/, beside them
       [[ "$line" == *" => "* ]] || continue
       path="${line#* => }"
       path="${path%% (*}"
@@ -99,7 +101,12 @@ verify_deps() {
       [[ "$name" =~ $SYSTEM_LIBRARY_PATTERN || "$name" =~ $GPU_LIBRARY_PATTERN ]] && continue
       path="${line#* => }"
       path="${path%% (*}"
-      if [[ "$path" != "$deps/$name" ]]; then
+      if [[ "$name" == libagileos_* ]]; then
+        # A shim's session library: next to the shim that loads it (RUNPATH $ORIGIN).
+        [[ "$path" == "$(dirname -- "$file")/$name" ]] && continue
+        echo "bundle.sh: $(basename "$file"): $name resolves to $path, not next to it" >&2
+        problems=1
+      elif [[ "$path" != "$deps/$name" ]]; then
         echo "bundle.sh: $(basename "$file"): $name resolves to $path, not to the bundle" >&2
         problems=1
       fi
@@ -169,7 +176,7 @@ main() {
   copy_required "$bundle/module-programs" "$build/tests/gpu/modules/module_kvstore" \
     "$build/tests/gpu/modules/module_state_attack" "$build/tests/gpu/modules/module_storage"
   copy_required "$bundle/bench" "$build/tests/bench/agileos_storage_bench"
-  copy_required "$bundle/shim" "$build/lib/libagileos_cudart.so"
+  copy_required "$bundle/shim" "$build/lib/libagileos_cudart.so" "$build/lib/libagileos_client.so"
   copy_required "$bundle/shim" "${LIBRARY_SHIMS[@]/#/$build/lib/}"
   copy_required "$bundle/bench" "$build/tests/bench/agileos_bench" "$build/tests/bench/agileos_cufft_bench" \
     "$build/tests/bench/agileos_guard_bench" "$build/tests/bench/guard_kernels.ptx"

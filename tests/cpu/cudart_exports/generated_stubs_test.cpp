@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "client/cudart/error_state.h"
+#include "client/cudart/unsupported_calls.h"
 #include "client/library_shim/unsupported.h"
 #include "cudart_api.gen.h"
 

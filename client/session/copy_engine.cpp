@@ -1,16 +1,16 @@
-#include "client/cudart/copy_engine.h"
+#include "client/session/copy_engine.h"
 
 #include <algorithm>
 #include <cstring>
 
 #include "client/common/connection.h"
-#include "client/cudart/device_allocations.h"
-#include "client/cudart/error_state.h"
-#include "client/cudart/host_allocations.h"
-#include "client/cudart/module_registry.h"
-#include "client/cudart/parallel_copy.h"
-#include "client/cudart/runtime.h"
-#include "client/cudart/streams.h"
+#include "client/session/device_allocations.h"
+#include "client/session/error_state.h"
+#include "client/session/host_allocations.h"
+#include "client/session/module_registry.h"
+#include "client/session/parallel_copy.h"
+#include "client/session/streams.h"
+#include "client/session/worker_calls.h"
 
 namespace agileos::client {
 

@@ -1,4 +1,4 @@
-#include "client/cudart/resource_epoch.h"
+#include "client/session/resource_epoch.h"
 
 #include <atomic>
 

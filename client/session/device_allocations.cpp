@@ -1,9 +1,9 @@
-#include "client/cudart/device_allocations.h"
+#include "client/session/device_allocations.h"
 
 #include <map>
 #include <mutex>
 
-#include "client/cudart/module_registry.h"
+#include "client/session/module_registry.h"
 
 namespace agileos::client {
 namespace {

@@ -1,10 +1,10 @@
-#include "client/cudart/runtime.h"
+#include "client/session/worker_calls.h"
 
 #include <cstdio>
 #include <mutex>
 
 #include "client/common/log.h"
-#include "client/cudart/error_state.h"
+#include "client/session/error_state.h"
 #include "proto/wire/wire_operations.h"
 
 namespace agileos::client {

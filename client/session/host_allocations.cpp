@@ -1,10 +1,10 @@
-#include "client/cudart/host_allocations.h"
+#include "client/session/host_allocations.h"
 
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include "client/common/connection.h"
-#include "client/cudart/runtime.h"
+#include "client/session/worker_calls.h"
 
 namespace agileos::client {
 namespace {

@@ -1,4 +1,4 @@
-#include "client/cudart/streams.h"
+#include "client/session/streams.h"
 
 #include <algorithm>
 #include <atomic>
@@ -6,7 +6,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "client/cudart/runtime.h"
+#include "client/session/worker_calls.h"
 
 namespace agileos::client {
 namespace {

@@ -15,15 +15,10 @@ namespace agileos::client {
 // Returns `error` so handlers can `return recordError(e);`.
 cudaError_t recordError(cudaError_t error);
 
-cudaError_t takeLastError();   // cudaGetLastError
-cudaError_t peekLastError();   // cudaPeekAtLastError
-cudaError_t stickyError();     // cudaSuccess until a context-fatal error happened
+cudaError_t takeLastError();  // cudaGetLastError
+cudaError_t peekLastError();  // cudaPeekAtLastError
+cudaError_t stickyError();    // cudaSuccess until a context-fatal error happened
 
 bool isContextFatal(cudaError_t error);
-
-// For an exported symbol AgileOS does not implement: logs once per symbol
-// (naming it and saying why it fails closed), records and returns
-// cudaErrorNotSupported.
-cudaError_t reportUnsupported(const char* symbol);
 
 }  // namespace agileos::client

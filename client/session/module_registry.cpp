@@ -1,4 +1,4 @@
-#include "client/cudart/module_registry.h"
+#include "client/session/module_registry.h"
 
 #include <sys/uio.h>
 #include <unistd.h>
@@ -7,8 +7,8 @@
 
 #include "client/common/connection.h"
 #include "client/common/log.h"
-#include "client/cudart/own_memory.h"
-#include "client/cudart/runtime.h"
+#include "client/session/own_memory.h"
+#include "client/session/worker_calls.h"
 
 namespace agileos::client {
 namespace {

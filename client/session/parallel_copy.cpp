@@ -1,4 +1,4 @@
-#include "client/cudart/parallel_copy.h"
+#include "client/session/parallel_copy.h"
 
 #include <algorithm>
 #include <charconv>

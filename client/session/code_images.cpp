@@ -1,0 +1,133 @@
+#include "client/session/code_images.h"
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include "agileos/v1/client_api.pb.h"
+#include "client/session/own_memory.h"
+#include "client/session/worker_calls.h"
+
+namespace agileos::client {
+namespace {
+
+constexpr std::uint32_t kFatbinMagic = 0xBA55ED50;
+
+// Reads a T at `base + offset` without faulting; false if it is not readable (a header that
+// points past the image's memory).
+template <typename T>
+bool readAt(const unsigned char* base, std::uint64_t offset, T* value) {
+  return offset <= kMaxCodeImageBytes && readOwnMemory(base + offset, value, sizeof *value);
+}
+
+// The length of the NUL-terminated text at `text` including its NUL, read page by page without
+// faulting; 0 if no NUL comes within kMaxCodeImageBytes or within readable memory.
+std::uint64_t textSize(const unsigned char* text) {
+  constexpr std::size_t kPage = 4096;
+  char chunk[kPage];
+  std::uint64_t at = 0;
+  while (at < kMaxCodeImageBytes) {
+    // Up to the next page boundary: a text that ends right before an unreadable page is read whole.
+    const std::size_t want = kPage - reinterpret_cast<std::uintptr_t>(text + at) % kPage;
+    if (!readOwnMemory(text + at, chunk, want)) return 0;
+    if (const void* nul = std::memchr(chunk, '\0', want); nul != nullptr)
+      return at + static_cast<std::uint64_t>(static_cast<const char*>(nul) - chunk) + 1;
+    at += want;
+  }
+  return 0;
+}
+
+// The size of the image at `code`, found the way the driver finds it: a fatbin's header, an ELF
+// file's headers (the end of its last section or header table), else PTX text up to its NUL.
+// 0 if it cannot be sized, including when a header points into memory the program cannot read:
+// the program passed a bad image, and gets an error where the real runtime might crash.
+std::uint64_t imageSize(const void* code) {
+  const auto* bytes = static_cast<const unsigned char*>(code);
+  std::uint32_t magic = 0;
+  if (!readAt(bytes, 0, &magic)) return textSize(bytes);
+  if (magic == kFatbinMagic) {
+    std::uint16_t headerSize = 0;
+    std::uint64_t entriesSize = 0;
+    if (!readAt(bytes, 6, &headerSize) || !readAt(bytes, 8, &entriesSize) || entriesSize > kMaxCodeImageBytes)
+      return 0;
+    return headerSize + entriesSize;
+  }
+  if (std::memcmp(&magic,
+                  "\x7f"
+                  "ELF",
+                  4) == 0) {
+    std::uint8_t elfClass = 0;
+    std::uint64_t phoff = 0, shoff = 0;
+    std::uint16_t phentsize = 0, phnum = 0, shentsize = 0, shnum = 0;
+    if (!readAt(bytes, 4, &elfClass) || elfClass != 2) return 0;  // ELFCLASS64 only: CUDA cubins are 64-bit
+    if (!readAt(bytes, 0x20, &phoff) || !readAt(bytes, 0x28, &shoff) || !readAt(bytes, 0x36, &phentsize) ||
+        !readAt(bytes, 0x38, &phnum) || !readAt(bytes, 0x3A, &shentsize) || !readAt(bytes, 0x3C, &shnum)) {
+      return 0;
+    }
+    if (shoff > kMaxCodeImageBytes || phoff > kMaxCodeImageBytes || shentsize < 0x28) return 0;
+    std::uint64_t end = std::max<std::uint64_t>(shoff + std::uint64_t{shnum} * shentsize,
+                                                phoff + std::uint64_t{phnum} * phentsize);
+    for (std::uint16_t i = 0; i < shnum; ++i) {
+      const std::uint64_t header = shoff + std::uint64_t{i} * shentsize;
+      std::uint32_t type = 0;
+      std::uint64_t offset = 0, size = 0;
+      if (!readAt(bytes, header + 4, &type) || !readAt(bytes, header + 0x18, &offset) ||
+          !readAt(bytes, header + 0x20, &size)) {
+        return 0;
+      }
+      if (type != 8 /* SHT_NOBITS */ && offset <= kMaxCodeImageBytes && size <= kMaxCodeImageBytes) {
+        end = std::max(end, offset + size);
+      }
+    }
+    return end <= kMaxCodeImageBytes ? end : 0;
+  }
+  return textSize(bytes);
+}
+
+}  // namespace
+
+cudaError_t copyCodeImage(const void* code, std::string* image) {
+  const std::uint64_t size = imageSize(code);
+  if (size == 0) return cudaErrorInvalidKernelImage;
+  image->assign(size, '\0');
+  if (!readOwnMemory(code, image->data(), size)) return cudaErrorInvalidKernelImage;
+  return cudaSuccess;
+}
+
+cudaError_t readCodeImageFile(const char* path, std::string* image) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return cudaErrorFileNotFound;
+  image->assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+  if (image->empty() || image->size() > kMaxCodeImageBytes) return cudaErrorInvalidKernelImage;
+  return cudaSuccess;
+}
+
+cudaError_t loadCodeImage(std::string image, std::uint64_t* module) {
+  v1::CallRequest request;
+  request.mutable_module_load_image()->set_image(std::move(image));
+  v1::CallReply reply;
+  if (cudaError_t error = invoke(request, &reply); error != cudaSuccess) return error;
+  *module = reply.module_loaded().module();
+  return cudaSuccess;
+}
+
+cudaError_t unloadCodeImage(std::uint64_t module) {
+  v1::CallRequest request;
+  request.mutable_module_unload()->set_module(module);
+  v1::CallReply reply;
+  return invoke(request, &reply);
+}
+
+cudaError_t codeImageKernel(std::uint64_t module, const char* name, KernelLayout* layout) {
+  v1::CallRequest request;
+  auto* get = request.mutable_module_get_function();
+  get->set_module(module);
+  get->set_name(name);
+  v1::CallReply reply;
+  if (cudaError_t error = invoke(request, &reply); error != cudaSuccess) return error;
+  *layout = ModuleRegistry::kernelLayout(reply.function_info());
+  return cudaSuccess;
+}
+
+}  // namespace agileos::client

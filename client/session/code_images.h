@@ -1,0 +1,33 @@
+// Device code loaded at run time, shared by the runtime shim (cudaLibraryLoadData and friends)
+// and the driver shim (cuModuleLoadData, cuLibraryLoadData and friends) (untrusted side).
+//
+// The client never interprets an image beyond finding its length; the worker parses it, puts it
+// through the kernel memory guard like any registered fatbin (one gate for every code-loading
+// path), loads it and reports each kernel's parameter layout.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <string>
+
+#include "client/session/module_registry.h"
+
+namespace agileos::client {
+
+inline constexpr std::uint64_t kMaxCodeImageBytes = 512ull << 20;
+
+// Copies the image at `code` (a fatbin, an ELF cubin, or NUL-terminated PTX), sized the way the
+// driver sizes it, without faulting: cudaErrorInvalidKernelImage when it cannot be sized or read
+// (a header that points into memory the program cannot read, a text with no NUL).
+cudaError_t copyCodeImage(const void* code, std::string* image);
+// Reads an image file whole; cudaErrorFileNotFound if it cannot be opened.
+cudaError_t readCodeImageFile(const char* path, std::string* image);
+
+// Loads an image in the worker; *module is the worker's token for it.
+cudaError_t loadCodeImage(std::string image, std::uint64_t* module);
+cudaError_t unloadCodeImage(std::uint64_t module);
+// Resolves a kernel of a loaded image by its (mangled) name.
+cudaError_t codeImageKernel(std::uint64_t module, const char* name, KernelLayout* layout);
+
+}  // namespace agileos::client

@@ -1,0 +1,157 @@
+#include "client/session/kernel_launch.h"
+
+#include <google/protobuf/arena.h>
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "agileos/v1/client_api.pb.h"
+#include "client/session/error_state.h"
+#include "client/session/worker_calls.h"
+
+namespace agileos::client {
+namespace {
+
+// The device's launch limits, from the cached device description.
+struct DeviceLimits {
+  bool known = false;
+  unsigned maxThreadsPerBlock = 0;
+  unsigned maxBlock[3] = {};
+  unsigned maxGrid[3] = {};
+  unsigned sharedPerBlock = 0;  // without opting in to more
+};
+
+const DeviceLimits& deviceLimits() {
+  static const DeviceLimits limits = [] {
+    DeviceLimits out;
+    cudaError_t error = cudaSuccess;
+    const agileos::v1::DeviceInfo* info = deviceInfo(&error);
+    if (info == nullptr) return out;
+    int found = 0;
+    for (const agileos::v1::DeviceAttribute& attribute : info->attributes()) {
+      const auto value = static_cast<unsigned>(std::max(attribute.value(), 0));
+      switch (attribute.attribute()) {
+        case cudaDevAttrMaxThreadsPerBlock:
+          out.maxThreadsPerBlock = value;
+          ++found;
+          break;
+        case cudaDevAttrMaxBlockDimX:
+          out.maxBlock[0] = value;
+          ++found;
+          break;
+        case cudaDevAttrMaxBlockDimY:
+          out.maxBlock[1] = value;
+          ++found;
+          break;
+        case cudaDevAttrMaxBlockDimZ:
+          out.maxBlock[2] = value;
+          ++found;
+          break;
+        case cudaDevAttrMaxGridDimX:
+          out.maxGrid[0] = value;
+          ++found;
+          break;
+        case cudaDevAttrMaxGridDimY:
+          out.maxGrid[1] = value;
+          ++found;
+          break;
+        case cudaDevAttrMaxGridDimZ:
+          out.maxGrid[2] = value;
+          ++found;
+          break;
+        case cudaDevAttrMaxSharedMemoryPerBlock:
+          out.sharedPerBlock = value;
+          ++found;
+          break;
+        default:
+          break;
+      }
+    }
+    out.known = found == 8;
+    return out;
+  }();
+  return limits;
+}
+
+bool within(const dim3& d, const unsigned (&limit)[3]) {
+  return d.x >= 1 && d.y >= 1 && d.z >= 1 && d.x <= limit[0] && d.y <= limit[1] && d.z <= limit[2];
+}
+
+// True if the driver will surely accept this launch, so it need not wait for the reply.
+bool surelyAccepted(const KernelLayout& layout, dim3 grid, dim3 block, std::size_t sharedMem,
+                    std::uint64_t stream) {
+  const DeviceLimits& limits = deviceLimits();
+  if (!limits.known || layout.maxThreadsPerBlock <= 0) return false;
+  if (!within(grid, limits.maxGrid) || !within(block, limits.maxBlock)) return false;
+  const std::uint64_t threads = std::uint64_t{block.x} * block.y * block.z;
+  if (threads > limits.maxThreadsPerBlock ||
+      threads > static_cast<std::uint64_t>(layout.maxThreadsPerBlock)) {
+    return false;
+  }
+  if (sharedMem + layout.staticSharedBytes > limits.sharedPerBlock) return false;
+  return isKnownStream(stream);
+}
+
+// Checks, packs (fill(buffer) writes the layout's bufferSize bytes) and sends one launch.
+template <typename FillParams>
+cudaError_t launchPacked(const KernelLayout& layout, const LaunchShape& shape, FillParams fill) {
+  std::uint64_t streamToken = 0;
+  if (cudaError_t error = resolveStream(shape.stream, shape.spelling, &streamToken); error != cudaSuccess) {
+    return error;
+  }
+  // The request lives in an arena on the stack: a launch, the hottest call, allocates
+  // nothing for its message (larger parameter blocks spill to the heap as usual).
+  alignas(std::max_align_t) char arenaBlock[2048];
+  google::protobuf::ArenaOptions arenaOptions;
+  arenaOptions.initial_block = arenaBlock;
+  arenaOptions.initial_block_size = sizeof arenaBlock;
+  google::protobuf::Arena arena(arenaOptions);
+  v1::CallRequest& request = *google::protobuf::Arena::CreateMessage<v1::CallRequest>(&arena);
+  v1::LaunchKernel* launch = request.mutable_launch_kernel();
+  launch->set_function(layout.token);
+  launch->mutable_grid()->set_x(shape.grid.x);
+  launch->mutable_grid()->set_y(shape.grid.y);
+  launch->mutable_grid()->set_z(shape.grid.z);
+  launch->mutable_block()->set_x(shape.block.x);
+  launch->mutable_block()->set_y(shape.block.y);
+  launch->mutable_block()->set_z(shape.block.z);
+  launch->set_shared_mem_bytes(static_cast<std::uint32_t>(shape.sharedMem));
+  launch->set_stream(streamToken);
+  launch->set_cooperative(shape.cooperative);
+  std::string* params = launch->mutable_params();
+  params->assign(layout.bufferSize, '\0');
+  fill(params->data());
+  noteWorkPosted(streamToken);
+  if (!shape.cooperative && surelyAccepted(layout, shape.grid, shape.block, shape.sharedMem, streamToken)) {
+    return invokeAsync(request);
+  }
+  v1::CallReply reply;
+  return invoke(request, &reply);
+}
+
+}  // namespace
+
+cudaError_t launchKernel(const KernelLayout& layout, const LaunchShape& shape, void* const* args) {
+  if (cudaError_t sticky = stickyError(); sticky != cudaSuccess) return sticky;
+  if (shape.sharedMem > UINT32_MAX) return cudaErrorInvalidValue;
+  if (!layout.params.empty() && args == nullptr) return cudaErrorInvalidValue;
+  return launchPacked(layout, shape, [&](char* buffer) {
+    for (std::size_t i = 0; i < layout.params.size(); ++i) {
+      const auto [offset, size] = layout.params[i];
+      std::memcpy(buffer + offset, args[i], size);
+    }
+  });
+}
+
+cudaError_t launchKernelWithBuffer(const KernelLayout& layout, const LaunchShape& shape, const void* buffer,
+                                   std::size_t size) {
+  if (cudaError_t sticky = stickyError(); sticky != cudaSuccess) return sticky;
+  if (shape.sharedMem > UINT32_MAX) return cudaErrorInvalidValue;
+  if (layout.bufferSize > 0 && (buffer == nullptr || size < layout.bufferSize)) return cudaErrorInvalidValue;
+  return launchPacked(layout, shape, [&](char* packed) {
+    if (layout.bufferSize > 0) std::memcpy(packed, buffer, layout.bufferSize);
+  });
+}
+
+}  // namespace agileos::client

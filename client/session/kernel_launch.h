@@ -1,0 +1,44 @@
+// Kernel launches, shared by the runtime shim (cudaLaunchKernel and <<<>>>) and the driver shim
+// (cuLaunchKernel) (untrusted side).
+//
+// Launch dimensions and shared-memory sizes are not judged here: the driver refuses bad ones,
+// and the worker returns what it said. What the client does decide is whether it must wait for
+// that answer: a launch the driver will surely accept (dimensions within the device's and the
+// kernel's limits, default shared memory, a stream this process created) goes out without
+// waiting for its reply, like a native launch, and any error it still causes is reported at the
+// next synchronizing call. Every other launch waits, so its error is returned by the launch.
+//
+// Parameters are packed at the offsets the worker learned from the driver (KernelLayout); the
+// client never guesses a layout.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "client/session/module_registry.h"
+#include "client/session/streams.h"
+
+namespace agileos::client {
+
+struct LaunchShape {
+  dim3 grid;
+  dim3 block;
+  std::size_t sharedMem = 0;
+  cudaStream_t stream = nullptr;  // as the program spelled it (CUstream is the same handle)
+  DefaultStream spelling = DefaultStream::kLegacy;
+  bool cooperative = false;  // every block resident at once (cuLaunchCooperativeKernel)
+};
+
+// Both check the sticky error, the parameters and the stream, in that order, then launch.
+// One pointer per parameter, each to a value of the parameter's size (CUDA's kernelParams and
+// cudaLaunchKernel's args). May be null only for a kernel without parameters.
+cudaError_t launchKernel(const KernelLayout& layout, const LaunchShape& shape, void* const* args);
+
+// The parameters as one buffer laid out like the kernel's parameter block (cuLaunchKernel's
+// `extra` with CU_LAUNCH_PARAM_BUFFER_POINTER); `size` must cover every parameter.
+cudaError_t launchKernelWithBuffer(const KernelLayout& layout, const LaunchShape& shape, const void* buffer,
+                                   std::size_t size);
+
+}  // namespace agileos::client

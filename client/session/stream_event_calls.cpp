@@ -1,0 +1,148 @@
+#include "client/session/stream_event_calls.h"
+
+#include "agileos/v1/client_api.pb.h"
+#include "client/session/error_state.h"
+#include "client/session/resource_epoch.h"
+#include "client/session/worker_calls.h"
+
+namespace agileos::client {
+namespace {
+
+std::uint64_t tokenOf(cudaEvent_t event) { return reinterpret_cast<std::uint64_t>(event); }
+
+}  // namespace
+
+cudaError_t createStream(unsigned flags, int priority, cudaStream_t* stream) {
+  v1::CallRequest request;
+  request.mutable_stream_create()->set_flags(flags);
+  request.mutable_stream_create()->set_priority(priority);
+  v1::CallReply reply;
+  if (cudaError_t error = invoke(request, &reply); error != cudaSuccess) return error;
+  rememberStream(reply.token().token(), flags, priority);
+  *stream = reinterpret_cast<cudaStream_t>(reply.token().token());
+  return cudaSuccess;
+}
+
+cudaError_t destroyStream(cudaStream_t stream) {
+  const auto token = reinterpret_cast<std::uint64_t>(stream);
+  if (stream == nullptr || stream == cudaStreamLegacy || stream == cudaStreamPerThread) {
+    return cudaErrorInvalidResourceHandle;
+  }
+  v1::CallRequest request;
+  request.mutable_stream_destroy()->set_stream(token);
+  v1::CallReply reply;
+  noteResourcesReleased();
+  const cudaError_t error = invoke(request, &reply);
+  if (error == cudaSuccess) forgetStream(token);
+  return error;
+}
+
+cudaError_t synchronizeStream(cudaStream_t stream, DefaultStream spelling) {
+  std::uint64_t token = 0;
+  if (cudaError_t error = resolveStream(stream, spelling, &token); error != cudaSuccess) return error;
+  v1::CallRequest request;
+  request.mutable_stream_synchronize()->set_stream(token);
+  v1::CallReply reply;
+  const std::uint64_t mark = workMark();
+  const cudaError_t error = invoke(request, &reply);
+  if (error == cudaSuccess) noteStreamIdle(token, mark);
+  return error;
+}
+
+cudaError_t queryStream(cudaStream_t stream, DefaultStream spelling) {
+  std::uint64_t token = 0;
+  if (cudaError_t error = resolveStream(stream, spelling, &token); error != cudaSuccess) return error;
+  if (cudaError_t sticky = stickyError(); sticky != cudaSuccess) return sticky;
+  if (streamSurelyIdle(token)) return cudaSuccess;  // nothing posted since it was seen idle
+  v1::CallRequest request;
+  request.mutable_stream_query()->set_stream(token);
+  v1::CallReply reply;
+  const std::uint64_t mark = workMark();
+  const cudaError_t error = invoke(request, &reply);
+  if (error == cudaSuccess) noteStreamIdle(token, mark);
+  return error;
+}
+
+cudaError_t waitEventOnStream(cudaStream_t stream, cudaEvent_t event, unsigned flags,
+                              DefaultStream spelling) {
+  std::uint64_t token = 0;
+  if (cudaError_t error = resolveStream(stream, spelling, &token); error != cudaSuccess) return error;
+  v1::CallRequest request;
+  auto* wait = request.mutable_stream_wait_event();
+  wait->set_stream(token);
+  wait->set_event(tokenOf(event));
+  wait->set_flags(flags);
+  noteWorkPosted(token);
+  // On a live event and a known stream, the wait goes out without waiting; anything else
+  // is asked synchronously, so a bad handle gets the worker's answer at once.
+  if (isLiveEvent(tokenOf(event)) && isKnownStream(token)) return invokeAsync(request);
+  v1::CallReply reply;
+  return invoke(request, &reply);
+}
+
+cudaError_t streamCreationProperties(cudaStream_t stream, DefaultStream spelling, unsigned* flags,
+                                     int* priority) {
+  std::uint64_t token = 0;
+  if (cudaError_t error = resolveStream(stream, spelling, &token); error != cudaSuccess) return error;
+  if (!streamProperties(token, flags, priority)) return cudaErrorInvalidResourceHandle;
+  return cudaSuccess;
+}
+
+cudaError_t createEvent(unsigned flags, cudaEvent_t* event) {
+  v1::CallRequest request;
+  request.mutable_event_create()->set_flags(flags);
+  v1::CallReply reply;
+  if (cudaError_t error = invoke(request, &reply); error != cudaSuccess) return error;
+  *event = reinterpret_cast<cudaEvent_t>(reply.token().token());
+  rememberEvent(reply.token().token());
+  return cudaSuccess;
+}
+
+cudaError_t destroyEvent(cudaEvent_t event) {
+  v1::CallRequest request;
+  request.mutable_event_destroy()->set_event(tokenOf(event));
+  v1::CallReply reply;
+  const cudaError_t error = invoke(request, &reply);
+  if (error == cudaSuccess) forgetEvent(tokenOf(event));
+  return error;
+}
+
+cudaError_t recordEvent(cudaEvent_t event, cudaStream_t stream, unsigned flags, DefaultStream spelling) {
+  std::uint64_t token = 0;
+  if (cudaError_t error = resolveStream(stream, spelling, &token); error != cudaSuccess) return error;
+  v1::CallRequest request;
+  auto* record = request.mutable_event_record();
+  record->set_event(tokenOf(event));
+  record->set_stream(token);
+  record->set_flags(flags);
+  noteWorkPosted(token);
+  if (isLiveEvent(tokenOf(event)) && isKnownStream(token)) return invokeAsync(request);
+  v1::CallReply reply;
+  return invoke(request, &reply);
+}
+
+cudaError_t synchronizeEvent(cudaEvent_t event) {
+  v1::CallRequest request;
+  request.mutable_event_synchronize()->set_event(tokenOf(event));
+  v1::CallReply reply;
+  return invoke(request, &reply);
+}
+
+cudaError_t queryEvent(cudaEvent_t event) {
+  v1::CallRequest request;
+  request.mutable_event_query()->set_event(tokenOf(event));
+  v1::CallReply reply;
+  return invoke(request, &reply);
+}
+
+cudaError_t eventElapsedTime(cudaEvent_t start, cudaEvent_t end, float* milliseconds) {
+  v1::CallRequest request;
+  request.mutable_event_elapsed_time()->set_start(tokenOf(start));
+  request.mutable_event_elapsed_time()->set_end(tokenOf(end));
+  v1::CallReply reply;
+  const cudaError_t error = invoke(request, &reply);
+  if (error == cudaSuccess) *milliseconds = reply.elapsed_time().milliseconds();
+  return error;
+}
+
+}  // namespace agileos::client

@@ -1,0 +1,34 @@
+// Streams and events, shared by the runtime and the driver shims (untrusted side). Handles are
+// worker tokens (a cudaStream_t and a CUstream are the same handle, as are a cudaEvent_t and a
+// CUevent); a forged or stale one is refused by the worker with cudaErrorInvalidResourceHandle.
+//
+// Each returns the call's error without recording it: the runtime shim records it as the
+// thread's last error, the driver shim translates it to a CUresult.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "client/session/streams.h"
+
+namespace agileos::client {
+
+cudaError_t createStream(unsigned flags, int priority, cudaStream_t* stream);
+cudaError_t destroyStream(cudaStream_t stream);
+cudaError_t synchronizeStream(cudaStream_t stream, DefaultStream spelling);
+// cudaErrorNotReady while work is pending (a status, not an error).
+cudaError_t queryStream(cudaStream_t stream, DefaultStream spelling);
+cudaError_t waitEventOnStream(cudaStream_t stream, cudaEvent_t event, unsigned flags, DefaultStream spelling);
+// The flags and priority a stream was created with (the legacy and per-thread streams included).
+cudaError_t streamCreationProperties(cudaStream_t stream, DefaultStream spelling, unsigned* flags,
+                                     int* priority);
+
+cudaError_t createEvent(unsigned flags, cudaEvent_t* event);
+cudaError_t destroyEvent(cudaEvent_t event);
+cudaError_t recordEvent(cudaEvent_t event, cudaStream_t stream, unsigned flags, DefaultStream spelling);
+cudaError_t synchronizeEvent(cudaEvent_t event);
+cudaError_t queryEvent(cudaEvent_t event);  // cudaErrorNotReady while pending
+cudaError_t eventElapsedTime(cudaEvent_t start, cudaEvent_t end, float* milliseconds);
+
+}  // namespace agileos::client
