@@ -268,12 +268,17 @@ int run(const SandboxOptions& options) {
                                                       "LD_LIBRARY_PATH=" + libraryPath};
   if (!resolveLibraryClosure(plan.programSource, loaderEnvironment, hostId, hostId, &closure, &error))
     die(error);
+  const auto inBoundDirectory = [&plan](const std::string& file) {
+    return std::any_of(plan.readOnlyDirs.begin(), plan.readOnlyDirs.end(),
+                       [&file](const std::string& dir) { return under(file, dir); });
+  };
   for (const std::string& file : closure.files) {
-    bool inBoundDir = false;
-    for (const std::string& dir : plan.readOnlyDirs) inBoundDir = inBoundDir || under(file, dir);
-    if (!inBoundDir && file != plan.programSource) plan.closureFiles.push_back(file);
+    if (!inBoundDirectory(file) && file != plan.programSource) plan.closureFiles.push_back(file);
   }
+  // A driver library inside a bound directory is the shim directory's own (libcuda.so.1 there is
+  // the driver shim): bound with its directory, not left out.
   for (const std::string& file : closure.omitted) {
+    if (inBoundDirectory(file)) continue;
     std::cerr << "agileos-sandbox: left out the GPU library " << file << " (the program links it)"
               << std::endl;
   }

@@ -16,7 +16,7 @@ namespace {
 // clang-format off
 const std::vector<std::string> kRefused = {
     // other processes. Not process_vm_readv/writev: the shim reads its own memory with them to
-    // check a pointer without faulting (client/cudart/module_registry.cpp), and against another
+    // check a pointer without faulting (client/session/module_registry.cpp), and against another
     // process they need ptrace access, which only the tenant's own processes (same uid, same PID
     // namespace) could grant.
     "ptrace", "process_madvise", "kcmp", "pidfd_getfd",

@@ -11,9 +11,11 @@
 # Layout of .bundle/ (gitignored; carried to the GPU machine):
 #   bin/       agileosd, agileos-worker, agileos-nvrtc-compiler (the worker runs NVRTC in it, from
 #              its own directory), agileos-sandbox, adversary_wire, sandbox_probe
-#   shim/      libagileos_cudart.so, the session library it loads (libagileos_client.so, found
-#              through its RUNPATH $ORIGIN), and the library shims libagileos_cufft.so and
-#              libagileos_nvrtc.so with the symlinks libcufft.so.12 and libnvrtc.so.13 to them
+#   shim/      libagileos_cudart.so, the session library both it and the driver shim load
+#              (libagileos_client.so, found through their RUNPATH $ORIGIN), the driver shim
+#              libagileos_cuda.so and the library shims libagileos_cufft.so and
+#              libagileos_nvrtc.so, with the symlinks libcuda.so.1, libcufft.so.12 and
+#              libnvrtc.so.13 to them
 #              (the sandbox puts shim/ first on LD_LIBRARY_PATH, so a program that needs
 #              libcufft.so.12 or libnvrtc.so.13 gets the shim)
 #   deps/      every library ldd lists for bin/ and shim/, except glibc's own, libstdc++,
@@ -125,8 +127,8 @@ strip_elf() {
 }
 
 # The library shims in shim/, each reached through a symlink named after the library's soname.
-readonly LIBRARY_SHIMS=(libagileos_cufft.so libagileos_nvrtc.so)
-readonly LIBRARY_SHIM_SONAMES=(libcufft.so.12 libnvrtc.so.13)
+readonly LIBRARY_SHIMS=(libagileos_cufft.so libagileos_nvrtc.so libagileos_cuda.so)
+readonly LIBRARY_SHIM_SONAMES=(libcufft.so.12 libnvrtc.so.13 libcuda.so.1)
 
 # link_library_shims DIR: the soname symlinks, relative so that they survive the bind mount
 # (made after strip_elf, which must only see regular files).

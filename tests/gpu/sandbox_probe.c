@@ -10,7 +10,10 @@
  *  1. open() of the NVIDIA device nodes.
  *  2. dlopen() of the CUDA runtime by soname and by absolute paths, and of the
  *     driver library. A dlopen that returns the AgileOS shim (preloaded with
- *     soname libcudart.so.13) is not a way to the GPU and counts as blocked.
+ *     soname libcudart.so.13) is not a way to the GPU and counts as blocked, and
+ *     so does one that returns a library of the preloaded shim's own directory
+ *     (the shim directory AgileOS mounts read-only: its libcuda.so.1 is the
+ *     driver shim, issue 16); the driver by its absolute path must still fail.
  *  3. Escapes, each in a forked child so that the caller's mount namespace is
  *     never modified even when the probe runs unsandboxed: take a private copy
  *     of the mount namespace and unmount the masks over /dev and the CUDA
@@ -32,6 +35,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <limits.h>
 #include <link.h>
 #include <sched.h>
@@ -69,20 +73,33 @@ static void tryOpen(const char* path) {
   report(what, 1, "opened");
 }
 
-/* True if `path` names the same file as one of the LD_PRELOAD entries. */
-static int isPreloaded(const char* path) {
+enum PreloadMatch { kSameFile, kSameDirectory };
+
+/* True if `path` (kSameFile), or the directory holding it (kSameDirectory), is the same file as
+ * one of the LD_PRELOAD entries (or the directory holding it). Compared by device and inode, so
+ * that symlinks and bind mounts cannot confuse it. */
+static int matchesPreload(const char* path, enum PreloadMatch match) {
   const char* preload = getenv("LD_PRELOAD");
+  char* pathCopy = strdup(path);
+  if (preload == NULL || pathCopy == NULL) {
+    free(pathCopy);
+    return 0;
+  }
   struct stat target;
-  if (preload == NULL || stat(path, &target) != 0) return 0;
+  const int haveTarget = stat(match == kSameFile ? pathCopy : dirname(pathCopy), &target) == 0;
+  free(pathCopy);
   char* list = strdup(preload);
-  if (list == NULL) return 0;
+  if (!haveTarget || list == NULL) {
+    free(list);
+    return 0;
+  }
   int found = 0;
   char* save = NULL;
   for (char* entry = strtok_r(list, ": ", &save); entry != NULL && !found;
        entry = strtok_r(NULL, ": ", &save)) {
     struct stat candidate;
-    found = stat(entry, &candidate) == 0 && candidate.st_dev == target.st_dev &&
-            candidate.st_ino == target.st_ino;
+    found = stat(match == kSameFile ? entry : dirname(entry), &candidate) == 0 &&
+            candidate.st_dev == target.st_dev && candidate.st_ino == target.st_ino;
   }
   free(list);
   return found;
@@ -101,8 +118,12 @@ static void tryDlopen(const char* name) {
   char detail[PATH_MAX + 64];
   if (dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map != NULL && map->l_name != NULL &&
       map->l_name[0] != '\0') {
-    if (isPreloaded(map->l_name)) {
+    if (matchesPreload(map->l_name, kSameFile)) {
       snprintf(detail, sizeof detail, "resolved to the preloaded AgileOS shim %s", map->l_name);
+      report(what, 0, detail);
+    } else if (matchesPreload(map->l_name, kSameDirectory)) {
+      snprintf(detail, sizeof detail, "resolved to the AgileOS shim %s, beside the preloaded one",
+               map->l_name);
       report(what, 0, detail);
     } else {
       snprintf(detail, sizeof detail, "loaded %s", map->l_name);

@@ -1,0 +1,303 @@
+// Initialization, devices and contexts (libcuda.so.1 exports). A worker serves one device, seen as
+// ordinal 0, through one CUDA context; client/cuda/contexts.h says how the program's contexts map
+// onto it.
+#include <cuda.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "client/cuda/driver_call.h"
+#include "client/session/error_state.h"
+#include "cuda_api.gen.h"  // checks every definition against cuda.h's declaration
+
+using namespace agileos::client::cuda_shim;
+namespace v1 = agileos::v1;
+
+namespace {
+
+// The context flags cuCtxCreate and cuDevicePrimaryCtxSetFlags accept.
+constexpr unsigned kKnownContextFlags = CU_CTX_SCHED_MASK | CU_CTX_MAP_HOST | CU_CTX_LMEM_RESIZE_TO_MAX |
+                                        CU_CTX_COREDUMP_ENABLE | CU_CTX_USER_COREDUMP_ENABLE |
+                                        CU_CTX_SYNC_MEMOPS;
+
+CUresult createContextOn(CUcontext* pctx, unsigned flags, CUdevice dev) {
+  if (pctx == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult result = requireDevice(dev); result != CUDA_SUCCESS) return result;
+  if ((flags & ~kKnownContextFlags) != 0) return CUDA_ERROR_INVALID_VALUE;
+  *pctx = createContext(flags);
+  pushCurrentContext(*pctx);  // a new context is made current, as the driver does
+  return CUDA_SUCCESS;
+}
+
+CUresult deviceSynchronize() {
+  v1::CallRequest request;
+  request.mutable_device_synchronize();
+  v1::CallReply reply;
+  return callWorker(request, &reply);
+}
+
+}  // namespace
+
+extern "C" {
+
+CUresult cuInit(unsigned int flags) {
+  if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  return initialize();
+}
+
+CUresult cuDriverGetVersion(int* driverVersion) {
+  if (driverVersion == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  CUresult result = CUDA_SUCCESS;
+  const v1::DeviceInfo* info = deviceDescription(&result);
+  // As with no driver reachable: the version this shim was built for.
+  *driverVersion = info != nullptr ? info->driver_version() : CUDA_VERSION;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetCount(int* count) {
+  if (count == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult result = requireInitialized(); result != CUDA_SUCCESS) return result;
+  CUresult result = CUDA_SUCCESS;
+  const v1::DeviceInfo* info = deviceDescription(&result);
+  *count = info != nullptr ? info->device_count() : 0;
+  return result;
+}
+
+CUresult cuDeviceGet(CUdevice* device, int ordinal) {
+  if (device == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult result = requireDevice(ordinal); result != CUDA_SUCCESS) return result;
+  *device = ordinal;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetName(char* name, int len, CUdevice dev) {
+  if (name == nullptr || len <= 0) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult result = requireDevice(dev); result != CUDA_SUCCESS) return result;
+  CUresult result = CUDA_SUCCESS;
+  const v1::DeviceInfo* info = deviceDescription(&result);
+  const std::size_t n = std::min(info->name().size(), static_cast<std::size_t>(len) - 1);
+  std::memcpy(name, info->name().data(), n);
+  name[n] = '\0';
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetUuid_v2(CUuuid* uuid, CUdevice dev) {
+  if (uuid == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult result = requireDevice(dev); result != CUDA_SUCCESS) return result;
+  CUresult result = CUDA_SUCCESS;
+  const v1::DeviceInfo* info = deviceDescription(&result);
+  if (info->uuid().size() != sizeof uuid->bytes) return CUDA_ERROR_UNKNOWN;
+  std::memcpy(uuid->bytes, info->uuid().data(), sizeof uuid->bytes);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetUuid(CUuuid* uuid, CUdevice dev) { return cuDeviceGetUuid_v2(uuid, dev); }
+
+CUresult cuDeviceTotalMem_v2(size_t* bytes, CUdevice dev) {
+  if (bytes == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult result = requireDevice(dev); result != CUDA_SUCCESS) return result;
+  CUresult result = CUDA_SUCCESS;
+  *bytes = deviceDescription(&result)->total_global_mem();  // the client's quota, as cudaMemGetInfo's total
+  return CUDA_SUCCESS;
+}
+
+// CUdevice_attribute and cudaDeviceAttr number every attribute alike; the worker reports them
+// by that number. An attribute it did not report is CUDA_ERROR_INVALID_VALUE, as an unknown one is.
+CUresult cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUdevice dev) {
+  if (pi == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult result = requireDevice(dev); result != CUDA_SUCCESS) return result;
+  CUresult result = CUDA_SUCCESS;
+  for (const v1::DeviceAttribute& attribute : deviceDescription(&result)->attributes()) {
+    if (attribute.attribute() == static_cast<int>(attrib)) {
+      *pi = attribute.value();
+      return CUDA_SUCCESS;
+    }
+  }
+  return CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult cuDeviceComputeCapability(int* major, int* minor, CUdevice dev) {
+  if (major == nullptr || minor == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult result = cuDeviceGetAttribute(major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+      result != CUDA_SUCCESS) {
+    return result;
+  }
+  return cuDeviceGetAttribute(minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+}
+
+// --- the primary context ---
+
+CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
+  if (pctx == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult result = requireDevice(dev); result != CUDA_SUCCESS) return result;
+  retainPrimary();
+  *pctx = primaryContext();
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
+  if (CUresult result = requireDevice(dev); result != CUDA_SUCCESS) return result;
+  return releasePrimary();
+}
+CUresult cuDevicePrimaryCtxRelease(CUdevice dev) { return cuDevicePrimaryCtxRelease_v2(dev); }
+
+CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int* flags, int* active) {
+  if (flags == nullptr || active == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult result = requireDevice(dev); result != CUDA_SUCCESS) return result;
+  *flags = contextFlags(primaryContext());
+  *active = primaryActive() ? 1 : 0;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int flags) {
+  if (CUresult result = requireDevice(dev); result != CUDA_SUCCESS) return result;
+  if ((flags & ~kKnownContextFlags) != 0) return CUDA_ERROR_INVALID_VALUE;
+  setContextFlags(primaryContext(), flags);
+  return CUDA_SUCCESS;
+}
+CUresult cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags) {
+  return cuDevicePrimaryCtxSetFlags_v2(dev, flags);
+}
+
+// --- contexts ---
+
+CUresult cuCtxCreate_v2(CUcontext* pctx, unsigned int flags, CUdevice dev) {
+  return createContextOn(pctx, flags, dev);
+}
+CUresult cuCtxCreate(CUcontext* pctx, unsigned int flags, CUdevice dev) {
+  return createContextOn(pctx, flags, dev);
+}
+
+// Execution-affinity and green-context parameters partition the device, which a worker's
+// client cannot do: only their absence is accepted.
+CUresult cuCtxCreate_v3(CUcontext* pctx, CUexecAffinityParam* paramsArray, int numParams, unsigned int flags,
+                        CUdevice dev) {
+  if (numParams < 0 || (numParams > 0 && paramsArray == nullptr)) return CUDA_ERROR_INVALID_VALUE;
+  if (numParams > 0) return CUDA_ERROR_NOT_SUPPORTED;
+  return createContextOn(pctx, flags, dev);
+}
+CUresult cuCtxCreate_v4(CUcontext* pctx, CUctxCreateParams* ctxCreateParams, unsigned int flags,
+                        CUdevice dev) {
+  if (ctxCreateParams != nullptr &&
+      (ctxCreateParams->numExecAffinityParams != 0 || ctxCreateParams->cigParams != nullptr)) {
+    return CUDA_ERROR_NOT_SUPPORTED;
+  }
+  return createContextOn(pctx, flags, dev);
+}
+
+CUresult cuCtxDestroy_v2(CUcontext ctx) {
+  if (CUresult result = requireInitialized(); result != CUDA_SUCCESS) return result;
+  if (ctx == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (ctx == primaryContext()) return CUDA_ERROR_INVALID_CONTEXT;  // released, never destroyed
+  return destroyContext(ctx);
+}
+CUresult cuCtxDestroy(CUcontext ctx) { return cuCtxDestroy_v2(ctx); }
+
+CUresult cuCtxGetCurrent(CUcontext* pctx) {
+  if (pctx == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult result = requireInitialized(); result != CUDA_SUCCESS) return result;
+  *pctx = currentContext();
+  return CUDA_SUCCESS;
+}
+
+CUresult cuCtxSetCurrent(CUcontext ctx) {
+  if (CUresult result = requireInitialized(); result != CUDA_SUCCESS) return result;
+  if (ctx != nullptr && !isLiveContext(ctx)) return CUDA_ERROR_INVALID_CONTEXT;
+  setCurrentContext(ctx);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuCtxPushCurrent_v2(CUcontext ctx) {
+  if (CUresult result = requireInitialized(); result != CUDA_SUCCESS) return result;
+  if (ctx == nullptr || !isLiveContext(ctx)) return CUDA_ERROR_INVALID_CONTEXT;
+  pushCurrentContext(ctx);
+  return CUDA_SUCCESS;
+}
+CUresult cuCtxPushCurrent(CUcontext ctx) { return cuCtxPushCurrent_v2(ctx); }
+
+CUresult cuCtxPopCurrent_v2(CUcontext* pctx) {
+  if (CUresult result = requireInitialized(); result != CUDA_SUCCESS) return result;
+  CUcontext popped = popCurrentContext();
+  if (popped == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
+  if (pctx != nullptr) *pctx = popped;
+  return CUDA_SUCCESS;
+}
+CUresult cuCtxPopCurrent(CUcontext* pctx) { return cuCtxPopCurrent_v2(pctx); }
+
+CUresult cuCtxGetDevice(CUdevice* device) {
+  if (device == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
+  *device = kOnlyDevice;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuCtxGetDevice_v2(CUdevice* device, CUcontext ctx) {
+  if (device == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (ctx == nullptr) return cuCtxGetDevice(device);
+  if (CUresult result = requireInitialized(); result != CUDA_SUCCESS) return result;
+  if (!isLiveContext(ctx)) return CUDA_ERROR_INVALID_CONTEXT;
+  *device = kOnlyDevice;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuCtxGetFlags(unsigned int* flags) {
+  if (flags == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
+  const CUcontext current = currentContext();
+  *flags = contextFlags(current != nullptr ? current : primaryContext());
+  return CUDA_SUCCESS;
+}
+
+CUresult cuCtxSetFlags(unsigned int flags) {
+  if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
+  if ((flags & ~kKnownContextFlags) != 0) return CUDA_ERROR_INVALID_VALUE;
+  const CUcontext current = currentContext();
+  setContextFlags(current != nullptr ? current : primaryContext(), flags);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuCtxGetApiVersion(CUcontext ctx, unsigned int* version) {
+  if (version == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult result = requireInitialized(); result != CUDA_SUCCESS) return result;
+  if (ctx != nullptr && !isLiveContext(ctx)) return CUDA_ERROR_INVALID_CONTEXT;
+  *version = 3020;  // what the driver reports for every context made through the v2 API and later
+  return CUDA_SUCCESS;
+}
+
+CUresult cuCtxSynchronize() { return deviceSynchronize(); }
+
+CUresult cuCtxSynchronize_v2(CUcontext ctx) {
+  if (ctx != nullptr && !isLiveContext(ctx)) return CUDA_ERROR_INVALID_CONTEXT;
+  return deviceSynchronize();
+}
+
+// CUlimit and cudaLimit number the limits alike; the worker charges and applies them.
+CUresult cuCtxGetLimit(size_t* pvalue, CUlimit limit) {
+  if (pvalue == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  v1::CallRequest request;
+  request.mutable_device_get_limit()->set_limit(static_cast<int>(limit));
+  v1::CallReply reply;
+  if (CUresult result = callWorker(request, &reply); result != CUDA_SUCCESS) return result;
+  *pvalue = reply.limit_value().value();
+  return CUDA_SUCCESS;
+}
+
+CUresult cuCtxSetLimit(CUlimit limit, size_t value) {
+  v1::CallRequest request;
+  request.mutable_device_set_limit()->set_limit(static_cast<int>(limit));
+  request.mutable_device_set_limit()->set_value(value);
+  v1::CallReply reply;
+  return callWorker(request, &reply);
+}
+
+CUresult cuCtxGetStreamPriorityRange(int* leastPriority, int* greatestPriority) {
+  if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
+  CUresult result = CUDA_SUCCESS;
+  const v1::DeviceInfo* info = deviceDescription(&result);
+  if (info == nullptr) return result;
+  if (leastPriority != nullptr) *leastPriority = info->least_stream_priority();
+  if (greatestPriority != nullptr) *greatestPriority = info->greatest_stream_priority();
+  return CUDA_SUCCESS;
+}
+
+}  // extern "C"

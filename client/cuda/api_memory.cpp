@@ -1,0 +1,235 @@
+// Device and page-locked host memory, copies and fills (libcuda.so.1 exports): the session's
+// memory calls and copy engine (client/session/), the same paths as the runtime shim's, so that
+// both APIs see one set of allocations. Every device address is checked by the worker.
+//
+// The *_ptds and *_ptsz entry points (programs built with CUDA_API_PER_THREAD_DEFAULT_STREAM) put
+// their work on the calling thread's default stream, as the runtime's per-thread calls do.
+#include <cuda.h>
+
+#include <atomic>
+#include <cstdint>
+
+#include "client/common/log.h"
+#include "client/cuda/driver_call.h"
+#include "client/session/copy_engine.h"
+#include "client/session/host_allocations.h"
+#include "client/session/memory_calls.h"
+#include "client/session/streams.h"
+#include "cuda_api.gen.h"  // checks every definition against cuda.h's declaration
+
+using namespace agileos::client;
+using namespace agileos::client::cuda_shim;
+
+namespace {
+
+enum class Ordering { kSynchronous, kAsynchronous };
+
+// Where a copy or fill runs: the legacy stream for a synchronous call (the per-thread default
+// stream for a _ptds one), `stream` for an asynchronous one.
+CUresult copyTarget(CUstream stream, DefaultStream spelling, Ordering ordering, CopyTarget* target) {
+  if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
+  target->async = ordering == Ordering::kAsynchronous || spelling == DefaultStream::kPerThread;
+  target->returnsEarly = ordering == Ordering::kAsynchronous;
+  return toDriverResult(resolveStream(reinterpret_cast<cudaStream_t>(stream), spelling, &target->stream));
+}
+
+void* hostPointer(CUdeviceptr address) {
+  return reinterpret_cast<void*>(static_cast<std::uintptr_t>(address));
+}
+
+CUresult copy(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind, CUstream stream,
+              DefaultStream spelling, Ordering ordering) {
+  CopyTarget target;
+  if (CUresult result = copyTarget(stream, spelling, ordering, &target); result != CUDA_SUCCESS)
+    return result;
+  return toDriverResult(copyByKind(dst, src, bytes, kind, target));
+}
+
+// cuMemsetD8/16/32: the worker fills bytes. A 16- or 32-bit pattern whose bytes are all equal is
+// that byte's fill; any other pattern fails closed (logged once).
+CUresult fill(CUdeviceptr dst, std::uint32_t value, unsigned width, size_t count, CUstream stream,
+              DefaultStream spelling, Ordering ordering) {
+  const std::uint32_t byte = value & 0xFFu;
+  const std::uint32_t mask = width == 4 ? 0xFFFFFFFFu : (width == 2 ? 0xFFFFu : 0xFFu);
+  if ((value & mask) != (byte * 0x01010101u & mask)) {
+    static std::atomic<bool> logged{false};
+    if (!logged.exchange(true)) {
+      AGILEOS_LOG_WARN(
+          "cuMemsetD16/D32 with a pattern whose bytes differ is not supported by AgileOS yet; "
+          "returning CUDA_ERROR_NOT_SUPPORTED");
+    }
+    return CUDA_ERROR_NOT_SUPPORTED;
+  }
+  if (count > SIZE_MAX / width) return CUDA_ERROR_INVALID_VALUE;
+  CopyTarget target;
+  if (CUresult result = copyTarget(stream, spelling, ordering, &target); result != CUDA_SUCCESS)
+    return result;
+  if (count == 0) return CUDA_SUCCESS;
+  return toDriverResult(fillDevice(dst, static_cast<int>(byte), count * width, target));
+}
+
+constexpr DefaultStream kLegacy = DefaultStream::kLegacy;
+constexpr DefaultStream kPerThread = DefaultStream::kPerThread;
+constexpr Ordering kSync = Ordering::kSynchronous;
+constexpr Ordering kAsync = Ordering::kAsynchronous;
+
+}  // namespace
+
+extern "C" {
+
+CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
+  if (dptr == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
+  if (bytesize == 0) return CUDA_ERROR_INVALID_VALUE;  // the driver refuses an empty allocation
+  std::uint64_t address = 0;
+  const CUresult result = toDriverResult(allocateDevice(bytesize, &address));
+  *dptr = address;
+  return result;
+}
+
+CUresult cuMemFree_v2(CUdeviceptr dptr) {
+  if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
+  if (dptr == 0) return CUDA_SUCCESS;
+  return toDriverResult(freeDevice(dptr));
+}
+
+CUresult cuMemGetInfo_v2(size_t* free, size_t* total) {
+  if (free == nullptr || total == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
+  std::uint64_t freeBytes = 0, totalBytes = 0;
+  const CUresult result = toDriverResult(deviceMemoryInfo(&freeBytes, &totalBytes));
+  if (result == CUDA_SUCCESS) {
+    *free = freeBytes;
+    *total = totalBytes;
+  }
+  return result;
+}
+
+// Device-mapped host memory is not offered (the device reports CAN_MAP_HOST_MEMORY = 0).
+CUresult cuMemHostAlloc(void** pp, size_t bytesize, unsigned int flags) {
+  if (pp == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  constexpr unsigned kKnown =
+      CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_WRITECOMBINED;
+  if ((flags & ~kKnown) != 0) return CUDA_ERROR_INVALID_VALUE;
+  *pp = nullptr;
+  if ((flags & CU_MEMHOSTALLOC_DEVICEMAP) != 0) {
+    AGILEOS_LOG_WARN(
+        "cuMemHostAlloc(CU_MEMHOSTALLOC_DEVICEMAP): device-mapped host memory is not offered by "
+        "AgileOS; returning CUDA_ERROR_NOT_SUPPORTED");
+    return CUDA_ERROR_NOT_SUPPORTED;
+  }
+  if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
+  if (bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
+  return toDriverResult(HostAllocations::instance().allocate(bytesize, flags, pp));
+}
+
+CUresult cuMemAllocHost_v2(void** pp, size_t bytesize) { return cuMemHostAlloc(pp, bytesize, 0); }
+
+CUresult cuMemFreeHost(void* p) {
+  if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
+  return toDriverResult(HostAllocations::instance().free(p));
+}
+
+// --- copies ---
+
+CUresult cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void* srcHost, size_t ByteCount) {
+  return copy(hostPointer(dstDevice), srcHost, ByteCount, cudaMemcpyHostToDevice, nullptr, kLegacy, kSync);
+}
+CUresult cuMemcpyHtoD_v2_ptds(CUdeviceptr dstDevice, const void* srcHost, size_t ByteCount) {
+  return copy(hostPointer(dstDevice), srcHost, ByteCount, cudaMemcpyHostToDevice, nullptr, kPerThread, kSync);
+}
+CUresult cuMemcpyDtoH_v2(void* dstHost, CUdeviceptr srcDevice, size_t ByteCount) {
+  return copy(dstHost, hostPointer(srcDevice), ByteCount, cudaMemcpyDeviceToHost, nullptr, kLegacy, kSync);
+}
+CUresult cuMemcpyDtoH_v2_ptds(void* dstHost, CUdeviceptr srcDevice, size_t ByteCount) {
+  return copy(dstHost, hostPointer(srcDevice), ByteCount, cudaMemcpyDeviceToHost, nullptr, kPerThread, kSync);
+}
+CUresult cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount) {
+  return copy(hostPointer(dstDevice), hostPointer(srcDevice), ByteCount, cudaMemcpyDeviceToDevice, nullptr,
+              kLegacy, kSync);
+}
+CUresult cuMemcpyDtoD_v2_ptds(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount) {
+  return copy(hostPointer(dstDevice), hostPointer(srcDevice), ByteCount, cudaMemcpyDeviceToDevice, nullptr,
+              kPerThread, kSync);
+}
+// Unified addressing: the direction follows from the addresses.
+CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount) {
+  return copy(hostPointer(dst), hostPointer(src), ByteCount, cudaMemcpyDefault, nullptr, kLegacy, kSync);
+}
+CUresult cuMemcpy_ptds(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount) {
+  return copy(hostPointer(dst), hostPointer(src), ByteCount, cudaMemcpyDefault, nullptr, kPerThread, kSync);
+}
+
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void* srcHost, size_t ByteCount,
+                              CUstream hStream) {
+  return copy(hostPointer(dstDevice), srcHost, ByteCount, cudaMemcpyHostToDevice, hStream, kLegacy, kAsync);
+}
+CUresult cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dstDevice, const void* srcHost, size_t ByteCount,
+                                   CUstream hStream) {
+  return copy(hostPointer(dstDevice), srcHost, ByteCount, cudaMemcpyHostToDevice, hStream, kPerThread,
+              kAsync);
+}
+CUresult cuMemcpyDtoHAsync_v2(void* dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream) {
+  return copy(dstHost, hostPointer(srcDevice), ByteCount, cudaMemcpyDeviceToHost, hStream, kLegacy, kAsync);
+}
+CUresult cuMemcpyDtoHAsync_v2_ptsz(void* dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream) {
+  return copy(dstHost, hostPointer(srcDevice), ByteCount, cudaMemcpyDeviceToHost, hStream, kPerThread,
+              kAsync);
+}
+CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount,
+                              CUstream hStream) {
+  return copy(hostPointer(dstDevice), hostPointer(srcDevice), ByteCount, cudaMemcpyDeviceToDevice, hStream,
+              kLegacy, kAsync);
+}
+CUresult cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount,
+                                   CUstream hStream) {
+  return copy(hostPointer(dstDevice), hostPointer(srcDevice), ByteCount, cudaMemcpyDeviceToDevice, hStream,
+              kPerThread, kAsync);
+}
+CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream) {
+  return copy(hostPointer(dst), hostPointer(src), ByteCount, cudaMemcpyDefault, hStream, kLegacy, kAsync);
+}
+CUresult cuMemcpyAsync_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream) {
+  return copy(hostPointer(dst), hostPointer(src), ByteCount, cudaMemcpyDefault, hStream, kPerThread, kAsync);
+}
+
+// --- fills ---
+
+CUresult cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N) {
+  return fill(dstDevice, uc, 1, N, nullptr, kLegacy, kSync);
+}
+CUresult cuMemsetD8_v2_ptds(CUdeviceptr dstDevice, unsigned char uc, size_t N) {
+  return fill(dstDevice, uc, 1, N, nullptr, kPerThread, kSync);
+}
+CUresult cuMemsetD16_v2(CUdeviceptr dstDevice, unsigned short us, size_t N) {
+  return fill(dstDevice, us, 2, N, nullptr, kLegacy, kSync);
+}
+CUresult cuMemsetD16_v2_ptds(CUdeviceptr dstDevice, unsigned short us, size_t N) {
+  return fill(dstDevice, us, 2, N, nullptr, kPerThread, kSync);
+}
+CUresult cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N) {
+  return fill(dstDevice, ui, 4, N, nullptr, kLegacy, kSync);
+}
+CUresult cuMemsetD32_v2_ptds(CUdeviceptr dstDevice, unsigned int ui, size_t N) {
+  return fill(dstDevice, ui, 4, N, nullptr, kPerThread, kSync);
+}
+CUresult cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream) {
+  return fill(dstDevice, uc, 1, N, hStream, kLegacy, kAsync);
+}
+CUresult cuMemsetD8Async_ptsz(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream) {
+  return fill(dstDevice, uc, 1, N, hStream, kPerThread, kAsync);
+}
+CUresult cuMemsetD16Async(CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream) {
+  return fill(dstDevice, us, 2, N, hStream, kLegacy, kAsync);
+}
+CUresult cuMemsetD16Async_ptsz(CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream) {
+  return fill(dstDevice, us, 2, N, hStream, kPerThread, kAsync);
+}
+CUresult cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream) {
+  return fill(dstDevice, ui, 4, N, hStream, kLegacy, kAsync);
+}
+CUresult cuMemsetD32Async_ptsz(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream) {
+  return fill(dstDevice, ui, 4, N, hStream, kPerThread, kAsync);
+}
+
+}  // extern "C"

@@ -1,0 +1,355 @@
+// Modules, functions and launches (libcuda.so.1 exports). Images go to the worker as they are
+// (client/session/code_images.h) and through its kernel memory guard, the one gate every
+// code-loading path takes; launches take the session's launch path (client/session/kernel_launch.h),
+// the same as cudaLaunchKernel's.
+//
+// A CUmodule and a CUfunction are addresses of records here; every handle the program passes is
+// looked up among the live ones before use. A CUfunction is also registered as a kernel handle of
+// the runtime shim, so cudaLaunchKernel accepts it as CUDA 12 and later do.
+#include <cuda.h>
+
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <shared_mutex>
+#include <string>
+
+#include "client/cuda/driver_call.h"
+#include "client/session/code_images.h"
+#include "client/session/kernel_launch.h"
+#include "client/session/module_registry.h"
+#include "cuda_api.gen.h"  // checks every definition against cuda.h's declaration
+
+using namespace agileos::client;
+using namespace agileos::client::cuda_shim;
+namespace v1 = agileos::v1;
+
+namespace {
+
+struct FunctionRecord {
+  std::shared_ptr<const KernelLayout> layout;
+};
+
+struct ModuleRecord {
+  std::uint64_t module = 0;  // the worker's token
+  std::map<std::string, std::unique_ptr<FunctionRecord>> functions;
+};
+
+std::shared_mutex gMutex;
+std::map<const void*, std::unique_ptr<ModuleRecord>> gModules;          // by CUmodule
+std::map<const void*, std::shared_ptr<const KernelLayout>> gFunctions;  // live CUfunctions
+
+CUresult loadImage(CUmodule* module, std::string image) {
+  if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
+  std::uint64_t token = 0;
+  if (cudaError_t error = loadCodeImage(std::move(image), &token); error != cudaSuccess)
+    return toDriverResult(error);
+  auto record = std::make_unique<ModuleRecord>();
+  record->module = token;
+  std::unique_lock lock(gMutex);
+  *module = reinterpret_cast<CUmodule>(record.get());
+  gModules.emplace(record.get(), std::move(record));
+  return CUDA_SUCCESS;
+}
+
+CUresult loadImageAt(CUmodule* module, const void* image) {
+  if (module == nullptr || image == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  std::string bytes;
+  if (cudaError_t error = copyCodeImage(image, &bytes); error != cudaSuccess) return toDriverResult(error);
+  return loadImage(module, std::move(bytes));
+}
+
+// The function's layout, or CUDA_ERROR_INVALID_HANDLE for a handle that is not a live CUfunction.
+CUresult functionLayout(CUfunction f, std::shared_ptr<const KernelLayout>* layout) {
+  std::shared_lock lock(gMutex);
+  auto it = gFunctions.find(f);
+  if (it == gFunctions.end()) return CUDA_ERROR_INVALID_HANDLE;
+  *layout = it->second;
+  return CUDA_SUCCESS;
+}
+
+// cuLaunchKernel's `extra`: CU_LAUNCH_PARAM_BUFFER_POINTER and _SIZE, ended by CU_LAUNCH_PARAM_END.
+// At most a few dozen entries are read: a list that does not end is refused, not walked forever.
+CUresult parseExtra(void** extra, const void** buffer, std::size_t* size) {
+  constexpr int kMaxEntries = 64;
+  const std::size_t* sizePointer = nullptr;
+  for (int i = 0; i < kMaxEntries; i += 2) {
+    void* key = extra[i];
+    if (key == CU_LAUNCH_PARAM_END) {
+      if (*buffer == nullptr || sizePointer == nullptr) return CUDA_ERROR_INVALID_VALUE;
+      *size = *sizePointer;
+      return CUDA_SUCCESS;
+    }
+    if (key == CU_LAUNCH_PARAM_BUFFER_POINTER) {
+      *buffer = extra[i + 1];
+    } else if (key == CU_LAUNCH_PARAM_BUFFER_SIZE) {
+      sizePointer = static_cast<const std::size_t*>(extra[i + 1]);
+    } else {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+  }
+  return CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult launch(CUfunction f, LaunchShape shape, void** kernelParams, void** extra) {
+  if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
+  std::shared_ptr<const KernelLayout> layout;
+  if (CUresult result = functionLayout(f, &layout); result != CUDA_SUCCESS) return result;
+  if (kernelParams != nullptr && extra != nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (extra != nullptr) {
+    const void* buffer = nullptr;
+    std::size_t size = 0;
+    if (CUresult result = parseExtra(extra, &buffer, &size); result != CUDA_SUCCESS) return result;
+    return toDriverResult(launchKernelWithBuffer(*layout, shape, buffer, size));
+  }
+  return toDriverResult(launchKernel(*layout, shape, kernelParams));
+}
+
+LaunchShape shapeOf(unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                    unsigned shared, CUstream stream, DefaultStream spelling, bool cooperative) {
+  return LaunchShape{dim3(gx, gy, gz), dim3(bx, by, bz), shared, reinterpret_cast<cudaStream_t>(stream),
+                     spelling,         cooperative};
+}
+
+CUresult launchEx(const CUlaunchConfig* config, CUfunction f, void** kernelParams, void** extra,
+                  DefaultStream spelling) {
+  if (config == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (config->numAttrs > 0 && config->attrs == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  bool cooperative = false;
+  for (unsigned i = 0; i < config->numAttrs; ++i) {
+    const CUlaunchAttribute& attribute = config->attrs[i];
+    if (attribute.id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE) {
+      cooperative = attribute.value.cooperative != 0;
+    } else {
+      return CUDA_ERROR_NOT_SUPPORTED;  // clusters and the rest: not forwarded yet (issue 17)
+    }
+  }
+  return launch(
+      f,
+      shapeOf(config->gridDimX, config->gridDimY, config->gridDimZ, config->blockDimX, config->blockDimY,
+              config->blockDimZ, config->sharedMemBytes, config->hStream, spelling, cooperative),
+      kernelParams, extra);
+}
+
+CUresult functionAttributes(CUfunction f, v1::FuncAttributes* out) {
+  std::shared_ptr<const KernelLayout> layout;
+  if (CUresult result = functionLayout(f, &layout); result != CUDA_SUCCESS) return result;
+  v1::CallRequest request;
+  request.mutable_func_get_attributes()->set_function(layout->token);
+  v1::CallReply reply;
+  if (CUresult result = callWorker(request, &reply); result != CUDA_SUCCESS) return result;
+  *out = reply.func_attributes();
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+// JIT options are hints the worker's loader does not need (it chooses and compiles the code
+// itself); they are accepted and ignored, and option outputs (logs) are left as they were.
+CUresult cuModuleLoadData(CUmodule* module, const void* image) { return loadImageAt(module, image); }
+CUresult cuModuleLoadDataEx(CUmodule* module, const void* image, unsigned int, CUjit_option*, void**) {
+  return loadImageAt(module, image);
+}
+CUresult cuModuleLoadFatBinary(CUmodule* module, const void* fatCubin) {
+  return loadImageAt(module, fatCubin);
+}
+
+CUresult cuModuleLoad(CUmodule* module, const char* fname) {
+  if (module == nullptr || fname == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  std::string image;
+  if (cudaError_t error = readCodeImageFile(fname, &image); error != cudaSuccess)
+    return toDriverResult(error);
+  return loadImage(module, std::move(image));
+}
+
+CUresult cuModuleUnload(CUmodule hmod) {
+  if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
+  std::unique_ptr<ModuleRecord> record;
+  {
+    std::unique_lock lock(gMutex);
+    auto it = gModules.find(hmod);
+    if (it == gModules.end()) return CUDA_ERROR_INVALID_HANDLE;
+    record = std::move(it->second);
+    gModules.erase(it);
+    for (const auto& [name, function] : record->functions) gFunctions.erase(function.get());
+  }
+  for (const auto& [name, function] : record->functions)
+    ModuleRegistry::instance().removeLibraryKernel(function.get());
+  return toDriverResult(unloadCodeImage(record->module));
+}
+
+CUresult cuModuleGetFunction(CUfunction* hfunc, CUmodule hmod, const char* name) {
+  if (hfunc == nullptr || name == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
+  std::unique_lock lock(gMutex);  // held across the call: the module cannot be unloaded meanwhile
+  auto it = gModules.find(hmod);
+  if (it == gModules.end()) return CUDA_ERROR_INVALID_HANDLE;
+  ModuleRecord& record = *it->second;
+  if (auto found = record.functions.find(name); found != record.functions.end()) {
+    *hfunc = reinterpret_cast<CUfunction>(found->second.get());
+    return CUDA_SUCCESS;
+  }
+  KernelLayout layout;
+  if (cudaError_t error = codeImageKernel(record.module, name, &layout); error != cudaSuccess) {
+    return error == cudaErrorSymbolNotFound || error == cudaErrorInvalidDeviceFunction
+               ? CUDA_ERROR_NOT_FOUND
+               : toDriverResult(error);
+  }
+  auto function = std::make_unique<FunctionRecord>();
+  function->layout = std::make_shared<const KernelLayout>(std::move(layout));
+  ModuleRegistry::instance().addLibraryKernel(function.get(), *function->layout);
+  gFunctions.emplace(function.get(), function->layout);
+  *hfunc = reinterpret_cast<CUfunction>(function.get());
+  record.functions.emplace(name, std::move(function));
+  return CUDA_SUCCESS;
+}
+
+CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,
+                        unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,
+                        unsigned int sharedMemBytes, CUstream hStream, void** kernelParams, void** extra) {
+  return launch(f,
+                shapeOf(gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes,
+                        hStream, DefaultStream::kLegacy, false),
+                kernelParams, extra);
+}
+
+CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+                             unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
+                             unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
+                             void** kernelParams, void** extra) {
+  return launch(f,
+                shapeOf(gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes,
+                        hStream, DefaultStream::kPerThread, false),
+                kernelParams, extra);
+}
+
+CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+                                   unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
+                                   unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
+                                   void** kernelParams) {
+  return launch(f,
+                shapeOf(gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes,
+                        hStream, DefaultStream::kLegacy, true),
+                kernelParams, nullptr);
+}
+
+CUresult cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction f, void** kernelParams, void** extra) {
+  return launchEx(config, f, kernelParams, extra, DefaultStream::kLegacy);
+}
+CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig* config, CUfunction f, void** kernelParams,
+                               void** extra) {
+  return launchEx(config, f, kernelParams, extra, DefaultStream::kPerThread);
+}
+
+CUresult cuFuncGetAttribute(int* pi, CUfunction_attribute attrib, CUfunction hfunc) {
+  if (pi == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
+  v1::FuncAttributes in;
+  if (CUresult result = functionAttributes(hfunc, &in); result != CUDA_SUCCESS) return result;
+  switch (attrib) {
+    case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
+      *pi = in.max_threads_per_block();
+      break;
+    case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES:
+      *pi = static_cast<int>(in.shared_size_bytes());
+      break;
+    case CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES:
+      *pi = static_cast<int>(in.const_size_bytes());
+      break;
+    case CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES:
+      *pi = static_cast<int>(in.local_size_bytes());
+      break;
+    case CU_FUNC_ATTRIBUTE_NUM_REGS:
+      *pi = in.num_regs();
+      break;
+    case CU_FUNC_ATTRIBUTE_PTX_VERSION:
+      *pi = in.ptx_version();
+      break;
+    case CU_FUNC_ATTRIBUTE_BINARY_VERSION:
+      *pi = in.binary_version();
+      break;
+    case CU_FUNC_ATTRIBUTE_CACHE_MODE_CA:
+      *pi = in.cache_mode_ca();
+      break;
+    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
+      *pi = in.max_dynamic_shared_size_bytes();
+      break;
+    case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
+      *pi = in.preferred_shmem_carveout();
+      break;
+    case CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET:
+      *pi = in.cluster_dim_must_be_set();
+      break;
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH:
+      *pi = in.required_cluster_width();
+      break;
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT:
+      *pi = in.required_cluster_height();
+      break;
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH:
+      *pi = in.required_cluster_depth();
+      break;
+    case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED:
+      *pi = in.non_portable_cluster_size_allowed();
+      break;
+    case CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+      *pi = in.cluster_scheduling_policy_preference();
+      break;
+    default:
+      return CUDA_ERROR_INVALID_VALUE;
+  }
+  return CUDA_SUCCESS;
+}
+
+// CUfunction_attribute and cudaFuncAttribute number the settable attributes alike; the worker
+// checks the value.
+CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value) {
+  std::shared_ptr<const KernelLayout> layout;
+  if (CUresult result = functionLayout(hfunc, &layout); result != CUDA_SUCCESS) return result;
+  v1::CallRequest request;
+  auto* set = request.mutable_func_set_attribute();
+  set->set_function(layout->token);
+  set->set_attribute(static_cast<int>(attrib));
+  set->set_value(value);
+  v1::CallReply reply;
+  return callWorker(request, &reply);
+}
+
+CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config) {
+  std::shared_ptr<const KernelLayout> layout;
+  if (CUresult result = functionLayout(hfunc, &layout); result != CUDA_SUCCESS) return result;
+  v1::CallRequest request;
+  request.mutable_func_set_cache_config()->set_function(layout->token);
+  request.mutable_func_set_cache_config()->set_config(static_cast<int>(config));
+  v1::CallReply reply;
+  return callWorker(request, &reply);
+}
+
+CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* numBlocks, CUfunction func, int blockSize,
+                                                              size_t dynamicSMemSize, unsigned int flags) {
+  if (numBlocks == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  std::shared_ptr<const KernelLayout> layout;
+  if (CUresult result = functionLayout(func, &layout); result != CUDA_SUCCESS) return result;
+  v1::CallRequest request;
+  auto* query = request.mutable_occupancy_max_active_blocks();
+  query->set_function(layout->token);
+  query->set_block_size(blockSize);
+  query->set_dynamic_smem_bytes(dynamicSMemSize);
+  query->set_flags(flags);
+  v1::CallReply reply;
+  if (CUresult result = callWorker(request, &reply); result != CUDA_SUCCESS) return result;
+  *numBlocks = reply.block_count().num_blocks();
+  return CUDA_SUCCESS;
+}
+
+CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, CUfunction func, int blockSize,
+                                                     size_t dynamicSMemSize) {
+  return cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(numBlocks, func, blockSize, dynamicSMemSize,
+                                                              CU_OCCUPANCY_DEFAULT);
+}
+
+}  // extern "C"

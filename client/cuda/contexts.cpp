@@ -1,0 +1,100 @@
+#include "client/cuda/contexts.h"
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <vector>
+
+namespace agileos::client::cuda_shim {
+namespace {
+
+// What a CUcontext points to. Never freed while the process lives: a destroyed context's
+// address stays unique, so a stale handle is recognised, never mistaken for a newer one.
+struct ContextRecord {
+  std::atomic<unsigned> flags{0};
+};
+
+ContextRecord gPrimary;
+std::atomic<int> gPrimaryRetains{0};
+
+std::mutex gMutex;
+std::set<const ContextRecord*> gCreated;  // live created contexts
+
+thread_local std::vector<CUcontext> tStack;
+
+ContextRecord* recordOf(CUcontext context) { return reinterpret_cast<ContextRecord*>(context); }
+
+}  // namespace
+
+CUcontext primaryContext() { return reinterpret_cast<CUcontext>(&gPrimary); }
+
+bool isLiveContext(CUcontext context) {
+  if (context == primaryContext()) return true;
+  std::lock_guard lock(gMutex);
+  return gCreated.count(recordOf(context)) != 0;
+}
+
+CUcontext createContext(unsigned flags) {
+  auto* record = new ContextRecord;  // kept for the life of the process (see ContextRecord)
+  record->flags = flags;
+  std::lock_guard lock(gMutex);
+  gCreated.insert(record);
+  return reinterpret_cast<CUcontext>(record);
+}
+
+CUresult destroyContext(CUcontext context) {
+  {
+    std::lock_guard lock(gMutex);
+    if (gCreated.erase(recordOf(context)) == 0) return CUDA_ERROR_INVALID_CONTEXT;
+  }
+  tStack.erase(std::remove(tStack.begin(), tStack.end(), context), tStack.end());
+  return CUDA_SUCCESS;
+}
+
+unsigned contextFlags(CUcontext context) { return recordOf(context)->flags.load(); }
+void setContextFlags(CUcontext context, unsigned flags) { recordOf(context)->flags.store(flags); }
+
+void retainPrimary() { gPrimaryRetains.fetch_add(1); }
+
+CUresult releasePrimary() {
+  int retains = gPrimaryRetains.load();
+  do {
+    if (retains <= 0) return CUDA_ERROR_INVALID_CONTEXT;
+  } while (!gPrimaryRetains.compare_exchange_weak(retains, retains - 1));
+  return CUDA_SUCCESS;
+}
+
+bool primaryActive() { return gPrimaryRetains.load() > 0; }
+
+CUcontext currentContext() { return tStack.empty() ? nullptr : tStack.back(); }
+
+void setCurrentContext(CUcontext context) {
+  if (context == nullptr) {
+    if (!tStack.empty()) tStack.pop_back();
+    return;
+  }
+  if (tStack.empty()) {
+    tStack.push_back(context);
+  } else {
+    tStack.back() = context;
+  }
+}
+
+void pushCurrentContext(CUcontext context) { tStack.push_back(context); }
+
+CUcontext popCurrentContext() {
+  if (tStack.empty()) return nullptr;
+  CUcontext top = tStack.back();
+  tStack.pop_back();
+  return top;
+}
+
+CUresult requireContext() {
+  const CUcontext current = currentContext();
+  if (current != nullptr && !isLiveContext(current)) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+  return CUDA_SUCCESS;
+}
+
+}  // namespace agileos::client::cuda_shim

@@ -1,0 +1,51 @@
+// Contexts on the driver shim (untrusted side).
+//
+// A worker serves one device through one CUDA context, so every context a program has is a
+// handle onto that one: the device's primary context (cuDevicePrimaryCtxRetain), and any it
+// creates with cuCtxCreate. They share the session's memory, modules, streams and events, as
+// the runtime shim's calls do; what a context of its own keeps apart is its flags and its place
+// on each thread's stack. Destroying a created context releases the handle only, never memory:
+// what the program allocated stays until it frees it or the session ends (the worker releases
+// everything then).
+//
+// Each thread has a stack of current contexts (cuCtxPushCurrent, cuCtxPopCurrent; cuCtxSetCurrent
+// replaces the top). A call that needs a context and finds none current on its thread uses the
+// primary context, as a program that mixes the runtime and driver APIs expects after any runtime
+// call; cuCtxGetCurrent still answers what the thread really has current.
+#pragma once
+
+#include <cuda.h>
+
+namespace agileos::client::cuda_shim {
+
+// The device ordinal a worker's client sees: always 0.
+inline constexpr CUdevice kOnlyDevice = 0;
+
+CUcontext primaryContext();
+// A context this process holds: the primary one, or a created one not yet destroyed.
+bool isLiveContext(CUcontext context);
+
+CUcontext createContext(unsigned flags);
+// CUDA_ERROR_INVALID_CONTEXT unless `context` was created and is live; removes it from this
+// thread's stack (other threads that still have it current find it gone at their next call).
+CUresult destroyContext(CUcontext context);
+
+unsigned contextFlags(CUcontext context);
+void setContextFlags(CUcontext context, unsigned flags);
+
+// The primary context's retain count and flags (cuDevicePrimaryCtx*).
+void retainPrimary();
+CUresult releasePrimary();  // CUDA_ERROR_INVALID_CONTEXT when it is not retained
+bool primaryActive();
+
+// The calling thread's context stack.
+CUcontext currentContext();                 // null when none
+void setCurrentContext(CUcontext context);  // null pops the top, as cuCtxSetCurrent(NULL) does
+void pushCurrentContext(CUcontext context);
+CUcontext popCurrentContext();  // null when the stack was empty
+
+// The context a call works in: the thread's current one, else the primary context. Fails with
+// CUDA_ERROR_CONTEXT_IS_DESTROYED when the current one was destroyed.
+CUresult requireContext();
+
+}  // namespace agileos::client::cuda_shim

@@ -1,0 +1,193 @@
+// The driver shim (libcuda.so.1) on the whole AgileOS stack with the fake GPU, and its one session
+// with the runtime shim: a program that mixes the two APIs sees one world (one connection, one set
+// of allocations, streams and events). Host code only; kernels are covered on the GPU
+// (tests/gpu/programs/driver_*). Each check prints one line; exits 1 if any check fails.
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+namespace {
+
+int gFailures = 0;
+
+void check(bool ok, const char* what) {
+  std::printf("%s %s\n", ok ? "PASS" : "FAIL", what);
+  if (!ok) ++gFailures;
+}
+
+void checkResult(CUresult got, CUresult want, const char* what) {
+  const char* gotName = nullptr;
+  const char* wantName = nullptr;
+  cuGetErrorName(got, &gotName);
+  cuGetErrorName(want, &wantName);
+  std::printf("%s %s (got %s, want %s)\n", got == want ? "PASS" : "FAIL", what, gotName ? gotName : "?",
+              wantName ? wantName : "?");
+  if (got != want) ++gFailures;
+}
+
+std::vector<unsigned char> pattern(size_t bytes, unsigned seed) {
+  std::vector<unsigned char> out(bytes);
+  for (size_t i = 0; i < bytes; ++i) out[i] = static_cast<unsigned char>(i * 31 + seed);
+  return out;
+}
+
+void beforeInit() {
+  CUdevice device = 0;
+  checkResult(cuDeviceGet(&device, 0), CUDA_ERROR_NOT_INITIALIZED, "cuDeviceGet before cuInit");
+  checkResult(cuInit(1), CUDA_ERROR_INVALID_VALUE, "cuInit(1)");
+  const char* name = nullptr;
+  checkResult(cuGetErrorName(CUDA_ERROR_OUT_OF_MEMORY, &name), CUDA_SUCCESS, "cuGetErrorName");
+  check(name != nullptr && std::strcmp(name, "CUDA_ERROR_OUT_OF_MEMORY") == 0, "the enumerator's name");
+  checkResult(cuGetErrorName(static_cast<CUresult>(123456), &name), CUDA_ERROR_INVALID_VALUE,
+              "cuGetErrorName of no CUresult");
+}
+
+void devicesAndContexts(CUcontext* context) {
+  checkResult(cuInit(0), CUDA_SUCCESS, "cuInit(0)");
+  int count = 0;
+  checkResult(cuDeviceGetCount(&count), CUDA_SUCCESS, "cuDeviceGetCount");
+  check(count == 1, "one device");
+  CUdevice device = -1;
+  checkResult(cuDeviceGet(&device, 1), CUDA_ERROR_INVALID_DEVICE, "cuDeviceGet(1)");
+  checkResult(cuDeviceGet(&device, 0), CUDA_SUCCESS, "cuDeviceGet(0)");
+  char name[256] = {};
+  checkResult(cuDeviceGetName(name, sizeof name, device), CUDA_SUCCESS, "cuDeviceGetName");
+  cudaDeviceProp prop{};
+  cudaGetDeviceProperties(&prop, 0);
+  check(std::strcmp(name, prop.name) == 0, "the driver and the runtime name the same device");
+  int major = 0, minor = 0, smCount = 0;
+  checkResult(cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device),
+              CUDA_SUCCESS, "cuDeviceGetAttribute(major)");
+  checkResult(cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device),
+              CUDA_SUCCESS, "cuDeviceGetAttribute(minor)");
+  check(major == prop.major && minor == prop.minor, "the same compute capability through both APIs");
+  checkResult(cuDeviceGetAttribute(&smCount, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device), CUDA_SUCCESS,
+              "cuDeviceGetAttribute(multiprocessors)");
+  check(smCount == prop.multiProcessorCount, "the same multiprocessor count through both APIs");
+  size_t total = 0;
+  checkResult(cuDeviceTotalMem(&total, device), CUDA_SUCCESS, "cuDeviceTotalMem");
+  check(total == prop.totalGlobalMem, "the same total memory through both APIs");
+
+  CUcontext none = reinterpret_cast<CUcontext>(1);
+  checkResult(cuCtxGetCurrent(&none), CUDA_SUCCESS, "cuCtxGetCurrent before any context");
+  check(none == nullptr, "no context is current yet");
+  CUcontext primary = nullptr;
+  checkResult(cuDevicePrimaryCtxRetain(&primary, device), CUDA_SUCCESS, "cuDevicePrimaryCtxRetain");
+  checkResult(cuCtxSetCurrent(primary), CUDA_SUCCESS, "cuCtxSetCurrent(primary)");
+  CUcontext created = nullptr;
+  checkResult(cuCtxCreate(&created, nullptr, 0, device), CUDA_SUCCESS, "cuCtxCreate");
+  CUcontext current = nullptr;
+  cuCtxGetCurrent(&current);
+  check(current == created && created != primary, "a created context is current");
+  CUcontext popped = nullptr;
+  checkResult(cuCtxPopCurrent(&popped), CUDA_SUCCESS, "cuCtxPopCurrent");
+  cuCtxGetCurrent(&current);
+  check(popped == created && current == primary, "popping returns to the primary context");
+  checkResult(cuCtxDestroy(created), CUDA_SUCCESS, "cuCtxDestroy");
+  checkResult(cuCtxDestroy(created), CUDA_ERROR_INVALID_CONTEXT, "cuCtxDestroy twice");
+  checkResult(cuCtxPushCurrent(created), CUDA_ERROR_INVALID_CONTEXT,
+              "cuCtxPushCurrent of a destroyed context");
+  checkResult(cuCtxDestroy(primary), CUDA_ERROR_INVALID_CONTEXT, "cuCtxDestroy of the primary context");
+  *context = primary;
+}
+
+// Driver and runtime calls on the same allocations and streams.
+void oneWorld() {
+  const size_t bytes = 3 << 20;
+  const std::vector<unsigned char> in = pattern(bytes, 7);
+  std::vector<unsigned char> out(bytes, 0);
+
+  CUdeviceptr driverBuffer = 0;
+  checkResult(cuMemAlloc(&driverBuffer, bytes), CUDA_SUCCESS, "cuMemAlloc");
+  void* runtimeBuffer = nullptr;
+  check(cudaMalloc(&runtimeBuffer, bytes) == cudaSuccess, "cudaMalloc");
+  checkResult(cuMemcpyHtoD(driverBuffer, in.data(), bytes), CUDA_SUCCESS, "cuMemcpyHtoD");
+  check(cudaMemcpy(runtimeBuffer, reinterpret_cast<void*>(driverBuffer), bytes, cudaMemcpyDeviceToDevice) ==
+            cudaSuccess,
+        "cudaMemcpy from the driver's allocation");
+  checkResult(cuMemcpyDtoH(out.data(), reinterpret_cast<CUdeviceptr>(runtimeBuffer), bytes), CUDA_SUCCESS,
+              "cuMemcpyDtoH from the runtime's allocation");
+  check(out == in, "the bytes went through both APIs' allocations intact");
+
+  CUstream stream = nullptr;
+  checkResult(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS, "cuStreamCreate");
+  unsigned flags = 0;
+  check(cudaStreamGetFlags(reinterpret_cast<cudaStream_t>(stream), &flags) == cudaSuccess &&
+            flags == cudaStreamNonBlocking,
+        "the runtime knows the driver's stream and its flags");
+  checkResult(cuMemsetD8Async(driverBuffer, 0x5A, bytes, stream), CUDA_SUCCESS, "cuMemsetD8Async");
+  CUevent event = nullptr;
+  checkResult(cuEventCreate(&event, CU_EVENT_DEFAULT), CUDA_SUCCESS, "cuEventCreate");
+  checkResult(cuEventRecord(event, stream), CUDA_SUCCESS, "cuEventRecord");
+  check(cudaEventSynchronize(reinterpret_cast<cudaEvent_t>(event)) == cudaSuccess,
+        "cudaEventSynchronize on the driver's event");
+  std::fill(out.begin(), out.end(), 0);
+  check(cudaMemcpyAsync(out.data(), reinterpret_cast<void*>(driverBuffer), bytes, cudaMemcpyDeviceToHost,
+                        reinterpret_cast<cudaStream_t>(stream)) == cudaSuccess,
+        "cudaMemcpyAsync on the driver's stream");
+  checkResult(cuStreamSynchronize(stream), CUDA_SUCCESS, "cuStreamSynchronize");
+  check(out == std::vector<unsigned char>(bytes, 0x5A), "the fill reached the runtime's copy");
+  checkResult(cuMemsetD32(driverBuffer, 0x01020304u, 4), CUDA_ERROR_NOT_SUPPORTED,
+              "cuMemsetD32 with differing bytes fails closed");
+  checkResult(cuMemsetD32(driverBuffer, 0x7F7F7F7Fu, 4), CUDA_SUCCESS, "cuMemsetD32 with one byte repeated");
+
+  size_t freeBytes = 0, totalBytes = 0, runtimeFree = 0, runtimeTotal = 0;
+  checkResult(cuMemGetInfo(&freeBytes, &totalBytes), CUDA_SUCCESS, "cuMemGetInfo");
+  cudaMemGetInfo(&runtimeFree, &runtimeTotal);
+  check(totalBytes == runtimeTotal, "one quota seen through both APIs");
+
+  checkResult(cuEventDestroy(event), CUDA_SUCCESS, "cuEventDestroy");
+  checkResult(cuStreamDestroy(stream), CUDA_SUCCESS, "cuStreamDestroy");
+  check(cudaStreamSynchronize(reinterpret_cast<cudaStream_t>(stream)) == cudaErrorInvalidResourceHandle,
+        "the runtime sees the driver's stream destroyed");
+  cudaGetLastError();
+  check(cudaFree(reinterpret_cast<void*>(driverBuffer)) == cudaSuccess,
+        "cudaFree of the driver's allocation");
+  checkResult(cuMemFree(reinterpret_cast<CUdeviceptr>(runtimeBuffer)), CUDA_SUCCESS,
+              "cuMemFree of the runtime's allocation");
+  checkResult(cuMemFree(reinterpret_cast<CUdeviceptr>(runtimeBuffer)), CUDA_ERROR_INVALID_VALUE,
+              "cuMemFree twice");
+}
+
+void forgeries() {
+  CUmodule module = nullptr;
+  const char notAnImage[] =
+      "\x7f"
+      "ELF but not really";
+  checkResult(cuModuleLoadData(&module, notAnImage), CUDA_ERROR_INVALID_IMAGE,
+              "cuModuleLoadData of a bad ELF");
+  CUfunction function = nullptr;
+  checkResult(cuModuleGetFunction(&function, reinterpret_cast<CUmodule>(&module), "kernel"),
+              CUDA_ERROR_INVALID_HANDLE, "cuModuleGetFunction on a forged module");
+  void* args[] = {nullptr};
+  checkResult(
+      cuLaunchKernel(reinterpret_cast<CUfunction>(&function), 1, 1, 1, 1, 1, 1, 0, nullptr, args, nullptr),
+      CUDA_ERROR_INVALID_HANDLE, "cuLaunchKernel of a forged function");
+  checkResult(cuMemcpyHtoD(0xF0000000000ull, args, sizeof args), CUDA_ERROR_INVALID_VALUE,
+              "cuMemcpyHtoD into the I/O aperture");
+  CUstream stream = reinterpret_cast<CUstream>(0x4242);
+  checkResult(cuStreamSynchronize(stream), CUDA_ERROR_INVALID_HANDLE,
+              "cuStreamSynchronize of a forged stream");
+  void* host = nullptr;
+  checkResult(cuMemHostAlloc(&host, 4096, CU_MEMHOSTALLOC_DEVICEMAP), CUDA_ERROR_NOT_SUPPORTED,
+              "cuMemHostAlloc(DEVICEMAP) fails closed");
+  CUdeviceptr unsupported = 0;
+  checkResult(cuMemAllocManaged(&unsupported, 4096, CU_MEM_ATTACH_GLOBAL), CUDA_ERROR_NOT_SUPPORTED,
+              "an unsupported row fails closed");
+}
+
+}  // namespace
+
+int main() {
+  beforeInit();
+  CUcontext context = nullptr;
+  devicesAndContexts(&context);
+  oneWorld();
+  forgeries();
+  checkResult(cuDevicePrimaryCtxRelease(0), CUDA_SUCCESS, "cuDevicePrimaryCtxRelease");
+  std::printf("%d failure(s)\n", gFailures);
+  return gFailures == 0 ? 0 : 1;
+}
