@@ -125,6 +125,16 @@ CUresult cuDeviceComputeCapability(int* major, int* minor, CUdevice dev) {
   return cuDeviceGetAttribute(minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
 }
 
+// A worker's client has one device, which is not its own peer (as cudaDeviceCanAccessPeer(0, 0)
+// answers natively).
+CUresult cuDeviceCanAccessPeer(int* canAccessPeer, CUdevice dev, CUdevice peerDev) {
+  if (canAccessPeer == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult result = requireDevice(dev); result != CUDA_SUCCESS) return result;
+  if (CUresult result = requireDevice(peerDev); result != CUDA_SUCCESS) return result;
+  *canAccessPeer = 0;
+  return CUDA_SUCCESS;
+}
+
 // --- the primary context ---
 
 CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {

@@ -8,6 +8,7 @@
 // the runtime shim, so cudaLaunchKernel accepts it as CUDA 12 and later do.
 #include <cuda.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -15,6 +16,7 @@
 #include <set>
 #include <shared_mutex>
 #include <string>
+#include <utility>
 
 #include "client/cuda/driver_call.h"
 #include "client/session/code_images.h"
@@ -35,6 +37,7 @@ struct FunctionRecord {
 struct ModuleRecord {
   std::uint64_t module = 0;  // the worker's token
   std::map<std::string, std::unique_ptr<FunctionRecord>> functions;
+  std::map<std::string, DeviceVariable> globals;  // resolved by cuModuleGetGlobal
 };
 
 std::shared_mutex gMutex;
@@ -179,6 +182,8 @@ CUresult cuModuleUnload(CUmodule hmod) {
   }
   for (const auto& [name, function] : record->functions)
     ModuleRegistry::instance().removeLibraryKernel(function.get());
+  for (const auto& [name, global] : record->globals)
+    ModuleRegistry::instance().removeLoadedVariable(global.dptr);
   return toDriverResult(unloadCodeImage(record->module));
 }
 
@@ -205,6 +210,28 @@ CUresult cuModuleGetFunction(CUfunction* hfunc, CUmodule hmod, const char* name)
   gFunctions.emplace(function.get(), function->layout);
   *hfunc = reinterpret_cast<CUfunction>(function.get());
   record.functions.emplace(name, std::move(function));
+  return CUDA_SUCCESS;
+}
+
+CUresult cuModuleGetGlobal_v2(CUdeviceptr* dptr, size_t* bytes, CUmodule hmod, const char* name) {
+  if (name == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
+  std::unique_lock lock(gMutex);  // held across the call: the module cannot be unloaded meanwhile
+  auto it = gModules.find(hmod);
+  if (it == gModules.end()) return CUDA_ERROR_INVALID_HANDLE;
+  ModuleRecord& record = *it->second;
+  auto found = record.globals.find(name);
+  if (found == record.globals.end()) {
+    DeviceVariable variable;
+    if (cudaError_t error = codeImageVariable(record.module, name, &variable); error != cudaSuccess) {
+      return error == cudaErrorSymbolNotFound || error == cudaErrorInvalidSymbol ? CUDA_ERROR_NOT_FOUND
+                                                                                 : toDriverResult(error);
+    }
+    ModuleRegistry::instance().addLoadedVariable(variable);
+    found = record.globals.emplace(name, variable).first;
+  }
+  if (dptr != nullptr) *dptr = found->second.dptr;
+  if (bytes != nullptr) *bytes = found->second.size;
   return CUDA_SUCCESS;
 }
 
@@ -344,6 +371,63 @@ CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* numBlocks, CU
   if (CUresult result = callWorker(request, &reply); result != CUDA_SUCCESS) return result;
   *numBlocks = reply.block_count().num_blocks();
   return CUDA_SUCCESS;
+}
+
+// The block size with the most resident threads per multiprocessor, found the way cuda_runtime.h's
+// cudaOccupancyMaxPotentialBlockSizeVariableSMemWithFlags finds it: every multiple of the warp size
+// up to the kernel's and the device's limit (and blockSizeLimit), largest first, each asked of the
+// worker; the first that fills a multiprocessor ends the search.
+CUresult cuOccupancyMaxPotentialBlockSizeWithFlags(int* minGridSize, int* blockSize, CUfunction func,
+                                                   CUoccupancyB2DSize blockSizeToDynamicSMemSize,
+                                                   size_t dynamicSMemSize, int blockSizeLimit,
+                                                   unsigned int flags) {
+  if (minGridSize == nullptr || blockSize == nullptr || blockSizeLimit < 0) return CUDA_ERROR_INVALID_VALUE;
+  int deviceMaxThreads = 0, warpSize = 0, multiprocessors = 0, threadsPerMultiprocessor = 0,
+      functionMaxThreads = 0;
+  for (const auto& [attribute, value] :
+       {std::pair{CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, &deviceMaxThreads},
+        std::pair{CU_DEVICE_ATTRIBUTE_WARP_SIZE, &warpSize},
+        std::pair{CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &multiprocessors},
+        std::pair{CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, &threadsPerMultiprocessor}}) {
+    if (CUresult result = cuDeviceGetAttribute(value, attribute, kOnlyDevice); result != CUDA_SUCCESS)
+      return result;
+  }
+  if (CUresult result =
+          cuFuncGetAttribute(&functionMaxThreads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, func);
+      result != CUDA_SUCCESS) {
+    return result;
+  }
+  int maxBlockSize = std::min(deviceMaxThreads, functionMaxThreads);
+  if (blockSizeLimit > 0) maxBlockSize = std::min(maxBlockSize, blockSizeLimit);
+  if (warpSize <= 0 || maxBlockSize <= 0) return CUDA_ERROR_INVALID_VALUE;
+  int bestBlockSize = 0, bestBlocks = 0, bestThreads = 0;
+  for (int aligned = (maxBlockSize + warpSize - 1) / warpSize * warpSize; aligned > 0; aligned -= warpSize) {
+    const int candidate = std::min(maxBlockSize, aligned);
+    const size_t sharedBytes =
+        blockSizeToDynamicSMemSize != nullptr ? blockSizeToDynamicSMemSize(candidate) : dynamicSMemSize;
+    int blocks = 0;
+    if (CUresult result = cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&blocks, func, candidate,
+                                                                               sharedBytes, flags);
+        result != CUDA_SUCCESS) {
+      return result;
+    }
+    if (candidate * blocks > bestThreads) {
+      bestBlockSize = candidate;
+      bestBlocks = blocks;
+      bestThreads = candidate * blocks;
+    }
+    if (bestThreads == threadsPerMultiprocessor) break;
+  }
+  *minGridSize = bestBlocks * multiprocessors;
+  *blockSize = bestBlockSize;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuOccupancyMaxPotentialBlockSize(int* minGridSize, int* blockSize, CUfunction func,
+                                          CUoccupancyB2DSize blockSizeToDynamicSMemSize,
+                                          size_t dynamicSMemSize, int blockSizeLimit) {
+  return cuOccupancyMaxPotentialBlockSizeWithFlags(minGridSize, blockSize, func, blockSizeToDynamicSMemSize,
+                                                   dynamicSMemSize, blockSizeLimit, CU_OCCUPANCY_DEFAULT);
 }
 
 CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, CUfunction func, int blockSize,

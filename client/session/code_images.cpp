@@ -130,4 +130,16 @@ cudaError_t codeImageKernel(std::uint64_t module, const char* name, KernelLayout
   return cudaSuccess;
 }
 
+cudaError_t codeImageVariable(std::uint64_t module, const char* name, DeviceVariable* variable) {
+  v1::CallRequest request;
+  auto* get = request.mutable_module_get_global();
+  get->set_module(module);
+  get->set_name(name);
+  v1::CallReply reply;
+  if (cudaError_t error = invoke(request, &reply); error != cudaSuccess) return error;
+  variable->dptr = reply.variable_info().dptr();
+  variable->size = reply.variable_info().size();
+  return cudaSuccess;
+}
+
 }  // namespace agileos::client

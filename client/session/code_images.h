@@ -29,5 +29,8 @@ cudaError_t loadCodeImage(std::string image, std::uint64_t* module);
 cudaError_t unloadCodeImage(std::uint64_t module);
 // Resolves a kernel of a loaded image by its (mangled) name.
 cudaError_t codeImageKernel(std::uint64_t module, const char* name, KernelLayout* layout);
+// Resolves a __device__ or __constant__ variable of a loaded image by its (mangled) name; the
+// caller registers it with ModuleRegistry::addLoadedVariable so that copies may name it.
+cudaError_t codeImageVariable(std::uint64_t module, const char* name, DeviceVariable* variable);
 
 }  // namespace agileos::client

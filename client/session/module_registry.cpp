@@ -207,6 +207,16 @@ void ModuleRegistry::removeLibraryKernel(const void* handle) {
   libraryKernels_.erase(handle);
 }
 
+void ModuleRegistry::addLoadedVariable(const DeviceVariable& variable) {
+  std::unique_lock lock(mutex_);
+  variableRanges_[variable.dptr] = variable.size;
+}
+
+void ModuleRegistry::removeLoadedVariable(std::uint64_t dptr) {
+  std::unique_lock lock(mutex_);
+  variableRanges_.erase(dptr);
+}
+
 bool ModuleRegistry::isRegisteredKernel(const void* hostFunction) const {
   std::shared_lock lock(mutex_);
   return functions_.contains(hostFunction) || libraryKernels_.contains(hostFunction);

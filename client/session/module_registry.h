@@ -64,6 +64,10 @@ class ModuleRegistry {
   void addLibraryKernel(const void* handle, KernelLayout layout);
   void removeLibraryKernel(const void* handle);
 
+  // Variables of modules loaded at run time (cuModuleGetGlobal), until their module unloads.
+  void addLoadedVariable(const DeviceVariable& variable);
+  void removeLoadedVariable(std::uint64_t dptr);
+
   // True if [p, p+bytes) lies inside one loaded module variable.
   bool isDeviceVariableRange(std::uint64_t p, std::uint64_t bytes) const;
   // True when p lies inside a loaded module variable (for cudaMemcpyDefault).

@@ -55,6 +55,7 @@ constexpr std::array kOperations = {
   WireOperation{Op::kOccupancyMaxActiveBlocks,"occupancy_max_active_blocks", kNo,          kNo,                false},
   WireOperation{Op::kModuleLoadImage,         "module_load_image",           kNo,          kNo,                false},
   WireOperation{Op::kModuleGetFunction,       "module_get_function",         kNo,          kNo,                false},
+  WireOperation{Op::kModuleGetGlobal,         "module_get_global",           kNo,          kNo,                false},
   WireOperation{Op::kGuardStatusQuery,        "guard_status_query",          kNo,          kNo,                false},
   WireOperation{Op::kModuleControl,           "module_control",              kNo,          kNo,                false},
   // Library calls (cufftExec*, ...) are stream-ordered: the adapter's shim may send them unwaited.

@@ -5,6 +5,7 @@
 // policy apply exactly as to registered fatbins.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstring>
 #include <span>
 
@@ -133,12 +134,49 @@ void moduleGetFunction(CallContext& ctx, const v1::CallRequest& request, v1::Cal
   ctx.session.modules.replace(args.module(), std::move(*module));
 }
 
+// Runs alone within its client (Exclusivity::kInvalidates), like moduleGetFunction. The range is
+// registered as the client's module global (MemoryManager::registerModuleGlobal refuses one that
+// touches the protected or user ranges) once per variable, and forgotten when the module unloads.
+void moduleGetGlobal(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) {
+  const auto& args = request.module_get_global();
+  if (!isSaneSymbolName(args.name())) {
+    refuse(reply, cudaErrorInvalidValue, "malformed variable name");
+    return;
+  }
+  auto module = ctx.session.modules.find(args.module());
+  if (!module) {
+    refuse(reply, cudaErrorInvalidResourceHandle, "unknown module handle");
+    return;
+  }
+  CUdeviceptr dptr = 0;
+  std::size_t bytes = 0;
+  if (ctx.gpu.moduleGetGlobal(module->module, args.name().c_str(), &dptr, &bytes) != CUDA_SUCCESS) {
+    refuse(reply, cudaErrorSymbolNotFound, "no variable named " + args.name().substr(0, 256));
+    return;
+  }
+  const bool registered = std::any_of(module->globals.begin(), module->globals.end(),
+                                      [dptr](const GlobalRange& global) { return global.base == dptr; });
+  if (!registered) {
+    if (!ctx.memory.registerModuleGlobal(ctx.session.id(), dptr, bytes)) {
+      refuse(reply, cudaErrorInvalidSymbol, "the variable's range cannot be given to this client");
+      return;
+    }
+    module->globals.push_back({dptr, bytes});
+    ctx.session.modules.replace(args.module(), std::move(*module));
+  }
+  v1::VariableInfo* info = reply.mutable_variable_info();
+  info->set_name(args.name());
+  info->set_dptr(dptr);
+  info->set_size(bytes);
+}
+
 }  // namespace
 
 void registerModuleImageHandlers(HandlerRegistry& registry) {
   using Op = v1::CallRequest::OpCase;
   registry.add(Op::kModuleLoadImage, moduleLoadImage);
   registry.add(Op::kModuleGetFunction, moduleGetFunction, Exclusivity::kInvalidates);
+  registry.add(Op::kModuleGetGlobal, moduleGetGlobal, Exclusivity::kInvalidates);
 }
 
 }  // namespace agileos::worker

@@ -81,10 +81,72 @@ TEST(DriverShimLinkedProgram, UnsupportedCallsFailClosedAndLeaveTheirOutputsAlon
   EXPECT_EQ(cuMemAllocManaged(&pointer, 64, CU_MEM_ATTACH_GLOBAL), CUDA_ERROR_NOT_SUPPORTED);
   EXPECT_EQ(pointer, 0x1234u);
   void* entry = reinterpret_cast<void*>(0x99);
-  CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SUCCESS;
-  EXPECT_EQ(cuGetProcAddress("cuInit", &entry, 13000, CU_GET_PROC_ADDRESS_DEFAULT, &found),
-            CUDA_ERROR_NOT_SUPPORTED);
-  EXPECT_EQ(entry, reinterpret_cast<void*>(0x99)) << "no entry point may be handed out";
+  EXPECT_EQ(cuGetExportTable(const_cast<const void**>(&entry), nullptr), CUDA_ERROR_NOT_SUPPORTED);
+  EXPECT_EQ(entry, reinterpret_cast<void*>(0x99)) << "no private table may be handed out";
+}
+
+// cuGetProcAddress answers with this shim's functions, the ABI of the version asked for.
+void* procAddress(const char* name, int version, cuuint64_t flags, CUdriverProcAddressQueryResult* status) {
+  void* entry = reinterpret_cast<void*>(0x99);
+  EXPECT_EQ(cuGetProcAddress(name, &entry, version, flags, status), CUDA_SUCCESS) << name << " " << version;
+  return entry;
+}
+
+TEST(DriverShimLinkedProgram, GetProcAddressHandsOutTheAbiOfTheVersionAskedFor) {
+  CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+  const cuuint64_t legacy = CU_GET_PROC_ADDRESS_LEGACY_STREAM;
+  const cuuint64_t perThread = CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
+  EXPECT_EQ(procAddress("cuMemAlloc", 13000, legacy, &status), ::dlsym(RTLD_DEFAULT, "cuMemAlloc_v2"));
+  EXPECT_EQ(status, CU_GET_PROC_ADDRESS_SUCCESS);
+  EXPECT_EQ(procAddress("cuMemAlloc", 3000, legacy, &status), ::dlsym(RTLD_DEFAULT, "cuMemAlloc"));
+  EXPECT_EQ(procAddress("cuCtxCreate", 12050, legacy, &status), ::dlsym(RTLD_DEFAULT, "cuCtxCreate_v4"));
+  EXPECT_EQ(procAddress("cuCtxCreate", 12040, legacy, &status), ::dlsym(RTLD_DEFAULT, "cuCtxCreate_v3"));
+  EXPECT_EQ(procAddress("cuMemcpyHtoD", 12000, perThread, &status),
+            ::dlsym(RTLD_DEFAULT, "cuMemcpyHtoD_v2_ptds"));
+  EXPECT_EQ(procAddress("cuMemcpyHtoD", 12000, legacy, &status), ::dlsym(RTLD_DEFAULT, "cuMemcpyHtoD_v2"));
+  EXPECT_EQ(procAddress("cuLaunchKernel", 12000, perThread, &status),
+            ::dlsym(RTLD_DEFAULT, "cuLaunchKernel_ptsz"));
+  // No per-thread twin: the legacy function, as the driver answers.
+  EXPECT_EQ(procAddress("cuInit", 12000, perThread, &status), ::dlsym(RTLD_DEFAULT, "cuInit"));
+  EXPECT_EQ(procAddress("cuMemAllocManaged", 12000, legacy, &status),
+            ::dlsym(RTLD_DEFAULT, "cuMemAllocManaged"))
+      << "an unsupported function is handed out too: it fails closed when called";
+
+  EXPECT_EQ(procAddress("cuNoSuchFunction", 12000, legacy, &status), nullptr);
+  EXPECT_EQ(status, CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
+  EXPECT_EQ(procAddress("cuGetProcAddress", 11000, legacy, &status), nullptr);
+  EXPECT_EQ(status, CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
+
+  void* entry = reinterpret_cast<void*>(0x99);
+  EXPECT_EQ(cuGetProcAddress("cuInit", &entry, CUDA_VERSION + 10, legacy, &status), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuGetProcAddress("cuInit", &entry, 12000, 4, &status), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuGetProcAddress(nullptr, &entry, 12000, legacy, &status), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(entry, reinterpret_cast<void*>(0x99));
+}
+
+// Every function of the table that some version of cudaTypedefs.h names is reachable by name.
+TEST(DriverShimLinkedProgram, EveryVersionedNameResolvesToTheShim) {
+  const std::string shim = realPath(AGILEOS_CUDA_SHIM);
+  int found = 0;
+  for (const std::string& symbol : tableSymbols()) {
+    std::string base = symbol;
+    for (const char* suffix : {"_ptds", "_ptsz"}) {
+      if (base.size() > 5 && base.compare(base.size() - 5, 5, suffix) == 0) base.resize(base.size() - 5);
+    }
+    if (const auto v = base.rfind("_v");
+        v != std::string::npos && base.find_first_not_of("0123456789", v + 2) == std::string::npos) {
+      base.resize(v);
+    }
+    CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+    void* entry = nullptr;
+    ASSERT_EQ(cuGetProcAddress(base.c_str(), &entry, CUDA_VERSION,
+                               CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, &status),
+              CUDA_SUCCESS);
+    if (status != CU_GET_PROC_ADDRESS_SUCCESS) continue;  // a name no typedef gives (cuGetExportTable)
+    ++found;
+    EXPECT_EQ(definingFile(entry), shim) << base;
+  }
+  EXPECT_GT(found, 600);
 }
 
 TEST(DriverShimLinkedProgram, TheOldAbiOfARenamedFunctionFailsClosedToo) {

@@ -152,6 +152,51 @@ void oneWorld() {
               "cuMemFree twice");
 }
 
+// A PTX module with a global variable (the fake GPU reads its symbols from the PTX text).
+const char kModulePtx[] = R"(
+.version 9.0
+.target sm_90
+.address_size 64
+
+.visible .global .align 4 .b8 table[64];
+
+.visible .entry touch(
+	.param .u64 touch_param_0
+)
+{
+	ret;
+}
+)";
+
+void moduleGlobals() {
+  CUmodule module = nullptr;
+  checkResult(cuModuleLoadData(&module, kModulePtx), CUDA_SUCCESS, "cuModuleLoadData(PTX)");
+  CUfunction function = nullptr;
+  checkResult(cuModuleGetFunction(&function, module, "touch"), CUDA_SUCCESS, "cuModuleGetFunction");
+  checkResult(cuModuleGetFunction(&function, module, "absent"), CUDA_ERROR_NOT_FOUND,
+              "cuModuleGetFunction of a kernel the module lacks");
+  CUdeviceptr table = 0;
+  size_t bytes = 0;
+  checkResult(cuModuleGetGlobal(&table, &bytes, module, "table"), CUDA_SUCCESS, "cuModuleGetGlobal");
+  check(table != 0 && bytes == 64, "the variable's address and size");
+  CUdeviceptr again = 0;
+  checkResult(cuModuleGetGlobal(&again, nullptr, module, "table"), CUDA_SUCCESS, "cuModuleGetGlobal again");
+  check(again == table, "the same variable twice");
+  checkResult(cuModuleGetGlobal(&again, &bytes, module, "absent"), CUDA_ERROR_NOT_FOUND,
+              "cuModuleGetGlobal of a variable the module lacks");
+  const std::vector<unsigned char> in = pattern(64, 3);
+  std::vector<unsigned char> out(64, 0);
+  checkResult(cuMemcpyHtoD(table, in.data(), 64), CUDA_SUCCESS, "cuMemcpyHtoD into the variable");
+  checkResult(cuMemcpyDtoH(out.data(), table, 64), CUDA_SUCCESS, "cuMemcpyDtoH from the variable");
+  check(out == in, "the variable holds what was copied in");
+  checkResult(cuMemcpyHtoD(table, in.data(), 65), CUDA_ERROR_INVALID_VALUE, "a copy past the variable's end");
+  checkResult(cuModuleUnload(module), CUDA_SUCCESS, "cuModuleUnload");
+  checkResult(cuMemcpyHtoD(table, in.data(), 64), CUDA_ERROR_INVALID_VALUE,
+              "a copy into the variable of an unloaded module");
+  checkResult(cuModuleGetGlobal(&again, &bytes, module, "table"), CUDA_ERROR_INVALID_HANDLE,
+              "cuModuleGetGlobal on an unloaded module");
+}
+
 void forgeries() {
   CUmodule module = nullptr;
   const char notAnImage[] =
@@ -186,6 +231,7 @@ int main() {
   CUcontext context = nullptr;
   devicesAndContexts(&context);
   oneWorld();
+  moduleGlobals();
   forgeries();
   checkResult(cuDevicePrimaryCtxRelease(0), CUDA_SUCCESS, "cuDevicePrimaryCtxRelease");
   std::printf("%d failure(s)\n", gFailures);

@@ -161,6 +161,46 @@ void streamsEventsAndTheRuntime(CUmodule module) {
   check(cudaFree(runtimeBuffer) == cudaSuccess, "cudaFree");
 }
 
+// cuModuleGetGlobal: the host writes a module variable that a kernel then reads; and the block size
+// cuOccupancyMaxPotentialBlockSize suggests for that kernel.
+void globalsAndOccupancy(CUmodule module) {
+  CUdeviceptr variable = 0;
+  size_t bytes = 0;
+  if (!succeeded(cuModuleGetGlobal(&variable, &bytes, module, "offset_value"), "cuModuleGetGlobal")) return;
+  std::printf("offset_value: %zu bytes\n", bytes);
+  const float offset = 0.5f;
+  succeeded(cuMemcpyHtoD(variable, &offset, sizeof offset), "cuMemcpyHtoD(variable)");
+  CUfunction addOffset = nullptr;
+  if (!succeeded(cuModuleGetFunction(&addOffset, module, "add_offset"), "cuModuleGetFunction(add_offset)"))
+    return;
+  int n = 4096;
+  std::vector<float> host(n, 2.0f);
+  CUdeviceptr data = 0;
+  succeeded(cuMemAlloc(&data, n * sizeof(float)), "cuMemAlloc");
+  succeeded(cuMemcpyHtoD(data, host.data(), n * sizeof(float)), "cuMemcpyHtoD");
+  void* params[] = {&data, &n};
+  succeeded(cuLaunchKernel(addOffset, n / 128, 1, 1, 128, 1, 1, 0, nullptr, params, nullptr),
+            "cuLaunchKernel");
+  succeeded(cuMemcpyDtoH(host.data(), data, n * sizeof(float)), "cuMemcpyDtoH");
+  bool exact = true;
+  for (float value : host) exact = exact && value == 2.5f;
+  check(exact, "a kernel read the variable the host wrote");
+  float back = 0;
+  succeeded(cuMemcpyDtoH(&back, variable, sizeof back), "cuMemcpyDtoH(variable)");
+  check(back == offset, "the variable reads back");
+  cuMemFree(data);
+  int minGrid = 0, blockSize = 0;
+  succeeded(cuOccupancyMaxPotentialBlockSize(&minGrid, &blockSize, addOffset, nullptr, 0, 0),
+            "cuOccupancyMaxPotentialBlockSize");
+  std::printf("suggested block size %d, minimum grid %d\n", blockSize, minGrid);
+  succeeded(cuOccupancyMaxPotentialBlockSize(&minGrid, &blockSize, addOffset, nullptr, 0, 96),
+            "cuOccupancyMaxPotentialBlockSize(limit 96)");
+  std::printf("with a limit of 96: block size %d, minimum grid %d\n", blockSize, minGrid);
+  CUdeviceptr absent = 0;
+  std::printf("a variable that does not exist: %d\n",
+              static_cast<int>(cuModuleGetGlobal(&absent, &bytes, module, "no_such_variable")));
+}
+
 void errorTexts() {
   const CUresult codes[] = {CUDA_SUCCESS,
                             CUDA_ERROR_INVALID_VALUE,
@@ -220,6 +260,7 @@ int main() {
   if (succeeded(cuModuleLoadData(&module, kDriverKernelsFatbin), "cuModuleLoadData")) {
     everyParameterKind(module);
     streamsEventsAndTheRuntime(module);
+    globalsAndOccupancy(module);
     refusals(module);
     succeeded(cuModuleUnload(module), "cuModuleUnload");
   }

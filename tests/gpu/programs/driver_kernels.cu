@@ -19,3 +19,11 @@ extern "C" __global__ void mixed(char c, int i, double d, Pair p, double* out) {
 extern "C" __global__ void scale(float* data, float factor, int n) {
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) data[i] *= factor;
 }
+
+// A module variable the host sets through cuModuleGetGlobal and cuMemcpyHtoD.
+__device__ float offset_value;
+
+extern "C" __global__ void add_offset(float* data, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) data[i] += offset_value;
+}
