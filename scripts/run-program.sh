@@ -24,13 +24,20 @@ shift
 run=$(mktemp -d /tmp/agileos-run.XXXXXX)
 chmod 755 "$run" # the sandbox's unprivileged uid reaches the daemon's socket through it
 # The program and the shim are read inside as that uid: a checkout under a private directory
-# (/root) is out of its reach, so copy them beside the socket then.
-shim=$build/lib
+# (/root) is out of its reach, so the shim is always copied beside the socket, and the program
+# when it has to be. The shim directory holds the shims and nothing else, under the names programs load: the runtime
+# shim (preloaded), the session library it and the driver shim share, and the driver, cuFFT and
+# NVRTC shims beside their sonames (libcuda.so.1, libcufft.so.12, libnvrtc.so.13).
 reachable() { setpriv --reuid=65534 --regid=65534 --clear-groups test -r "$1"; }
-if ! reachable "$shim/libagileos_cudart.so"; then
-  mkdir -p "$run/shim" && cp -L "$shim"/lib*.so* "$run/shim/" && chmod -R a+rX "$run/shim"
-  shim=$run/shim
-fi
+shim=$run/shim
+mkdir -p "$shim"
+for library in libagileos_cudart.so libagileos_client.so libagileos_cuda.so libagileos_cufft.so libagileos_nvrtc.so; do
+  cp -L "$build/lib/$library" "$shim/"
+done
+ln -s libagileos_cuda.so "$shim/libcuda.so.1"
+ln -s libagileos_cufft.so "$shim/libcufft.so.12"
+ln -s libagileos_nvrtc.so "$shim/libnvrtc.so.13"
+chmod -R a+rX "$shim"
 if ! reachable "$program"; then
   cp "$program" "$run/$(basename "$program")" && chmod 755 "$run/$(basename "$program")"
   program=$run/$(basename "$program")
