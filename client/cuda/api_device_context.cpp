@@ -300,6 +300,24 @@ CUresult cuCtxSetLimit(CUlimit limit, size_t value) {
   return callWorker(request, &reply);
 }
 
+// CUfunc_cache and cudaFuncCache number the preferences alike; the worker checks the value.
+CUresult cuCtxGetCacheConfig(CUfunc_cache* pconfig) {
+  if (pconfig == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  v1::CallRequest request;
+  request.mutable_device_get_cache_config();
+  v1::CallReply reply;
+  if (CUresult result = callWorker(request, &reply); result != CUDA_SUCCESS) return result;
+  *pconfig = static_cast<CUfunc_cache>(reply.cache_config().config());
+  return CUDA_SUCCESS;
+}
+
+CUresult cuCtxSetCacheConfig(CUfunc_cache config) {
+  v1::CallRequest request;
+  request.mutable_device_set_cache_config()->set_config(static_cast<int>(config));
+  v1::CallReply reply;
+  return callWorker(request, &reply);
+}
+
 CUresult cuCtxGetStreamPriorityRange(int* leastPriority, int* greatestPriority) {
   if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
   CUresult result = CUDA_SUCCESS;

@@ -43,6 +43,29 @@ CUresult streamPriority(CUstream hStream, int* priority, DefaultStream spelling)
       [&] { return streamCreationProperties(runtimeStream(hStream), spelling, &flags, priority); });
 }
 
+// Host functions and callbacks run after the stream drains, on the calling thread
+// (client/session/stream_event_calls.h); a host function is not called after an error of the
+// earlier work, a callback is, with that error.
+CUresult launchHostFunc(CUstream hStream, CUhostFn fn, void* userData, DefaultStream spelling) {
+  if (fn == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult result = inContext([&] { return synchronizeStream(runtimeStream(hStream), spelling); });
+      result != CUDA_SUCCESS) {
+    return result;
+  }
+  fn(userData);
+  return CUDA_SUCCESS;
+}
+
+CUresult addCallback(CUstream hStream, CUstreamCallback callback, void* userData, unsigned flags,
+                     DefaultStream spelling) {
+  if (callback == nullptr || flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
+  const cudaError_t status = synchronizeStream(runtimeStream(hStream), spelling);
+  if (hostFunctionNotEnqueued(status)) return toDriverResult(status);
+  callback(hStream, toDriverResult(status), userData);
+  return toDriverResult(status);
+}
+
 }  // namespace
 
 extern "C" {
@@ -92,6 +115,21 @@ CUresult cuStreamGetPriority(CUstream hStream, int* priority) {
 }
 CUresult cuStreamGetPriority_ptsz(CUstream hStream, int* priority) {
   return streamPriority(hStream, priority, DefaultStream::kPerThread);
+}
+
+CUresult cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void* userData) {
+  return launchHostFunc(hStream, fn, userData, DefaultStream::kLegacy);
+}
+CUresult cuLaunchHostFunc_ptsz(CUstream hStream, CUhostFn fn, void* userData) {
+  return launchHostFunc(hStream, fn, userData, DefaultStream::kPerThread);
+}
+CUresult cuStreamAddCallback(CUstream hStream, CUstreamCallback callback, void* userData,
+                             unsigned int flags) {
+  return addCallback(hStream, callback, userData, flags, DefaultStream::kLegacy);
+}
+CUresult cuStreamAddCallback_ptsz(CUstream hStream, CUstreamCallback callback, void* userData,
+                                  unsigned int flags) {
+  return addCallback(hStream, callback, userData, flags, DefaultStream::kPerThread);
 }
 
 CUresult cuEventCreate(CUevent* phEvent, unsigned int Flags) {

@@ -88,6 +88,11 @@ cudaError_t streamCreationProperties(cudaStream_t stream, DefaultStream spelling
   return cudaSuccess;
 }
 
+bool hostFunctionNotEnqueued(cudaError_t error) {
+  return error == cudaErrorInvalidResourceHandle || error == cudaErrorNoDevice ||
+         error == cudaErrorDevicesUnavailable || error == cudaErrorInvalidValue;
+}
+
 cudaError_t createEvent(unsigned flags, cudaEvent_t* event) {
   v1::CallRequest request;
   request.mutable_event_create()->set_flags(flags);

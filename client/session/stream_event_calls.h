@@ -24,6 +24,18 @@ cudaError_t waitEventOnStream(cudaStream_t stream, cudaEvent_t event, unsigned f
 cudaError_t streamCreationProperties(cudaStream_t stream, DefaultStream spelling, unsigned* flags,
                                      int* priority);
 
+// Host functions and stream callbacks. The worker's streams cannot call back into the client's
+// code, so a host function runs conservatively: the stream is synchronized through the worker and
+// the function is called on the calling thread before the call returns. It thus runs after all
+// work enqueued earlier on the stream and before any work enqueued later, the ordering CUDA
+// guarantees; the calling thread blocks until the stream has drained, and the function runs on it
+// rather than on a driver thread (CUDA forbids callbacks from calling CUDA, so a conforming one
+// cannot tell which thread it runs on).
+//
+// True for the errors of synchronizeStream that mean a host function could not have been enqueued
+// at all (a bad stream handle, no worker), rather than an error of earlier work.
+bool hostFunctionNotEnqueued(cudaError_t error);
+
 cudaError_t createEvent(unsigned flags, cudaEvent_t* event);
 cudaError_t destroyEvent(cudaEvent_t event);
 cudaError_t recordEvent(cudaEvent_t event, cudaStream_t stream, unsigned flags, DefaultStream spelling);

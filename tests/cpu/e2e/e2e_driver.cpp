@@ -139,6 +139,28 @@ void oneWorld() {
   cudaMemGetInfo(&runtimeFree, &runtimeTotal);
   check(totalBytes == runtimeTotal, "one quota seen through both APIs");
 
+  int calls = 0;
+  checkResult(cuLaunchHostFunc(
+                  stream, [](void* count) { ++*static_cast<int*>(count); }, &calls),
+              CUDA_SUCCESS, "cuLaunchHostFunc");
+  checkResult(cuStreamAddCallback(
+                  stream,
+                  [](CUstream, CUresult status, void* count) {
+                    *static_cast<int*>(count) += status == CUDA_SUCCESS ? 10 : 100;
+                  },
+                  &calls, 0),
+              CUDA_SUCCESS, "cuStreamAddCallback");
+  check(calls == 11, "the host function and the callback ran, the callback with CUDA_SUCCESS");
+  checkResult(cuStreamAddCallback(
+                  stream, [](CUstream, CUresult, void*) {}, nullptr, 1),
+              CUDA_ERROR_INVALID_VALUE, "cuStreamAddCallback with flags");
+  CUfunc_cache cache = CU_FUNC_CACHE_PREFER_NONE;
+  checkResult(cuCtxSetCacheConfig(CU_FUNC_CACHE_PREFER_SHARED), CUDA_SUCCESS, "cuCtxSetCacheConfig");
+  checkResult(cuCtxGetCacheConfig(&cache), CUDA_SUCCESS, "cuCtxGetCacheConfig");
+  enum cudaFuncCache runtimeCache = cudaFuncCachePreferNone;
+  cudaDeviceGetCacheConfig(&runtimeCache);
+  check(cache == CU_FUNC_CACHE_PREFER_SHARED && runtimeCache == cudaFuncCachePreferShared,
+        "one cache preference seen through both APIs");
   checkResult(cuEventDestroy(event), CUDA_SUCCESS, "cuEventDestroy");
   checkResult(cuStreamDestroy(stream), CUDA_SUCCESS, "cuStreamDestroy");
   check(cudaStreamSynchronize(reinterpret_cast<cudaStream_t>(stream)) == cudaErrorInvalidResourceHandle,
@@ -216,6 +238,11 @@ void forgeries() {
   CUstream stream = reinterpret_cast<CUstream>(0x4242);
   checkResult(cuStreamSynchronize(stream), CUDA_ERROR_INVALID_HANDLE,
               "cuStreamSynchronize of a forged stream");
+  bool called = false;
+  checkResult(cuLaunchHostFunc(
+                  stream, [](void* flag) { *static_cast<bool*>(flag) = true; }, &called),
+              CUDA_ERROR_INVALID_HANDLE, "cuLaunchHostFunc on a forged stream");
+  check(!called, "a host function on a forged stream is never called");
   void* host = nullptr;
   checkResult(cuMemHostAlloc(&host, 4096, CU_MEMHOSTALLOC_DEVICEMAP), CUDA_ERROR_NOT_SUPPORTED,
               "cuMemHostAlloc(DEVICEMAP) fails closed");
