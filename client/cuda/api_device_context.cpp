@@ -4,12 +4,16 @@
 #include <cuda.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
+#include <utility>
 
 #include "client/cuda/driver_call.h"
 #include "client/session/error_state.h"
+#include "client/session/memory_calls.h"
 #include "cuda_api.gen.h"  // checks every definition against cuda.h's declaration
 
+using namespace agileos::client;
 using namespace agileos::client::cuda_shim;
 namespace v1 = agileos::v1;
 
@@ -135,6 +139,21 @@ CUresult cuDeviceCanAccessPeer(int* canAccessPeer, CUdevice dev, CUdevice peerDe
   return CUDA_SUCCESS;
 }
 
+// Formatted as the runtime shim's cudaDeviceGetPCIBusId ("%04X:%02X:%02X.0": domain, bus, device;
+// upper case), cut to len - 1 characters and always NUL-terminated.
+CUresult cuDeviceGetPCIBusId(char* pciBusId, int len, CUdevice dev) {
+  if (pciBusId == nullptr || len <= 0) return CUDA_ERROR_INVALID_VALUE;
+  int domain = 0, bus = 0, device = 0;
+  for (const auto& [attribute, value] : {std::pair{CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, &domain},
+                                         std::pair{CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, &bus},
+                                         std::pair{CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, &device}}) {
+    if (CUresult result = cuDeviceGetAttribute(value, attribute, dev); result != CUDA_SUCCESS) return result;
+  }
+  std::snprintf(pciBusId, static_cast<std::size_t>(len), "%04X:%02X:%02X.0", static_cast<unsigned>(domain),
+                static_cast<unsigned>(bus), static_cast<unsigned>(device));
+  return CUDA_SUCCESS;
+}
+
 // --- the primary context ---
 
 CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
@@ -150,6 +169,14 @@ CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
   return releasePrimary();
 }
 CUresult cuDevicePrimaryCtxRelease(CUdevice dev) { return cuDevicePrimaryCtxRelease_v2(dev); }
+
+// Destroys every allocation, stream and event of the context, as cudaDeviceReset does; loaded
+// modules stay loaded (the worker keeps code across a reset).
+CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev) {
+  if (CUresult result = requireDevice(dev); result != CUDA_SUCCESS) return result;
+  return toDriverResult(resetDevice());
+}
+CUresult cuDevicePrimaryCtxReset(CUdevice dev) { return cuDevicePrimaryCtxReset_v2(dev); }
 
 CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int* flags, int* active) {
   if (flags == nullptr || active == nullptr) return CUDA_ERROR_INVALID_VALUE;

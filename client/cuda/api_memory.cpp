@@ -6,6 +6,7 @@
 // their work on the calling thread's default stream, as the runtime's per-thread calls do.
 #include <cuda.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 
@@ -23,6 +24,9 @@ using namespace agileos::client::cuda_shim;
 namespace {
 
 enum class Ordering { kSynchronous, kAsynchronous };
+
+// Pitched allocations are aligned like the runtime's (cudaMallocPitch).
+constexpr size_t kPitchAlignment = 512;
 
 // Where a copy or fill runs: the legacy stream for a synchronous call (the per-thread default
 // stream for a _ptds one), `stream` for an asynchronous one.
@@ -47,25 +51,97 @@ CUresult copy(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind, CUs
 
 // cuMemsetD8/16/32: the worker fills bytes. A 16- or 32-bit pattern whose bytes are all equal is
 // that byte's fill; any other pattern fails closed (logged once).
+bool uniformPattern(std::uint32_t value, unsigned width) {
+  const std::uint32_t mask = width == 4 ? 0xFFFFFFFFu : (width == 2 ? 0xFFFFu : 0xFFu);
+  return (value & mask) == ((value & 0xFFu) * 0x01010101u & mask);
+}
+
+CUresult unsupportedPattern() {
+  static std::atomic<bool> logged{false};
+  if (!logged.exchange(true)) {
+    AGILEOS_LOG_WARN(
+        "cuMemsetD16/D32 with a pattern whose bytes differ is not supported by AgileOS yet; "
+        "returning CUDA_ERROR_NOT_SUPPORTED");
+  }
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+
 CUresult fill(CUdeviceptr dst, std::uint32_t value, unsigned width, size_t count, CUstream stream,
               DefaultStream spelling, Ordering ordering) {
-  const std::uint32_t byte = value & 0xFFu;
-  const std::uint32_t mask = width == 4 ? 0xFFFFFFFFu : (width == 2 ? 0xFFFFu : 0xFFu);
-  if ((value & mask) != (byte * 0x01010101u & mask)) {
-    static std::atomic<bool> logged{false};
-    if (!logged.exchange(true)) {
-      AGILEOS_LOG_WARN(
-          "cuMemsetD16/D32 with a pattern whose bytes differ is not supported by AgileOS yet; "
-          "returning CUDA_ERROR_NOT_SUPPORTED");
-    }
-    return CUDA_ERROR_NOT_SUPPORTED;
-  }
+  if (!uniformPattern(value, width)) return unsupportedPattern();
   if (count > SIZE_MAX / width) return CUDA_ERROR_INVALID_VALUE;
   CopyTarget target;
   if (CUresult result = copyTarget(stream, spelling, ordering, &target); result != CUDA_SUCCESS)
     return result;
   if (count == 0) return CUDA_SUCCESS;
-  return toDriverResult(fillDevice(dst, static_cast<int>(byte), count * width, target));
+  return toDriverResult(fillDevice(dst, static_cast<int>(value & 0xFFu), count * width, target));
+}
+
+// cuMemsetD2D8/16/32: `height` rows of `width` elements, `pitch` bytes apart; the same patterns
+// as fill().
+CUresult fill2D(CUdeviceptr dst, size_t pitch, std::uint32_t value, unsigned elementBytes, size_t width,
+                size_t height, CUstream stream, DefaultStream spelling, Ordering ordering) {
+  if (!uniformPattern(value, elementBytes)) return unsupportedPattern();
+  if (width > SIZE_MAX / elementBytes || width * elementBytes > pitch) return CUDA_ERROR_INVALID_VALUE;
+  CopyTarget target;
+  if (CUresult result = copyTarget(stream, spelling, ordering, &target); result != CUDA_SUCCESS)
+    return result;
+  if (width == 0 || height == 0) return CUDA_SUCCESS;
+  return toDriverResult(
+      fillRows(dst, pitch, static_cast<int>(value & 0xFFu), width * elementBytes, height, target));
+}
+
+// The address a CUDA_MEMCPY2D side names, and the kind of memory it is; arrays are not offered.
+bool rectangleSide(CUmemorytype type, const void* host, CUdeviceptr device, size_t x, size_t y, size_t pitch,
+                   const char** base, bool* onDevice, bool* unified) {
+  switch (type) {
+    case CU_MEMORYTYPE_HOST:
+      *base = static_cast<const char*>(host);
+      *onDevice = false;
+      break;
+    case CU_MEMORYTYPE_DEVICE:
+    case CU_MEMORYTYPE_UNIFIED:
+      *base = reinterpret_cast<const char*>(static_cast<std::uintptr_t>(device));
+      *onDevice = true;
+      *unified = *unified || type == CU_MEMORYTYPE_UNIFIED;
+      break;
+    default:
+      return false;  // CU_MEMORYTYPE_ARRAY: no arrays yet (issue 17)
+  }
+  *base += y * pitch + x;
+  return true;
+}
+
+// cuMemcpy2D and friends: copy_engine's pitched rows, as cudaMemcpy2D. A row's width may not
+// exceed either pitch (a single row may have any pitch).
+CUresult copy2D(const CUDA_MEMCPY2D* copy, CUstream stream, DefaultStream spelling, Ordering ordering) {
+  if (copy == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  const char* src = nullptr;
+  const char* dst = nullptr;
+  bool srcOnDevice = false, dstOnDevice = false, unified = false;
+  if (!rectangleSide(copy->srcMemoryType, copy->srcHost, copy->srcDevice, copy->srcXInBytes, copy->srcY,
+                     copy->srcPitch, &src, &srcOnDevice, &unified) ||
+      !rectangleSide(copy->dstMemoryType, copy->dstHost, copy->dstDevice, copy->dstXInBytes, copy->dstY,
+                     copy->dstPitch, &dst, &dstOnDevice, &unified)) {
+    return copy->srcMemoryType == CU_MEMORYTYPE_ARRAY || copy->dstMemoryType == CU_MEMORYTYPE_ARRAY
+               ? CUDA_ERROR_NOT_SUPPORTED
+               : CUDA_ERROR_INVALID_VALUE;
+  }
+  const size_t width = copy->WidthInBytes;
+  const size_t srcPitch = copy->Height <= 1 ? std::max(copy->srcPitch, width) : copy->srcPitch;
+  const size_t dstPitch = copy->Height <= 1 ? std::max(copy->dstPitch, width) : copy->dstPitch;
+  if (width > srcPitch || width > dstPitch) return CUDA_ERROR_INVALID_VALUE;
+  const cudaMemcpyKind kind = unified                      ? cudaMemcpyDefault
+                              : srcOnDevice && dstOnDevice ? cudaMemcpyDeviceToDevice
+                              : srcOnDevice                ? cudaMemcpyDeviceToHost
+                              : dstOnDevice                ? cudaMemcpyHostToDevice
+                                                           : cudaMemcpyHostToHost;
+  CopyTarget target;
+  if (CUresult result = copyTarget(stream, spelling, ordering, &target); result != CUDA_SUCCESS)
+    return result;
+  if (width == 0 || copy->Height == 0) return CUDA_SUCCESS;
+  return toDriverResult(
+      copyRows(const_cast<char*>(dst), dstPitch, src, srcPitch, width, copy->Height, kind, target));
 }
 
 constexpr DefaultStream kLegacy = DefaultStream::kLegacy;
@@ -230,6 +306,82 @@ CUresult cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUst
 }
 CUresult cuMemsetD32Async_ptsz(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream) {
   return fill(dstDevice, ui, 4, N, hStream, kPerThread, kAsync);
+}
+
+CUresult cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pPitch, size_t WidthInBytes, size_t Height,
+                            unsigned int ElementSizeBytes) {
+  if (dptr == nullptr || pPitch == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (ElementSizeBytes != 4 && ElementSizeBytes != 8 && ElementSizeBytes != 16)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (WidthInBytes == 0 || Height == 0 || WidthInBytes > SIZE_MAX - kPitchAlignment)
+    return CUDA_ERROR_INVALID_VALUE;
+  const size_t pitch = (WidthInBytes + kPitchAlignment - 1) / kPitchAlignment * kPitchAlignment;
+  if (pitch > SIZE_MAX / Height) return CUDA_ERROR_OUT_OF_MEMORY;
+  if (CUresult result = cuMemAlloc_v2(dptr, pitch * Height); result != CUDA_SUCCESS) return result;
+  *pPitch = pitch;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemcpy2D_v2(const CUDA_MEMCPY2D* pCopy) { return copy2D(pCopy, nullptr, kLegacy, kSync); }
+CUresult cuMemcpy2D_v2_ptds(const CUDA_MEMCPY2D* pCopy) { return copy2D(pCopy, nullptr, kPerThread, kSync); }
+CUresult cuMemcpy2DUnaligned_v2(const CUDA_MEMCPY2D* pCopy) { return copy2D(pCopy, nullptr, kLegacy, kSync); }
+CUresult cuMemcpy2DUnaligned_v2_ptds(const CUDA_MEMCPY2D* pCopy) {
+  return copy2D(pCopy, nullptr, kPerThread, kSync);
+}
+CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D* pCopy, CUstream hStream) {
+  return copy2D(pCopy, hStream, kLegacy, kAsync);
+}
+CUresult cuMemcpy2DAsync_v2_ptsz(const CUDA_MEMCPY2D* pCopy, CUstream hStream) {
+  return copy2D(pCopy, hStream, kPerThread, kAsync);
+}
+
+CUresult cuMemsetD2D8_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width,
+                         size_t Height) {
+  return fill2D(dstDevice, dstPitch, uc, 1, Width, Height, nullptr, kLegacy, kSync);
+}
+CUresult cuMemsetD2D8_v2_ptds(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width,
+                              size_t Height) {
+  return fill2D(dstDevice, dstPitch, uc, 1, Width, Height, nullptr, kPerThread, kSync);
+}
+CUresult cuMemsetD2D16_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width,
+                          size_t Height) {
+  return fill2D(dstDevice, dstPitch, us, 2, Width, Height, nullptr, kLegacy, kSync);
+}
+CUresult cuMemsetD2D16_v2_ptds(CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width,
+                               size_t Height) {
+  return fill2D(dstDevice, dstPitch, us, 2, Width, Height, nullptr, kPerThread, kSync);
+}
+CUresult cuMemsetD2D32_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width,
+                          size_t Height) {
+  return fill2D(dstDevice, dstPitch, ui, 4, Width, Height, nullptr, kLegacy, kSync);
+}
+CUresult cuMemsetD2D32_v2_ptds(CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width,
+                               size_t Height) {
+  return fill2D(dstDevice, dstPitch, ui, 4, Width, Height, nullptr, kPerThread, kSync);
+}
+CUresult cuMemsetD2D8Async(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width,
+                           size_t Height, CUstream hStream) {
+  return fill2D(dstDevice, dstPitch, uc, 1, Width, Height, hStream, kLegacy, kAsync);
+}
+CUresult cuMemsetD2D8Async_ptsz(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width,
+                                size_t Height, CUstream hStream) {
+  return fill2D(dstDevice, dstPitch, uc, 1, Width, Height, hStream, kPerThread, kAsync);
+}
+CUresult cuMemsetD2D16Async(CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width,
+                            size_t Height, CUstream hStream) {
+  return fill2D(dstDevice, dstPitch, us, 2, Width, Height, hStream, kLegacy, kAsync);
+}
+CUresult cuMemsetD2D16Async_ptsz(CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width,
+                                 size_t Height, CUstream hStream) {
+  return fill2D(dstDevice, dstPitch, us, 2, Width, Height, hStream, kPerThread, kAsync);
+}
+CUresult cuMemsetD2D32Async(CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width,
+                            size_t Height, CUstream hStream) {
+  return fill2D(dstDevice, dstPitch, ui, 4, Width, Height, hStream, kLegacy, kAsync);
+}
+CUresult cuMemsetD2D32Async_ptsz(CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width,
+                                 size_t Height, CUstream hStream) {
+  return fill2D(dstDevice, dstPitch, ui, 4, Width, Height, hStream, kPerThread, kAsync);
 }
 
 }  // extern "C"

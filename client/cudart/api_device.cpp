@@ -10,9 +10,8 @@
 #include <string>
 
 #include "client/cudart/device_properties.h"
-#include "client/session/device_allocations.h"
 #include "client/session/error_state.h"
-#include "client/session/resource_epoch.h"
+#include "client/session/memory_calls.h"
 #include "client/session/streams.h"
 #include "client/session/worker_calls.h"
 #include "cudart_api.gen.h"  // checks the _ptsz/_ptds and __cuda* definitions
@@ -218,17 +217,7 @@ cudaError_t cudaDeviceSynchronize(void) {
   return error;
 }
 
-cudaError_t cudaDeviceReset(void) {
-  agileos::v1::CallRequest request;
-  request.mutable_device_reset();
-  noteResourcesReleased();
-  cudaError_t error = simpleCall(request);
-  if (error == cudaSuccess) {
-    forgetAllStreams();
-    forgetAllDeviceAllocations();
-  }
-  return error;
-}
+cudaError_t cudaDeviceReset(void) { return recordError(resetDevice()); }
 
 cudaError_t cudaDeviceGetLimit(size_t* pValue, enum cudaLimit limit) {
   if (pValue == nullptr) return recordError(cudaErrorInvalidValue);

@@ -219,6 +219,83 @@ void moduleGlobals() {
               "cuModuleGetGlobal on an unloaded module");
 }
 
+// Pitched allocations, 2D copies with offsets, 2D fills; arrays are refused.
+void rectangles() {
+  CUdeviceptr pitched = 0;
+  size_t pitch = 0;
+  checkResult(cuMemAllocPitch(&pitched, &pitch, 100, 8, 4), CUDA_SUCCESS, "cuMemAllocPitch");
+  void* runtimePitched = nullptr;
+  size_t runtimePitch = 0;
+  cudaMallocPitch(&runtimePitched, &runtimePitch, 100, 8);
+  check(pitch == runtimePitch && pitch >= 100, "the same pitch through both APIs");
+  checkResult(cuMemAllocPitch(&pitched, &pitch, 100, 8, 3), CUDA_ERROR_INVALID_VALUE,
+              "cuMemAllocPitch with a 3-byte element");
+  const std::vector<unsigned char> in = pattern(100 * 8, 5);
+  CUDA_MEMCPY2D up{};
+  up.srcMemoryType = CU_MEMORYTYPE_HOST;
+  up.srcHost = in.data();
+  up.srcPitch = 100;
+  up.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+  up.dstDevice = pitched;
+  up.dstPitch = pitch;
+  up.WidthInBytes = 100;
+  up.Height = 8;
+  checkResult(cuMemcpy2D(&up), CUDA_SUCCESS, "cuMemcpy2D host to pitched device memory");
+  // Rows 2..5, bytes 10..59, back to a tight host buffer.
+  std::vector<unsigned char> out(50 * 4, 0);
+  CUDA_MEMCPY2D down{};
+  down.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+  down.srcDevice = pitched;
+  down.srcPitch = pitch;
+  down.srcXInBytes = 10;
+  down.srcY = 2;
+  down.dstMemoryType = CU_MEMORYTYPE_HOST;
+  down.dstHost = out.data();
+  down.dstPitch = 50;
+  down.WidthInBytes = 50;
+  down.Height = 4;
+  checkResult(cuMemcpy2D(&down), CUDA_SUCCESS, "cuMemcpy2D of a sub-rectangle back");
+  bool exact = true;
+  for (size_t row = 0; row < 4; ++row)
+    for (size_t col = 0; col < 50; ++col)
+      exact = exact && out[row * 50 + col] == in[(row + 2) * 100 + col + 10];
+  check(exact, "the sub-rectangle came back");
+  checkResult(cuMemsetD2D32(pitched, pitch, 0x11111111u, 25, 8), CUDA_SUCCESS, "cuMemsetD2D32");
+  std::vector<unsigned char> row(pitch, 0);
+  checkResult(cuMemcpyDtoH(row.data(), pitched + 3 * pitch, pitch), CUDA_SUCCESS, "cuMemcpyDtoH of one row");
+  bool filled = true;
+  for (size_t col = 0; col < 100; ++col) filled = filled && row[col] == 0x11;
+  check(filled, "cuMemsetD2D32 filled the row's 100 bytes");
+  CUDA_MEMCPY2D toArray = up;
+  toArray.dstMemoryType = CU_MEMORYTYPE_ARRAY;
+  checkResult(cuMemcpy2D(&toArray), CUDA_ERROR_NOT_SUPPORTED, "cuMemcpy2D into an array fails closed");
+  CUDA_MEMCPY2D tooWide = up;
+  tooWide.WidthInBytes = pitch + 1;
+  checkResult(cuMemcpy2D(&tooWide), CUDA_ERROR_INVALID_VALUE, "cuMemcpy2D wider than the pitch");
+  checkResult(cuMemFree(pitched), CUDA_SUCCESS, "cuMemFree of the pitched allocation");
+  cudaFree(runtimePitched);
+
+  char busId[32] = {};
+  char runtimeBusId[32] = {};
+  checkResult(cuDeviceGetPCIBusId(busId, sizeof busId, 0), CUDA_SUCCESS, "cuDeviceGetPCIBusId");
+  cudaDeviceGetPCIBusId(runtimeBusId, sizeof runtimeBusId, 0);
+  check(std::strcmp(busId, runtimeBusId) == 0, "the same PCI bus id through both APIs");
+}
+
+// cuDevicePrimaryCtxReset frees what the context held, whichever API allocated it.
+void primaryReset() {
+  CUdeviceptr driverBuffer = 0;
+  void* runtimeBuffer = nullptr;
+  checkResult(cuMemAlloc(&driverBuffer, 4096), CUDA_SUCCESS, "cuMemAlloc before the reset");
+  cudaMalloc(&runtimeBuffer, 4096);
+  checkResult(cuDevicePrimaryCtxReset(0), CUDA_SUCCESS, "cuDevicePrimaryCtxReset");
+  checkResult(cuMemFree(driverBuffer), CUDA_ERROR_INVALID_VALUE, "cuMemFree after the reset");
+  check(cudaFree(runtimeBuffer) != cudaSuccess, "cudaFree after the reset");
+  cudaGetLastError();
+  checkResult(cuMemAlloc(&driverBuffer, 4096), CUDA_SUCCESS, "cuMemAlloc after the reset");
+  checkResult(cuMemFree(driverBuffer), CUDA_SUCCESS, "cuMemFree");
+}
+
 void forgeries() {
   CUmodule module = nullptr;
   const char notAnImage[] =
@@ -259,7 +336,9 @@ int main() {
   devicesAndContexts(&context);
   oneWorld();
   moduleGlobals();
+  rectangles();
   forgeries();
+  primaryReset();
   checkResult(cuDevicePrimaryCtxRelease(0), CUDA_SUCCESS, "cuDevicePrimaryCtxRelease");
   std::printf("%d failure(s)\n", gFailures);
   return gFailures == 0 ? 0 : 1;
