@@ -10,8 +10,10 @@
 namespace agileos::client::cuda_shim {
 namespace {
 
-// What a CUcontext points to. Never freed while the process lives: a destroyed context's
-// address stays unique, so a stale handle is recognised, never mistaken for a newer one.
+// What a CUcontext points to. Never freed while the process lives (gAllCreated keeps every record,
+// a few bytes per cuCtxCreate): a destroyed context's address stays unique, so a stale handle is
+// recognised, never mistaken for a newer one, and a thread that still has it current never reads
+// freed memory.
 struct ContextRecord {
   std::atomic<unsigned> flags{0};
 };
@@ -20,7 +22,8 @@ ContextRecord gPrimary;
 std::atomic<int> gPrimaryRetains{0};
 
 std::mutex gMutex;
-std::set<const ContextRecord*> gCreated;  // live created contexts
+std::set<const ContextRecord*> gCreated;                  // live created contexts
+std::vector<std::unique_ptr<ContextRecord>> gAllCreated;  // every created context, live or not
 
 thread_local std::vector<CUcontext> tStack;
 
@@ -37,11 +40,12 @@ bool isLiveContext(CUcontext context) {
 }
 
 CUcontext createContext(unsigned flags) {
-  auto* record = new ContextRecord;  // kept for the life of the process (see ContextRecord)
+  auto record = std::make_unique<ContextRecord>();
   record->flags = flags;
   std::lock_guard lock(gMutex);
-  gCreated.insert(record);
-  return reinterpret_cast<CUcontext>(record);
+  gCreated.insert(record.get());
+  gAllCreated.push_back(std::move(record));
+  return reinterpret_cast<CUcontext>(gAllCreated.back().get());
 }
 
 CUresult destroyContext(CUcontext context) {
