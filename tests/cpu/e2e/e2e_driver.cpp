@@ -211,7 +211,9 @@ void moduleGlobals() {
   checkResult(cuMemcpyHtoD(table, in.data(), 64), CUDA_SUCCESS, "cuMemcpyHtoD into the variable");
   checkResult(cuMemcpyDtoH(out.data(), table, 64), CUDA_SUCCESS, "cuMemcpyDtoH from the variable");
   check(out == in, "the variable holds what was copied in");
-  checkResult(cuMemcpyHtoD(table, in.data(), 65), CUDA_ERROR_INVALID_VALUE, "a copy past the variable's end");
+  const std::vector<unsigned char> wide = pattern(65, 4);
+  checkResult(cuMemcpyHtoD(table, wide.data(), wide.size()), CUDA_ERROR_INVALID_VALUE,
+              "a copy past the variable's end");
   checkResult(cuModuleUnload(module), CUDA_SUCCESS, "cuModuleUnload");
   checkResult(cuMemcpyHtoD(table, in.data(), 64), CUDA_ERROR_INVALID_VALUE,
               "a copy into the variable of an unloaded module");
