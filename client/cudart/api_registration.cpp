@@ -54,20 +54,6 @@ cudaError_t cudaGetExportTable(const void** ppExportTable, const cudaUUID_t*) {
   return reportUnsupported("cudaGetExportTable");
 }
 
-cudaError_t cudaGetDriverEntryPoint(const char*, void** funcPtr, unsigned long long,
-                                    cudaDriverEntryPointQueryResult* driverStatus) {
-  if (funcPtr != nullptr) *funcPtr = nullptr;
-  if (driverStatus != nullptr) *driverStatus = cudaDriverEntryPointSymbolNotFound;
-  return reportUnsupported("cudaGetDriverEntryPoint");
-}
-
-cudaError_t cudaGetDriverEntryPointByVersion(const char*, void** funcPtr, unsigned int, unsigned long long,
-                                             cudaDriverEntryPointQueryResult* driverStatus) {
-  if (funcPtr != nullptr) *funcPtr = nullptr;
-  if (driverStatus != nullptr) *driverStatus = cudaDriverEntryPointSymbolNotFound;
-  return reportUnsupported("cudaGetDriverEntryPointByVersion");
-}
-
 struct cudaChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, int w, enum cudaChannelFormatKind f) {
   return {x, y, z, w, f};
 }

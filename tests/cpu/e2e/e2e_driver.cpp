@@ -4,6 +4,7 @@
 // (tests/gpu/programs/driver_*). Each check prints one line; exits 1 if any check fails.
 #include <cuda.h>
 #include <cuda_runtime_api.h>
+#include <dlfcn.h>
 
 #include <cstdio>
 #include <cstring>
@@ -298,6 +299,34 @@ void primaryReset() {
   checkResult(cuMemFree(driverBuffer), CUDA_SUCCESS, "cuMemFree");
 }
 
+// The runtime's cudaGetDriverEntryPoint answers with the driver shim's functions. (Deprecated in
+// CUDA 13 in favour of ByVersion, and still exported: both are checked.)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+void driverEntryPoints() {
+  void* entry = nullptr;
+  cudaDriverEntryPointQueryResult status = cudaDriverEntryPointSymbolNotFound;
+  check(cudaGetDriverEntryPoint("cuMemAlloc", &entry, cudaEnableDefault, &status) == cudaSuccess &&
+            status == cudaDriverEntryPointSuccess,
+        "cudaGetDriverEntryPoint(cuMemAlloc)");
+  check(entry == reinterpret_cast<void*>(&cuMemAlloc_v2), "it is the driver shim's cuMemAlloc_v2");
+  CUdeviceptr pointer = 0;
+  if (entry != nullptr) {
+    using MemAlloc = CUresult (*)(CUdeviceptr*, size_t);
+    checkResult(reinterpret_cast<MemAlloc>(entry)(&pointer, 4096), CUDA_SUCCESS,
+                "a call through the entry point");
+    check(cudaFree(reinterpret_cast<void*>(pointer)) == cudaSuccess, "cudaFree of what it allocated");
+  }
+  check(cudaGetDriverEntryPointByVersion("cuMemcpyHtoD", &entry, 12000, cudaEnablePerThreadDefaultStream,
+                                         &status) == cudaSuccess &&
+            entry == ::dlsym(RTLD_DEFAULT, "cuMemcpyHtoD_v2_ptds"),
+        "cudaGetDriverEntryPointByVersion with per-thread streams");
+  check(cudaGetDriverEntryPoint("cuNoSuchFunction", &entry, cudaEnableDefault, &status) == cudaSuccess &&
+            entry == nullptr && status == cudaDriverEntryPointSymbolNotFound,
+        "an unknown name: no entry point, and why");
+}
+#pragma GCC diagnostic pop
+
 void forgeries() {
   CUmodule module = nullptr;
   const char notAnImage[] =
@@ -339,6 +368,7 @@ int main() {
   oneWorld();
   moduleGlobals();
   rectangles();
+  driverEntryPoints();
   forgeries();
   primaryReset();
   checkResult(cuDevicePrimaryCtxRelease(0), CUDA_SUCCESS, "cuDevicePrimaryCtxRelease");
