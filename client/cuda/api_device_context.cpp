@@ -9,8 +9,8 @@
 #include <utility>
 
 #include "client/cuda/driver_call.h"
+#include "client/session/context_calls.h"
 #include "client/session/error_state.h"
-#include "client/session/memory_calls.h"
 #include "cuda_api.gen.h"  // checks every definition against cuda.h's declaration
 
 using namespace agileos::client;
@@ -31,13 +31,6 @@ CUresult createContextOn(CUcontext* pctx, unsigned flags, CUdevice dev) {
   *pctx = createContext(flags);
   pushCurrentContext(*pctx);  // a new context is made current, as the driver does
   return CUDA_SUCCESS;
-}
-
-CUresult deviceSynchronize() {
-  v1::CallRequest request;
-  request.mutable_device_synchronize();
-  v1::CallReply reply;
-  return callWorker(request, &reply);
 }
 
 }  // namespace
@@ -301,48 +294,40 @@ CUresult cuCtxGetApiVersion(CUcontext ctx, unsigned int* version) {
   return CUDA_SUCCESS;
 }
 
-CUresult cuCtxSynchronize() { return deviceSynchronize(); }
+CUresult cuCtxSynchronize() { return inContext(synchronizeDevice); }
 
 CUresult cuCtxSynchronize_v2(CUcontext ctx) {
   if (ctx != nullptr && !isLiveContext(ctx)) return CUDA_ERROR_INVALID_CONTEXT;
-  return deviceSynchronize();
+  return inContext(synchronizeDevice);
 }
 
 // CUlimit and cudaLimit number the limits alike; the worker charges and applies them.
 CUresult cuCtxGetLimit(size_t* pvalue, CUlimit limit) {
   if (pvalue == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  v1::CallRequest request;
-  request.mutable_device_get_limit()->set_limit(static_cast<int>(limit));
-  v1::CallReply reply;
-  if (CUresult result = callWorker(request, &reply); result != CUDA_SUCCESS) return result;
-  *pvalue = reply.limit_value().value();
+  std::uint64_t value = 0;
+  if (CUresult result = inContext([&] { return contextLimit(static_cast<int>(limit), &value); });
+      result != CUDA_SUCCESS) {
+    return result;
+  }
+  *pvalue = value;
   return CUDA_SUCCESS;
 }
 
 CUresult cuCtxSetLimit(CUlimit limit, size_t value) {
-  v1::CallRequest request;
-  request.mutable_device_set_limit()->set_limit(static_cast<int>(limit));
-  request.mutable_device_set_limit()->set_value(value);
-  v1::CallReply reply;
-  return callWorker(request, &reply);
+  return inContext([&] { return setContextLimit(static_cast<int>(limit), value); });
 }
 
-// CUfunc_cache and cudaFuncCache number the preferences alike; the worker checks the value.
 CUresult cuCtxGetCacheConfig(CUfunc_cache* pconfig) {
   if (pconfig == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  v1::CallRequest request;
-  request.mutable_device_get_cache_config();
-  v1::CallReply reply;
-  if (CUresult result = callWorker(request, &reply); result != CUDA_SUCCESS) return result;
-  *pconfig = static_cast<CUfunc_cache>(reply.cache_config().config());
+  int config = 0;
+  if (CUresult result = inContext([&] { return contextCacheConfig(&config); }); result != CUDA_SUCCESS)
+    return result;
+  *pconfig = static_cast<CUfunc_cache>(config);
   return CUDA_SUCCESS;
 }
 
 CUresult cuCtxSetCacheConfig(CUfunc_cache config) {
-  v1::CallRequest request;
-  request.mutable_device_set_cache_config()->set_config(static_cast<int>(config));
-  v1::CallReply reply;
-  return callWorker(request, &reply);
+  return inContext([&] { return setContextCacheConfig(static_cast<int>(config)); });
 }
 
 CUresult cuCtxGetStreamPriorityRange(int* leastPriority, int* greatestPriority) {

@@ -91,41 +91,43 @@ CUresult fill2D(CUdeviceptr dst, size_t pitch, std::uint32_t value, unsigned ele
       fillRows(dst, pitch, static_cast<int>(value & 0xFFu), width * elementBytes, height, target));
 }
 
-// The address a CUDA_MEMCPY2D side names, and the kind of memory it is; arrays are not offered.
+// The address a CUDA_MEMCPY2D side names (its base, `y` rows of `pitch` bytes and `x` bytes on),
+// and the kind of memory it is. False for an array (not offered until issue 17), an unknown
+// memory type, or an offset that overflows; the worker checks the device range itself.
 bool rectangleSide(CUmemorytype type, const void* host, CUdeviceptr device, size_t x, size_t y, size_t pitch,
-                   const char** base, bool* onDevice, bool* unified) {
+                   std::uintptr_t* address, bool* onDevice, bool* unified) {
   switch (type) {
     case CU_MEMORYTYPE_HOST:
-      *base = static_cast<const char*>(host);
+      *address = reinterpret_cast<std::uintptr_t>(host);
       *onDevice = false;
       break;
     case CU_MEMORYTYPE_DEVICE:
     case CU_MEMORYTYPE_UNIFIED:
-      *base = reinterpret_cast<const char*>(static_cast<std::uintptr_t>(device));
+      *address = static_cast<std::uintptr_t>(device);
       *onDevice = true;
       *unified = *unified || type == CU_MEMORYTYPE_UNIFIED;
       break;
     default:
-      return false;  // CU_MEMORYTYPE_ARRAY: no arrays yet (issue 17)
+      return false;
   }
-  *base += y * pitch + x;
-  return true;
+  std::uintptr_t rows = 0;
+  return !__builtin_mul_overflow(y, pitch, &rows) && !__builtin_add_overflow(rows, x, &rows) &&
+         !__builtin_add_overflow(*address, rows, address);
 }
 
 // cuMemcpy2D and friends: copy_engine's pitched rows, as cudaMemcpy2D. A row's width may not
 // exceed either pitch (a single row may have any pitch).
 CUresult copy2D(const CUDA_MEMCPY2D* copy, CUstream stream, DefaultStream spelling, Ordering ordering) {
   if (copy == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  const char* src = nullptr;
-  const char* dst = nullptr;
+  if (copy->srcMemoryType == CU_MEMORYTYPE_ARRAY || copy->dstMemoryType == CU_MEMORYTYPE_ARRAY)
+    return CUDA_ERROR_NOT_SUPPORTED;
+  std::uintptr_t src = 0, dst = 0;
   bool srcOnDevice = false, dstOnDevice = false, unified = false;
   if (!rectangleSide(copy->srcMemoryType, copy->srcHost, copy->srcDevice, copy->srcXInBytes, copy->srcY,
                      copy->srcPitch, &src, &srcOnDevice, &unified) ||
       !rectangleSide(copy->dstMemoryType, copy->dstHost, copy->dstDevice, copy->dstXInBytes, copy->dstY,
                      copy->dstPitch, &dst, &dstOnDevice, &unified)) {
-    return copy->srcMemoryType == CU_MEMORYTYPE_ARRAY || copy->dstMemoryType == CU_MEMORYTYPE_ARRAY
-               ? CUDA_ERROR_NOT_SUPPORTED
-               : CUDA_ERROR_INVALID_VALUE;
+    return CUDA_ERROR_INVALID_VALUE;
   }
   const size_t width = copy->WidthInBytes;
   const size_t srcPitch = copy->Height <= 1 ? std::max(copy->srcPitch, width) : copy->srcPitch;
@@ -140,8 +142,8 @@ CUresult copy2D(const CUDA_MEMCPY2D* copy, CUstream stream, DefaultStream spelli
   if (CUresult result = copyTarget(stream, spelling, ordering, &target); result != CUDA_SUCCESS)
     return result;
   if (width == 0 || copy->Height == 0) return CUDA_SUCCESS;
-  return toDriverResult(
-      copyRows(const_cast<char*>(dst), dstPitch, src, srcPitch, width, copy->Height, kind, target));
+  return toDriverResult(copyRows(reinterpret_cast<void*>(dst), dstPitch, reinterpret_cast<const void*>(src),
+                                 srcPitch, width, copy->Height, kind, target));
 }
 
 constexpr DefaultStream kLegacy = DefaultStream::kLegacy;

@@ -20,6 +20,7 @@
 
 #include "client/cuda/driver_call.h"
 #include "client/session/code_images.h"
+#include "client/session/function_calls.h"
 #include "client/session/kernel_launch.h"
 #include "client/session/module_registry.h"
 #include "cuda_api.gen.h"  // checks every definition against cuda.h's declaration
@@ -44,8 +45,8 @@ std::shared_mutex gMutex;
 std::map<const void*, std::unique_ptr<ModuleRecord>> gModules;          // by CUmodule
 std::map<const void*, std::shared_ptr<const KernelLayout>> gFunctions;  // live CUfunctions
 
+// The caller has checked the context (enterContext) before copying or reading the image.
 CUresult loadImage(CUmodule* module, std::string image) {
-  if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
   std::uint64_t token = 0;
   if (cudaError_t error = loadCodeImage(std::move(image), &token); error != cudaSuccess)
     return toDriverResult(error);
@@ -59,6 +60,7 @@ CUresult loadImage(CUmodule* module, std::string image) {
 
 CUresult loadImageAt(CUmodule* module, const void* image) {
   if (module == nullptr || image == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
   std::string bytes;
   if (cudaError_t error = copyCodeImage(image, &bytes); error != cudaSuccess) return toDriverResult(error);
   return loadImage(module, std::move(bytes));
@@ -136,15 +138,13 @@ CUresult launchEx(const CUlaunchConfig* config, CUfunction f, void** kernelParam
       kernelParams, extra);
 }
 
-CUresult functionAttributes(CUfunction f, v1::FuncAttributes* out) {
+// Runs a function query or setting of the session on a CUfunction's worker token.
+template <typename Call>
+CUresult onFunction(CUfunction f, Call call) {
+  if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
   std::shared_ptr<const KernelLayout> layout;
   if (CUresult result = functionLayout(f, &layout); result != CUDA_SUCCESS) return result;
-  v1::CallRequest request;
-  request.mutable_func_get_attributes()->set_function(layout->token);
-  v1::CallReply reply;
-  if (CUresult result = callWorker(request, &reply); result != CUDA_SUCCESS) return result;
-  *out = reply.func_attributes();
-  return CUDA_SUCCESS;
+  return toDriverResult(call(layout->token));
 }
 
 }  // namespace
@@ -163,6 +163,7 @@ CUresult cuModuleLoadFatBinary(CUmodule* module, const void* fatCubin) {
 
 CUresult cuModuleLoad(CUmodule* module, const char* fname) {
   if (module == nullptr || fname == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
   std::string image;
   if (cudaError_t error = readCodeImageFile(fname, &image); error != cudaSuccess)
     return toDriverResult(error);
@@ -199,11 +200,9 @@ CUresult cuModuleGetFunction(CUfunction* hfunc, CUmodule hmod, const char* name)
     return CUDA_SUCCESS;
   }
   KernelLayout layout;
-  if (cudaError_t error = codeImageKernel(record.module, name, &layout); error != cudaSuccess) {
-    return error == cudaErrorSymbolNotFound || error == cudaErrorInvalidDeviceFunction
-               ? CUDA_ERROR_NOT_FOUND
-               : toDriverResult(error);
-  }
+  // A name the module lacks is cudaErrorSymbolNotFound from the worker: CUDA_ERROR_NOT_FOUND.
+  if (cudaError_t error = codeImageKernel(record.module, name, &layout); error != cudaSuccess)
+    return toDriverResult(error);
   auto function = std::make_unique<FunctionRecord>();
   function->layout = std::make_shared<const KernelLayout>(std::move(layout));
   ModuleRegistry::instance().addLibraryKernel(function.get(), *function->layout);
@@ -223,10 +222,10 @@ CUresult cuModuleGetGlobal_v2(CUdeviceptr* dptr, size_t* bytes, CUmodule hmod, c
   auto found = record.globals.find(name);
   if (found == record.globals.end()) {
     DeviceVariable variable;
-    if (cudaError_t error = codeImageVariable(record.module, name, &variable); error != cudaSuccess) {
-      return error == cudaErrorSymbolNotFound || error == cudaErrorInvalidSymbol ? CUDA_ERROR_NOT_FOUND
-                                                                                 : toDriverResult(error);
-    }
+    // A name the module lacks (cudaErrorSymbolNotFound), or a range it may not have
+    // (cudaErrorInvalidSymbol): CUDA_ERROR_NOT_FOUND.
+    if (cudaError_t error = codeImageVariable(record.module, name, &variable); error != cudaSuccess)
+      return toDriverResult(error);
     ModuleRegistry::instance().addLoadedVariable(variable);
     found = record.globals.emplace(name, variable).first;
   }
@@ -274,9 +273,12 @@ CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig* config, CUfunction f, void*
 
 CUresult cuFuncGetAttribute(int* pi, CUfunction_attribute attrib, CUfunction hfunc) {
   if (pi == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
   v1::FuncAttributes in;
-  if (CUresult result = functionAttributes(hfunc, &in); result != CUDA_SUCCESS) return result;
+  if (CUresult result =
+          onFunction(hfunc, [&](std::uint64_t token) { return functionAttributes(token, &in); });
+      result != CUDA_SUCCESS) {
+    return result;
+  }
   switch (attrib) {
     case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
       *pi = in.max_threads_per_block();
@@ -335,42 +337,22 @@ CUresult cuFuncGetAttribute(int* pi, CUfunction_attribute attrib, CUfunction hfu
 // CUfunction_attribute and cudaFuncAttribute number the settable attributes alike; the worker
 // checks the value.
 CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value) {
-  std::shared_ptr<const KernelLayout> layout;
-  if (CUresult result = functionLayout(hfunc, &layout); result != CUDA_SUCCESS) return result;
-  v1::CallRequest request;
-  auto* set = request.mutable_func_set_attribute();
-  set->set_function(layout->token);
-  set->set_attribute(static_cast<int>(attrib));
-  set->set_value(value);
-  v1::CallReply reply;
-  return callWorker(request, &reply);
+  return onFunction(hfunc, [&](std::uint64_t token) {
+    return setFunctionAttribute(token, static_cast<int>(attrib), value);
+  });
 }
 
 CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config) {
-  std::shared_ptr<const KernelLayout> layout;
-  if (CUresult result = functionLayout(hfunc, &layout); result != CUDA_SUCCESS) return result;
-  v1::CallRequest request;
-  request.mutable_func_set_cache_config()->set_function(layout->token);
-  request.mutable_func_set_cache_config()->set_config(static_cast<int>(config));
-  v1::CallReply reply;
-  return callWorker(request, &reply);
+  return onFunction(
+      hfunc, [&](std::uint64_t token) { return setFunctionCacheConfig(token, static_cast<int>(config)); });
 }
 
 CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* numBlocks, CUfunction func, int blockSize,
                                                               size_t dynamicSMemSize, unsigned int flags) {
   if (numBlocks == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  std::shared_ptr<const KernelLayout> layout;
-  if (CUresult result = functionLayout(func, &layout); result != CUDA_SUCCESS) return result;
-  v1::CallRequest request;
-  auto* query = request.mutable_occupancy_max_active_blocks();
-  query->set_function(layout->token);
-  query->set_block_size(blockSize);
-  query->set_dynamic_smem_bytes(dynamicSMemSize);
-  query->set_flags(flags);
-  v1::CallReply reply;
-  if (CUresult result = callWorker(request, &reply); result != CUDA_SUCCESS) return result;
-  *numBlocks = reply.block_count().num_blocks();
-  return CUDA_SUCCESS;
+  return onFunction(func, [&](std::uint64_t token) {
+    return maxActiveBlocksPerMultiprocessor(token, blockSize, dynamicSMemSize, flags, numBlocks);
+  });
 }
 
 // The block size with the most resident threads per multiprocessor, found the way cuda_runtime.h's

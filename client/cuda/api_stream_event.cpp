@@ -16,13 +16,6 @@ namespace {
 cudaStream_t runtimeStream(CUstream stream) { return reinterpret_cast<cudaStream_t>(stream); }
 cudaEvent_t runtimeEvent(CUevent event) { return reinterpret_cast<cudaEvent_t>(event); }
 
-// Runs a session call after the context checks and translates its error.
-template <typename Call>
-CUresult inContext(Call call) {
-  if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
-  return toDriverResult(call());
-}
-
 CUresult createStreamChecked(CUstream* phStream, unsigned flags, int priority) {
   if (phStream == nullptr) return CUDA_ERROR_INVALID_VALUE;
   if ((flags & ~static_cast<unsigned>(CU_STREAM_NON_BLOCKING)) != 0) return CUDA_ERROR_INVALID_VALUE;

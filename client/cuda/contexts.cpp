@@ -16,6 +16,9 @@ namespace {
 // freed memory.
 struct ContextRecord {
   std::atomic<unsigned> flags{0};
+  // Cleared when the context is destroyed. Read without the lock by requireContext, for the
+  // contexts on a thread's stack, which are records (they were live when they were made current).
+  std::atomic<bool> live{true};
 };
 
 ContextRecord gPrimary;
@@ -52,6 +55,7 @@ CUresult destroyContext(CUcontext context) {
   {
     std::lock_guard lock(gMutex);
     if (gCreated.erase(recordOf(context)) == 0) return CUDA_ERROR_INVALID_CONTEXT;
+    recordOf(context)->live.store(false);
   }
   tStack.erase(std::remove(tStack.begin(), tStack.end(), context), tStack.end());
   return CUDA_SUCCESS;
@@ -95,9 +99,12 @@ CUcontext popCurrentContext() {
   return top;
 }
 
+// Every driver call passes here (launches included), so it takes no lock: the current context is a
+// record, whose `live` flag says whether it was destroyed since.
 CUresult requireContext() {
   const CUcontext current = currentContext();
-  if (current != nullptr && !isLiveContext(current)) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+  if (current != nullptr && !recordOf(current)->live.load(std::memory_order_acquire))
+    return CUDA_ERROR_CONTEXT_IS_DESTROYED;
   return CUDA_SUCCESS;
 }
 

@@ -4,11 +4,6 @@
 
 namespace agileos::client::cuda_shim {
 
-CUresult callWorker(const v1::CallRequest& request, v1::CallReply* reply) {
-  if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
-  return toDriverResult(invoke(request, reply));
-}
-
 const v1::DeviceInfo* deviceDescription(CUresult* result) {
   cudaError_t error = cudaSuccess;
   const v1::DeviceInfo* info = deviceInfo(&error);

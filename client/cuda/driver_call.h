@@ -16,8 +16,12 @@ inline CUresult enterContext() {
   return requireContext();
 }
 
-// Runs one worker call in the current context and translates its answer.
-CUresult callWorker(const v1::CallRequest& request, v1::CallReply* reply);
+// Runs a session call (returning cudaError_t) after the context checks, and translates its error.
+template <typename Call>
+CUresult inContext(Call call) {
+  if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
+  return toDriverResult(call());
+}
 
 // The worker's device description; null with *result set when unavailable.
 const v1::DeviceInfo* deviceDescription(CUresult* result);

@@ -10,9 +10,8 @@
 #include <string>
 
 #include "client/cudart/device_properties.h"
+#include "client/session/context_calls.h"
 #include "client/session/error_state.h"
-#include "client/session/memory_calls.h"
-#include "client/session/streams.h"
 #include "client/session/worker_calls.h"
 #include "cudart_api.gen.h"  // checks the _ptsz/_ptds and __cuda* definitions
 
@@ -29,11 +28,6 @@ cudaError_t requireDevice(int device, const agileos::v1::DeviceInfo** info) {
   if (*info == nullptr) return error;
   if (device < 0 || device >= (*info)->device_count()) return cudaErrorInvalidDevice;
   return cudaSuccess;
-}
-
-cudaError_t simpleCall(agileos::v1::CallRequest& request) {
-  agileos::v1::CallReply reply;
-  return recordError(invoke(request, &reply));
 }
 
 // The PCI location of the device, from the attributes the worker reported.
@@ -208,49 +202,33 @@ cudaError_t cudaGetDeviceFlags(unsigned int* flags) {
   return cudaSuccess;
 }
 
-cudaError_t cudaDeviceSynchronize(void) {
-  agileos::v1::CallRequest request;
-  request.mutable_device_synchronize();
-  const std::uint64_t mark = workMark();
-  const cudaError_t error = simpleCall(request);
-  if (error == cudaSuccess) noteDeviceIdle(mark);
-  return error;
-}
+cudaError_t cudaDeviceSynchronize(void) { return recordError(synchronizeDevice()); }
 
 cudaError_t cudaDeviceReset(void) { return recordError(resetDevice()); }
 
 cudaError_t cudaDeviceGetLimit(size_t* pValue, enum cudaLimit limit) {
   if (pValue == nullptr) return recordError(cudaErrorInvalidValue);
-  agileos::v1::CallRequest request;
-  request.mutable_device_get_limit()->set_limit(limit);
-  agileos::v1::CallReply reply;
-  cudaError_t error = invoke(request, &reply);
-  if (error == cudaSuccess) *pValue = reply.limit_value().value();
+  std::uint64_t value = 0;
+  const cudaError_t error = contextLimit(limit, &value);
+  if (error == cudaSuccess) *pValue = value;
   return recordError(error);
 }
 
 cudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size_t value) {
-  agileos::v1::CallRequest request;
-  request.mutable_device_set_limit()->set_limit(limit);
-  request.mutable_device_set_limit()->set_value(value);
-  return simpleCall(request);
+  return recordError(setContextLimit(limit, value));
 }
 
 // The context's preferred L1/shared-memory split, kept by the worker's context.
 cudaError_t cudaDeviceGetCacheConfig(enum cudaFuncCache* pCacheConfig) {
   if (pCacheConfig == nullptr) return recordError(cudaErrorInvalidValue);
-  agileos::v1::CallRequest request;
-  request.mutable_device_get_cache_config();
-  agileos::v1::CallReply reply;
-  cudaError_t error = invoke(request, &reply);
-  if (error == cudaSuccess) *pCacheConfig = static_cast<cudaFuncCache>(reply.cache_config().config());
+  int config = 0;
+  const cudaError_t error = contextCacheConfig(&config);
+  if (error == cudaSuccess) *pCacheConfig = static_cast<cudaFuncCache>(config);
   return recordError(error);
 }
 
 cudaError_t cudaDeviceSetCacheConfig(enum cudaFuncCache cacheConfig) {
-  agileos::v1::CallRequest request;
-  request.mutable_device_set_cache_config()->set_config(cacheConfig);  // the worker checks the value
-  return simpleCall(request);
+  return recordError(setContextCacheConfig(cacheConfig));
 }
 
 }  // extern "C"

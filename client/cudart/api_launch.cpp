@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "client/session/error_state.h"
+#include "client/session/function_calls.h"
 #include "client/session/kernel_launch.h"
 #include "client/session/module_registry.h"
 #include "client/session/streams.h"
@@ -123,11 +124,9 @@ cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes* attr, const void* f
   if (attr == nullptr) return recordError(cudaErrorInvalidValue);
   KernelLayout layout;
   if (cudaError_t error = resolveKernel(func, &layout); error != cudaSuccess) return recordError(error);
-  agileos::v1::CallRequest request;
-  request.mutable_func_get_attributes()->set_function(layout.token);
-  agileos::v1::CallReply reply;
-  if (cudaError_t error = invoke(request, &reply); error != cudaSuccess) return recordError(error);
-  const agileos::v1::FuncAttributes& in = reply.func_attributes();
+  agileos::v1::FuncAttributes in;
+  if (cudaError_t error = functionAttributes(layout.token, &in); error != cudaSuccess)
+    return recordError(error);
   std::memset(attr, 0, sizeof *attr);
   attr->sharedSizeBytes = in.shared_size_bytes();
   attr->constSizeBytes = in.const_size_bytes();
@@ -163,23 +162,13 @@ cudaError_t cudaFuncGetName(const char** name, const void* func) {
 cudaError_t cudaFuncSetAttribute(const void* func, enum cudaFuncAttribute attr, int value) {
   KernelLayout layout;
   if (cudaError_t error = resolveKernel(func, &layout); error != cudaSuccess) return recordError(error);
-  agileos::v1::CallRequest request;
-  auto* set = request.mutable_func_set_attribute();
-  set->set_function(layout.token);
-  set->set_attribute(attr);
-  set->set_value(value);
-  agileos::v1::CallReply reply;
-  return recordError(invoke(request, &reply));
+  return recordError(setFunctionAttribute(layout.token, attr, value));
 }
 
 cudaError_t cudaFuncSetCacheConfig(const void* func, enum cudaFuncCache cacheConfig) {
   KernelLayout layout;
   if (cudaError_t error = resolveKernel(func, &layout); error != cudaSuccess) return recordError(error);
-  agileos::v1::CallRequest request;
-  request.mutable_func_set_cache_config()->set_function(layout.token);
-  request.mutable_func_set_cache_config()->set_config(cacheConfig);
-  agileos::v1::CallReply reply;
-  return recordError(invoke(request, &reply));
+  return recordError(setFunctionCacheConfig(layout.token, cacheConfig));
 }
 
 cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* numBlocks, const void* func,
@@ -188,16 +177,8 @@ cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* numBlock
   if (numBlocks == nullptr) return recordError(cudaErrorInvalidValue);
   KernelLayout layout;
   if (cudaError_t error = resolveKernel(func, &layout); error != cudaSuccess) return recordError(error);
-  agileos::v1::CallRequest request;
-  auto* query = request.mutable_occupancy_max_active_blocks();
-  query->set_function(layout.token);
-  query->set_block_size(blockSize);
-  query->set_dynamic_smem_bytes(dynamicSMemSize);
-  query->set_flags(flags);
-  agileos::v1::CallReply reply;
-  cudaError_t error = invoke(request, &reply);
-  if (error == cudaSuccess) *numBlocks = reply.block_count().num_blocks();
-  return recordError(error);
+  return recordError(
+      maxActiveBlocksPerMultiprocessor(layout.token, blockSize, dynamicSMemSize, flags, numBlocks));
 }
 
 cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, const void* func, int blockSize,

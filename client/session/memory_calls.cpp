@@ -31,19 +31,6 @@ cudaError_t freeDevice(std::uint64_t dptr) {
   return error;
 }
 
-cudaError_t resetDevice() {
-  v1::CallRequest request;
-  request.mutable_device_reset();
-  v1::CallReply reply;
-  noteResourcesReleased();
-  const cudaError_t error = invoke(request, &reply);
-  if (error == cudaSuccess) {
-    forgetAllStreams();
-    forgetAllDeviceAllocations();
-  }
-  return error;
-}
-
 cudaError_t deviceMemoryInfo(std::uint64_t* free, std::uint64_t* total) {
   v1::CallRequest request;
   request.mutable_mem_get_info();

@@ -12,9 +12,6 @@ namespace agileos::client {
 cudaError_t allocateDevice(std::uint64_t size, std::uint64_t* dptr);
 // Frees an allocation by its base address; synchronizes the device first, as cudaFree does.
 cudaError_t freeDevice(std::uint64_t dptr);
-// Destroys every allocation, stream and event of the session's context (cudaDeviceReset,
-// cuDevicePrimaryCtxReset); loaded code stays loaded.
-cudaError_t resetDevice();
 // Free and total bytes as the client's quota sees them.
 cudaError_t deviceMemoryInfo(std::uint64_t* free, std::uint64_t* total);
 

@@ -1,0 +1,25 @@
+// The context's own state, shared by the runtime and the driver shims (untrusted side): its
+// synchronization, reset, limits and cache preference. CUlimit and cudaLimit, CUfunc_cache and
+// cudaFuncCache number their values alike; the worker checks them. Each returns the call's error
+// without recording it.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace agileos::client {
+
+// Waits for all work of the context; on success every stream is known to be idle.
+cudaError_t synchronizeDevice();
+// Destroys every allocation, stream and event of the session's context (cudaDeviceReset,
+// cuDevicePrimaryCtxReset); loaded code stays loaded.
+cudaError_t resetDevice();
+
+cudaError_t contextLimit(int limit, std::uint64_t* value);
+// The worker charges what a raised limit sets aside to the client's quota.
+cudaError_t setContextLimit(int limit, std::uint64_t value);
+cudaError_t contextCacheConfig(int* config);
+cudaError_t setContextCacheConfig(int config);
+
+}  // namespace agileos::client

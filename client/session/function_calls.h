@@ -1,0 +1,23 @@
+// Queries and settings of a loaded kernel, shared by the runtime shim (cudaFuncGetAttributes and
+// friends, on a host stub or cudaKernel_t) and the driver shim (cuFuncGetAttribute and friends, on
+// a CUfunction), both of which resolve their handle to the worker's function token first.
+// cudaFuncAttribute and CUfunction_attribute number the settable attributes alike, as do
+// cudaFuncCache and CUfunc_cache; the worker checks every value. Each returns the call's error
+// without recording it.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "agileos/v1/client_api.pb.h"
+
+namespace agileos::client {
+
+cudaError_t functionAttributes(std::uint64_t function, v1::FuncAttributes* attributes);
+cudaError_t setFunctionAttribute(std::uint64_t function, int attribute, int value);
+cudaError_t setFunctionCacheConfig(std::uint64_t function, int config);
+cudaError_t maxActiveBlocksPerMultiprocessor(std::uint64_t function, int blockSize,
+                                             std::uint64_t dynamicSharedBytes, unsigned flags, int* blocks);
+
+}  // namespace agileos::client
