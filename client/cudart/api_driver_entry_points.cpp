@@ -4,12 +4,15 @@
 //
 // The driver shim is opened by absolute path from this shim's own directory (the shim directory
 // the sandbox mounts read-only, where it is installed as libcuda.so.1 and libagileos_cuda.so), never
-// by soname, so that no library search path can substitute the real libcuda.so.1. Without the driver
-// shim there, the calls fail closed with cudaErrorNotSupported.
+// by soname, and only a file whose real name is libagileos_cuda.so, so that neither a library search
+// path nor an installation beside the real driver can substitute the real libcuda.so.1. Without the
+// driver shim there, the calls fail closed with cudaErrorNotSupported.
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 
+#include <climits>
 #include <cstdint>
+#include <cstdlib>
 #include <mutex>
 #include <string>
 
@@ -36,9 +39,15 @@ ProcAddressLookup driverShimLookup() {
     if (::dladdr(reinterpret_cast<void*>(&driverShimLookup), &self) == 0 || self.dli_fname == nullptr) return;
     const std::string path = self.dli_fname;
     const std::string directory = path.substr(0, path.rfind('/') + 1);
-    for (const char* name : {"libcuda.so.1", "libagileos_cuda.so"}) {
+    // Only a file that really is libagileos_cuda.so (libcuda.so.1 in the shim directory links to
+    // it): where this shim is installed beside the real driver, its libcuda.so.1 is never opened.
+    for (const char* name : {"libagileos_cuda.so", "libcuda.so.1"}) {
       if (directory.empty()) break;
-      void* handle = ::dlopen((directory + name).c_str(), RTLD_NOW | RTLD_LOCAL);
+      char resolved[PATH_MAX];
+      if (::realpath((directory + name).c_str(), resolved) == nullptr) continue;
+      const std::string target = resolved;
+      if (target.substr(target.rfind('/') + 1) != "libagileos_cuda.so") continue;
+      void* handle = ::dlopen(resolved, RTLD_NOW | RTLD_LOCAL);
       if (handle == nullptr) continue;
       lookup = reinterpret_cast<ProcAddressLookup>(::dlsym(handle, "cuGetProcAddress_v2"));
       if (lookup != nullptr) return;

@@ -275,10 +275,10 @@ int run(const SandboxOptions& options) {
   for (const std::string& file : closure.files) {
     if (!inBoundDirectory(file) && file != plan.programSource) plan.closureFiles.push_back(file);
   }
-  // A driver library inside a bound directory is the shim directory's own (libcuda.so.1 there is
-  // the driver shim): bound with its directory, not left out.
+  // The shim directory's own libcuda.so.1 is the driver shim: bound with its directory, not left
+  // out. Any other driver library stays reported (in a kept directory it is masked, not bound).
   for (const std::string& file : closure.omitted) {
-    if (inBoundDirectory(file)) continue;
+    if (under(file, shimDir)) continue;
     std::cerr << "agileos-sandbox: left out the GPU library " << file << " (the program links it)"
               << std::endl;
   }
