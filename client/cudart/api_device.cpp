@@ -12,6 +12,7 @@
 #include "client/cudart/device_properties.h"
 #include "client/session/context_calls.h"
 #include "client/session/error_state.h"
+#include "client/session/pci_bus_id.h"
 #include "client/session/worker_calls.h"
 #include "cudart_api.gen.h"  // checks the _ptsz/_ptds and __cuda* definitions
 
@@ -30,55 +31,11 @@ cudaError_t requireDevice(int device, const agileos::v1::DeviceInfo** info) {
   return cudaSuccess;
 }
 
-// The PCI location of the device, from the attributes the worker reported.
-struct PciLocation {
-  unsigned domain = 0;
-  unsigned bus = 0;
-  unsigned device = 0;
-};
-
 PciLocation pciLocation(const agileos::v1::DeviceInfo& info) {
   const auto field = [&](cudaDeviceAttr attribute) {
     return static_cast<unsigned>(findAttribute(info, attribute).value_or(0));
   };
   return {field(cudaDevAttrPciDomainId), field(cudaDevAttrPciBusId), field(cudaDevAttrPciDeviceId)};
-}
-
-// One hexadecimal field of a PCI bus id: at least one digit, nothing else.
-bool parseHexField(const std::string& text, unsigned* value) {
-  if (text.empty() || text.size() > 8 ||
-      text.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos) {
-    return false;
-  }
-  *value = static_cast<unsigned>(std::strtoul(text.c_str(), nullptr, 16));
-  return true;
-}
-
-// Parses "[domain]:[bus]:[device].[function]", "[domain]:[bus]:[device]" or
-// "[bus]:[device].[function]" (the forms cudaDeviceGetByPCIBusId accepts; a missing
-// domain or function is 0).
-bool parsePciBusId(const char* text, PciLocation* location, unsigned* function) {
-  std::string rest(text);
-  std::string fields[3];
-  int count = 0;
-  for (std::size_t colon; count < 2 && (colon = rest.find(':')) != std::string::npos; ++count) {
-    fields[count] = rest.substr(0, colon);
-    rest.erase(0, colon + 1);
-  }
-  fields[count++] = rest;
-  if (count < 2) return false;
-  std::string& last = fields[count - 1];
-  const std::size_t dot = last.find('.');
-  const bool hasFunction = dot != std::string::npos;
-  if (count == 2 && !hasFunction) return false;  // "[bus]:[device]" is not one of the forms
-  *function = 0;
-  if (hasFunction) {
-    if (!parseHexField(last.substr(dot + 1), function)) return false;
-    last.erase(dot);
-  }
-  location->domain = 0;
-  if (count == 3 && !parseHexField(fields[0], &location->domain)) return false;
-  return parseHexField(fields[count - 2], &location->bus) && parseHexField(last, &location->device);
 }
 
 }  // namespace

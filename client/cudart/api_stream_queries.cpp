@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "client/session/error_state.h"
+#include "client/session/stream_event_calls.h"
 #include "client/session/streams.h"
 #include "client/session/worker_calls.h"
 #include "cudart_api.gen.h"  // checks the _ptsz/_ptds and __cuda* definitions
@@ -17,22 +18,6 @@
 using namespace agileos::client;
 
 namespace {
-
-// The thread's capture interaction mode (cudaThreadExchangeStreamCaptureMode);
-// with no capture it governs nothing, but a program reads back what it set.
-thread_local cudaStreamCaptureMode tCaptureMode = cudaStreamCaptureModeGlobal;
-
-// Resolves `stream` and asks the worker for its id, which also proves it is live.
-cudaError_t streamId(cudaStream_t stream, DefaultStream spelling, unsigned long long* id) {
-  std::uint64_t token = 0;
-  if (cudaError_t error = resolveStream(stream, spelling, &token); error != cudaSuccess) return error;
-  agileos::v1::CallRequest request;
-  request.mutable_stream_get_id()->set_stream(token);
-  agileos::v1::CallReply reply;
-  if (cudaError_t error = invoke(request, &reply); error != cudaSuccess) return error;
-  *id = reply.stream_id().id();
-  return cudaSuccess;
-}
 
 cudaError_t getId(cudaStream_t stream, unsigned long long* id, DefaultStream spelling) {
   if (id == nullptr) return recordError(cudaErrorInvalidValue);
@@ -121,17 +106,8 @@ cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode* mode
   int requested = 0;
   static_assert(sizeof requested == sizeof *mode);
   std::memcpy(&requested, mode, sizeof requested);
-  switch (requested) {
-    case cudaStreamCaptureModeGlobal:
-    case cudaStreamCaptureModeThreadLocal:
-    case cudaStreamCaptureModeRelaxed:
-      break;
-    default:
-      return recordError(cudaErrorInvalidValue);
-  }
-  const cudaStreamCaptureMode previous = tCaptureMode;
-  tCaptureMode = static_cast<cudaStreamCaptureMode>(requested);
-  *mode = previous;
+  if (cudaError_t error = exchangeCaptureMode(&requested); error != cudaSuccess) return recordError(error);
+  std::memcpy(mode, &requested, sizeof requested);
   return cudaSuccess;
 }
 

@@ -6,6 +6,7 @@
 #include <iterator>
 
 #include "agileos/v1/client_api.pb.h"
+#include "client/common/connection.h"
 #include "client/session/own_memory.h"
 #include "client/session/worker_calls.h"
 
@@ -13,6 +14,15 @@ namespace agileos::client {
 namespace {
 
 constexpr std::uint32_t kFatbinMagic = 0xBA55ED50;
+constexpr std::uint32_t kFatbinWrapperMagic = 0x466243B1;
+
+// nvcc's __fatBinC_Wrapper_t, which a CUDA runtime in the program may pass for a fatbin.
+struct FatbinWrapper {
+  std::uint32_t magic;
+  std::uint32_t version;
+  const void* data;
+  const void* prelinked;
+};
 
 // Reads a T at `base + offset` without faulting; false if it is not readable (a header that
 // points past the image's memory).
@@ -88,6 +98,12 @@ std::uint64_t imageSize(const void* code) {
 }  // namespace
 
 cudaError_t copyCodeImage(const void* code, std::string* image) {
+  // A wrapper names its fatbin; that fatbin is the image (one level: the fatbin's own magic is
+  // checked by the worker).
+  FatbinWrapper wrapper{};
+  if (readOwnMemory(code, &wrapper, sizeof wrapper) && wrapper.magic == kFatbinWrapperMagic)
+    code = wrapper.data;
+  if (code == nullptr) return cudaErrorInvalidKernelImage;
   const std::uint64_t size = imageSize(code);
   if (size == 0) return cudaErrorInvalidKernelImage;
   image->assign(size, '\0');
@@ -113,6 +129,9 @@ cudaError_t loadCodeImage(std::string image, std::uint64_t* module) {
 }
 
 cudaError_t unloadCodeImage(std::uint64_t module) {
+  // At exit (a CUDA runtime in the program unloads its libraries from an exit handler) the
+  // session's end releases the module in the worker; no call is made.
+  if (Connection::exiting()) return cudaSuccess;
   v1::CallRequest request;
   request.mutable_module_unload()->set_module(module);
   v1::CallReply reply;

@@ -31,6 +31,17 @@ void forgetAllDeviceAllocations() {
   allocations().clear();
 }
 
+bool deviceAllocationContaining(std::uint64_t p, std::uint64_t* base, std::uint64_t* size) {
+  std::lock_guard lock(gMutex);
+  auto it = allocations().upper_bound(p);
+  if (it == allocations().begin()) return false;
+  --it;
+  if (p - it->first >= it->second) return false;
+  *base = it->first;
+  *size = it->second;
+  return true;
+}
+
 bool surelyDeviceRange(std::uint64_t p, std::uint64_t bytes) {
   {
     std::lock_guard lock(gMutex);

@@ -18,6 +18,10 @@ void rememberDeviceAllocation(std::uint64_t base, std::uint64_t size);
 void forgetDeviceAllocation(std::uint64_t base);
 void forgetAllDeviceAllocations();  // cudaDeviceReset
 
+// The live allocation that holds `p` (cuMemGetAddressRange, cuPointerGetAttribute's range); false
+// when none does.
+bool deviceAllocationContaining(std::uint64_t p, std::uint64_t* base, std::uint64_t* size);
+
 // True if [p, p+bytes) lies inside one live allocation or one module variable.
 bool surelyDeviceRange(std::uint64_t p, std::uint64_t bytes);
 

@@ -29,13 +29,17 @@ bool isContextFatal(cudaError_t error) {
   }
 }
 
-cudaError_t recordError(cudaError_t error) {
-  if (error == cudaSuccess) return error;
-  tLastError = error;
+void latchIfContextFatal(cudaError_t error) {
   if (isContextFatal(error)) {
     int expected = cudaSuccess;
     gStickyError.compare_exchange_strong(expected, error);
   }
+}
+
+cudaError_t recordError(cudaError_t error) {
+  if (error == cudaSuccess) return error;
+  tLastError = error;
+  latchIfContextFatal(error);
   return error;
 }
 

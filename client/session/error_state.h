@@ -15,6 +15,11 @@ namespace agileos::client {
 // Returns `error` so handlers can `return recordError(e);`.
 cudaError_t recordError(cudaError_t error);
 
+// Latches `error` as the sticky error when it is context-fatal, touching no thread's last error:
+// every worker reply passes here, so a fault that either shim's call reports (cudaDeviceSynchronize,
+// cuCtxSynchronize) is returned by every later call of both.
+void latchIfContextFatal(cudaError_t error);
+
 cudaError_t takeLastError();  // cudaGetLastError
 cudaError_t peekLastError();  // cudaPeekAtLastError
 cudaError_t stickyError();    // cudaSuccess until a context-fatal error happened

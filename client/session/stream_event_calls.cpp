@@ -150,4 +150,34 @@ cudaError_t eventElapsedTime(cudaEvent_t start, cudaEvent_t end, float* millisec
   return error;
 }
 
+cudaError_t streamId(cudaStream_t stream, DefaultStream spelling, unsigned long long* id) {
+  std::uint64_t token = 0;
+  if (cudaError_t error = resolveStream(stream, spelling, &token); error != cudaSuccess) return error;
+  v1::CallRequest request;
+  request.mutable_stream_get_id()->set_stream(token);
+  v1::CallReply reply;
+  if (cudaError_t error = invoke(request, &reply); error != cudaSuccess) return error;
+  *id = reply.stream_id().id();
+  return cudaSuccess;
+}
+
+namespace {
+thread_local int tCaptureMode = cudaStreamCaptureModeGlobal;
+}  // namespace
+
+cudaError_t exchangeCaptureMode(int* mode) {
+  switch (*mode) {
+    case cudaStreamCaptureModeGlobal:
+    case cudaStreamCaptureModeThreadLocal:
+    case cudaStreamCaptureModeRelaxed:
+      break;
+    default:
+      return cudaErrorInvalidValue;
+  }
+  const int previous = tCaptureMode;
+  tCaptureMode = *mode;
+  *mode = previous;
+  return cudaSuccess;
+}
+
 }  // namespace agileos::client

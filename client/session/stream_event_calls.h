@@ -36,6 +36,16 @@ cudaError_t streamCreationProperties(cudaStream_t stream, DefaultStream spelling
 // at all (a bad stream handle, no worker), rather than an error of earlier work.
 bool hostFunctionNotEnqueued(cudaError_t error);
 
+// The stream's id from the worker, which also proves the stream is live.
+cudaError_t streamId(cudaStream_t stream, DefaultStream spelling, unsigned long long* id);
+
+// The calling thread's stream-capture interaction mode, shared by both shims: `*mode` (a
+// cudaStreamCaptureMode, equal to the CUstreamCaptureMode of the same name, passed as an int
+// because the program may pass any bit pattern) becomes the thread's mode and receives the old
+// one; cudaErrorInvalidValue for a value that is no mode. With no capture it governs nothing,
+// but a program reads back what it set.
+cudaError_t exchangeCaptureMode(int* mode);
+
 cudaError_t createEvent(unsigned flags, cudaEvent_t* event);
 cudaError_t destroyEvent(cudaEvent_t event);
 cudaError_t recordEvent(cudaEvent_t event, cudaStream_t stream, unsigned flags, DefaultStream spelling);

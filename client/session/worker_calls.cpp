@@ -32,6 +32,7 @@ cudaError_t absorbReply(const v1::CallRequest& request, const v1::CallReply& rep
                      reply.error_detail().c_str());
   }
   const auto own = static_cast<cudaError_t>(reply.error());
+  latchIfContextFatal(own);
   if (reply.deferred_error() == 0) return own;
   const auto deferred = static_cast<cudaError_t>(reply.deferred_error());
   AGILEOS_LOG_INFO("an asynchronous call failed with %d: %s", reply.deferred_error(),
