@@ -8,9 +8,11 @@
 #include <cstring>
 #include <utility>
 
+#include "client/cuda/context_storage.h"
 #include "client/cuda/driver_call.h"
 #include "client/session/context_calls.h"
 #include "client/session/error_state.h"
+#include "client/session/pci_bus_id.h"
 #include "cuda_api.gen.h"  // checks every definition against cuda.h's declaration
 
 using namespace agileos::client;
@@ -28,8 +30,12 @@ CUresult createContextOn(CUcontext* pctx, unsigned flags, CUdevice dev) {
   if (pctx == nullptr) return CUDA_ERROR_INVALID_VALUE;
   if (CUresult result = requireDevice(dev); result != CUDA_SUCCESS) return result;
   if ((flags & ~kKnownContextFlags) != 0) return CUDA_ERROR_INVALID_VALUE;
-  *pctx = createContext(flags);
-  pushCurrentContext(*pctx);  // a new context is made current, as the driver does
+  const CUcontext context = createContext(flags);
+  if (!pushCurrentContext(context)) {  // a new context is made current, as the driver does
+    destroyContext(context);
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  *pctx = context;
   return CUDA_SUCCESS;
 }
 
@@ -147,6 +153,28 @@ CUresult cuDeviceGetPCIBusId(char* pciBusId, int len, CUdevice dev) {
   return CUDA_SUCCESS;
 }
 
+// The one device answers to its own PCI location (any of the spellings cuDeviceGetPCIBusId's
+// output has); any other location is no device of this client.
+CUresult cuDeviceGetByPCIBusId(CUdevice* dev, const char* pciBusId) {
+  if (dev == nullptr || pciBusId == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  PciLocation wanted;
+  unsigned function = 0;
+  if (!parsePciBusId(pciBusId, &wanted, &function)) return CUDA_ERROR_INVALID_VALUE;
+  int domain = 0, bus = 0, device = 0;
+  for (const auto& [attribute, value] : {std::pair{CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, &domain},
+                                         std::pair{CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, &bus},
+                                         std::pair{CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, &device}}) {
+    if (CUresult result = cuDeviceGetAttribute(value, attribute, kOnlyDevice); result != CUDA_SUCCESS)
+      return result;
+  }
+  if (wanted.domain != static_cast<unsigned>(domain) || wanted.bus != static_cast<unsigned>(bus) ||
+      wanted.device != static_cast<unsigned>(device) || function != 0) {
+    return CUDA_ERROR_INVALID_DEVICE;
+  }
+  *dev = kOnlyDevice;
+  return CUDA_SUCCESS;
+}
+
 // --- the primary context ---
 
 CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
@@ -157,9 +185,13 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
   return CUDA_SUCCESS;
 }
 
+// The last release ends the primary context as the driver's does: a runtime in the program finds
+// its context-local state gone and makes it afresh at the next retain.
 CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
   if (CUresult result = requireDevice(dev); result != CUDA_SUCCESS) return result;
-  return releasePrimary();
+  if (CUresult result = releasePrimary(); result != CUDA_SUCCESS) return result;
+  if (!primaryActive()) clearContextValues(primaryContext());
+  return CUDA_SUCCESS;
 }
 CUresult cuDevicePrimaryCtxRelease(CUdevice dev) { return cuDevicePrimaryCtxRelease_v2(dev); }
 
@@ -167,6 +199,7 @@ CUresult cuDevicePrimaryCtxRelease(CUdevice dev) { return cuDevicePrimaryCtxRele
 // modules stay loaded (the worker keeps code across a reset).
 CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev) {
   if (CUresult result = requireDevice(dev); result != CUDA_SUCCESS) return result;
+  clearContextValues(primaryContext());
   return toDriverResult(resetDevice());
 }
 CUresult cuDevicePrimaryCtxReset(CUdevice dev) { return cuDevicePrimaryCtxReset_v2(dev); }
@@ -219,7 +252,9 @@ CUresult cuCtxDestroy_v2(CUcontext ctx) {
   if (CUresult result = requireInitialized(); result != CUDA_SUCCESS) return result;
   if (ctx == nullptr) return CUDA_ERROR_INVALID_VALUE;
   if (ctx == primaryContext()) return CUDA_ERROR_INVALID_CONTEXT;  // released, never destroyed
-  return destroyContext(ctx);
+  if (CUresult result = destroyContext(ctx); result != CUDA_SUCCESS) return result;
+  clearContextValues(ctx);
+  return CUDA_SUCCESS;
 }
 CUresult cuCtxDestroy(CUcontext ctx) { return cuCtxDestroy_v2(ctx); }
 
@@ -240,8 +275,7 @@ CUresult cuCtxSetCurrent(CUcontext ctx) {
 CUresult cuCtxPushCurrent_v2(CUcontext ctx) {
   if (CUresult result = requireInitialized(); result != CUDA_SUCCESS) return result;
   if (ctx == nullptr || !isLiveContext(ctx)) return CUDA_ERROR_INVALID_CONTEXT;
-  pushCurrentContext(ctx);
-  return CUDA_SUCCESS;
+  return pushCurrentContext(ctx) ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
 CUresult cuCtxPushCurrent(CUcontext ctx) { return cuCtxPushCurrent_v2(ctx); }
 

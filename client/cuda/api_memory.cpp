@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "client/common/log.h"
+#include "client/cuda/copy_targets.h"
 #include "client/cuda/driver_call.h"
 #include "client/session/copy_engine.h"
 #include "client/session/host_allocations.h"
@@ -23,19 +24,8 @@ using namespace agileos::client::cuda_shim;
 
 namespace {
 
-enum class Ordering { kSynchronous, kAsynchronous };
-
 // Pitched allocations are aligned like the runtime's (cudaMallocPitch).
 constexpr size_t kPitchAlignment = 512;
-
-// Where a copy or fill runs: the legacy stream for a synchronous call (the per-thread default
-// stream for a _ptds one), `stream` for an asynchronous one.
-CUresult copyTarget(CUstream stream, DefaultStream spelling, Ordering ordering, CopyTarget* target) {
-  if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
-  target->async = ordering == Ordering::kAsynchronous || spelling == DefaultStream::kPerThread;
-  target->returnsEarly = ordering == Ordering::kAsynchronous;
-  return toDriverResult(resolveStream(reinterpret_cast<cudaStream_t>(stream), spelling, &target->stream));
-}
 
 void* hostPointer(CUdeviceptr address) {
   return reinterpret_cast<void*>(static_cast<std::uintptr_t>(address));
@@ -91,30 +81,6 @@ CUresult fill2D(CUdeviceptr dst, size_t pitch, std::uint32_t value, unsigned ele
       fillRows(dst, pitch, static_cast<int>(value & 0xFFu), width * elementBytes, height, target));
 }
 
-// The address a CUDA_MEMCPY2D side names (its base, `y` rows of `pitch` bytes and `x` bytes on),
-// and the kind of memory it is. False for an array (not offered until issue 17), an unknown
-// memory type, or an offset that overflows; the worker checks the device range itself.
-bool rectangleSide(CUmemorytype type, const void* host, CUdeviceptr device, size_t x, size_t y, size_t pitch,
-                   std::uintptr_t* address, bool* onDevice, bool* unified) {
-  switch (type) {
-    case CU_MEMORYTYPE_HOST:
-      *address = reinterpret_cast<std::uintptr_t>(host);
-      *onDevice = false;
-      break;
-    case CU_MEMORYTYPE_DEVICE:
-    case CU_MEMORYTYPE_UNIFIED:
-      *address = static_cast<std::uintptr_t>(device);
-      *onDevice = true;
-      *unified = *unified || type == CU_MEMORYTYPE_UNIFIED;
-      break;
-    default:
-      return false;
-  }
-  std::uintptr_t rows = 0;
-  return !__builtin_mul_overflow(y, pitch, &rows) && !__builtin_add_overflow(rows, x, &rows) &&
-         !__builtin_add_overflow(*address, rows, address);
-}
-
 // cuMemcpy2D and friends: copy_engine's pitched rows, as cudaMemcpy2D. A row's width may not
 // exceed either pitch (a single row may have any pitch).
 CUresult copy2D(const CUDA_MEMCPY2D* copy, CUstream stream, DefaultStream spelling, Ordering ordering) {
@@ -133,11 +99,7 @@ CUresult copy2D(const CUDA_MEMCPY2D* copy, CUstream stream, DefaultStream spelli
   const size_t srcPitch = copy->Height <= 1 ? std::max(copy->srcPitch, width) : copy->srcPitch;
   const size_t dstPitch = copy->Height <= 1 ? std::max(copy->dstPitch, width) : copy->dstPitch;
   if (width > srcPitch || width > dstPitch) return CUDA_ERROR_INVALID_VALUE;
-  const cudaMemcpyKind kind = unified                      ? cudaMemcpyDefault
-                              : srcOnDevice && dstOnDevice ? cudaMemcpyDeviceToDevice
-                              : srcOnDevice                ? cudaMemcpyDeviceToHost
-                              : dstOnDevice                ? cudaMemcpyHostToDevice
-                                                           : cudaMemcpyHostToHost;
+  const cudaMemcpyKind kind = rectangleCopyKind(srcOnDevice, dstOnDevice, unified);
   CopyTarget target;
   if (CUresult result = copyTarget(stream, spelling, ordering, &target); result != CUDA_SUCCESS)
     return result;

@@ -19,6 +19,7 @@
 #include <utility>
 
 #include "client/cuda/driver_call.h"
+#include "client/cuda/module_handles.h"
 #include "client/session/code_images.h"
 #include "client/session/function_calls.h"
 #include "client/session/kernel_launch.h"
@@ -33,6 +34,8 @@ namespace {
 
 struct FunctionRecord {
   std::shared_ptr<const KernelLayout> layout;
+  std::string name;  // as the module names it (mangled)
+  CUmodule module = nullptr;
 };
 
 struct ModuleRecord {
@@ -41,9 +44,11 @@ struct ModuleRecord {
   std::map<std::string, DeviceVariable> globals;  // resolved by cuModuleGetGlobal
 };
 
-std::shared_mutex gMutex;
-std::map<const void*, std::unique_ptr<ModuleRecord>> gModules;          // by CUmodule
-std::map<const void*, std::shared_ptr<const KernelLayout>> gFunctions;  // live CUfunctions
+// Never destroyed: a CUDA runtime in the program unloads its modules from an exit handler that
+// runs after this library's static objects would be.
+auto& gMutex = *new std::shared_mutex();
+auto& gModules = *new std::map<const void*, std::unique_ptr<ModuleRecord>>();  // by CUmodule
+auto& gFunctions = *new std::map<const void*, const FunctionRecord*>();        // live CUfunctions
 
 // The caller has checked the context (enterContext) before copying or reading the image.
 CUresult loadImage(CUmodule* module, std::string image) {
@@ -71,7 +76,7 @@ CUresult functionLayout(CUfunction f, std::shared_ptr<const KernelLayout>* layou
   std::shared_lock lock(gMutex);
   auto it = gFunctions.find(f);
   if (it == gFunctions.end()) return CUDA_ERROR_INVALID_HANDLE;
-  *layout = it->second;
+  *layout = it->second->layout;
   return CUDA_SUCCESS;
 }
 
@@ -149,6 +154,40 @@ CUresult onFunction(CUfunction f, Call call) {
 
 }  // namespace
 
+namespace agileos::client::cuda_shim {
+
+bool isLiveFunction(CUfunction f) {
+  std::shared_lock lock(gMutex);
+  return gFunctions.count(f) != 0;
+}
+
+CUresult functionModule(CUfunction f, CUmodule* module) {
+  std::shared_lock lock(gMutex);
+  auto it = gFunctions.find(f);
+  if (it == gFunctions.end()) return CUDA_ERROR_INVALID_HANDLE;
+  *module = it->second->module;
+  return CUDA_SUCCESS;
+}
+
+CUresult functionName(CUfunction f, const char** name) {
+  std::shared_lock lock(gMutex);
+  auto it = gFunctions.find(f);
+  if (it == gFunctions.end()) return CUDA_ERROR_INVALID_HANDLE;
+  *name = it->second->name.c_str();
+  return CUDA_SUCCESS;
+}
+
+CUresult functionParameter(CUfunction f, std::size_t index, std::size_t* offset, std::size_t* size) {
+  std::shared_ptr<const KernelLayout> layout;
+  if (CUresult result = functionLayout(f, &layout); result != CUDA_SUCCESS) return result;
+  if (index >= layout->params.size()) return CUDA_ERROR_INVALID_VALUE;
+  if (offset != nullptr) *offset = layout->params[index].first;
+  if (size != nullptr) *size = layout->params[index].second;
+  return CUDA_SUCCESS;
+}
+
+}  // namespace agileos::client::cuda_shim
+
 extern "C" {
 
 // JIT options are hints the worker's loader does not need (it chooses and compiles the code
@@ -205,8 +244,10 @@ CUresult cuModuleGetFunction(CUfunction* hfunc, CUmodule hmod, const char* name)
     return toDriverResult(error);
   auto function = std::make_unique<FunctionRecord>();
   function->layout = std::make_shared<const KernelLayout>(std::move(layout));
+  function->name = name;
+  function->module = hmod;
   ModuleRegistry::instance().addLibraryKernel(function.get(), *function->layout);
-  gFunctions.emplace(function.get(), function->layout);
+  gFunctions.emplace(function.get(), function.get());
   *hfunc = reinterpret_cast<CUfunction>(function.get());
   record.functions.emplace(name, std::move(function));
   return CUDA_SUCCESS;

@@ -7,6 +7,7 @@
 // function of this shim: one that works, or one that fails closed. Nothing here connects to the
 // daemon, so the runtime may look its entry points up before cuInit, as it does with the driver.
 #include <cuda.h>
+#include <cudaProfiler.h>
 
 #include <algorithm>
 #include <cstring>
@@ -57,14 +58,15 @@ void* lookUp(const char* symbol, int cudaVersion, bool perThread, CUdriverProcAd
 extern "C" {
 
 // As the driver: CUDA_SUCCESS with *pfn null (and the reason in *symbolStatus) for a name it does
-// not have or a version too old for it; CUDA_ERROR_INVALID_VALUE for a version newer than this
-// shim implements (CUDA_VERSION) or flags it does not know.
+// not have or a version too old for it; CUDA_ERROR_INVALID_VALUE for flags it does not know. A
+// version newer than this shim's (a CUDA 13.1 library on a 13.0 driver) gets the newest ABI the
+// shim has, as the driver answers such a library.
 CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int cudaVersion, cuuint64_t flags,
                              CUdriverProcAddressQueryResult* symbolStatus) {
   if (symbol == nullptr || pfn == nullptr) return CUDA_ERROR_INVALID_VALUE;
   constexpr cuuint64_t kKnownFlags =
       CU_GET_PROC_ADDRESS_LEGACY_STREAM | CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
-  if ((flags & ~kKnownFlags) != 0 || cudaVersion > CUDA_VERSION) return CUDA_ERROR_INVALID_VALUE;
+  if ((flags & ~kKnownFlags) != 0) return CUDA_ERROR_INVALID_VALUE;
   CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SUCCESS;
   *pfn = lookUp(symbol, cudaVersion, (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0, &status);
   if (symbolStatus != nullptr) *symbolStatus = status;

@@ -24,11 +24,19 @@ struct ContextRecord {
 ContextRecord gPrimary;
 std::atomic<int> gPrimaryRetains{0};
 
+// Never destroyed: a CUDA runtime in the program calls the driver from its exit handlers.
 std::mutex gMutex;
-std::set<const ContextRecord*> gCreated;                  // live created contexts
-std::vector<std::unique_ptr<ContextRecord>> gAllCreated;  // every created context, live or not
+auto& gCreated = *new std::set<const ContextRecord*>();                  // live created contexts
+auto& gAllCreated = *new std::vector<std::unique_ptr<ContextRecord>>();  // every created context, live or not
 
-thread_local std::vector<CUcontext> tStack;
+// The calling thread's context stack, bottom first. Trivially destructible on purpose: a CUDA
+// runtime in the program calls the driver from its exit handlers, which run after the main
+// thread's thread-local objects are destroyed.
+struct ContextStack {
+  CUcontext entries[kMaxContextStackDepth];
+  std::size_t depth;
+};
+thread_local ContextStack tStack{};
 
 ContextRecord* recordOf(CUcontext context) { return reinterpret_cast<ContextRecord*>(context); }
 
@@ -57,7 +65,8 @@ CUresult destroyContext(CUcontext context) {
     if (gCreated.erase(recordOf(context)) == 0) return CUDA_ERROR_INVALID_CONTEXT;
     recordOf(context)->live.store(false);
   }
-  tStack.erase(std::remove(tStack.begin(), tStack.end(), context), tStack.end());
+  CUcontext* end = std::remove(tStack.entries, tStack.entries + tStack.depth, context);
+  tStack.depth = static_cast<std::size_t>(end - tStack.entries);
   return CUDA_SUCCESS;
 }
 
@@ -76,27 +85,26 @@ CUresult releasePrimary() {
 
 bool primaryActive() { return gPrimaryRetains.load() > 0; }
 
-CUcontext currentContext() { return tStack.empty() ? nullptr : tStack.back(); }
+CUcontext currentContext() { return tStack.depth == 0 ? nullptr : tStack.entries[tStack.depth - 1]; }
 
 void setCurrentContext(CUcontext context) {
   if (context == nullptr) {
-    if (!tStack.empty()) tStack.pop_back();
+    if (tStack.depth > 0) --tStack.depth;
     return;
   }
-  if (tStack.empty()) {
-    tStack.push_back(context);
-  } else {
-    tStack.back() = context;
-  }
+  if (tStack.depth == 0) tStack.depth = 1;
+  tStack.entries[tStack.depth - 1] = context;
 }
 
-void pushCurrentContext(CUcontext context) { tStack.push_back(context); }
+bool pushCurrentContext(CUcontext context) {
+  if (tStack.depth == kMaxContextStackDepth) return false;
+  tStack.entries[tStack.depth++] = context;
+  return true;
+}
 
 CUcontext popCurrentContext() {
-  if (tStack.empty()) return nullptr;
-  CUcontext top = tStack.back();
-  tStack.pop_back();
-  return top;
+  if (tStack.depth == 0) return nullptr;
+  return tStack.entries[--tStack.depth];
 }
 
 // Every driver call passes here (launches included), so it takes no lock: the current context is a

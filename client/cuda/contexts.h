@@ -16,6 +16,8 @@
 
 #include <cuda.h>
 
+#include <cstddef>
+
 namespace agileos::client::cuda_shim {
 
 // The device ordinal a worker's client sees: always 0.
@@ -39,9 +41,12 @@ CUresult releasePrimary();  // CUDA_ERROR_INVALID_CONTEXT when it is not retaine
 bool primaryActive();
 
 // The calling thread's context stack.
+inline constexpr std::size_t kMaxContextStackDepth = 256;
 CUcontext currentContext();                 // null when none
 void setCurrentContext(CUcontext context);  // null pops the top, as cuCtxSetCurrent(NULL) does
-void pushCurrentContext(CUcontext context);
+// False when the stack already holds kMaxContextStackDepth contexts (cuCtxPushCurrent then fails
+// with CUDA_ERROR_OUT_OF_MEMORY; real programs nest a few).
+bool pushCurrentContext(CUcontext context);
 CUcontext popCurrentContext();  // null when the stack was empty
 
 // The context a call works in: the thread's current one, else the primary context. Fails with

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Generates the driver shim's table for cuGetProcAddress from the toolkit's cudaTypedefs.h.
+"""Generates the driver shim's table for cuGetProcAddress from the toolkit's cudaTypedefs.h (and
+cudaProfilerTypedefs.h, which declares the profiler's three functions).
 
 cudaTypedefs.h declares, for every driver function, one PFN_<name>_v<version> typedef per ABI the
 function has had (and PFN_<name>_v<version>_ptds/_ptsz for its per-thread-default-stream entry
@@ -35,7 +36,7 @@ def preprocessed(cpp, include_dirs):
     command = [cpp, "-E", "-x", "c++", "-D__CUDA_API_VERSION_INTERNAL", "-"]
     for directory in include_dirs:
         command[2:2] = ["-I", directory]
-    result = subprocess.run(command, input="#include <cudaTypedefs.h>\n", capture_output=True, text=True, check=False)
+    result = subprocess.run(command, input="#include <cudaTypedefs.h>\n#include <cudaProfilerTypedefs.h>\n", capture_output=True, text=True, check=False)
     if result.returncode != 0:
         sys.exit(f"generate_proc_addresses: the preprocessor failed:\n{result.stderr}")
     return result.stdout

@@ -1,0 +1,303 @@
+// cuGetExportTable: the private tables a CUDA runtime inside the program asks the driver for
+// (libcuda.so.1 export; untrusted side).
+//
+// nvcc links the CUDA runtime into a program by default (static cudart), and every math library
+// (cuBLAS, cuRAND, cuSPARSE, ...) carries one inside. Such a runtime reaches the driver only
+// through cuGetProcAddress, which answers with this shim's functions, and through these tables,
+// identified by 16-byte ids. The tables' layouts are not documented by NVIDIA; the ones served here
+// are those the public ZLUDA and Lupine projects found a CUDA 12/13 runtime to need:
+//
+//   runtime interface      the primary context's handle, old-style fatbin loading
+//   tools callback hooks   tracing switches, all off (the runtime then never calls the hooks)
+//   tools TLS              set and get the current context
+//   context-local storage  the runtime's per-context state (client/cuda/context_storage.h)
+//   runtime integrity      a digest the runtime recomputes (client/cuda/runtime_integrity.h)
+//   context type checks    every context is a plain one (not a green context)
+//
+// Everything a table entry does is done by this shim's public functions on the process's one
+// session, so a runtime in the program gets exactly the checks a driver-API program gets: code it
+// loads goes through the worker's guard, memory through the worker's validation. An entry whose
+// meaning is unknown fails closed with CUDA_ERROR_NOT_SUPPORTED and logs once; an id not listed
+// here gets CUDA_ERROR_INVALID_VALUE and no table.
+//
+// Each table has as many entries as the real driver's (580.159, CUDA 13.0: checked on the H200 with
+// client/cuda/tools/probe_export_tables.cpp). The tables live as long as the process at fixed
+// addresses: the integrity digest covers them.
+#include <cuda.h>
+#include <pthread.h>
+#include <unistd.h>
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <ctime>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "client/common/log.h"
+#include "client/cuda/context_storage.h"
+#include "client/cuda/contexts.h"
+#include "client/cuda/driver_call.h"
+#include "client/cuda/runtime_integrity.h"
+#include "cuda_api.gen.h"  // checks every definition against cuda.h's declaration
+
+using namespace agileos::client::cuda_shim;
+
+namespace {
+
+using Id = std::array<std::uint8_t, 16>;
+
+// Ids as the bytes of CUuuid (the GUID's digits in order).
+constexpr Id kRuntimeInterfaceId = {0x6b, 0xd5, 0xfb, 0x6c, 0x5b, 0xf4, 0xe7, 0x4a,
+                                    0x89, 0x87, 0xd9, 0x39, 0x12, 0xfd, 0x9d, 0xf9};
+constexpr Id kToolsCallbackHooksId = {0xa0, 0x94, 0x79, 0x8c, 0x2e, 0x74, 0x2e, 0x74,
+                                      0x93, 0xf2, 0x08, 0x00, 0x20, 0x0c, 0x0a, 0x66};
+constexpr Id kToolsTlsId = {0x42, 0xd8, 0x5a, 0x81, 0x23, 0xf6, 0xcb, 0x47,
+                            0x82, 0x98, 0xf6, 0xe7, 0x8a, 0x3a, 0xec, 0xdc};
+constexpr Id kContextStorageId = {0xc6, 0x93, 0x33, 0x6e, 0x11, 0x21, 0xdf, 0x11,
+                                  0xa8, 0xc3, 0x68, 0xf3, 0x55, 0xd8, 0x95, 0x93};
+constexpr Id kRuntimeIntegrityId = {0xd4, 0x08, 0x20, 0x55, 0xbd, 0xe6, 0x70, 0x4b,
+                                    0x8d, 0x34, 0xba, 0x12, 0x3c, 0x66, 0xe1, 0xf2};
+constexpr Id kContextChecksId = {0x26, 0x3e, 0x88, 0x60, 0x7c, 0xd2, 0x61, 0x43,
+                                 0x92, 0xf6, 0xbb, 0xd5, 0x00, 0x6d, 0xfa, 0x7e};
+
+std::string hex(const Id& id) {
+  std::string text;
+  char byte[3];
+  for (std::uint8_t b : id) {
+    std::snprintf(byte, sizeof byte, "%02x", b);
+    text += byte;
+  }
+  return text;
+}
+
+// An entry whose meaning is not known: it fails closed, and says so once. Returning a CUresult
+// from a function the caller may declare with other parameters is safe in the SysV ABI (the
+// caller owns its arguments).
+template <unsigned kTable, unsigned kEntry>
+CUresult unknownEntry() {
+  static std::atomic<bool> reported{false};
+  if (!reported.exchange(true)) {
+    AGILEOS_LOG_WARN(
+        "a CUDA runtime in the program called entry %u of private driver table %u, which AgileOS "
+        "does not serve; returning CUDA_ERROR_NOT_SUPPORTED",
+        kEntry, kTable);
+  }
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+template <typename Function>
+void* entry(Function* function) {
+  return reinterpret_cast<void*>(function);
+}
+void* size(std::size_t entries) { return reinterpret_cast<void*>(entries * sizeof(void*)); }
+
+// --- runtime interface ---
+
+CUresult loadFatBinary(CUmodule* module, const void* fatCubin) {
+  return cuModuleLoadFatBinary(module, fatCubin);
+}
+
+// The primary context's handle, neither retained nor made current (as the driver answers).
+CUresult primaryContextOf(CUcontext* context, CUdevice device) {
+  if (context == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult result = requireDevice(device); result != CUDA_SUCCESS) return result;
+  *context = primaryContext();
+  return CUDA_SUCCESS;
+}
+
+// Loading with relocations against the program's symbols is not offered; without any, it is a load.
+CUresult loadFatBinaryWithRelocations(CUmodule* module, const void* fatCubin, const char**, void**,
+                                      unsigned int relocations) {
+  if (relocations != 0) return unknownEntry<1, 6>();
+  return cuModuleLoadFatBinary(module, fatCubin);
+}
+
+void fatBinaryDestroyed(const void*) {}  // nothing is kept per fatbin here
+
+// The arguments come in this order on purpose (the driver's own name says so).
+CUresult loadDataHidden(const void* image, CUmodule* module, CUjit_option* options, void** values,
+                        unsigned int count) {
+  return cuModuleLoadDataEx(module, image, count, options, values);
+}
+
+CUresult prepareCompilers() { return CUDA_SUCCESS; }  // CUDA 13.1: the worker compiles, not the client
+
+void* const gRuntimeInterface[13] = {
+    size(13),
+    entry(&loadFatBinary),
+    entry(&primaryContextOf),
+    entry(&unknownEntry<1, 3>),
+    entry(&unknownEntry<1, 4>),
+    entry(&unknownEntry<1, 5>),
+    entry(&loadFatBinaryWithRelocations),
+    entry(&fatBinaryDestroyed),
+    entry(&loadDataHidden),
+    entry(&unknownEntry<1, 9>),
+    entry(&unknownEntry<1, 10>),
+    entry(&unknownEntry<1, 11>),
+    entry(&prepareCompilers),
+};
+
+// --- tools callback hooks: every switch off ---
+
+// The runtime reads switch[callbackId] and calls the hooks only for a switch that is set.
+volatile std::uint32_t gRuntimeCallbackSwitches[1024] = {};
+volatile std::uint32_t gInternalCallbackSwitches[1024] = {};
+
+void runtimeCallbackSwitches(volatile std::uint32_t** switches, std::size_t* count) {
+  if (switches != nullptr) *switches = gRuntimeCallbackSwitches;
+  if (count != nullptr) *count = 1024;
+}
+void internalCallbackSwitches(volatile std::uint32_t** switches, std::size_t* count) {
+  if (switches != nullptr) *switches = gInternalCallbackSwitches;
+  if (count != nullptr) *count = 14;
+}
+
+void* const gToolsCallbackHooks[7] = {
+    size(7),
+    entry(&unknownEntry<2, 1>),
+    entry(&runtimeCallbackSwitches),
+    entry(&unknownEntry<2, 3>),
+    entry(&unknownEntry<2, 4>),
+    entry(&unknownEntry<2, 5>),
+    entry(&internalCallbackSwitches),
+};
+
+// --- tools TLS ---
+
+void* const gToolsTls[3] = {
+    size(3),
+    entry(&cuCtxSetCurrent),
+    entry(&cuCtxGetCurrent),
+};
+
+// --- context-local storage: no size entry; ends with a null ---
+
+void* const gContextStorage[4] = {
+    entry(&putContextValue),
+    entry(&removeContextValue),
+    entry(&getContextValue),
+    nullptr,
+};
+
+// --- runtime integrity ---
+
+CUresult runtimeIntegrity(std::uint32_t runtimeVersion, std::uint64_t unixSeconds, std::uint64_t* answer);
+
+void* const gRuntimeIntegrity[3] = {
+    size(3),
+    entry(&runtimeIntegrity),
+    nullptr,
+};
+
+// The inputs are what this shim itself reports to the runtime (the version, each device's UUID
+// and PCI location), so that the runtime's own computation agrees.
+CUresult runtimeIntegrity(std::uint32_t runtimeVersion, std::uint64_t unixSeconds, std::uint64_t* answer) {
+  if (answer == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  int driverVersion = 0;
+  cuDriverGetVersion(&driverVersion);
+  IntegrityInputs inputs{};
+  inputs.driverVersion = static_cast<std::uint32_t>(driverVersion);
+  inputs.runtimeVersion = runtimeVersion;
+  inputs.processId = static_cast<std::uint32_t>(getpid());
+  inputs.threadId = static_cast<std::uint32_t>(pthread_self());
+  inputs.cudartTable = reinterpret_cast<std::uintptr_t>(gRuntimeInterface);
+  inputs.integrityTable = reinterpret_cast<std::uintptr_t>(gRuntimeIntegrity);
+  inputs.function = reinterpret_cast<std::uintptr_t>(gRuntimeIntegrity[1]);
+  inputs.unixSeconds = unixSeconds;
+  std::vector<DeviceIdentity> devices;
+  int count = 0;
+  if (cuDeviceGetCount(&count) == CUDA_SUCCESS) {
+    for (int device = 0; device < count; ++device) {
+      DeviceIdentity identity{};
+      CUuuid uuid{};
+      cuDeviceGetUuid_v2(&uuid, device);
+      std::memcpy(identity.uuid.data(), uuid.bytes, sizeof uuid.bytes);
+      cuDeviceGetAttribute(&identity.pciDomain, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, device);
+      cuDeviceGetAttribute(&identity.pciBus, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, device);
+      cuDeviceGetAttribute(&identity.pciDevice, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, device);
+      devices.push_back(identity);
+    }
+  }
+  const std::array<std::uint64_t, 2> digest = runtimeIntegrityDigest(inputs, devices);
+  answer[0] = digest[0];
+  answer[1] = digest[1];
+  return CUDA_SUCCESS;
+}
+
+// --- context type checks ---
+
+// Every context here is a plain (not green) context.
+CUresult contextType(CUcontext, int* type, CUcontext*) {
+  if (type != nullptr) *type = 0;
+  return CUDA_SUCCESS;
+}
+int primaryGreenContextsEnabled() { return 0; }
+
+void* const gContextChecks[15] = {
+    size(15),
+    entry(&unknownEntry<6, 1>),  // creating a green context: the worker's client cannot partition the device
+    entry(&contextType),
+    entry(&primaryGreenContextsEnabled),
+    entry(&unknownEntry<6, 4>),
+    entry(&unknownEntry<6, 5>),
+    entry(&unknownEntry<6, 6>),
+    entry(&unknownEntry<6, 7>),
+    entry(&unknownEntry<6, 8>),
+    entry(&unknownEntry<6, 9>),
+    entry(&unknownEntry<6, 10>),
+    entry(&unknownEntry<6, 11>),
+    entry(&unknownEntry<6, 12>),
+    entry(&unknownEntry<6, 13>),
+    entry(&unknownEntry<6, 14>),
+};
+
+struct Table {
+  const Id* id;
+  const void* table;
+};
+const Table kTables[] = {
+    {&kRuntimeInterfaceId, gRuntimeInterface},
+    {&kToolsCallbackHooksId, gToolsCallbackHooks},
+    {&kToolsTlsId, gToolsTls},
+    {&kContextStorageId, gContextStorage},
+    {&kRuntimeIntegrityId, gRuntimeIntegrity},
+    {&kContextChecksId, gContextChecks},
+};
+
+void reportUnknownTable(const Id& id) {
+  static std::mutex mutex;
+  static auto* reported = new std::set<Id>();  // never destroyed: calls may come during exit
+  std::lock_guard lock(mutex);
+  if (reported->insert(id).second) {
+    AGILEOS_LOG_WARN(
+        "cuGetExportTable: private driver table %s is not served by AgileOS; returning "
+        "CUDA_ERROR_INVALID_VALUE",
+        hex(id).c_str());
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+CUresult cuGetExportTable(const void** ppExportTable, const CUuuid* pExportTableId) {
+  if (ppExportTable == nullptr || pExportTableId == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  Id id;
+  std::memcpy(id.data(), pExportTableId->bytes, id.size());
+  for (const Table& table : kTables) {
+    if (*table.id == id) {
+      *ppExportTable = table.table;
+      return CUDA_SUCCESS;
+    }
+  }
+  *ppExportTable = nullptr;
+  reportUnknownTable(id);
+  return CUDA_ERROR_INVALID_VALUE;
+}
+
+}  // extern "C"

@@ -1,0 +1,20 @@
+// What the driver shim's module records (api_module_launch.cpp) answer about a CUfunction, for
+// the library and kernel calls (api_library.cpp) (untrusted side).
+#pragma once
+
+#include <cuda.h>
+
+#include <cstddef>
+
+namespace agileos::client::cuda_shim {
+
+// Each is CUDA_ERROR_INVALID_HANDLE for a handle that is not a live CUfunction.
+bool isLiveFunction(CUfunction f);
+CUresult functionModule(CUfunction f, CUmodule* module);
+// The (mangled) name; the text stays valid until the function's module is unloaded.
+CUresult functionName(CUfunction f, const char** name);
+// Parameter `index`'s offset and size in the kernel's parameter buffer; CUDA_ERROR_INVALID_VALUE
+// past the last parameter.
+CUresult functionParameter(CUfunction f, std::size_t index, std::size_t* offset, std::size_t* size);
+
+}  // namespace agileos::client::cuda_shim
