@@ -11,7 +11,10 @@
 #include <limits.h>
 #include <stdlib.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <fstream>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -80,9 +83,96 @@ TEST(DriverShimLinkedProgram, UnsupportedCallsFailClosedAndLeaveTheirOutputsAlon
   CUdeviceptr pointer = 0x1234;
   EXPECT_EQ(cuMemAllocManaged(&pointer, 64, CU_MEM_ATTACH_GLOBAL), CUDA_ERROR_NOT_SUPPORTED);
   EXPECT_EQ(pointer, 0x1234u);
-  void* entry = reinterpret_cast<void*>(0x99);
-  EXPECT_EQ(cuGetExportTable(const_cast<const void**>(&entry), nullptr), CUDA_ERROR_NOT_SUPPORTED);
-  EXPECT_EQ(entry, reinterpret_cast<void*>(0x99)) << "no private table may be handed out";
+}
+
+// The private tables a CUDA runtime in the program asks for: served with the real driver's sizes
+// (580.159, probed on the H200); any other id gets no table.
+CUuuid idOf(std::initializer_list<unsigned char> bytes) {
+  CUuuid id{};
+  std::copy(bytes.begin(), bytes.end(), reinterpret_cast<unsigned char*>(id.bytes));
+  return id;
+}
+
+const std::uintptr_t* exportTable(const CUuuid& id) {
+  const void* table = nullptr;
+  EXPECT_EQ(cuGetExportTable(&table, &id), CUDA_SUCCESS);
+  return static_cast<const std::uintptr_t*>(table);
+}
+
+TEST(DriverShimLinkedProgram, ExportTablesHaveTheDriversSizes) {
+  const CUuuid runtimeInterface =
+      idOf({0x6b, 0xd5, 0xfb, 0x6c, 0x5b, 0xf4, 0xe7, 0x4a, 0x89, 0x87, 0xd9, 0x39, 0x12, 0xfd, 0x9d, 0xf9});
+  const CUuuid callbackHooks =
+      idOf({0xa0, 0x94, 0x79, 0x8c, 0x2e, 0x74, 0x2e, 0x74, 0x93, 0xf2, 0x08, 0x00, 0x20, 0x0c, 0x0a, 0x66});
+  const CUuuid toolsTls =
+      idOf({0x42, 0xd8, 0x5a, 0x81, 0x23, 0xf6, 0xcb, 0x47, 0x82, 0x98, 0xf6, 0xe7, 0x8a, 0x3a, 0xec, 0xdc});
+  const CUuuid integrity =
+      idOf({0xd4, 0x08, 0x20, 0x55, 0xbd, 0xe6, 0x70, 0x4b, 0x8d, 0x34, 0xba, 0x12, 0x3c, 0x66, 0xe1, 0xf2});
+  const CUuuid contextChecks =
+      idOf({0x26, 0x3e, 0x88, 0x60, 0x7c, 0xd2, 0x61, 0x43, 0x92, 0xf6, 0xbb, 0xd5, 0x00, 0x6d, 0xfa, 0x7e});
+  const CUuuid contextStorage =
+      idOf({0xc6, 0x93, 0x33, 0x6e, 0x11, 0x21, 0xdf, 0x11, 0xa8, 0xc3, 0x68, 0xf3, 0x55, 0xd8, 0x95, 0x93});
+  EXPECT_EQ(exportTable(runtimeInterface)[0], 104u);
+  EXPECT_EQ(exportTable(callbackHooks)[0], 56u);
+  EXPECT_EQ(exportTable(toolsTls)[0], 24u);
+  EXPECT_EQ(exportTable(integrity)[0], 24u);
+  EXPECT_EQ(exportTable(contextChecks)[0], 120u);
+  const std::uintptr_t* storage = exportTable(contextStorage);  // no size entry: three functions, a null
+  EXPECT_NE(storage[0], 0u);
+  EXPECT_NE(storage[2], 0u);
+  EXPECT_EQ(storage[3], 0u);
+  // Every entry past the size is a function (unknown ones fail closed), none a null to crash on.
+  for (const CUuuid* id : {&runtimeInterface, &callbackHooks, &toolsTls, &contextChecks}) {
+    const std::uintptr_t* table = exportTable(*id);
+    for (std::size_t i = 1; i < table[0] / sizeof(void*); ++i) EXPECT_NE(table[i], 0u) << "entry " << i;
+  }
+
+  const void* entry = reinterpret_cast<void*>(0x99);
+  EXPECT_EQ(cuGetExportTable(&entry, nullptr), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(entry, reinterpret_cast<void*>(0x99));
+  const CUuuid unknown =
+      idOf({0xf8, 0xcf, 0xf9, 0x51, 0x21, 0x46, 0x8b, 0x4e, 0xb9, 0xe2, 0xfb, 0x46, 0x9e, 0x7c, 0x0d, 0xd9});
+  EXPECT_EQ(cuGetExportTable(&entry, &unknown), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(entry, nullptr) << "no table for an id the shim does not serve";
+
+  // An unknown entry of a served table fails closed.
+  using Unknown = CUresult (*)();
+  EXPECT_EQ(reinterpret_cast<Unknown>(exportTable(runtimeInterface)[3])(), CUDA_ERROR_NOT_SUPPORTED);
+  EXPECT_EQ(reinterpret_cast<Unknown>(exportTable(contextChecks)[14])(), CUDA_ERROR_NOT_SUPPORTED);
+}
+
+// Context-local storage: put, get and remove under a key; null and (CUcontext)-1 both name the
+// calling thread's context (here the primary one); a miss is CUDA_ERROR_INVALID_HANDLE.
+void countDestruction(CUcontext, void*, void*) {}
+
+TEST(DriverShimLinkedProgram, ContextLocalStorageKeepsValuesPerKey) {
+  const CUuuid id =
+      idOf({0xc6, 0x93, 0x33, 0x6e, 0x11, 0x21, 0xdf, 0x11, 0xa8, 0xc3, 0x68, 0xf3, 0x55, 0xd8, 0x95, 0x93});
+  const std::uintptr_t* table = exportTable(id);
+  using Put = CUresult (*)(CUcontext, void*, void*, void (*)(CUcontext, void*, void*));
+  using Remove = CUresult (*)(CUcontext, void*);
+  using Get = CUresult (*)(void**, CUcontext, void*);
+  const auto put = reinterpret_cast<Put>(table[0]);
+  const auto remove = reinterpret_cast<Remove>(table[1]);
+  const auto get = reinterpret_cast<Get>(table[2]);
+  int keyA = 0, keyB = 0, valueA = 0, valueB = 0;
+  void* value = nullptr;
+  EXPECT_EQ(get(&value, nullptr, &keyA), CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(put(nullptr, &keyA, &valueA, countDestruction), CUDA_SUCCESS);
+  EXPECT_EQ(put(reinterpret_cast<CUcontext>(-1), &keyB, &valueB, nullptr), CUDA_SUCCESS);
+  EXPECT_EQ(get(&value, reinterpret_cast<CUcontext>(-1), &keyA), CUDA_SUCCESS);
+  EXPECT_EQ(value, &valueA);
+  EXPECT_EQ(get(&value, nullptr, &keyB), CUDA_SUCCESS);
+  EXPECT_EQ(value, &valueB);
+  EXPECT_EQ(get(nullptr, nullptr, &keyB), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(put(reinterpret_cast<CUcontext>(0x1234), &keyA, &valueB, nullptr), CUDA_ERROR_INVALID_CONTEXT)
+      << "a context that is not live";
+  EXPECT_EQ(remove(nullptr, &keyB), CUDA_SUCCESS);
+  EXPECT_EQ(get(&value, nullptr, &keyB), CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(remove(nullptr, &keyB), CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(remove(nullptr, &keyA), CUDA_SUCCESS);
+  // That a destroyed or reset context loses its entries is tested with a daemon
+  // (tests/cpu/e2e/e2e_driver.cpp).
 }
 
 // cuGetProcAddress answers with this shim's functions, the ABI of the version asked for.
@@ -117,8 +207,13 @@ TEST(DriverShimLinkedProgram, GetProcAddressHandsOutTheAbiOfTheVersionAskedFor) 
   EXPECT_EQ(procAddress("cuGetProcAddress", 11000, legacy, &status), nullptr);
   EXPECT_EQ(status, CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
 
+  // A library built for a newer CUDA than the shim's (cuBLAS 13.1 on a 13.0 driver) gets the
+  // newest ABI there is, as from the driver.
+  EXPECT_EQ(procAddress("cuMemAlloc", CUDA_VERSION + 10, legacy, &status),
+            ::dlsym(RTLD_DEFAULT, "cuMemAlloc_v2"));
+  EXPECT_EQ(procAddress("cuProfilerStart", 12000, legacy, &status), ::dlsym(RTLD_DEFAULT, "cuProfilerStart"));
+
   void* entry = reinterpret_cast<void*>(0x99);
-  EXPECT_EQ(cuGetProcAddress("cuInit", &entry, CUDA_VERSION + 10, legacy, &status), CUDA_ERROR_INVALID_VALUE);
   EXPECT_EQ(cuGetProcAddress("cuInit", &entry, 12000, 4, &status), CUDA_ERROR_INVALID_VALUE);
   EXPECT_EQ(cuGetProcAddress(nullptr, &entry, 12000, legacy, &status), CUDA_ERROR_INVALID_VALUE);
   EXPECT_EQ(entry, reinterpret_cast<void*>(0x99));

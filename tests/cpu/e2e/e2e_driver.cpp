@@ -299,6 +299,174 @@ void primaryReset() {
   checkResult(cuMemFree(driverBuffer), CUDA_SUCCESS, "cuMemFree");
 }
 
+// The private context-local storage a CUDA runtime in the program keeps its state in: a created
+// context's entries go with cuCtxDestroy, the primary context's with its reset, each destructor
+// run once.
+int gStorageDestroyed = 0;
+void storageDestroyed(CUcontext, void*, void*) { ++gStorageDestroyed; }
+
+void contextLocalStorage() {
+  CUuuid id{};
+  const unsigned char bytes[16] = {0xc6, 0x93, 0x33, 0x6e, 0x11, 0x21, 0xdf, 0x11,
+                                   0xa8, 0xc3, 0x68, 0xf3, 0x55, 0xd8, 0x95, 0x93};
+  std::memcpy(id.bytes, bytes, sizeof bytes);
+  const void* table = nullptr;
+  checkResult(cuGetExportTable(&table, &id), CUDA_SUCCESS, "cuGetExportTable(context-local storage)");
+  using Put = CUresult (*)(CUcontext, void*, void*, void (*)(CUcontext, void*, void*));
+  using Get = CUresult (*)(void**, CUcontext, void*);
+  const auto put = reinterpret_cast<Put>(static_cast<void* const*>(table)[0]);
+  const auto get = reinterpret_cast<Get>(static_cast<void* const*>(table)[2]);
+  static int key = 0, value = 0;
+  void* found = nullptr;
+  CUcontext created = nullptr;
+  checkResult(cuCtxCreate(&created, nullptr, 0, 0), CUDA_SUCCESS, "cuCtxCreate (made current)");
+  checkResult(put(nullptr, &key, &value, storageDestroyed), CUDA_SUCCESS, "a value in the created context");
+  checkResult(get(&found, created, &key), CUDA_SUCCESS, "read back by its handle");
+  CUcontext primary = nullptr;
+  cuDevicePrimaryCtxRetain(&primary, 0);
+  checkResult(get(&found, primary, &key), CUDA_ERROR_INVALID_HANDLE, "not in the primary context");
+  gStorageDestroyed = 0;
+  checkResult(cuCtxDestroy(created), CUDA_SUCCESS, "cuCtxDestroy");
+  check(gStorageDestroyed == 1, "the destroyed context's entry was destroyed once");
+  checkResult(put(primary, &key, &value, storageDestroyed), CUDA_SUCCESS, "a value in the primary context");
+  checkResult(cuDevicePrimaryCtxReset(0), CUDA_SUCCESS, "cuDevicePrimaryCtxReset");
+  check(gStorageDestroyed == 2, "the reset dropped the primary context's entry");
+  checkResult(get(&found, primary, &key), CUDA_ERROR_INVALID_HANDLE, "gone after the reset");
+  cuDevicePrimaryCtxRelease(0);
+}
+
+// Libraries load lazily: cuLibraryLoadData keeps the image, the first use loads it through the
+// worker's gate; an image that does not load fails its first use, not the load. A CUkernel is
+// the library module's CUfunction.
+void librariesAndKernels() {
+  CUlibrary library = nullptr;
+  checkResult(cuLibraryLoadData(&library, kModulePtx, nullptr, nullptr, 0, nullptr, nullptr, 0), CUDA_SUCCESS,
+              "cuLibraryLoadData(PTX)");
+  CUkernel kernel = nullptr;
+  checkResult(cuLibraryGetKernel(&kernel, library, "touch"), CUDA_SUCCESS, "cuLibraryGetKernel");
+  CUfunction function = nullptr;
+  checkResult(cuKernelGetFunction(&function, kernel), CUDA_SUCCESS, "cuKernelGetFunction");
+  check(reinterpret_cast<void*>(function) == reinterpret_cast<void*>(kernel), "the kernel is its function");
+  const char* name = nullptr;
+  checkResult(cuKernelGetName(&name, kernel), CUDA_SUCCESS, "cuKernelGetName");
+  check(name != nullptr && std::strcmp(name, "touch") == 0, "the kernel's name");
+  CUlibrary owner = nullptr;
+  checkResult(cuKernelGetLibrary(&owner, kernel), CUDA_SUCCESS, "cuKernelGetLibrary");
+  check(owner == library, "the kernel's library");
+  CUmodule module = nullptr;
+  checkResult(cuLibraryGetModule(&module, library), CUDA_SUCCESS, "cuLibraryGetModule");
+  CUmodule functionModule = nullptr;
+  checkResult(cuFuncGetModule(&functionModule, function), CUDA_SUCCESS, "cuFuncGetModule");
+  check(module == functionModule, "one module behind the library and the function");
+  CUdeviceptr table = 0;
+  size_t bytes = 0;
+  checkResult(cuLibraryGetGlobal(&table, &bytes, library, "table"), CUDA_SUCCESS, "cuLibraryGetGlobal");
+  check(bytes == 64, "the global's size");
+  size_t offset = 1, size = 0;
+  checkResult(cuKernelGetParamInfo(kernel, 0, &offset, &size), CUDA_SUCCESS, "cuKernelGetParamInfo(0)");
+  check(offset == 0 && size == 8, "the first parameter: a pointer at offset 0");
+  checkResult(cuLibraryUnload(library), CUDA_SUCCESS, "cuLibraryUnload");
+  checkResult(cuKernelGetFunction(&function, kernel), CUDA_ERROR_INVALID_HANDLE,
+              "cuKernelGetFunction after the unload");
+  checkResult(cuLibraryGetKernel(&kernel, library, "touch"), CUDA_ERROR_INVALID_HANDLE,
+              "cuLibraryGetKernel on an unloaded library");
+
+  static const char kNotPtx[] = "this is not PTX";
+  checkResult(cuLibraryLoadData(&library, kNotPtx, nullptr, nullptr, 0, nullptr, nullptr, 0), CUDA_SUCCESS,
+              "cuLibraryLoadData of an image that cannot load (lazy: no error yet)");
+  const CUresult first = cuLibraryGetKernel(&kernel, library, "touch");
+  check(first != CUDA_SUCCESS, "its first use fails");
+  checkResult(cuLibraryGetKernel(&kernel, library, "touch"), first, "and keeps failing the same way");
+  checkResult(cuLibraryUnload(library), CUDA_SUCCESS, "cuLibraryUnload of a library that never loaded");
+  CUlibraryOption option = static_cast<CUlibraryOption>(77);
+  void* value = nullptr;
+  checkResult(cuLibraryLoadData(&library, kModulePtx, nullptr, nullptr, 0, &option, &value, 1),
+              CUDA_ERROR_INVALID_VALUE, "cuLibraryLoadData with an unknown library option");
+  CUmoduleLoadingMode mode = CU_MODULE_EAGER_LOADING;
+  checkResult(cuModuleGetLoadingMode(&mode), CUDA_SUCCESS, "cuModuleGetLoadingMode");
+  check(mode == CU_MODULE_LAZY_LOADING, "lazy loading");
+}
+
+// Pointer attributes, address ranges, 3D and peer copies, stream queries through the driver.
+void pointersCopiesAndQueries() {
+  CUdeviceptr buffer = 0;
+  checkResult(cuMemAlloc(&buffer, 3 * 4 * 64), CUDA_SUCCESS, "cuMemAlloc");
+  unsigned type = 0;
+  checkResult(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, buffer + 100), CUDA_SUCCESS,
+              "cuPointerGetAttribute(MEMORY_TYPE)");
+  check(type == CU_MEMORYTYPE_DEVICE, "device memory");
+  CUdeviceptr base = 0;
+  size_t size = 0;
+  checkResult(cuMemGetAddressRange(&base, &size, buffer + 100), CUDA_SUCCESS, "cuMemGetAddressRange");
+  check(base == buffer && size == 3 * 4 * 64, "the allocation's range");
+  int local = 0;
+  checkResult(
+      cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, reinterpret_cast<CUdeviceptr>(&local)),
+      CUDA_ERROR_INVALID_VALUE, "cuPointerGetAttribute of pageable memory");
+  CUpointer_attribute wanted[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL};
+  int ordinal = 7;
+  type = 9;
+  void* outputs[] = {&type, &ordinal};
+  checkResult(cuPointerGetAttributes(2, wanted, outputs, reinterpret_cast<CUdeviceptr>(&local)), CUDA_SUCCESS,
+              "cuPointerGetAttributes of pageable memory");
+  check(type == 0 && ordinal == -2, "none values for memory the session does not know");
+
+  // A 3D copy of a 4 x 3 x 2 box between two pitched layouts, then back.
+  std::vector<unsigned char> source = pattern(64 * 3 * 2, 5), back(64 * 3 * 2, 0);
+  CUDA_MEMCPY3D up{};
+  up.srcMemoryType = CU_MEMORYTYPE_HOST;
+  up.srcHost = source.data();
+  up.srcPitch = 64;
+  up.srcHeight = 3;
+  up.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+  up.dstDevice = buffer;
+  up.dstPitch = 64;
+  up.dstHeight = 3;
+  up.WidthInBytes = 64;
+  up.Height = 3;
+  up.Depth = 2;
+  checkResult(cuMemcpy3D(&up), CUDA_SUCCESS, "cuMemcpy3D host to device");
+  CUDA_MEMCPY3D down = up;
+  down.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+  down.srcDevice = buffer;
+  down.dstMemoryType = CU_MEMORYTYPE_HOST;
+  down.dstHost = back.data();
+  checkResult(cuMemcpy3D(&down), CUDA_SUCCESS, "cuMemcpy3D device to host");
+  check(back == source, "the box came back");
+  up.WidthInBytes = 65;
+  checkResult(cuMemcpy3D(&up), CUDA_ERROR_INVALID_VALUE, "cuMemcpy3D with rows wider than the pitch");
+  up.WidthInBytes = 64;
+  up.dstMemoryType = CU_MEMORYTYPE_ARRAY;
+  checkResult(cuMemcpy3D(&up), CUDA_ERROR_NOT_SUPPORTED, "cuMemcpy3D to an array fails closed");
+
+  CUcontext primary = nullptr;
+  cuDevicePrimaryCtxRetain(&primary, 0);
+  checkResult(cuMemcpyPeer(buffer + 256, primary, buffer, primary, 64), CUDA_SUCCESS, "cuMemcpyPeer");
+  checkResult(cuMemcpyPeer(buffer + 256, reinterpret_cast<CUcontext>(0x40), buffer, primary, 64),
+              CUDA_ERROR_INVALID_CONTEXT, "cuMemcpyPeer with a forged context");
+  cuDevicePrimaryCtxRelease(0);
+
+  CUstream stream = nullptr;
+  checkResult(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS, "cuStreamCreate");
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_ACTIVE;
+  checkResult(cuStreamIsCapturing(stream, &status), CUDA_SUCCESS, "cuStreamIsCapturing");
+  check(status == CU_STREAM_CAPTURE_STATUS_NONE, "not capturing");
+  checkResult(cuStreamIsCapturing(reinterpret_cast<CUstream>(0x5151), &status), CUDA_ERROR_INVALID_HANDLE,
+              "cuStreamIsCapturing of a forged stream");
+  unsigned long long streamId = 0, runtimeId = 1;
+  checkResult(cuStreamGetId(stream, &streamId), CUDA_SUCCESS, "cuStreamGetId");
+  cudaStreamGetId(reinterpret_cast<cudaStream_t>(stream), &runtimeId);
+  check(streamId == runtimeId, "the same stream id through both APIs");
+  CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+  checkResult(cuThreadExchangeStreamCaptureMode(&mode), CUDA_SUCCESS, "cuThreadExchangeStreamCaptureMode");
+  cudaStreamCaptureMode runtimeMode = cudaStreamCaptureModeGlobal;
+  cudaThreadExchangeStreamCaptureMode(&runtimeMode);
+  check(mode == CU_STREAM_CAPTURE_MODE_GLOBAL && runtimeMode == cudaStreamCaptureModeRelaxed,
+        "one capture mode per thread for both APIs");
+  checkResult(cuStreamDestroy(stream), CUDA_SUCCESS, "cuStreamDestroy");
+  checkResult(cuMemFree(buffer), CUDA_SUCCESS, "cuMemFree");
+}
+
 // The runtime's cudaGetDriverEntryPoint answers with the driver shim's functions. (Deprecated in
 // CUDA 13 in favour of ByVersion, and still exported: both are checked.)
 #pragma GCC diagnostic push
@@ -371,6 +539,9 @@ int main() {
   driverEntryPoints();
   forgeries();
   primaryReset();
+  contextLocalStorage();
+  librariesAndKernels();
+  pointersCopiesAndQueries();
   checkResult(cuDevicePrimaryCtxRelease(0), CUDA_SUCCESS, "cuDevicePrimaryCtxRelease");
   std::printf("%d failure(s)\n", gFailures);
   return gFailures == 0 ? 0 : 1;

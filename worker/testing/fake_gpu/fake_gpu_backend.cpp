@@ -1,6 +1,7 @@
 // FakeGpuBackend: construction, call bookkeeping, context calls and observations.
 #include "worker/testing/fake_gpu/fake_gpu_backend.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace agileos::worker {
@@ -38,7 +39,22 @@ DeviceDescription describe(const FakeGpuConfig& config) {
       {CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING, 1},
       {CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS, 1},
       {CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, 1},
+      {CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT, 2},
+      {CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK, 65536},
+      {CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, 228 << 10},
+      {CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, 50 << 20},
+      {CU_DEVICE_ATTRIBUTE_CLOCK_RATE, 1980000},
+      {CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, 2619000},
+      {CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, 5120},
   };
+  // A real device answers every attribute (the worker asks for 1 .. CU_DEVICE_ATTRIBUTE_MAX - 1,
+  // and a CUDA runtime in the client reads most of them to fill cudaDeviceProp): those not set
+  // above are 0, a capability the fake device lacks.
+  for (int attribute = 1; attribute < CU_DEVICE_ATTRIBUTE_MAX; ++attribute) {
+    const bool set = std::any_of(description.attributes.begin(), description.attributes.end(),
+                                 [&](const auto& entry) { return entry.first == attribute; });
+    if (!set) description.attributes.emplace_back(attribute, 0);
+  }
   return description;
 }
 

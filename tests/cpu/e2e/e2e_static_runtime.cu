@@ -1,0 +1,87 @@
+// A program built the way nvcc builds by default (the CUDA runtime linked in, static cudart) on
+// the whole AgileOS stack with the fake GPU: the runtime inside it finds the driver shim as
+// libcuda.so.1 and reaches the worker through it alone (its private tables, the integrity
+// digest, context-local storage, cuLibraryLoadData through the guard gate). Host code only; the
+// fake GPU runs no kernels (tests/gpu runs every GPU program built this way on the H200). Its
+// kernel is PTX only, which the fake GPU loads. Each check prints one line; exits 1 if any fails.
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+namespace {
+
+int gFailures = 0;
+
+void check(bool ok, const char* what) {
+  std::printf("%s %s\n", ok ? "PASS" : "FAIL", what);
+  if (!ok) ++gFailures;
+}
+
+void checkError(cudaError_t got, cudaError_t want, const char* what) {
+  std::printf("%s %s (got %s, want %s)\n", got == want ? "PASS" : "FAIL", what, cudaGetErrorName(got),
+              cudaGetErrorName(want));
+  if (got != want) ++gFailures;
+}
+
+__global__ void scale(float* data, float factor, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) data[i] *= factor;
+}
+
+}  // namespace
+
+int main() {
+  int count = 0;
+  checkError(cudaGetDeviceCount(&count), cudaSuccess, "cudaGetDeviceCount");
+  check(count == 1, "one device");
+  cudaDeviceProp prop{};
+  checkError(cudaGetDeviceProperties(&prop, 0), cudaSuccess, "cudaGetDeviceProperties");
+  check(std::strlen(prop.name) > 0 && prop.multiProcessorCount > 0, "the worker's device description");
+  int runtime = 0, driver = 0;
+  cudaRuntimeGetVersion(&runtime);
+  cudaDriverGetVersion(&driver);
+  check(runtime >= 13000 && driver >= 13000, "runtime and driver versions");
+
+  const int n = 1000;
+  std::vector<float> host(n), back(n, 0.0f);
+  for (int i = 0; i < n; ++i) host[i] = static_cast<float>(i) * 0.5f;
+  float* device = nullptr;
+  checkError(cudaMalloc(&device, n * sizeof(float)), cudaSuccess, "cudaMalloc");
+  checkError(cudaMemcpy(device, host.data(), n * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess,
+             "cudaMemcpy host to device");
+  checkError(cudaMemcpy(back.data(), device, n * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess,
+             "cudaMemcpy device to host");
+  check(back == host, "the data came back");
+
+  scale<<<(n + 255) / 256, 256>>>(device, 2.0f, n);  // loads the module through cuLibraryLoadData
+  checkError(cudaGetLastError(), cudaSuccess, "a launch (the module went through the worker's gate)");
+  checkError(cudaDeviceSynchronize(), cudaSuccess, "cudaDeviceSynchronize");
+
+  cudaStream_t stream = nullptr;
+  checkError(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess,
+             "cudaStreamCreateWithFlags");
+  checkError(cudaMemsetAsync(device, 0, n * sizeof(float), stream), cudaSuccess, "cudaMemsetAsync");
+  checkError(cudaStreamSynchronize(stream), cudaSuccess, "cudaStreamSynchronize");
+  checkError(cudaStreamDestroy(stream), cudaSuccess, "cudaStreamDestroy");
+
+  cudaPointerAttributes attributes{};
+  checkError(cudaPointerGetAttributes(&attributes, device + 10), cudaSuccess, "cudaPointerGetAttributes");
+  check(attributes.type == cudaMemoryTypeDevice, "device memory");
+
+  checkError(cudaFree(reinterpret_cast<void*>(0x10)), cudaErrorInvalidValue, "cudaFree of a forged pointer");
+  cudaGetLastError();
+
+  // The runtime keeps its per-context state in the driver's context-local storage: after a reset
+  // it must find that state gone and make it afresh, or the next call fails.
+  checkError(cudaDeviceReset(), cudaSuccess, "cudaDeviceReset");
+  float* again = nullptr;
+  checkError(cudaMalloc(&again, 4096), cudaSuccess, "cudaMalloc after the reset");
+  checkError(cudaFree(again), cudaSuccess, "cudaFree");
+  scale<<<1, 32>>>(again, 1.0f, 0);
+  checkError(cudaGetLastError(), cudaSuccess, "a launch after the reset (the module is loaded again)");
+
+  std::printf("%d failure(s)\n", gFailures);
+  return gFailures == 0 ? 0 : 1;
+}
