@@ -22,6 +22,9 @@
 #              libgcc_s, and any CUDA/NVIDIA library (the worker uses the GPU machine's
 #              own libcuda.so.1; the client must never see a real CUDA library)
 #   programs/  the CUDA test programs and adversary_api
+#   tools/     agileos_probe_export_tables, run natively (the real driver's private tables)
+#   programs-static.tar.gz  the same programs built with the CUDA runtime linked in (nvcc's
+#              default), <name>_static, stripped and packed (run_suite.sh unpacks them)
 #   guard/     guard_escape, the kernel memory guard's escape suite (tests/gpu/guard/; not in
 #              programs/: its output differs between native and AgileOS runs by design)
 #   bench/     agileos_bench, for tests/bench/run_bench.sh (not in programs/: run_suite.sh runs
@@ -166,7 +169,7 @@ main() {
   local build="${AGILEOS_BUNDLE_BUILD_DIR:-$root/build/release}" bundle="$root/.bundle"
   build="$(cd "$build" && pwd)" || die "no build tree at $build"
   rm -rf -- "$bundle"
-  mkdir -p "$bundle"/{bin,shim,deps,programs,bench,guard,modules,module-programs,tenants}
+  mkdir -p "$bundle"/{bin,shim,deps,programs,bench,guard,modules,module-programs,tenants,tools}
   copy_required "$bundle/bin" "$build/bin/agileosd" "$build/bin/agileos-worker" "$build/bin/agileos-nvrtc-compiler" \
     "$build/bin/agileos-sandbox" "$build/bin/agileos-sandbox-exec" \
     "$build/bin/adversary_wire" "$build/bin/sandbox_probe" "$build/bin/agileos-storage-service"
@@ -182,6 +185,7 @@ main() {
   copy_required "$bundle/shim" "${LIBRARY_SHIMS[@]/#/$build/lib/}"
   copy_required "$bundle/bench" "$build/tests/bench/agileos_bench" "$build/tests/bench/agileos_cufft_bench" \
     "$build/tests/bench/agileos_guard_bench" "$build/tests/bench/guard_kernels.ptx"
+  copy_required "$bundle/tools" "$build/bin/agileos_probe_export_tables"
   copy_required "$bundle/guard" "$build/tests/gpu/guard/guard_escape" "$build/tests/gpu/guard/nvrtc_cubin_guard"
   copy_required "$bundle/tenants" "$build/tests/gpu/tenants/tenant_memory" "$build/tests/gpu/tenants/tenant_limits" \
     "$build/tests/gpu/tenants/tenant_smoke" \
@@ -193,11 +197,14 @@ main() {
     [[ -x "$program" ]] && cp -L -- "$program" "$bundle/programs/"
   done
   [[ -x "$bundle/programs/adversary_api" ]] || die "no CUDA test programs in $build/tests/gpu/programs"
+  [[ -x "$build/tests/gpu/programs_static/vector_add_static" ]] ||
+    die "no statically linked CUDA test programs in $build/tests/gpu/programs_static"
+  tar -czf "$bundle/programs-static.tar.gz" -C "$build/tests/gpu/programs_static" .
 
   collect_deps "$bundle/deps" "$bundle"/bin/* "$bundle"/shim/* "$bundle/bench/agileos_guard_bench" \
     "$bundle"/modules/*.so
   strip_elf "$bundle"/bin/* "$bundle"/shim/* "$bundle"/deps/* "$bundle"/programs/* "$bundle"/bench/* \
-    "$bundle"/guard/* "$bundle"/modules/*.so "$bundle"/module-programs/*
+    "$bundle"/guard/* "$bundle"/tools/* "$bundle"/modules/*.so "$bundle"/module-programs/*
   link_library_shims "$bundle/shim"
   verify_deps "$bundle/deps" "$bundle"/bin/* "$bundle"/shim/* "$bundle/bench/agileos_guard_bench" \
     "$bundle"/modules/*.so

@@ -46,6 +46,9 @@
 #   AGILEOS_SHIM_DIR      libagileos_cudart.so                      (.bundle/shim)
 #   AGILEOS_DEPS_DIR      bundled libraries, may be empty          (.bundle/deps)
 #   AGILEOS_PROGRAMS_DIR  the CUDA programs and adversary_api      (.bundle/programs)
+#   AGILEOS_STATIC_PROGRAMS_DIR  the same programs with the CUDA runtime linked in (nvcc's
+#                         default), <name>_static; compared with native like the others
+#                         (.bundle/programs-static, unpacked from .bundle/programs-static.tar.gz)
 #   AGILEOS_GUARD_DIR     guard_escape                              (.bundle/guard)
 #   AGILEOS_MODULES_DIR   kvstore.ptx and libkvstore.so, for guard_escape's clients admitted
 #                         with kvstore                              (.bundle/modules)
@@ -79,6 +82,12 @@ done
 harness_bundle_dirs # bin_dir, shim_dir, deps_dir
 programs_dir="${AGILEOS_PROGRAMS_DIR:-$PWD/.bundle/programs}"
 guard_dir="${AGILEOS_GUARD_DIR:-$PWD/.bundle/guard}"
+static_programs_dir="${AGILEOS_STATIC_PROGRAMS_DIR:-$PWD/.bundle/programs-static}"
+if [[ -z "${AGILEOS_STATIC_PROGRAMS_DIR:-}" && -f "$PWD/.bundle/programs-static.tar.gz" ]]; then
+  rm -rf -- "$static_programs_dir"
+  mkdir -p "$static_programs_dir"
+  tar -xzf "$PWD/.bundle/programs-static.tar.gz" -C "$static_programs_dir"
+fi
 modules_dir="${AGILEOS_MODULES_DIR:-$PWD/.bundle/modules}"
 suite_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 budget_s="${AGILEOS_SUITE_BUDGET_S:-480}"
@@ -145,7 +154,7 @@ check_machine() {
 # path (o+x only: nothing becomes listable or readable) and says so.
 make_bundle_reachable() {
   local dir path
-  for path in "$bin_dir" "$shim_dir" "$programs_dir" ${deps_dir:+"$deps_dir"} ${guard_dir:+"$guard_dir"} "$PWD/.bundle"; do
+  for path in "$bin_dir" "$shim_dir" "$programs_dir" "$static_programs_dir" ${deps_dir:+"$deps_dir"} ${guard_dir:+"$guard_dir"} "$PWD/.bundle"; do
     [[ -e "$path" ]] || continue
     chmod -R a+rX "$path"
     dir="$(cd "$path" && pwd)"
@@ -210,6 +219,7 @@ run_agileos() {
   local sandbox=("$bin_dir/agileos-sandbox" --socket-dir "$runtime_dir" --shim "$shim_dir"
     --keep "$programs_dir" --keep "$bin_dir" "${sandbox_extra[@]}")
   if [[ -d "$guard_dir" ]]; then sandbox+=(--keep "$guard_dir"); fi
+  if [[ -d "$static_programs_dir" ]]; then sandbox+=(--keep "$static_programs_dir"); fi
   if [[ -n "$deps_dir" ]]; then sandbox+=(--lib-path "$deps_dir"); fi
   LD_LIBRARY_PATH="$deps_dir" timeout --kill-after=10 "$PROGRAM_TIMEOUT_S" "${sandbox[@]}" -- "$@" \
     >"$logs/$name.agileos.out" 2>"$logs/$name.agileos.err" </dev/null
@@ -268,6 +278,7 @@ run_programs() {
   for program in "$programs_dir"/*; do
     name="$(basename "$program")"
     [[ -x "$program" && "$name" != adversary_* ]] || continue
+    math_library_program "$name" && continue # math_libraries_step runs it
     wanted "$name" || continue
     count=$((count + 1))
     if ! budget_left; then
@@ -276,6 +287,26 @@ run_programs() {
     fi
     compare_program "$name" "$program"
   done
+  # The same programs built as nvcc builds by default (static cudart): under AgileOS the runtime
+  # inside each reaches the GPU through the driver shim alone.
+  if [[ -d "$static_programs_dir" ]]; then
+    say ""
+    say "== CUDA programs with the CUDA runtime linked in (nvcc's default): native vs. AgileOS"
+    for program in "$static_programs_dir"/*; do
+      name="$(basename "$program")"
+      [[ -x "$program" ]] || continue
+      math_library_program "$name" && continue # math_libraries_step runs it
+      wanted "$name" || continue
+      count=$((count + 1))
+      if ! budget_left; then
+        fail "$name: not run, the suite's time budget (${budget_s} s) is spent"
+        continue
+      fi
+      compare_program "$name" "$program"
+    done
+  else
+    say "(no programs with the CUDA runtime linked in: $static_programs_dir does not exist)"
+  fi
   ((count > 0)) || say "(no program matches)"
 }
 
@@ -678,6 +709,44 @@ protected_modules_step() {
   fi
 }
 
+# The real CUDA math libraries in the client (issue 16): their kernels are SASS only, which the
+# guard cannot rewrite, so they load only into a context without protected state, never with the
+# suite daemon's test canary. These programs run last, against a daemon of the default
+# configuration (no canary, the guard where a context holds protected state), each compared with
+# its native run; the suite's daemon is stopped first (its steps are done).
+math_library_program() {
+  [[ "$1" == cublas_* ]]
+}
+
+math_libraries_step() {
+  local programs=() program name
+  for program in "$programs_dir"/* "$static_programs_dir"/*; do
+    name="$(basename "$program")"
+    [[ -x "$program" ]] && math_library_program "$name" && wanted "$name" && programs+=("$program")
+  done
+  ((${#programs[@]})) || return 0
+  say ""
+  say "== the CUDA math libraries in the client, on a daemon of the default configuration: native vs. AgileOS"
+  if ! budget_left; then
+    fail "math_libraries: not run, the suite's time budget (${budget_s} s) is spent"
+    return
+  fi
+  local suite_runtime_dir="$runtime_dir"
+  runtime_dir="$(harness_runtime_dir agileos-suite-libraries)"
+  if ! start_daemon --lifetime 300 math_libraries \
+    "$(daemon_config "$runtime_dir" info '"worker": {"executable": "agileos-worker", "prestart": 2, "max_workers": 4}')" \
+    "$logs/agileosd-libraries.log"; then
+    runtime_dir="$suite_runtime_dir"
+    return
+  fi
+  for program in "${programs[@]}"; do
+    compare_program "$(basename "$program")" "$program"
+  done
+  if daemon_alive; then pass "math_libraries: agileosd is still running"; else fail "math_libraries: agileosd died"; fi
+  stop_daemon
+  runtime_dir="$suite_runtime_dir"
+}
+
 # ------------------------------------------------------------------ main
 
 check_machine
@@ -702,4 +771,5 @@ protected_modules_step
 tenants_step
 tenant_matrix_step
 service_after_attacks
+math_libraries_step
 exit 0
