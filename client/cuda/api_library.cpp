@@ -70,6 +70,18 @@ CUresult checkOptions(unsigned int numJitOptions, CUjit_option* jitOptions, void
   return CUDA_SUCCESS;
 }
 
+// The checks before a library load: its options, then the context.
+CUresult beginLoad(unsigned int numJitOptions, CUjit_option* jitOptions, void** jitValues,
+                   unsigned int numLibraryOptions, CUlibraryOption* libraryOptions, void** libraryValues,
+                   bool* preserved) {
+  if (CUresult result = checkOptions(numJitOptions, jitOptions, jitValues, numLibraryOptions, libraryOptions,
+                                     libraryValues, preserved);
+      result != CUDA_SUCCESS) {
+    return result;
+  }
+  return enterContext();
+}
+
 CUresult adopt(CUlibrary* library, std::shared_ptr<LibraryRecord> record) {
   std::unique_lock lock(gMutex);
   *library = reinterpret_cast<CUlibrary>(record.get());
@@ -122,12 +134,11 @@ CUresult cuLibraryLoadData(CUlibrary* library, const void* code, CUjit_option* j
                            unsigned int numLibraryOptions) {
   if (library == nullptr || code == nullptr) return CUDA_ERROR_INVALID_VALUE;
   bool preserved = false;
-  if (CUresult result = checkOptions(numJitOptions, jitOptions, jitOptionsValues, numLibraryOptions,
-                                     libraryOptions, libraryOptionValues, &preserved);
+  if (CUresult result = beginLoad(numJitOptions, jitOptions, jitOptionsValues, numLibraryOptions,
+                                  libraryOptions, libraryOptionValues, &preserved);
       result != CUDA_SUCCESS) {
     return result;
   }
-  if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
   auto record = std::make_shared<LibraryRecord>();
   if (preserved) {
     record->preserved = code;
@@ -142,13 +153,12 @@ CUresult cuLibraryLoadFromFile(CUlibrary* library, const char* fileName, CUjit_o
                                CUlibraryOption* libraryOptions, void** libraryOptionValues,
                                unsigned int numLibraryOptions) {
   if (library == nullptr || fileName == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  bool preserved = false;
-  if (CUresult result = checkOptions(numJitOptions, jitOptions, jitOptionsValues, numLibraryOptions,
-                                     libraryOptions, libraryOptionValues, &preserved);
+  bool preserved = false;  // a file is read at first use whatever the option says
+  if (CUresult result = beginLoad(numJitOptions, jitOptions, jitOptionsValues, numLibraryOptions,
+                                  libraryOptions, libraryOptionValues, &preserved);
       result != CUDA_SUCCESS) {
     return result;
   }
-  if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
   auto record = std::make_shared<LibraryRecord>();
   record->path = fileName;
   return adopt(library, std::move(record));

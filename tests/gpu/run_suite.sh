@@ -271,11 +271,11 @@ compare_program() {
   fi
 }
 
-run_programs() {
-  say ""
-  say "== CUDA programs: native vs. AgileOS"
-  local program name count=0
-  for program in "$programs_dir"/*; do
+# compare_directory DIR: compare_program for each program of DIR the suite runs here (adversaries
+# and math-library programs have steps of their own); adds to `count`.
+compare_directory() {
+  local program name
+  for program in "$1"/*; do
     name="$(basename "$program")"
     [[ -x "$program" && "$name" != adversary_* ]] || continue
     math_library_program "$name" && continue # math_libraries_step runs it
@@ -287,23 +287,19 @@ run_programs() {
     fi
     compare_program "$name" "$program"
   done
+}
+
+run_programs() {
+  say ""
+  say "== CUDA programs: native vs. AgileOS"
+  local count=0
+  compare_directory "$programs_dir"
   # The same programs built as nvcc builds by default (static cudart): under AgileOS the runtime
   # inside each reaches the GPU through the driver shim alone.
   if [[ -d "$static_programs_dir" ]]; then
     say ""
     say "== CUDA programs with the CUDA runtime linked in (nvcc's default): native vs. AgileOS"
-    for program in "$static_programs_dir"/*; do
-      name="$(basename "$program")"
-      [[ -x "$program" ]] || continue
-      math_library_program "$name" && continue # math_libraries_step runs it
-      wanted "$name" || continue
-      count=$((count + 1))
-      if ! budget_left; then
-        fail "$name: not run, the suite's time budget (${budget_s} s) is spent"
-        continue
-      fi
-      compare_program "$name" "$program"
-    done
+    compare_directory "$static_programs_dir"
   else
     say "(no programs with the CUDA runtime linked in: $static_programs_dir does not exist)"
   fi
