@@ -365,6 +365,16 @@ void librariesAndKernels() {
   size_t offset = 1, size = 0;
   checkResult(cuKernelGetParamInfo(kernel, 0, &offset, &size), CUDA_SUCCESS, "cuKernelGetParamInfo(0)");
   check(offset == 0 && size == 8, "the first parameter: a pointer at offset 0");
+  size_t available = 0, more = 0;
+  checkResult(cuOccupancyAvailableDynamicSMemPerBlock(&available, function, 1, 128), CUDA_SUCCESS,
+              "cuOccupancyAvailableDynamicSMemPerBlock(1 block)");
+  checkResult(cuOccupancyAvailableDynamicSMemPerBlock(&more, function, 4, 128), CUDA_SUCCESS,
+              "cuOccupancyAvailableDynamicSMemPerBlock(4 blocks)");
+  int blocks = 0;
+  cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, function, 128, available);
+  check(available > 0 && more < available && blocks >= 1, "one block may take more than each of four, and fits");
+  cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, function, 128, available + 1024);
+  check(blocks < 1, "a kilobyte more does not fit");
   checkResult(cuLibraryUnload(library), CUDA_SUCCESS, "cuLibraryUnload");
   checkResult(cuKernelGetFunction(&function, kernel), CUDA_ERROR_INVALID_HANDLE,
               "cuKernelGetFunction after the unload");

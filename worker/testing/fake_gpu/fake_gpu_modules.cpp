@@ -265,7 +265,11 @@ int FakeGpuBackend::blocksPerMultiprocessor(int blockSize, std::size_t dynamicSm
   // Measured: a block size the function cannot run gives 0 blocks, not an error.
   const bool runnable = blockSize > 0 && static_cast<unsigned>(blockSize) <= kMaxThreadsPerBlock &&
                         dynamicSmem <= static_cast<std::size_t>(kOptInMaxDynamicSharedBytes);
-  return runnable ? std::min(2048 / blockSize, 32) : 0;
+  if (!runnable) return 0;
+  // Shared memory as an H100's: 228 KiB per multiprocessor, 1 KiB of it reserved per block.
+  constexpr std::size_t kSharedPerMultiprocessor = 228 << 10, kReservedPerBlock = 1 << 10;
+  const auto bySharedMemory = static_cast<int>(kSharedPerMultiprocessor / (dynamicSmem + kReservedPerBlock));
+  return std::min({2048 / blockSize, 32, bySharedMemory});
 }
 
 CUresult FakeGpuBackend::launchKernel(CUfunction function, const LaunchConfig& config, CUstream stream,
