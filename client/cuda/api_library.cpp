@@ -14,6 +14,7 @@
 // CUfunction is (cuLaunchKernel), and here the two are the same handle.
 #include <cuda.h>
 
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -60,10 +61,15 @@ CUresult checkOptions(unsigned int numJitOptions, CUjit_option* jitOptions, void
   if (numLibraryOptions > 0 && (libraryOptions == nullptr || libraryValues == nullptr))
     return CUDA_ERROR_INVALID_VALUE;
   for (unsigned int i = 0; i < numLibraryOptions; ++i) {
-    if (libraryOptions[i] == CU_LIBRARY_BINARY_IS_PRESERVED) {
+    // Any bit pattern may come: read as an integer (loading an enum that holds no enumerator is
+    // undefined behaviour).
+    int option = 0;
+    static_assert(sizeof option == sizeof libraryOptions[i]);
+    std::memcpy(&option, &libraryOptions[i], sizeof option);
+    if (option == CU_LIBRARY_BINARY_IS_PRESERVED) {
       // The value is the flag itself, cast to a pointer (as the driver reads JIT option values).
       *preserved = libraryValues[i] != nullptr;
-    } else if (libraryOptions[i] != CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE) {
+    } else if (option != CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE) {
       return CUDA_ERROR_INVALID_VALUE;
     }
   }

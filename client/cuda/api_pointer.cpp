@@ -40,7 +40,7 @@ CUresult put(void* data, T value) {
   return CUDA_SUCCESS;
 }
 
-CUresult unsupportedAttribute(CUpointer_attribute attribute) {
+CUresult unsupportedAttribute(int attribute) {
   static std::atomic<bool> logged{false};
   if (!logged.exchange(true)) {
     AGILEOS_LOG_WARN(
@@ -52,7 +52,8 @@ CUresult unsupportedAttribute(CUpointer_attribute attribute) {
 }
 
 // One attribute of a pointer this session knows (`kind` is not kUnknown).
-CUresult attributeOf(void* data, CUpointer_attribute attribute, CUdeviceptr ptr, Kind kind) {
+// `attribute` is an int: a program may pass any bit pattern, which an enum cannot hold.
+CUresult attributeOf(void* data, int attribute, CUdeviceptr ptr, Kind kind) {
   std::uint64_t base = 0, size = 0;
   const bool inAllocation = kind == Kind::kDevice && deviceAllocationContaining(ptr, &base, &size);
   switch (attribute) {
@@ -105,7 +106,7 @@ CUresult cuPointerGetAttribute(void* data, CUpointer_attribute attribute, CUdevi
   if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
   const Kind kind = kindOf(ptr);
   if (kind == Kind::kUnknown) return CUDA_ERROR_INVALID_VALUE;  // not memory of this session
-  return attributeOf(data, attribute, ptr, kind);
+  return attributeOf(data, static_cast<int>(attribute), ptr, kind);
 }
 
 // Unlike cuPointerGetAttribute, a pointer this session does not know is no error: each attribute
@@ -120,38 +121,40 @@ CUresult cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute*
     if (data[i] == nullptr) return CUDA_ERROR_INVALID_VALUE;
   }
   for (unsigned int i = 0; i < numAttributes; ++i) {
+    int attribute = 0;  // read as an integer: the program may pass any bit pattern
+    static_assert(sizeof attribute == sizeof attributes[i]);
+    std::memcpy(&attribute, &attributes[i], sizeof attribute);
     if (kind == Kind::kUnknown) {
-      if (attributes[i] == CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL) {
+      if (attribute == CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL) {
         put(data[i], static_cast<int>(-2));
-      } else if (attributes[i] == CU_POINTER_ATTRIBUTE_HOST_POINTER) {
+      } else if (attribute == CU_POINTER_ATTRIBUTE_HOST_POINTER) {
         put(data[i], reinterpret_cast<void*>(static_cast<std::uintptr_t>(ptr)));  // as the driver answers
-      } else if (attributes[i] == CU_POINTER_ATTRIBUTE_CONTEXT ||
-                 attributes[i] == CU_POINTER_ATTRIBUTE_DEVICE_POINTER ||
-                 attributes[i] == CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE) {
+      } else if (attribute == CU_POINTER_ATTRIBUTE_CONTEXT ||
+                 attribute == CU_POINTER_ATTRIBUTE_DEVICE_POINTER ||
+                 attribute == CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE) {
         put(data[i], static_cast<void*>(nullptr));
-      } else if (attributes[i] == CU_POINTER_ATTRIBUTE_BUFFER_ID ||
-                 attributes[i] == CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES ||
-                 attributes[i] == CU_POINTER_ATTRIBUTE_RANGE_START_ADDR ||
-                 attributes[i] == CU_POINTER_ATTRIBUTE_RANGE_SIZE) {
+      } else if (attribute == CU_POINTER_ATTRIBUTE_BUFFER_ID ||
+                 attribute == CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES ||
+                 attribute == CU_POINTER_ATTRIBUTE_RANGE_START_ADDR ||
+                 attribute == CU_POINTER_ATTRIBUTE_RANGE_SIZE) {
         put(data[i], static_cast<std::uint64_t>(0));
-      } else if (attributes[i] == CU_POINTER_ATTRIBUTE_MEMORY_TYPE ||
-                 attributes[i] == CU_POINTER_ATTRIBUTE_SYNC_MEMOPS ||
-                 attributes[i] == CU_POINTER_ATTRIBUTE_IS_MANAGED ||
-                 attributes[i] == CU_POINTER_ATTRIBUTE_MAPPED ||
-                 attributes[i] == CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE ||
-                 attributes[i] == CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE ||
-                 attributes[i] == CU_POINTER_ATTRIBUTE_ACCESS_FLAGS) {
+      } else if (attribute == CU_POINTER_ATTRIBUTE_MEMORY_TYPE ||
+                 attribute == CU_POINTER_ATTRIBUTE_SYNC_MEMOPS ||
+                 attribute == CU_POINTER_ATTRIBUTE_IS_MANAGED || attribute == CU_POINTER_ATTRIBUTE_MAPPED ||
+                 attribute == CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE ||
+                 attribute == CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE ||
+                 attribute == CU_POINTER_ATTRIBUTE_ACCESS_FLAGS) {
         put(data[i], static_cast<std::uint32_t>(0));
       } else {
-        return unsupportedAttribute(attributes[i]);
+        return unsupportedAttribute(attribute);
       }
       continue;
     }
-    const CUresult result = attributeOf(data[i], attributes[i], ptr, kind);
+    const CUresult result = attributeOf(data[i], attribute, ptr, kind);
     if (result == CUDA_ERROR_INVALID_VALUE) {
       // An attribute this kind of memory lacks (a host pointer of device memory): its "none" value.
-      if (attributes[i] == CU_POINTER_ATTRIBUTE_RANGE_START_ADDR ||
-          attributes[i] == CU_POINTER_ATTRIBUTE_RANGE_SIZE) {
+      if (attribute == CU_POINTER_ATTRIBUTE_RANGE_START_ADDR ||
+          attribute == CU_POINTER_ATTRIBUTE_RANGE_SIZE) {
         put(data[i], static_cast<std::uint64_t>(0));
       } else {
         put(data[i], static_cast<void*>(nullptr));
