@@ -372,7 +372,8 @@ void librariesAndKernels() {
               "cuOccupancyAvailableDynamicSMemPerBlock(4 blocks)");
   int blocks = 0;
   cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, function, 128, available);
-  check(available > 0 && more < available && blocks >= 1, "one block may take more than each of four, and fits");
+  check(available > 0 && more < available && blocks >= 1,
+        "one block may take more than each of four, and fits");
   cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, function, 128, available + 1024);
   check(blocks < 1, "a kilobyte more does not fit");
   checkResult(cuLibraryUnload(library), CUDA_SUCCESS, "cuLibraryUnload");
