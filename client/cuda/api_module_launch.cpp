@@ -429,6 +429,54 @@ CUresult cuOccupancyAvailableDynamicSMemPerBlock(size_t* dynamicSmemSize, CUfunc
   });
 }
 
+// Thread-block clusters are not launched through AgileOS yet (cuLaunchKernelEx refuses a cluster
+// dimension; issue 17). A "cluster" of one block is an ordinary launch: as many can be active as
+// blocks fit on the device (blocks per multiprocessor times multiprocessors); a larger cluster
+// cannot run, so none can be active. A library that asks (cuBLAS does, creating its handle) then
+// chooses kernels without clusters.
+std::uint64_t clusterBlocks(const CUlaunchConfig& config) {
+  for (unsigned i = 0; i < config.numAttrs; ++i) {
+    if (config.attrs[i].id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) {
+      const auto& dim = config.attrs[i].value.clusterDim;
+      return std::uint64_t{dim.x} * dim.y * dim.z;
+    }
+  }
+  return 1;
+}
+
+CUresult cuOccupancyMaxActiveClusters(int* numClusters, CUfunction func, const CUlaunchConfig* config) {
+  if (numClusters == nullptr || config == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (config->numAttrs > 0 && config->attrs == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  const std::uint64_t blockSize = std::uint64_t{config->blockDimX} * config->blockDimY * config->blockDimZ;
+  if (blockSize == 0 || blockSize > INT32_MAX) return CUDA_ERROR_INVALID_VALUE;
+  int multiprocessors = 0;
+  if (CUresult result = cuDeviceGetAttribute(&multiprocessors, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 0);
+      result != CUDA_SUCCESS) {
+    return result;
+  }
+  return onFunction(func, [&](std::uint64_t token) {
+    if (clusterBlocks(*config) != 1) {
+      *numClusters = 0;
+      return cudaSuccess;
+    }
+    int blocks = 0;
+    const cudaError_t error = maxActiveBlocksPerMultiprocessor(token, static_cast<int>(blockSize),
+                                                               config->sharedMemBytes, 0, &blocks);
+    if (error == cudaSuccess) *numClusters = blocks * multiprocessors;
+    return error;
+  });
+}
+
+// The largest cluster that can run: one block.
+CUresult cuOccupancyMaxPotentialClusterSize(int* clusterSize, CUfunction func, const CUlaunchConfig* config) {
+  if (clusterSize == nullptr || config == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (config->numAttrs > 0 && config->attrs == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  return onFunction(func, [&](std::uint64_t) {
+    *clusterSize = 1;
+    return cudaSuccess;
+  });
+}
+
 CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* numBlocks, CUfunction func, int blockSize,
                                                               size_t dynamicSMemSize, unsigned int flags) {
   if (numBlocks == nullptr) return CUDA_ERROR_INVALID_VALUE;

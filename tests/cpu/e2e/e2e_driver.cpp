@@ -376,6 +376,32 @@ void librariesAndKernels() {
         "one block may take more than each of four, and fits");
   cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, function, 128, available + 1024);
   check(blocks < 1, "a kilobyte more does not fit");
+  // Clusters are not launched yet: one block is a cluster any launch has, more is none.
+  CUlaunchConfig config{};
+  config.blockDimX = 128;
+  config.blockDimY = config.blockDimZ = 1;
+  config.gridDimX = config.gridDimY = config.gridDimZ = 1;
+  int clusters = -1, multiprocessors = 0;
+  cuDeviceGetAttribute(&multiprocessors, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 0);
+  cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, function, 128, 0);
+  checkResult(cuOccupancyMaxActiveClusters(&clusters, function, &config), CUDA_SUCCESS,
+              "cuOccupancyMaxActiveClusters without a cluster dimension");
+  check(clusters == blocks * multiprocessors && clusters > 0, "as many one-block clusters as blocks fit");
+  CUlaunchAttribute clusterDim{};
+  clusterDim.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  clusterDim.value.clusterDim.x = 2;
+  clusterDim.value.clusterDim.y = clusterDim.value.clusterDim.z = 1;
+  config.attrs = &clusterDim;
+  config.numAttrs = 1;
+  checkResult(cuOccupancyMaxActiveClusters(&clusters, function, &config), CUDA_SUCCESS,
+              "cuOccupancyMaxActiveClusters of two-block clusters");
+  check(clusters == 0, "no two-block cluster can be active");
+  int clusterSize = 0;
+  checkResult(cuOccupancyMaxPotentialClusterSize(&clusterSize, function, &config), CUDA_SUCCESS,
+              "cuOccupancyMaxPotentialClusterSize");
+  check(clusterSize == 1, "one block");
+  checkResult(cuOccupancyMaxActiveClusters(&clusters, reinterpret_cast<CUfunction>(0x77), &config),
+              CUDA_ERROR_INVALID_HANDLE, "cuOccupancyMaxActiveClusters of a forged function");
   checkResult(cuLibraryUnload(library), CUDA_SUCCESS, "cuLibraryUnload");
   checkResult(cuKernelGetFunction(&function, kernel), CUDA_ERROR_INVALID_HANDLE,
               "cuKernelGetFunction after the unload");
