@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "client/cuda/export_table_ids.h"
+
 namespace {
 
 std::string realPath(const char* path) {
@@ -87,7 +89,7 @@ TEST(DriverShimLinkedProgram, UnsupportedCallsFailClosedAndLeaveTheirOutputsAlon
 
 // The private tables a CUDA runtime in the program asks for: served with the real driver's sizes
 // (580.159, probed on the H200); any other id gets no table.
-CUuuid idOf(std::initializer_list<unsigned char> bytes) {
+CUuuid idOf(const agileos::client::cuda_shim::ExportTableId& bytes) {
   CUuuid id{};
   std::copy(bytes.begin(), bytes.end(), reinterpret_cast<unsigned char*>(id.bytes));
   return id;
@@ -100,18 +102,12 @@ const std::uintptr_t* exportTable(const CUuuid& id) {
 }
 
 TEST(DriverShimLinkedProgram, ExportTablesHaveTheDriversSizes) {
-  const CUuuid runtimeInterface =
-      idOf({0x6b, 0xd5, 0xfb, 0x6c, 0x5b, 0xf4, 0xe7, 0x4a, 0x89, 0x87, 0xd9, 0x39, 0x12, 0xfd, 0x9d, 0xf9});
-  const CUuuid callbackHooks =
-      idOf({0xa0, 0x94, 0x79, 0x8c, 0x2e, 0x74, 0x2e, 0x74, 0x93, 0xf2, 0x08, 0x00, 0x20, 0x0c, 0x0a, 0x66});
-  const CUuuid toolsTls =
-      idOf({0x42, 0xd8, 0x5a, 0x81, 0x23, 0xf6, 0xcb, 0x47, 0x82, 0x98, 0xf6, 0xe7, 0x8a, 0x3a, 0xec, 0xdc});
-  const CUuuid integrity =
-      idOf({0xd4, 0x08, 0x20, 0x55, 0xbd, 0xe6, 0x70, 0x4b, 0x8d, 0x34, 0xba, 0x12, 0x3c, 0x66, 0xe1, 0xf2});
-  const CUuuid contextChecks =
-      idOf({0x26, 0x3e, 0x88, 0x60, 0x7c, 0xd2, 0x61, 0x43, 0x92, 0xf6, 0xbb, 0xd5, 0x00, 0x6d, 0xfa, 0x7e});
-  const CUuuid contextStorage =
-      idOf({0xc6, 0x93, 0x33, 0x6e, 0x11, 0x21, 0xdf, 0x11, 0xa8, 0xc3, 0x68, 0xf3, 0x55, 0xd8, 0x95, 0x93});
+  const CUuuid runtimeInterface = idOf(agileos::client::cuda_shim::kRuntimeInterfaceId);
+  const CUuuid callbackHooks = idOf(agileos::client::cuda_shim::kToolsCallbackHooksId);
+  const CUuuid toolsTls = idOf(agileos::client::cuda_shim::kToolsTlsId);
+  const CUuuid integrity = idOf(agileos::client::cuda_shim::kRuntimeIntegrityId);
+  const CUuuid contextChecks = idOf(agileos::client::cuda_shim::kContextChecksId);
+  const CUuuid contextStorage = idOf(agileos::client::cuda_shim::kContextStorageId);
   EXPECT_EQ(exportTable(runtimeInterface)[0], 104u);
   EXPECT_EQ(exportTable(callbackHooks)[0], 56u);
   EXPECT_EQ(exportTable(toolsTls)[0], 24u);
@@ -130,8 +126,7 @@ TEST(DriverShimLinkedProgram, ExportTablesHaveTheDriversSizes) {
   const void* entry = reinterpret_cast<void*>(0x99);
   EXPECT_EQ(cuGetExportTable(&entry, nullptr), CUDA_ERROR_INVALID_VALUE);
   EXPECT_EQ(entry, reinterpret_cast<void*>(0x99));
-  const CUuuid unknown =
-      idOf({0xf8, 0xcf, 0xf9, 0x51, 0x21, 0x46, 0x8b, 0x4e, 0xb9, 0xe2, 0xfb, 0x46, 0x9e, 0x7c, 0x0d, 0xd9});
+  const CUuuid unknown = idOf(agileos::client::cuda_shim::kUnservedF8cff951Id);
   EXPECT_EQ(cuGetExportTable(&entry, &unknown), CUDA_ERROR_INVALID_VALUE);
   EXPECT_EQ(entry, nullptr) << "no table for an id the shim does not serve";
 
@@ -146,8 +141,7 @@ TEST(DriverShimLinkedProgram, ExportTablesHaveTheDriversSizes) {
 void countDestruction(CUcontext, void*, void*) {}
 
 TEST(DriverShimLinkedProgram, ContextLocalStorageKeepsValuesPerKey) {
-  const CUuuid id =
-      idOf({0xc6, 0x93, 0x33, 0x6e, 0x11, 0x21, 0xdf, 0x11, 0xa8, 0xc3, 0x68, 0xf3, 0x55, 0xd8, 0x95, 0x93});
+  const CUuuid id = idOf(agileos::client::cuda_shim::kContextStorageId);
   const std::uintptr_t* table = exportTable(id);
   using Put = CUresult (*)(CUcontext, void*, void*, void (*)(CUcontext, void*, void*));
   using Remove = CUresult (*)(CUcontext, void*);
