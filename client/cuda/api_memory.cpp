@@ -85,14 +85,15 @@ CUresult fill2D(CUdeviceptr dst, size_t pitch, std::uint32_t value, unsigned ele
 // exceed either pitch (a single row may have any pitch).
 CUresult copy2D(const CUDA_MEMCPY2D* copy, CUstream stream, DefaultStream spelling, Ordering ordering) {
   if (copy == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  if (copy->srcMemoryType == CU_MEMORYTYPE_ARRAY || copy->dstMemoryType == CU_MEMORYTYPE_ARRAY)
+  if (memoryTypeOf(copy->srcMemoryType) == CU_MEMORYTYPE_ARRAY ||
+      memoryTypeOf(copy->dstMemoryType) == CU_MEMORYTYPE_ARRAY)
     return CUDA_ERROR_NOT_SUPPORTED;
   std::uintptr_t src = 0, dst = 0;
   bool srcOnDevice = false, dstOnDevice = false, unified = false;
-  if (!rectangleSide(copy->srcMemoryType, copy->srcHost, copy->srcDevice, copy->srcXInBytes, copy->srcY,
-                     copy->srcPitch, &src, &srcOnDevice, &unified) ||
-      !rectangleSide(copy->dstMemoryType, copy->dstHost, copy->dstDevice, copy->dstXInBytes, copy->dstY,
-                     copy->dstPitch, &dst, &dstOnDevice, &unified)) {
+  if (!rectangleSide(memoryTypeOf(copy->srcMemoryType), copy->srcHost, copy->srcDevice, copy->srcXInBytes,
+                     copy->srcY, copy->srcPitch, &src, &srcOnDevice, &unified) ||
+      !rectangleSide(memoryTypeOf(copy->dstMemoryType), copy->dstHost, copy->dstDevice, copy->dstXInBytes,
+                     copy->dstY, copy->dstPitch, &dst, &dstOnDevice, &unified)) {
     return CUDA_ERROR_INVALID_VALUE;
   }
   const size_t width = copy->WidthInBytes;

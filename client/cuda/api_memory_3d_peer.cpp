@@ -29,8 +29,8 @@ struct Side {
   bool onDevice = false;
 };
 
-bool side3D(CUmemorytype type, const void* host, CUdeviceptr device, std::size_t x, std::size_t y,
-            std::size_t z, std::size_t pitch, std::size_t height, Side* side, bool* unified) {
+bool side3D(int type, const void* host, CUdeviceptr device, std::size_t x, std::size_t y, std::size_t z,
+            std::size_t pitch, std::size_t height, Side* side, bool* unified) {
   if (!rectangleSide(type, host, device, x, y, pitch, &side->address, &side->onDevice, unified)) return false;
   side->pitch = pitch;
   std::uintptr_t skip = 0;
@@ -41,16 +41,17 @@ bool side3D(CUmemorytype type, const void* host, CUdeviceptr device, std::size_t
 
 CUresult copy3D(const CUDA_MEMCPY3D* copy, CUstream stream, DefaultStream spelling, Ordering ordering) {
   if (copy == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  if (copy->srcMemoryType == CU_MEMORYTYPE_ARRAY || copy->dstMemoryType == CU_MEMORYTYPE_ARRAY)
+  if (memoryTypeOf(copy->srcMemoryType) == CU_MEMORYTYPE_ARRAY ||
+      memoryTypeOf(copy->dstMemoryType) == CU_MEMORYTYPE_ARRAY)
     return CUDA_ERROR_NOT_SUPPORTED;
   if (copy->srcLOD != 0 || copy->dstLOD != 0 || copy->reserved0 != nullptr || copy->reserved1 != nullptr)
     return CUDA_ERROR_INVALID_VALUE;  // levels of detail name mipmapped arrays; reserved must be 0
   Side src, dst;
   bool unified = false;
-  if (!side3D(copy->srcMemoryType, copy->srcHost, copy->srcDevice, copy->srcXInBytes, copy->srcY, copy->srcZ,
-              copy->srcPitch, copy->srcHeight, &src, &unified) ||
-      !side3D(copy->dstMemoryType, copy->dstHost, copy->dstDevice, copy->dstXInBytes, copy->dstY, copy->dstZ,
-              copy->dstPitch, copy->dstHeight, &dst, &unified)) {
+  if (!side3D(memoryTypeOf(copy->srcMemoryType), copy->srcHost, copy->srcDevice, copy->srcXInBytes,
+              copy->srcY, copy->srcZ, copy->srcPitch, copy->srcHeight, &src, &unified) ||
+      !side3D(memoryTypeOf(copy->dstMemoryType), copy->dstHost, copy->dstDevice, copy->dstXInBytes,
+              copy->dstY, copy->dstZ, copy->dstPitch, copy->dstHeight, &dst, &unified)) {
     return CUDA_ERROR_INVALID_VALUE;
   }
   const std::size_t width = copy->WidthInBytes;

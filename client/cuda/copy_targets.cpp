@@ -11,7 +11,7 @@ CUresult copyTarget(CUstream stream, DefaultStream spelling, Ordering ordering, 
   return toDriverResult(resolveStream(reinterpret_cast<cudaStream_t>(stream), spelling, &target->stream));
 }
 
-bool rectangleSide(CUmemorytype type, const void* host, CUdeviceptr device, std::size_t x, std::size_t y,
+bool rectangleSide(int type, const void* host, CUdeviceptr device, std::size_t x, std::size_t y,
                    std::size_t pitch, std::uintptr_t* address, bool* onDevice, bool* unified) {
   switch (type) {
     case CU_MEMORYTYPE_HOST:

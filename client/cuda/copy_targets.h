@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "client/session/copy_engine.h"
 #include "client/session/streams.h"
@@ -21,8 +22,17 @@ CUresult copyTarget(CUstream stream, DefaultStream spelling, Ordering ordering, 
 // The address a rectangle side names (its base, `y` rows of `pitch` bytes and `x` bytes on),
 // and the kind of memory it is. False for an array (not offered until issue 17), an unknown
 // memory type, or an offset that overflows; the worker checks the device range itself.
-bool rectangleSide(CUmemorytype type, const void* host, CUdeviceptr device, std::size_t x, std::size_t y,
+bool rectangleSide(int type, const void* host, CUdeviceptr device, std::size_t x, std::size_t y,
                    std::size_t pitch, std::uintptr_t* address, bool* onDevice, bool* unified);
+
+// A CUmemorytype field of the program's struct, read as an integer: the program may have put any
+// bit pattern there, which an enum object cannot hold.
+inline int memoryTypeOf(const CUmemorytype& field) {
+  int type = 0;
+  static_assert(sizeof type == sizeof field);
+  std::memcpy(&type, &field, sizeof type);
+  return type;
+}
 
 // The copy kind of a rectangle copy from the kinds of its two sides.
 cudaMemcpyKind rectangleCopyKind(bool srcOnDevice, bool dstOnDevice, bool unified);

@@ -473,6 +473,16 @@ void pointersCopiesAndQueries() {
   up.WidthInBytes = 65;
   checkResult(cuMemcpy3D(&up), CUDA_ERROR_INVALID_VALUE, "cuMemcpy3D with rows wider than the pitch");
   up.WidthInBytes = 64;
+  const int bogusType = 99;  // no CUmemorytype: the program may put any bits there
+  std::memcpy(&up.dstMemoryType, &bogusType, sizeof bogusType);
+  checkResult(cuMemcpy3D(&up), CUDA_ERROR_INVALID_VALUE, "cuMemcpy3D with a memory type that is none");
+  CUDA_MEMCPY2D flat{};
+  std::memcpy(&flat.srcMemoryType, &bogusType, sizeof bogusType);
+  flat.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+  flat.dstDevice = buffer;
+  flat.WidthInBytes = flat.srcPitch = flat.dstPitch = 16;
+  flat.Height = 1;
+  checkResult(cuMemcpy2D(&flat), CUDA_ERROR_INVALID_VALUE, "cuMemcpy2D with a memory type that is none");
   up.dstMemoryType = CU_MEMORYTYPE_ARRAY;
   checkResult(cuMemcpy3D(&up), CUDA_ERROR_NOT_SUPPORTED, "cuMemcpy3D to an array fails closed");
 
