@@ -8,6 +8,8 @@
 // cudaErrorNotSupported.
 #include <cuda_runtime_api.h>
 
+#include <cstring>
+
 #include "client/cudart/unsupported_calls.h"
 #include "client/session/copy_engine.h"
 #include "client/session/error_state.h"
@@ -35,9 +37,15 @@ cudaError_t memcpy3DCommon(const cudaMemcpy3DParms* p, cudaStream_t stream, Defa
   if (p->srcArray != nullptr || p->dstArray != nullptr) {
     return reportUnsupported("cudaMemcpy3D with a cudaArray");
   }
-  if (p->kind < cudaMemcpyHostToHost || p->kind > cudaMemcpyDefault) {
+  // The program may have put any bits in `kind`: read it as an integer (loading an enum object
+  // that holds no enumerator is undefined behaviour).
+  int kindValue = 0;
+  static_assert(sizeof kindValue == sizeof p->kind);
+  std::memcpy(&kindValue, &p->kind, sizeof kindValue);
+  if (kindValue < cudaMemcpyHostToHost || kindValue > cudaMemcpyDefault) {
     return recordError(cudaErrorInvalidMemcpyDirection);
   }
+  const auto kind = static_cast<cudaMemcpyKind>(kindValue);
   const cudaExtent& extent = p->extent;  // width in bytes: both ends are linear memory
   // Each row, from its x position on, must fit in its pitch (as a 2D copy's width must).
   if (p->srcPos.x > p->srcPtr.pitch || extent.width > p->srcPtr.pitch - p->srcPos.x ||
@@ -55,13 +63,13 @@ cudaError_t memcpy3DCommon(const cudaMemcpy3DParms* p, cudaStream_t stream, Defa
   if (p->dstPtr.ysize == extent.height && p->srcPtr.ysize == extent.height &&
       extent.depth <= UINT64_MAX / extent.height) {
     return recordError(copyRows(dst, p->dstPtr.pitch, src, p->srcPtr.pitch, extent.width,
-                                extent.height * extent.depth, p->kind, target));
+                                extent.height * extent.depth, kind, target));
   }
   const std::uint64_t dstSlice = p->dstPtr.pitch * p->dstPtr.ysize;
   const std::uint64_t srcSlice = p->srcPtr.pitch * p->srcPtr.ysize;
   for (std::uint64_t z = 0; z < extent.depth; ++z) {
     cudaError_t error = copyRows(dst + z * dstSlice, p->dstPtr.pitch, src + z * srcSlice, p->srcPtr.pitch,
-                                 extent.width, extent.height, p->kind, target);
+                                 extent.width, extent.height, kind, target);
     if (error != cudaSuccess) return recordError(error);
   }
   return cudaSuccess;

@@ -230,6 +230,11 @@ void check3D() {
   withArray.dstPtr = cudaPitchedPtr{};
   checkError(cudaMemcpy3D(&withArray), cudaErrorNotSupported, "cudaMemcpy3D with a cudaArray");
   checkError(cudaMemcpy3D(nullptr), cudaErrorInvalidValue, "cudaMemcpy3D(null)");
+  cudaMemcpy3DParms badKind = up;
+  const int noKind = 77;  // no cudaMemcpyKind: the program may put any bits there
+  std::memcpy(&badKind.kind, &noKind, sizeof noKind);
+  checkError(cudaMemcpy3D(&badKind), cudaErrorInvalidMemcpyDirection,
+             "cudaMemcpy3D with a kind that is none");
   cudaMemcpy3DParms outside = down;
   outside.srcPtr.ptr = reinterpret_cast<void*>(0xF0000000000ull);
   checkError(cudaMemcpy3D(&outside), cudaErrorInvalidValue, "cudaMemcpy3D from the I/O aperture refused");
