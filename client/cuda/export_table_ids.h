@@ -28,4 +28,11 @@ inline constexpr ExportTableId kContextChecksId = {0x26, 0x3e, 0x88, 0x60, 0x7c,
 inline constexpr ExportTableId kUnservedF8cff951Id = {0xf8, 0xcf, 0xf9, 0x51, 0x21, 0x46, 0x8b, 0x4e,
                                                       0xb9, 0xe2, 0xfb, 0x46, 0x9e, 0x7c, 0x0d, 0xd9};
 
+// Asked for by cuBLASLt before its first GEMM (NVIDIA's name, from its tools headers:
+// CU_ETID_ToolsContext); not served yet. cuBLASLt calls its entry 4 repeatedly, and on the fake
+// GPU a GEMM then fails with CUBLAS_STATUS_NOT_SUPPORTED. Its size in the real driver 580 is
+// what client/cuda/tools/probe_export_tables.cpp prints.
+inline constexpr ExportTableId kToolsContextId = {0x21, 0x31, 0x8c, 0x60, 0x97, 0x14, 0x32, 0x48,
+                                                  0x8c, 0xa6, 0x41, 0xff, 0x73, 0x24, 0xc8, 0xf2};
+
 }  // namespace agileos::client::cuda_shim
