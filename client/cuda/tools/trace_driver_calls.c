@@ -8,6 +8,10 @@
  *   AGILEOS_TRACE_DRIVER=/path/to/libagileos_cuda.so LD_LIBRARY_PATH=/tmp/trace:<shim dir> program
  *   AGILEOS_TRACE_QUIET=cuDeviceGetAttribute,cuLibraryLoadData  (names not to print)
  *
+ * Caveat: the trampolines are not in libcuda's own code, and cuBLASLt notices: under the tracer
+ * cublasCreate fails (CUBLAS_STATUS_INTERNAL_ERROR) where without it it succeeds. Trust the trace
+ * up to the first difference from an untraced run.
+ *
  * Each function the shim hands out is replaced by a trampoline that saves the argument registers,
  * prints, restores them and jumps to the shim's function, so the stack (and any arguments on it)
  * is the caller's, untouched. Floating-point argument registers are not saved: no driver function
