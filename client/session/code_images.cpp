@@ -7,22 +7,12 @@
 
 #include "agileos/v1/client_api.pb.h"
 #include "client/common/connection.h"
+#include "client/session/fatbin_layout.h"
 #include "client/session/own_memory.h"
 #include "client/session/worker_calls.h"
 
 namespace agileos::client {
 namespace {
-
-constexpr std::uint32_t kFatbinMagic = 0xBA55ED50;
-constexpr std::uint32_t kFatbinWrapperMagic = 0x466243B1;
-
-// nvcc's __fatBinC_Wrapper_t, which a CUDA runtime in the program may pass for a fatbin.
-struct FatbinWrapper {
-  std::uint32_t magic;
-  std::uint32_t version;
-  const void* data;
-  const void* prelinked;
-};
 
 // Reads a T at `base + offset` without faulting; false if it is not readable (a header that
 // points past the image's memory).
@@ -56,7 +46,7 @@ std::uint64_t imageSize(const void* code) {
   const auto* bytes = static_cast<const unsigned char*>(code);
   std::uint32_t magic = 0;
   if (!readAt(bytes, 0, &magic)) return textSize(bytes);
-  if (magic == kFatbinMagic) {
+  if (magic == kFatbinContainerMagic) {
     std::uint16_t headerSize = 0;
     std::uint64_t entriesSize = 0;
     if (!readAt(bytes, 6, &headerSize) || !readAt(bytes, 8, &entriesSize) || entriesSize > kMaxCodeImageBytes)

@@ -5,25 +5,16 @@
 
 #include <cstring>
 
-#include "client/common/connection.h"
 #include "client/common/log.h"
+#include "client/session/code_images.h"
+#include "client/session/fatbin_layout.h"
 #include "client/session/own_memory.h"
 #include "client/session/worker_calls.h"
 
 namespace agileos::client {
 namespace {
 
-constexpr std::uint32_t kWrapperMagic = 0x466243B1u;
-constexpr std::uint32_t kContainerMagic = 0xBA55ED50u;
 constexpr std::uint64_t kMaxFatbinBytes = 1ull << 30;
-
-// Layout nvcc emits for __fatBinC_Wrapper_t.
-struct FatbinWrapper {
-  std::int32_t magic;
-  std::int32_t version;
-  const void* data;
-  void* filenameOrFatbins;
-};
 
 // Copies the fatbin containers a wrapper points to: one container, or several
 // back to back when the first container's size covers them. The worker checks
@@ -34,7 +25,7 @@ bool copyFatbin(const void* wrapperAddress, std::string* image, std::string* pro
     *problem = "unreadable fatbin wrapper";
     return false;
   }
-  if (static_cast<std::uint32_t>(wrapper.magic) != kWrapperMagic) {
+  if (wrapper.magic != kFatbinWrapperMagic) {
     *problem = "bad fatbin wrapper magic";
     return false;
   }
@@ -45,7 +36,7 @@ bool copyFatbin(const void* wrapperAddress, std::string* image, std::string* pro
     std::uint64_t payloadSize;
   } header{};
   static_assert(sizeof header == 16);
-  if (!readOwnMemory(wrapper.data, &header, sizeof header) || header.magic != kContainerMagic) {
+  if (!readOwnMemory(wrapper.data, &header, sizeof header) || header.magic != kFatbinContainerMagic) {
     *problem = "fatbin container missing or bad magic";
     return false;
   }
@@ -136,13 +127,8 @@ void ModuleRegistry::unregister(void** handle) {
     std::erase_if(variables_, [&](const auto& entry) { return entry.second.fatbin == fatbin.get(); });
     for (const auto& [name, variable] : fatbin->variables) variableRanges_.erase(variable.dptr);
   }
-  // At process exit the session ends with the process; the worker releases the module then.
-  if (fatbin->moduleToken != 0 && !Connection::exiting()) {
-    v1::CallRequest request;
-    request.mutable_module_unload()->set_module(fatbin->moduleToken);
-    v1::CallReply reply;
-    invoke(request, &reply);
-  }
+  // At process exit nothing is sent: the worker releases the module when the session ends.
+  if (fatbin->moduleToken != 0) unloadCodeImage(fatbin->moduleToken);
 }
 
 cudaError_t ModuleRegistry::ensureLoaded(Fatbin& fatbin) {
