@@ -117,6 +117,31 @@ CUresult launch(CUfunction f, LaunchShape shape, void** kernelParams, void** ext
   return toDriverResult(launchKernel(*layout, shape, kernelParams));
 }
 
+// A launch attribute's id, read as an integer: the program may have put any bits there, which an
+// enum object cannot hold.
+int launchAttributeId(const CUlaunchAttribute& attribute) {
+  int id = 0;
+  static_assert(sizeof id == sizeof attribute.id);
+  std::memcpy(&id, &attribute.id, sizeof id);
+  return id;
+}
+
+// A CUlaunchConfig's attribute list is there whenever it says it has attributes.
+bool attributesReadable(const CUlaunchConfig& config) {
+  return config.numAttrs == 0 || config.attrs != nullptr;
+}
+
+// The number of blocks in a cluster the config asks for (1 when it names no cluster).
+std::uint64_t clusterBlocks(const CUlaunchConfig& config) {
+  for (unsigned i = 0; i < config.numAttrs; ++i) {
+    if (launchAttributeId(config.attrs[i]) == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) {
+      const auto& dim = config.attrs[i].value.clusterDim;
+      return std::uint64_t{dim.x} * dim.y * dim.z;
+    }
+  }
+  return 1;
+}
+
 LaunchShape shapeOf(unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                     unsigned shared, CUstream stream, DefaultStream spelling, bool cooperative) {
   return LaunchShape{dim3(gx, gy, gz), dim3(bx, by, bz), shared, reinterpret_cast<cudaStream_t>(stream),
@@ -125,12 +150,11 @@ LaunchShape shapeOf(unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned
 
 CUresult launchEx(const CUlaunchConfig* config, CUfunction f, void** kernelParams, void** extra,
                   DefaultStream spelling) {
-  if (config == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  if (config->numAttrs > 0 && config->attrs == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (config == nullptr || !attributesReadable(*config)) return CUDA_ERROR_INVALID_VALUE;
   bool cooperative = false;
   for (unsigned i = 0; i < config->numAttrs; ++i) {
     const CUlaunchAttribute& attribute = config->attrs[i];
-    if (attribute.id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE) {
+    if (launchAttributeId(attribute) == CU_LAUNCH_ATTRIBUTE_COOPERATIVE) {
       cooperative = attribute.value.cooperative != 0;
     } else {
       return CUDA_ERROR_NOT_SUPPORTED;  // clusters and the rest: not forwarded yet (issue 17)
@@ -417,7 +441,10 @@ CUresult cuOccupancyAvailableDynamicSMemPerBlock(size_t* dynamicSmemSize, CUfunc
     }
     while (low < high) {
       const std::uint64_t middle = low + (high - low + 1) / 2;
-      fits(middle, &ok);  // a size the worker refuses does not fit
+      // A size the driver calls invalid does not fit; any other failure (the connection, a
+      // sticky fault) is the answer, never a smaller size.
+      if (cudaError_t error = fits(middle, &ok); error != cudaSuccess && error != cudaErrorInvalidValue)
+        return error;
       if (ok) {
         low = middle;
       } else {
@@ -434,19 +461,9 @@ CUresult cuOccupancyAvailableDynamicSMemPerBlock(size_t* dynamicSmemSize, CUfunc
 // blocks fit on the device (blocks per multiprocessor times multiprocessors); a larger cluster
 // cannot run, so none can be active. A library that asks (cuBLAS does, creating its handle) then
 // chooses kernels without clusters.
-std::uint64_t clusterBlocks(const CUlaunchConfig& config) {
-  for (unsigned i = 0; i < config.numAttrs; ++i) {
-    if (config.attrs[i].id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) {
-      const auto& dim = config.attrs[i].value.clusterDim;
-      return std::uint64_t{dim.x} * dim.y * dim.z;
-    }
-  }
-  return 1;
-}
-
 CUresult cuOccupancyMaxActiveClusters(int* numClusters, CUfunction func, const CUlaunchConfig* config) {
-  if (numClusters == nullptr || config == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  if (config->numAttrs > 0 && config->attrs == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (numClusters == nullptr || config == nullptr || !attributesReadable(*config))
+    return CUDA_ERROR_INVALID_VALUE;
   const std::uint64_t blockSize = std::uint64_t{config->blockDimX} * config->blockDimY * config->blockDimZ;
   if (blockSize == 0 || blockSize > INT32_MAX) return CUDA_ERROR_INVALID_VALUE;
   int multiprocessors = 0;
@@ -469,8 +486,8 @@ CUresult cuOccupancyMaxActiveClusters(int* numClusters, CUfunction func, const C
 
 // The largest cluster that can run: one block.
 CUresult cuOccupancyMaxPotentialClusterSize(int* clusterSize, CUfunction func, const CUlaunchConfig* config) {
-  if (clusterSize == nullptr || config == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  if (config->numAttrs > 0 && config->attrs == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (clusterSize == nullptr || config == nullptr || !attributesReadable(*config))
+    return CUDA_ERROR_INVALID_VALUE;
   return onFunction(func, [&](std::uint64_t) {
     *clusterSize = 1;
     return cudaSuccess;

@@ -402,6 +402,13 @@ void librariesAndKernels() {
   check(clusterSize == 1, "one block");
   checkResult(cuOccupancyMaxActiveClusters(&clusters, reinterpret_cast<CUfunction>(0x77), &config),
               CUDA_ERROR_INVALID_HANDLE, "cuOccupancyMaxActiveClusters of a forged function");
+  const int noAttribute = 9999;  // no CUlaunchAttributeID: the program may put any bits there
+  std::memcpy(&clusterDim.id, &noAttribute, sizeof noAttribute);
+  checkResult(cuOccupancyMaxActiveClusters(&clusters, function, &config), CUDA_SUCCESS,
+              "cuOccupancyMaxActiveClusters with an attribute that is none");
+  check(clusters == blocks * multiprocessors, "an attribute that is none names no cluster");
+  checkResult(cuLaunchKernelEx(&config, function, nullptr, nullptr), CUDA_ERROR_NOT_SUPPORTED,
+              "cuLaunchKernelEx with an attribute that is none fails closed");
   checkResult(cuLibraryUnload(library), CUDA_SUCCESS, "cuLibraryUnload");
   checkResult(cuKernelGetFunction(&function, kernel), CUDA_ERROR_INVALID_HANDLE,
               "cuKernelGetFunction after the unload");
