@@ -23,7 +23,8 @@
 #              own libcuda.so.1; the client must never see a real CUDA library)
 #   programs/  the CUDA test programs and adversary_api
 #   tools/     agileos_probe_export_tables, run natively (the real driver's private tables), and
-#              libagileos_trace_driver_calls.so (client/cuda/tools/trace_driver_calls.c), for debugging
+#              libagileos_trace_driver_calls.so and libagileos_trace_private_tables.so
+#              (client/cuda/tools/trace_*.c), for debugging
 #   programs-static.tar.gz  the same programs built with the CUDA runtime linked in (nvcc's
 #              default), <name>_static, stripped and packed (run_suite.sh unpacks them)
 #   guard/     guard_escape, the kernel memory guard's escape suite (tests/gpu/guard/; not in
@@ -186,7 +187,8 @@ main() {
   copy_required "$bundle/shim" "${LIBRARY_SHIMS[@]/#/$build/lib/}"
   copy_required "$bundle/bench" "$build/tests/bench/agileos_bench" "$build/tests/bench/agileos_cufft_bench" \
     "$build/tests/bench/agileos_guard_bench" "$build/tests/bench/guard_kernels.ptx"
-  copy_required "$bundle/tools" "$build/bin/agileos_probe_export_tables" "$build/lib/libagileos_trace_driver_calls.so"
+  copy_required "$bundle/tools" "$build/bin/agileos_probe_export_tables" "$build/lib/libagileos_trace_driver_calls.so" \
+    "$build/lib/libagileos_trace_private_tables.so"
   copy_required "$bundle/guard" "$build/tests/gpu/guard/guard_escape" "$build/tests/gpu/guard/nvrtc_cubin_guard"
   copy_required "$bundle/tenants" "$build/tests/gpu/tenants/tenant_memory" "$build/tests/gpu/tenants/tenant_limits" \
     "$build/tests/gpu/tenants/tenant_smoke" \
