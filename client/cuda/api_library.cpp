@@ -21,6 +21,7 @@
 #include <shared_mutex>
 #include <string>
 
+#include "client/common/log.h"
 #include "client/cuda/driver_call.h"
 #include "client/cuda/module_handles.h"
 #include "client/session/code_images.h"
@@ -115,6 +116,13 @@ CUresult moduleOf(CUlibrary library, CUmodule* module) {
       record->loadResult = cuModuleLoadData(
           &record->module, record->preserved != nullptr ? record->preserved : record->copy.data());
       record->copy = std::string();  // the worker has it now (or refused it for good)
+    }
+    if (record->loadResult != CUDA_SUCCESS) {
+      const char* name = nullptr;
+      cuGetErrorName(record->loadResult, &name);
+      AGILEOS_LOG_WARN("a library's image did not load (%s, %s); every use of the library fails",
+                       name != nullptr ? name : "unknown error",
+                       record->preserved != nullptr ? "kept by the program" : "copied at load");
     }
   }
   *module = record->module;
