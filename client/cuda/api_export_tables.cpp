@@ -13,6 +13,7 @@
 //   context-local storage  the runtime's per-context state (client/cuda/context_storage.h)
 //   runtime integrity      a digest the runtime recomputes (client/cuda/runtime_integrity.h)
 //   context type checks    every context is a plain one (not a green context)
+//   tools context          what cuBLASLt asks of a context (client/cuda/tools_context_table.cpp)
 //
 // Everything a table entry does is done by this shim's public functions on the process's one
 // session, so a runtime in the program gets exactly the checks a driver-API program gets: code it
@@ -41,8 +42,10 @@
 #include "client/cuda/context_storage.h"
 #include "client/cuda/contexts.h"
 #include "client/cuda/driver_call.h"
+#include "client/cuda/export_table_entry.h"
 #include "client/cuda/export_table_ids.h"
 #include "client/cuda/runtime_integrity.h"
+#include "client/cuda/tools_context_table.h"
 #include "cuda_api.gen.h"  // checks every definition against cuda.h's declaration
 
 using namespace agileos::client::cuda_shim;
@@ -60,27 +63,6 @@ std::string hex(const Id& id) {
   }
   return text;
 }
-
-// An entry whose meaning is not known: it fails closed, and says so once. Returning a CUresult
-// from a function the caller may declare with other parameters is safe in the SysV ABI (the
-// caller owns its arguments).
-template <unsigned kTable, unsigned kEntry>
-CUresult unknownEntry() {
-  static std::atomic<bool> reported{false};
-  if (!reported.exchange(true)) {
-    AGILEOS_LOG_WARN(
-        "a CUDA runtime in the program called entry %u of private driver table %u, which AgileOS "
-        "does not serve; returning CUDA_ERROR_NOT_SUPPORTED",
-        kEntry, kTable);
-  }
-  return CUDA_ERROR_NOT_SUPPORTED;
-}
-
-template <typename Function>
-void* entry(Function* function) {
-  return reinterpret_cast<void*>(function);
-}
-void* size(std::size_t entries) { return reinterpret_cast<void*>(entries * sizeof(void*)); }
 
 // --- runtime interface ---
 
@@ -254,6 +236,7 @@ const Table kTables[] = {
     {&kContextStorageId, gContextStorage},
     {&kRuntimeIntegrityId, gRuntimeIntegrity},
     {&kContextChecksId, gContextChecks},
+    {&kToolsContextId, toolsContextTable()},
 };
 
 void reportUnknownTable(const Id& id) {

@@ -19,6 +19,7 @@
 #include <utility>
 
 #include "client/cuda/driver_call.h"
+#include "client/cuda/launch_attributes.h"
 #include "client/cuda/module_handles.h"
 #include "client/session/code_images.h"
 #include "client/session/function_calls.h"
@@ -117,31 +118,6 @@ CUresult launch(CUfunction f, LaunchShape shape, void** kernelParams, void** ext
   return toDriverResult(launchKernel(*layout, shape, kernelParams));
 }
 
-// A launch attribute's id, read as an integer: the program may have put any bits there, which an
-// enum object cannot hold.
-int launchAttributeId(const CUlaunchAttribute& attribute) {
-  int id = 0;
-  static_assert(sizeof id == sizeof attribute.id);
-  std::memcpy(&id, &attribute.id, sizeof id);
-  return id;
-}
-
-// A CUlaunchConfig's attribute list is there whenever it says it has attributes.
-bool attributesReadable(const CUlaunchConfig& config) {
-  return config.numAttrs == 0 || config.attrs != nullptr;
-}
-
-// The number of blocks in a cluster the config asks for (1 when it names no cluster).
-std::uint64_t clusterBlocks(const CUlaunchConfig& config) {
-  for (unsigned i = 0; i < config.numAttrs; ++i) {
-    if (launchAttributeId(config.attrs[i]) == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) {
-      const auto& dim = config.attrs[i].value.clusterDim;
-      return std::uint64_t{dim.x} * dim.y * dim.z;
-    }
-  }
-  return 1;
-}
-
 LaunchShape shapeOf(unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                     unsigned shared, CUstream stream, DefaultStream spelling, bool cooperative) {
   return LaunchShape{dim3(gx, gy, gz), dim3(bx, by, bz), shared, reinterpret_cast<cudaStream_t>(stream),
@@ -150,21 +126,14 @@ LaunchShape shapeOf(unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned
 
 CUresult launchEx(const CUlaunchConfig* config, CUfunction f, void** kernelParams, void** extra,
                   DefaultStream spelling) {
-  if (config == nullptr || !attributesReadable(*config)) return CUDA_ERROR_INVALID_VALUE;
-  bool cooperative = false;
-  for (unsigned i = 0; i < config->numAttrs; ++i) {
-    const CUlaunchAttribute& attribute = config->attrs[i];
-    if (launchAttributeId(attribute) == CU_LAUNCH_ATTRIBUTE_COOPERATIVE) {
-      cooperative = attribute.value.cooperative != 0;
-    } else {
-      return CUDA_ERROR_NOT_SUPPORTED;  // clusters and the rest: not forwarded yet (issue 17)
-    }
-  }
-  return launch(
-      f,
+  if (config == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  LaunchAttributes attributes;
+  if (CUresult result = readLaunchAttributes(*config, &attributes); result != CUDA_SUCCESS) return result;
+  LaunchShape shape =
       shapeOf(config->gridDimX, config->gridDimY, config->gridDimZ, config->blockDimX, config->blockDimY,
-              config->blockDimZ, config->sharedMemBytes, config->hStream, spelling, cooperative),
-      kernelParams, extra);
+              config->blockDimZ, config->sharedMemBytes, config->hStream, spelling, attributes.cooperative);
+  shape.attributes = attributes.view();
+  return launch(f, shape, kernelParams, extra);
 }
 
 // Runs a function query or setting of the session on a CUfunction's worker token.
@@ -174,6 +143,19 @@ CUresult onFunction(CUfunction f, Call call) {
   std::shared_ptr<const KernelLayout> layout;
   if (CUresult result = functionLayout(f, &layout); result != CUDA_SUCCESS) return result;
   return toDriverResult(call(layout->token));
+}
+
+// Clusters: the worker asks the driver, for the launch the config describes.
+CUresult occupancyOfClusters(int* value, CUfunction func, const CUlaunchConfig* config, bool potentialSize) {
+  if (value == nullptr || config == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  LaunchAttributes attributes;
+  if (CUresult result = readLaunchAttributes(*config, &attributes); result != CUDA_SUCCESS) return result;
+  LaunchShape shape = shapeOf(config->gridDimX, config->gridDimY, config->gridDimZ, config->blockDimX,
+                              config->blockDimY, config->blockDimZ, config->sharedMemBytes, nullptr,
+                              DefaultStream::kLegacy, attributes.cooperative);
+  shape.attributes = attributes.view();
+  return onFunction(
+      func, [&](std::uint64_t token) { return clusterOccupancy(token, shape, potentialSize, value); });
 }
 
 }  // namespace
@@ -456,42 +438,12 @@ CUresult cuOccupancyAvailableDynamicSMemPerBlock(size_t* dynamicSmemSize, CUfunc
   });
 }
 
-// Thread-block clusters are not launched through AgileOS yet (cuLaunchKernelEx refuses a cluster
-// dimension; issue 17). A "cluster" of one block is an ordinary launch: as many can be active as
-// blocks fit on the device (blocks per multiprocessor times multiprocessors); a larger cluster
-// cannot run, so none can be active. A library that asks (cuBLAS does, creating its handle) then
-// chooses kernels without clusters.
 CUresult cuOccupancyMaxActiveClusters(int* numClusters, CUfunction func, const CUlaunchConfig* config) {
-  if (numClusters == nullptr || config == nullptr || !attributesReadable(*config))
-    return CUDA_ERROR_INVALID_VALUE;
-  const std::uint64_t blockSize = std::uint64_t{config->blockDimX} * config->blockDimY * config->blockDimZ;
-  if (blockSize == 0 || blockSize > INT32_MAX) return CUDA_ERROR_INVALID_VALUE;
-  int multiprocessors = 0;
-  if (CUresult result = cuDeviceGetAttribute(&multiprocessors, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 0);
-      result != CUDA_SUCCESS) {
-    return result;
-  }
-  return onFunction(func, [&](std::uint64_t token) {
-    if (clusterBlocks(*config) != 1) {
-      *numClusters = 0;
-      return cudaSuccess;
-    }
-    int blocks = 0;
-    const cudaError_t error = maxActiveBlocksPerMultiprocessor(token, static_cast<int>(blockSize),
-                                                               config->sharedMemBytes, 0, &blocks);
-    if (error == cudaSuccess) *numClusters = blocks * multiprocessors;
-    return error;
-  });
+  return occupancyOfClusters(numClusters, func, config, false);
 }
 
-// The largest cluster that can run: one block.
 CUresult cuOccupancyMaxPotentialClusterSize(int* clusterSize, CUfunction func, const CUlaunchConfig* config) {
-  if (clusterSize == nullptr || config == nullptr || !attributesReadable(*config))
-    return CUDA_ERROR_INVALID_VALUE;
-  return onFunction(func, [&](std::uint64_t) {
-    *clusterSize = 1;
-    return cudaSuccess;
-  });
+  return occupancyOfClusters(clusterSize, func, config, true);
 }
 
 CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* numBlocks, CUfunction func, int blockSize,

@@ -139,13 +139,13 @@ CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode* mode) {
   return CUDA_SUCCESS;
 }
 
-// A context's id: unique for the life of the process (a context record is never reused).
+// A context's id: unique for the life of the process (contexts.h's contextNumber).
 CUresult cuCtxGetId(CUcontext ctx, unsigned long long* ctxId) {
   if (ctxId == nullptr) return CUDA_ERROR_INVALID_VALUE;
   if (CUresult result = requireInitialized(); result != CUDA_SUCCESS) return result;
   if (ctx == nullptr) ctx = currentContext();
   if (ctx == nullptr || !isLiveContext(ctx)) return CUDA_ERROR_INVALID_CONTEXT;
-  *ctxId = static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(ctx));
+  *ctxId = contextNumber(ctx);
   return CUDA_SUCCESS;
 }
 

@@ -19,6 +19,7 @@ struct ContextRecord {
   // Cleared when the context is destroyed. Read without the lock by requireContext, for the
   // contexts on a thread's stack, which are records (they were live when they were made current).
   std::atomic<bool> live{true};
+  unsigned long long number = 1;  // set once, before the record is published
 };
 
 ContextRecord gPrimary;
@@ -54,6 +55,7 @@ CUcontext createContext(unsigned flags) {
   auto record = std::make_unique<ContextRecord>();
   record->flags = flags;
   std::lock_guard lock(gMutex);
+  record->number = gAllCreated.size() + 2;
   gCreated.insert(record.get());
   gAllCreated.push_back(std::move(record));
   return reinterpret_cast<CUcontext>(gAllCreated.back().get());
@@ -69,6 +71,8 @@ CUresult destroyContext(CUcontext context) {
   tStack.depth = static_cast<std::size_t>(end - tStack.entries);
   return CUDA_SUCCESS;
 }
+
+unsigned long long contextNumber(CUcontext context) { return recordOf(context)->number; }
 
 unsigned contextFlags(CUcontext context) { return recordOf(context)->flags.load(); }
 void setContextFlags(CUcontext context, unsigned flags) { recordOf(context)->flags.store(flags); }

@@ -27,6 +27,11 @@ CUcontext primaryContext();
 // A context this process holds: the primary one, or a created one not yet destroyed.
 bool isLiveContext(CUcontext context);
 
+// A context's number, unique in the process and never reused: the primary context is 1, created
+// contexts count on from 2 in the order they were made (the driver numbers its contexts so too;
+// cuCtxGetId answers it).
+unsigned long long contextNumber(CUcontext context);
+
 CUcontext createContext(unsigned flags);
 // CUDA_ERROR_INVALID_CONTEXT unless `context` was created and is live; removes it from this
 // thread's stack (other threads that still have it current find it gone at their next call).

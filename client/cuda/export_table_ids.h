@@ -29,9 +29,8 @@ inline constexpr ExportTableId kUnservedF8cff951Id = {0xf8, 0xcf, 0xf9, 0x51, 0x
                                                       0xb9, 0xe2, 0xfb, 0x46, 0x9e, 0x7c, 0x0d, 0xd9};
 
 // Asked for by cuBLASLt before its first GEMM (NVIDIA's name, from its tools headers:
-// CU_ETID_ToolsContext); not served yet. cuBLASLt calls its entry 4 repeatedly, and on the fake
-// GPU a GEMM then fails with CUBLAS_STATUS_NOT_SUPPORTED. Its size in the real driver 580 is
-// what client/cuda/tools/probe_export_tables.cpp prints.
+// CU_ETID_ToolsContext); without it a GEMM fails with CUBLAS_STATUS_NOT_SUPPORTED. Served by
+// client/cuda/tools_context_table.cpp.
 inline constexpr ExportTableId kToolsContextId = {0x21, 0x31, 0x8c, 0x60, 0x97, 0x14, 0x32, 0x48,
                                                   0x8c, 0xa6, 0x41, 0xff, 0x73, 0x24, 0xc8, 0xf2};
 

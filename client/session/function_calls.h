@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "agileos/v1/client_api.pb.h"
+#include "client/session/kernel_launch.h"
 
 namespace agileos::client {
 
@@ -19,5 +20,9 @@ cudaError_t setFunctionAttribute(std::uint64_t function, int attribute, int valu
 cudaError_t setFunctionCacheConfig(std::uint64_t function, int config);
 cudaError_t maxActiveBlocksPerMultiprocessor(std::uint64_t function, int blockSize,
                                              std::uint64_t dynamicSharedBytes, unsigned flags, int* blocks);
+// cuOccupancyMaxActiveClusters (potentialSize false) or cuOccupancyMaxPotentialClusterSize for a
+// launch of this shape (its stream and cooperative flag are not part of the question).
+cudaError_t clusterOccupancy(std::uint64_t function, const LaunchShape& shape, bool potentialSize,
+                             int* value);
 
 }  // namespace agileos::client

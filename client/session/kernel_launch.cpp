@@ -119,11 +119,13 @@ cudaError_t launchPacked(const KernelLayout& layout, const LaunchShape& shape, F
   launch->set_shared_mem_bytes(static_cast<std::uint32_t>(shape.sharedMem));
   launch->set_stream(streamToken);
   launch->set_cooperative(shape.cooperative);
+  writeLaunchAttributes(shape.attributes, launch->mutable_attributes());
   std::string* params = launch->mutable_params();
   params->assign(layout.bufferSize, '\0');
   fill(params->data());
   noteWorkPosted(streamToken);
-  if (!shape.cooperative && surelyAccepted(layout, shape.grid, shape.block, shape.sharedMem, streamToken)) {
+  if (!shape.cooperative && shape.attributes.empty() &&
+      surelyAccepted(layout, shape.grid, shape.block, shape.sharedMem, streamToken)) {
     return invokeAsync(request);
   }
   v1::CallReply reply;
@@ -131,6 +133,17 @@ cudaError_t launchPacked(const KernelLayout& layout, const LaunchShape& shape, F
 }
 
 }  // namespace
+
+void writeLaunchAttributes(std::span<const LaunchAttributeValue> attributes,
+                           google::protobuf::RepeatedPtrField<v1::LaunchAttribute>* wire) {
+  for (const LaunchAttributeValue& attribute : attributes) {
+    v1::LaunchAttribute* out = wire->Add();
+    out->set_id(attribute.id);
+    out->set_x(attribute.x);
+    out->set_y(attribute.y);
+    out->set_z(attribute.z);
+  }
+}
 
 cudaError_t launchKernel(const KernelLayout& layout, const LaunchShape& shape, void* const* args) {
   if (cudaError_t sticky = stickyError(); sticky != cudaSuccess) return sticky;

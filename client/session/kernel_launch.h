@@ -16,11 +16,21 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
+#include "agileos/v1/client_api.pb.h"
 #include "client/session/module_registry.h"
 #include "client/session/streams.h"
 
 namespace agileos::client {
+
+// One of cuLaunchKernelEx's attributes as it travels (v1::LaunchAttribute): the id and its
+// value's fields in the driver union's order. Which ids are offered is decided by the worker
+// (worker/handlers/launch_attributes.h); the shims pass on the ones they can read.
+struct LaunchAttributeValue {
+  int id = 0;
+  std::uint32_t x = 0, y = 0, z = 0;
+};
 
 struct LaunchShape {
   dim3 grid;
@@ -29,7 +39,11 @@ struct LaunchShape {
   cudaStream_t stream = nullptr;  // as the program spelled it (CUstream is the same handle)
   DefaultStream spelling = DefaultStream::kLegacy;
   bool cooperative = false;  // every block resident at once (cuLaunchCooperativeKernel)
+  std::span<const LaunchAttributeValue> attributes;  // owned by the caller; such a launch always waits
 };
+
+void writeLaunchAttributes(std::span<const LaunchAttributeValue> attributes,
+                           google::protobuf::RepeatedPtrField<v1::LaunchAttribute>* wire);
 
 // Both check the sticky error, the parameters and the stream, in that order, then launch.
 // One pointer per parameter, each to a value of the parameter's size (CUDA's kernelParams and

@@ -376,9 +376,41 @@ CUresult CudaGpuBackend::occupancyMaxActiveBlocks(int* blocks, CUfunction functi
                                                               flags);
 }
 
+namespace {
+
+CUlaunchConfig driverConfig(const LaunchConfig& config, CUstream stream) {
+  CUlaunchConfig driver{};
+  driver.gridDimX = config.gridX;
+  driver.gridDimY = config.gridY;
+  driver.gridDimZ = config.gridZ;
+  driver.blockDimX = config.blockX;
+  driver.blockDimY = config.blockY;
+  driver.blockDimZ = config.blockZ;
+  driver.sharedMemBytes = config.sharedMemBytes;
+  driver.hStream = stream;
+  // The driver only reads the list.
+  driver.attrs = const_cast<CUlaunchAttribute*>(config.attributes.data());
+  driver.numAttrs = static_cast<unsigned>(config.attributes.size());
+  return driver;
+}
+
+}  // namespace
+
+CUresult CudaGpuBackend::occupancyClusters(int* value, CUfunction function, const LaunchConfig& config,
+                                           bool potentialSize) {
+  AGILEOS_BIND();
+  const CUlaunchConfig driver = driverConfig(config, nullptr);
+  return potentialSize ? cuOccupancyMaxPotentialClusterSize(value, function, &driver)
+                       : cuOccupancyMaxActiveClusters(value, function, &driver);
+}
+
 CUresult CudaGpuBackend::launchKernel(CUfunction function, const LaunchConfig& config, CUstream stream,
                                       void** params) {
   AGILEOS_BIND();
+  if (!config.attributes.empty()) {
+    const CUlaunchConfig driver = driverConfig(config, stream);
+    return cuLaunchKernelEx(&driver, function, params, nullptr);
+  }
   return cuLaunchKernel(function, config.gridX, config.gridY, config.gridZ, config.blockX, config.blockY,
                         config.blockZ, config.sharedMemBytes, stream, params, nullptr);
 }

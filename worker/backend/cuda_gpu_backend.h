@@ -76,6 +76,8 @@ class CudaGpuBackend final : public GpuBackend {
                                     unsigned flags) override;
   CUresult launchKernel(CUfunction function, const LaunchConfig& config, CUstream stream,
                         void** params) override;
+  CUresult occupancyClusters(int* value, CUfunction function, const LaunchConfig& config,
+                             bool potentialSize) override;
   CUresult launchCooperativeKernel(CUfunction function, const LaunchConfig& config, CUstream stream,
                                    void** params) override;
 

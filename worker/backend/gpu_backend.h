@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -39,6 +40,9 @@ struct LaunchConfig {
   unsigned gridX = 1, gridY = 1, gridZ = 1;
   unsigned blockX = 1, blockY = 1, blockZ = 1;
   unsigned sharedMemBytes = 0;
+  // cuLaunchKernelEx's attributes (worker/handlers/launch_attributes.h admitted each); none for a
+  // plain launch. Owned by the caller for the call.
+  std::span<const CUlaunchAttribute> attributes;
 };
 
 class GpuBackend : public memmgr::VmmBackend {
@@ -126,6 +130,10 @@ class GpuBackend : public memmgr::VmmBackend {
   virtual CUresult functionSetCacheConfig(CUfunction function, CUfunc_cache config) = 0;
   virtual CUresult occupancyMaxActiveBlocks(int* blocks, CUfunction function, int blockSize,
                                             std::size_t dynamicSmem, unsigned flags) = 0;
+  // cuOccupancyMaxActiveClusters (potentialSize false) or cuOccupancyMaxPotentialClusterSize.
+  virtual CUresult occupancyClusters(int* value, CUfunction function, const LaunchConfig& config,
+                                     bool potentialSize) = 0;
+  // cuLaunchKernel, or cuLaunchKernelEx when the config carries attributes.
   virtual CUresult launchKernel(CUfunction function, const LaunchConfig& config, CUstream stream,
                                 void** params) = 0;
   // cuLaunchCooperativeKernel: every block is resident at once, so the kernel may

@@ -88,9 +88,17 @@ bool isClientLimit(int limit) {
   }
 }
 
+// Limits a client may read but not set: what the context was made with (its shared memory and
+// whether it is a CUDA-in-graphics context). cuBLASLt reads CU_LIMIT_CIG_ENABLED before a GEMM
+// and gives up when the read fails.
+bool isReadOnlyLimit(int limit) {
+  return limit == CU_LIMIT_SHMEM_SIZE || limit == CU_LIMIT_CIG_ENABLED ||
+         limit == CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED;
+}
+
 void deviceGetLimit(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) {
   const int limit = request.device_get_limit().limit();
-  if (!isClientLimit(limit)) {
+  if (!isClientLimit(limit) && !isReadOnlyLimit(limit)) {
     refuse(reply, cudaErrorInvalidValue, "unknown limit");
     return;
   }
@@ -104,6 +112,10 @@ void deviceGetLimit(CallContext& ctx, const v1::CallRequest& request, v1::CallRe
 // cudaErrorMemoryAllocation and changes nothing.
 void deviceSetLimit(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) {
   const auto& args = request.device_set_limit();
+  if (isReadOnlyLimit(args.limit())) {
+    refuse(reply, cudaErrorUnsupportedLimit, "this limit is fixed when the context is made");
+    return;
+  }
   if (!isClientLimit(args.limit())) {
     refuse(reply, cudaErrorInvalidValue, "unknown limit");
     return;

@@ -13,6 +13,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "worker/dispatcher.h"
 #include "worker/fatbin/elf_device_footprint.h"
@@ -20,6 +21,7 @@
 #include "worker/fatbin/fatbin_reader.h"
 #include "worker/handlers/context_limits.h"
 #include "worker/handlers/guard_handlers.h"
+#include "worker/handlers/launch_attributes.h"
 #include "worker/handlers/module_loading.h"
 #include "worker/module_cache/compiled_module_cache.h"
 #include "worker/module_guard.h"
@@ -297,6 +299,27 @@ void moduleUnload(CallContext& ctx, const v1::CallRequest& request, v1::CallRepl
   if (module) unloadModule(ctx.gpu, ctx.memory, ctx.session, *module);
 }
 
+// A launch's shape and attributes in the driver's form; `attributes` holds what config.attributes
+// points at. False, with the refusal in the reply, when an attribute is not admitted.
+bool launchConfigOf(const v1::Dim3& grid, const v1::Dim3& block, std::uint32_t sharedMemBytes,
+                    const google::protobuf::RepeatedPtrField<v1::LaunchAttribute>& wire,
+                    std::vector<CUlaunchAttribute>* attributes, LaunchConfig* config, v1::CallReply& reply) {
+  std::string reason;
+  if (!readLaunchAttributes(wire, attributes, &reason)) {
+    refuse(reply, cudaErrorInvalidValue, reason);
+    return false;
+  }
+  config->gridX = grid.x();
+  config->gridY = grid.y();
+  config->gridZ = grid.z();
+  config->blockX = block.x();
+  config->blockY = block.y();
+  config->blockZ = block.z();
+  config->sharedMemBytes = sharedMemBytes;
+  config->attributes = *attributes;
+  return true;
+}
+
 void launchKernel(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) {
   const auto& args = request.launch_kernel();
   FunctionRecord function;
@@ -321,23 +344,29 @@ void launchKernel(CallContext& ctx, const v1::CallRequest& request, v1::CallRepl
   auto* base = const_cast<char*>(args.params().data());
   std::size_t count = 0;
   for (const ParamLayout& param : *function.params) pointers[count++] = base + param.offset;
+  std::vector<CUlaunchAttribute> attributes;
   LaunchConfig config;
-  config.gridX = args.grid().x();
-  config.gridY = args.grid().y();
-  config.gridZ = args.grid().z();
-  config.blockX = args.block().x();
-  config.blockY = args.block().y();
-  config.blockZ = args.block().z();
-  config.sharedMemBytes = args.shared_mem_bytes();
+  if (!launchConfigOf(args.grid(), args.block(), args.shared_mem_bytes(), args.attributes(), &attributes,
+                      &config, reply)) {
+    return;
+  }
+  if (args.cooperative() && !attributes.empty()) {
+    CUlaunchAttribute cooperative{};
+    cooperative.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+    cooperative.value.cooperative = 1;
+    attributes.push_back(cooperative);
+    config.attributes = attributes;
+  }
   // Last of the checks: it may raise (and charge) the context's stack, which stays raised.
   if (!coverLocalMemory(ctx, function, reply)) return;
   ctx.session.guard.launched.store(true, std::memory_order_relaxed);
-  if (args.cooperative()) {
+  if (args.cooperative() && config.attributes.empty()) {
     succeeded(ctx, ctx.gpu.launchCooperativeKernel(function.function, config, stream, pointers), reply,
               "cuLaunchCooperativeKernel");
     return;
   }
-  succeeded(ctx, ctx.gpu.launchKernel(function.function, config, stream, pointers), reply, "cuLaunchKernel");
+  succeeded(ctx, ctx.gpu.launchKernel(function.function, config, stream, pointers), reply,
+            config.attributes.empty() ? "cuLaunchKernel" : "cuLaunchKernelEx");
 }
 
 void funcGetAttributes(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) {
@@ -427,6 +456,25 @@ void occupancyMaxActiveBlocks(CallContext& ctx, const v1::CallRequest& request, 
   reply.mutable_block_count()->set_num_blocks(blocks);
 }
 
+void occupancyClusters(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) {
+  const auto& args = request.occupancy_clusters();
+  FunctionRecord function;
+  if (!resolveFunction(ctx, args.function(), &function, reply)) return;
+  std::vector<CUlaunchAttribute> attributes;
+  LaunchConfig config;
+  if (!launchConfigOf(args.grid(), args.block(), args.shared_mem_bytes(), args.attributes(), &attributes,
+                      &config, reply)) {
+    return;
+  }
+  int value = 0;
+  if (!succeeded(
+          ctx, ctx.gpu.occupancyClusters(&value, function.function, config, args.potential_size()), reply,
+          args.potential_size() ? "cuOccupancyMaxPotentialClusterSize" : "cuOccupancyMaxActiveClusters")) {
+    return;
+  }
+  reply.mutable_block_count()->set_num_blocks(value);
+}
+
 }  // namespace
 
 void registerModuleHandlers(HandlerRegistry& registry) {
@@ -438,6 +486,7 @@ void registerModuleHandlers(HandlerRegistry& registry) {
   registry.add(Op::kFuncSetAttribute, funcSetAttribute);
   registry.add(Op::kFuncSetCacheConfig, funcSetCacheConfig);
   registry.add(Op::kOccupancyMaxActiveBlocks, occupancyMaxActiveBlocks);
+  registry.add(Op::kOccupancyClusters, occupancyClusters);
 }
 
 }  // namespace agileos::worker

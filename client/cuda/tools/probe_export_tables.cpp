@@ -32,7 +32,7 @@ const Probe kProbes[] = {
     {"runtime integrity", kRuntimeIntegrityId, true},
     {"context type checks", kContextChecksId, true},
     {"(not served) f8cff951", kUnservedF8cff951Id, true},
-    {"(not served) tools context", kToolsContextId, true},
+    {"tools context", kToolsContextId, true},
 };
 
 }  // namespace

@@ -108,7 +108,9 @@ TEST(DriverShimLinkedProgram, ExportTablesHaveTheDriversSizes) {
   const CUuuid integrity = idOf(agileos::client::cuda_shim::kRuntimeIntegrityId);
   const CUuuid contextChecks = idOf(agileos::client::cuda_shim::kContextChecksId);
   const CUuuid contextStorage = idOf(agileos::client::cuda_shim::kContextStorageId);
+  const CUuuid toolsContext = idOf(agileos::client::cuda_shim::kToolsContextId);
   EXPECT_EQ(exportTable(runtimeInterface)[0], 104u);
+  EXPECT_EQ(exportTable(toolsContext)[0], 744u);
   EXPECT_EQ(exportTable(callbackHooks)[0], 56u);
   EXPECT_EQ(exportTable(toolsTls)[0], 24u);
   EXPECT_EQ(exportTable(integrity)[0], 24u);
@@ -118,7 +120,7 @@ TEST(DriverShimLinkedProgram, ExportTablesHaveTheDriversSizes) {
   EXPECT_NE(storage[2], 0u);
   EXPECT_EQ(storage[3], 0u);
   // Every entry past the size is a function (unknown ones fail closed), none a null to crash on.
-  for (const CUuuid* id : {&runtimeInterface, &callbackHooks, &toolsTls, &contextChecks}) {
+  for (const CUuuid* id : {&runtimeInterface, &callbackHooks, &toolsTls, &contextChecks, &toolsContext}) {
     const std::uintptr_t* table = exportTable(*id);
     for (std::size_t i = 1; i < table[0] / sizeof(void*); ++i) EXPECT_NE(table[i], 0u) << "entry " << i;
   }
@@ -134,6 +136,7 @@ TEST(DriverShimLinkedProgram, ExportTablesHaveTheDriversSizes) {
   using Unknown = CUresult (*)();
   EXPECT_EQ(reinterpret_cast<Unknown>(exportTable(runtimeInterface)[3])(), CUDA_ERROR_NOT_SUPPORTED);
   EXPECT_EQ(reinterpret_cast<Unknown>(exportTable(contextChecks)[14])(), CUDA_ERROR_NOT_SUPPORTED);
+  EXPECT_EQ(reinterpret_cast<Unknown>(exportTable(toolsContext)[92])(), CUDA_ERROR_NOT_SUPPORTED);
 }
 
 // Context-local storage: put, get and remove under a key; null and (CUcontext)-1 both name the

@@ -6,6 +6,7 @@
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <vector>
@@ -335,6 +336,49 @@ void contextLocalStorage() {
   cuDevicePrimaryCtxRelease(0);
 }
 
+// The tools-context table cuBLASLt asks for: a context's number (cuCtxGetId's), an object of the
+// context and a value of that object, as the driver answered them; anything else fails closed.
+void toolsContextTable() {
+  CUuuid id{};
+  const unsigned char bytes[16] = {0x21, 0x31, 0x8c, 0x60, 0x97, 0x14, 0x32, 0x48,
+                                   0x8c, 0xa6, 0x41, 0xff, 0x73, 0x24, 0xc8, 0xf2};
+  std::memcpy(id.bytes, bytes, sizeof bytes);
+  const void* found = nullptr;
+  checkResult(cuGetExportTable(&found, &id), CUDA_SUCCESS, "cuGetExportTable(tools context)");
+  const auto* table = static_cast<void* const*>(found);
+  check(reinterpret_cast<std::uintptr_t>(table[0]) == 93 * sizeof(void*), "93 entries, as driver 580's");
+  using Number = CUresult (*)(CUcontext, unsigned long long*);
+  using Object = CUresult (*)(CUcontext, unsigned long long, const void**);
+  using Value = CUresult (*)(CUcontext, const void*, unsigned long long*);
+  const auto number = reinterpret_cast<Number>(table[4]);
+  const auto object = reinterpret_cast<Object>(table[51]);
+  const auto value = reinterpret_cast<Value>(table[39]);
+  CUcontext primary = nullptr, created = nullptr;
+  cuDevicePrimaryCtxRetain(&primary, 0);
+  unsigned long long got = 0, id1 = 0, id2 = 0;
+  checkResult(number(primary, &got), CUDA_SUCCESS, "entry 4 of the primary context");
+  checkResult(cuCtxGetId(primary, &id1), CUDA_SUCCESS, "cuCtxGetId of the primary context");
+  check(got == 1 && id1 == 1, "the primary context is number 1, as natively");
+  checkResult(cuCtxCreate(&created, nullptr, 0, 0), CUDA_SUCCESS, "cuCtxCreate");
+  checkResult(cuCtxGetId(created, &id2), CUDA_SUCCESS, "cuCtxGetId of a created context");
+  check(id2 > 1, "a created context has a number of its own");
+  checkResult(number(reinterpret_cast<CUcontext>(0x1234), &got), CUDA_ERROR_INVALID_CONTEXT,
+              "entry 4 of a forged context");
+  checkResult(number(primary, nullptr), CUDA_ERROR_INVALID_VALUE, "entry 4 without an output");
+  const void* handle = nullptr;
+  checkResult(object(primary, 0, &handle), CUDA_SUCCESS, "entry 51");
+  checkResult(value(primary, handle, &got), CUDA_SUCCESS, "entry 39 of that object");
+  check(got == 7, "7, as the driver answered");
+  checkResult(object(primary, 1, &handle), CUDA_ERROR_NOT_SUPPORTED, "entry 51 with an argument never seen");
+  checkResult(value(primary, &got, &got), CUDA_ERROR_NOT_SUPPORTED, "entry 39 of another object");
+  using Unknown = CUresult (*)();
+  checkResult(reinterpret_cast<Unknown>(table[5])(), CUDA_ERROR_NOT_SUPPORTED,
+              "an unknown entry fails closed");
+  cuCtxDestroy(created);
+  cuCtxSetCurrent(primary);
+  cuDevicePrimaryCtxRelease(0);
+}
+
 // Libraries load lazily: cuLibraryLoadData keeps the image, the first use loads it through the
 // worker's gate; an image that does not load fails its first use, not the load. A CUkernel is
 // the library module's CUfunction.
@@ -376,39 +420,77 @@ void librariesAndKernels() {
         "one block may take more than each of four, and fits");
   cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, function, 128, available + 1024);
   check(blocks < 1, "a kilobyte more does not fit");
-  // Clusters are not launched yet: one block is a cluster any launch has, more is none.
+  // Clusters: the worker asks the driver (the fake answers as an H200 would in shape).
   CUlaunchConfig config{};
   config.blockDimX = 128;
   config.blockDimY = config.blockDimZ = 1;
-  config.gridDimX = config.gridDimY = config.gridDimZ = 1;
+  config.gridDimX = 2;
+  config.gridDimY = config.gridDimZ = 1;
   int clusters = -1, multiprocessors = 0;
   cuDeviceGetAttribute(&multiprocessors, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 0);
   cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, function, 128, 0);
   checkResult(cuOccupancyMaxActiveClusters(&clusters, function, &config), CUDA_SUCCESS,
               "cuOccupancyMaxActiveClusters without a cluster dimension");
   check(clusters == blocks * multiprocessors && clusters > 0, "as many one-block clusters as blocks fit");
-  CUlaunchAttribute clusterDim{};
-  clusterDim.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-  clusterDim.value.clusterDim.x = 2;
-  clusterDim.value.clusterDim.y = clusterDim.value.clusterDim.z = 1;
-  config.attrs = &clusterDim;
+  CUlaunchAttribute attributes[2]{};
+  attributes[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  attributes[0].value.clusterDim.x = 2;
+  attributes[0].value.clusterDim.y = attributes[0].value.clusterDim.z = 1;
+  config.attrs = attributes;
   config.numAttrs = 1;
   checkResult(cuOccupancyMaxActiveClusters(&clusters, function, &config), CUDA_SUCCESS,
               "cuOccupancyMaxActiveClusters of two-block clusters");
-  check(clusters == 0, "no two-block cluster can be active");
+  check(clusters == blocks * multiprocessors / 2, "half as many two-block clusters");
   int clusterSize = 0;
   checkResult(cuOccupancyMaxPotentialClusterSize(&clusterSize, function, &config), CUDA_SUCCESS,
               "cuOccupancyMaxPotentialClusterSize");
-  check(clusterSize == 1, "one block");
+  check(clusterSize == 8, "eight blocks, the portable most");
   checkResult(cuOccupancyMaxActiveClusters(&clusters, reinterpret_cast<CUfunction>(0x77), &config),
               CUDA_ERROR_INVALID_HANDLE, "cuOccupancyMaxActiveClusters of a forged function");
+  CUdeviceptr target = 0;
+  checkResult(cuMemAlloc(&target, 4096), CUDA_SUCCESS, "cuMemAlloc for the cluster launches");
+  void* params[] = {&target};
+  checkResult(cuLaunchKernelEx(&config, function, params, nullptr), CUDA_SUCCESS,
+              "cuLaunchKernelEx of two two-block clusters");
+  attributes[1].id = CU_LAUNCH_ATTRIBUTE_PRIORITY;
+  attributes[1].value.priority = -1;
+  config.numAttrs = 2;
+  checkResult(cuLaunchKernelEx(&config, function, params, nullptr), CUDA_SUCCESS,
+              "cuLaunchKernelEx with a cluster and a priority");
+  config.gridDimX = 3;
+  checkResult(cuLaunchKernelEx(&config, function, params, nullptr), CUDA_ERROR_INVALID_CLUSTER_SIZE,
+              "cuLaunchKernelEx whose clusters do not tile the grid (the driver's refusal)");
+  config.gridDimX = 9;
+  attributes[0].value.clusterDim.x = 9;
+  checkResult(cuLaunchKernelEx(&config, function, params, nullptr), CUDA_ERROR_INVALID_CLUSTER_SIZE,
+              "cuLaunchKernelEx of nine-block clusters (past the portable size)");
+  attributes[0].value.clusterDim.x = 0;
+  checkResult(cuLaunchKernelEx(&config, function, params, nullptr), CUDA_ERROR_INVALID_VALUE,
+              "cuLaunchKernelEx of empty clusters (the driver's refusal)");
+  attributes[0].value.clusterDim.x = 1u << 31;
+  checkResult(cuLaunchKernelEx(&config, function, params, nullptr), CUDA_ERROR_INVALID_CLUSTER_SIZE,
+              "cuLaunchKernelEx of a cluster edge of 2^31");
+  attributes[0].value.clusterDim.x = 1;
+  attributes[1].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT;
+  checkResult(cuLaunchKernelEx(&config, function, params, nullptr), CUDA_ERROR_NOT_SUPPORTED,
+              "cuLaunchKernelEx with a programmatic event (an event handle: not passed on)");
+  config.numAttrs = 17;
+  checkResult(cuLaunchKernelEx(&config, function, params, nullptr), CUDA_ERROR_INVALID_VALUE,
+              "cuLaunchKernelEx with 17 attributes");
+  config.numAttrs = 1;
   const int noAttribute = 9999;  // no CUlaunchAttributeID: the program may put any bits there
-  std::memcpy(&clusterDim.id, &noAttribute, sizeof noAttribute);
-  checkResult(cuOccupancyMaxActiveClusters(&clusters, function, &config), CUDA_SUCCESS,
-              "cuOccupancyMaxActiveClusters with an attribute that is none");
-  check(clusters == blocks * multiprocessors, "an attribute that is none names no cluster");
-  checkResult(cuLaunchKernelEx(&config, function, nullptr, nullptr), CUDA_ERROR_NOT_SUPPORTED,
+  std::memcpy(&attributes[0].id, &noAttribute, sizeof noAttribute);
+  checkResult(cuOccupancyMaxActiveClusters(&clusters, function, &config), CUDA_ERROR_NOT_SUPPORTED,
+              "cuOccupancyMaxActiveClusters with an attribute that is none fails closed");
+  checkResult(cuLaunchKernelEx(&config, function, params, nullptr), CUDA_ERROR_NOT_SUPPORTED,
               "cuLaunchKernelEx with an attribute that is none fails closed");
+  checkResult(cuCtxSynchronize(), CUDA_SUCCESS, "cuCtxSynchronize after the cluster launches");
+  size_t cig = 1;
+  checkResult(cuCtxGetLimit(&cig, CU_LIMIT_CIG_ENABLED), CUDA_SUCCESS, "cuCtxGetLimit(CU_LIMIT_CIG_ENABLED)");
+  check(cig == 0, "not a CUDA-in-graphics context");
+  checkResult(cuCtxSetLimit(CU_LIMIT_CIG_ENABLED, 1), CUDA_ERROR_UNSUPPORTED_LIMIT,
+              "cuCtxSetLimit(CU_LIMIT_CIG_ENABLED) is refused");
+  checkResult(cuMemFree(target), CUDA_SUCCESS, "cuMemFree");
   checkResult(cuLibraryUnload(library), CUDA_SUCCESS, "cuLibraryUnload");
   checkResult(cuKernelGetFunction(&function, kernel), CUDA_ERROR_INVALID_HANDLE,
               "cuKernelGetFunction after the unload");
@@ -594,6 +676,7 @@ int main() {
   forgeries();
   primaryReset();
   contextLocalStorage();
+  toolsContextTable();
   librariesAndKernels();
   pointersCopiesAndQueries();
   checkResult(cuDevicePrimaryCtxRelease(0), CUDA_SUCCESS, "cuDevicePrimaryCtxRelease");

@@ -107,7 +107,8 @@ const char* toString(FakeGpuCall call) {
                                            "launchCooperativeKernel",
                                            "enqueueCopyDeviceToHost",
                                            "hostRegister",
-                                           "hostUnregister"};
+                                           "hostUnregister",
+                                           "occupancyClusters"};
   static_assert(std::size(kNames) == static_cast<std::size_t>(FakeGpuCall::kCount));
   const auto index = static_cast<std::size_t>(call);
   return index < std::size(kNames) ? kNames[index] : "invalid";
@@ -130,7 +131,9 @@ FakeGpuBackend::FakeGpuBackend(FakeGpuConfig config)
               {CU_LIMIT_MALLOC_HEAP_SIZE, 8u << 20},
               {CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT, 2048},
               {CU_LIMIT_MAX_L2_FETCH_GRANULARITY, 64},
-              {CU_LIMIT_PERSISTING_L2_CACHE_SIZE, 11796480}} {}
+              {CU_LIMIT_PERSISTING_L2_CACHE_SIZE, 11796480},
+              {CU_LIMIT_CIG_ENABLED, 0},
+              {CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED, 0}} {}
 
 FakeGpuBackend::~FakeGpuBackend() = default;
 

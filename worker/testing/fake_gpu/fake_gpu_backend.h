@@ -119,6 +119,7 @@ enum class FakeGpuCall {
   kEnqueueCopyDeviceToHost,
   kHostRegister,
   kHostUnregister,
+  kOccupancyClusters,
   kCount,  // not a method
 };
 
@@ -160,7 +161,8 @@ struct FakeLaunch {
   LaunchConfig config;
   CUstream stream = nullptr;
   std::string params;        // the packed parameter buffer, read through the launch's pointers
-  bool cooperative = false;  // launched with launchCooperativeKernel
+  bool cooperative = false;  // launched with launchCooperativeKernel, or with the attribute
+  std::vector<CUlaunchAttribute> attributes;  // config.attributes, copied (the span is cleared)
 };
 
 namespace fake {
@@ -266,6 +268,8 @@ class FakeGpuBackend final : public GpuBackend {
   CUresult functionSetCacheConfig(CUfunction function, CUfunc_cache config) override;
   CUresult occupancyMaxActiveBlocks(int* blocks, CUfunction function, int blockSize, std::size_t dynamicSmem,
                                     unsigned flags) override;
+  CUresult occupancyClusters(int* value, CUfunction function, const LaunchConfig& config,
+                             bool potentialSize) override;
   CUresult launchKernel(CUfunction function, const LaunchConfig& config, CUstream stream,
                         void** params) override;
   CUresult launchCooperativeKernel(CUfunction function, const LaunchConfig& config, CUstream stream,
@@ -357,6 +361,7 @@ class FakeGpuBackend final : public GpuBackend {
   Function* liveFunction(CUfunction function, const char* what);  // records misuse when dead
   // Blocks per multiprocessor for a block size (the model occupancyMaxActiveBlocks reports).
   static int blocksPerMultiprocessor(int blockSize, std::size_t dynamicSmem);
+  CUresult clusterAdmissible(const Function& function, const LaunchConfig& config, bool tilesGrid) const;
   int localBytesOf(const Function& function) const;  // CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES
   // Validates and records a launch; caller holds mutex_ and has counted the call.
   CUresult recordLaunch(CUfunction function, const LaunchConfig& config, CUstream stream, void** params,

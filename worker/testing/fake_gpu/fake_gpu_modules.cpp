@@ -272,11 +272,68 @@ int FakeGpuBackend::blocksPerMultiprocessor(int blockSize, std::size_t dynamicSm
   return std::min({2048 / blockSize, 32, bySharedMemory});
 }
 
+namespace {
+
+// The cluster a launch asks for: {1, 1, 1} when it names none.
+CUlaunchAttributeValue clusterOf(const LaunchConfig& config) {
+  CUlaunchAttributeValue value{};
+  value.clusterDim.x = value.clusterDim.y = value.clusterDim.z = 1;
+  for (const CUlaunchAttribute& attribute : config.attributes) {
+    if (attribute.id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) value = attribute.value;
+  }
+  return value;
+}
+
+bool cooperativeAttribute(const LaunchConfig& config) {
+  for (const CUlaunchAttribute& attribute : config.attributes) {
+    if (attribute.id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE && attribute.value.cooperative != 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+// As the driver: a cluster holds at most 8 blocks unless the function allows non-portable sizes
+// (then 16), and a launch's clusters must tile its grid (an occupancy query's grid is not read).
+CUresult FakeGpuBackend::clusterAdmissible(const Function& function, const LaunchConfig& config,
+                                           bool tilesGrid) const {
+  const CUlaunchAttributeValue cluster = clusterOf(config);
+  const auto& dim = cluster.clusterDim;
+  if (dim.x == 0 || dim.y == 0 || dim.z == 0) return CUDA_ERROR_INVALID_VALUE;
+  if (tilesGrid && (config.gridX % dim.x != 0 || config.gridY % dim.y != 0 || config.gridZ % dim.z != 0)) {
+    return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+  }
+  const auto nonPortable = function.attributes.find(CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED);
+  const unsigned most = nonPortable != function.attributes.end() && nonPortable->second != 0 ? 16 : 8;
+  return std::uint64_t{dim.x} * dim.y * dim.z <= most ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CLUSTER_SIZE;
+}
+
+CUresult FakeGpuBackend::occupancyClusters(int* value, CUfunction function, const LaunchConfig& config,
+                                           bool potentialSize) {
+  std::lock_guard lock(mutex_);
+  if (auto injected = enter(FakeGpuCall::kOccupancyClusters)) return *injected;
+  const Function* live = liveFunction(function, "occupancyClusters");
+  if (live == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+  if (value == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (potentialSize) {
+    *value = 8;
+    return CUDA_SUCCESS;
+  }
+  if (CUresult result = clusterAdmissible(*live, config, false); result != CUDA_SUCCESS) return result;
+  const auto& dim = clusterOf(config).clusterDim;
+  const std::uint64_t threads = std::uint64_t{config.blockX} * config.blockY * config.blockZ;
+  const auto resident =
+      static_cast<std::uint64_t>(kMultiprocessors) *
+      static_cast<std::uint64_t>(blocksPerMultiprocessor(static_cast<int>(threads), config.sharedMemBytes));
+  *value = static_cast<int>(resident / (std::uint64_t{dim.x} * dim.y * dim.z));
+  return CUDA_SUCCESS;
+}
+
 CUresult FakeGpuBackend::launchKernel(CUfunction function, const LaunchConfig& config, CUstream stream,
                                       void** params) {
   std::lock_guard lock(mutex_);
   if (auto injected = enter(FakeGpuCall::kLaunchKernel)) return *injected;
-  return recordLaunch(function, config, stream, params, false);
+  return recordLaunch(function, config, stream, params, cooperativeAttribute(config));
 }
 
 CUresult FakeGpuBackend::launchCooperativeKernel(CUfunction function, const LaunchConfig& config,
@@ -303,6 +360,7 @@ CUresult FakeGpuBackend::recordLaunch(CUfunction function, const LaunchConfig& c
     maxDynamicShared = set->second;
   }
   if (config.sharedMemBytes > static_cast<unsigned>(maxDynamicShared)) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult result = clusterAdmissible(*live, config, true); result != CUDA_SUCCESS) return result;
   if (cooperative) {
     const std::uint64_t resident =
         std::uint64_t{kMultiprocessors} *
@@ -316,7 +374,10 @@ CUresult FakeGpuBackend::recordLaunch(CUfunction function, const LaunchConfig& c
   std::size_t& stack = limits_.at(CU_LIMIT_STACK_SIZE);
   stack = std::max<std::size_t>(stack, (static_cast<std::size_t>(localBytesOf(*live)) + 15) / 16 * 16);
 
-  FakeLaunch launch{function, live->module, live->name, config, stream, {}, cooperative};
+  FakeLaunch launch{
+      function, live->module, live->name,  config,
+      stream,   {},           cooperative, {config.attributes.begin(), config.attributes.end()}};
+  launch.config.attributes = {};
   std::size_t bufferSize = 0;
   for (const fake::PtxParam& param : live->params)
     bufferSize = std::max<std::size_t>(bufferSize, param.offset + param.size);

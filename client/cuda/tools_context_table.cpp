@@ -1,0 +1,106 @@
+// The tools-context private table (untrusted side).
+//
+// NVIDIA documents nothing of it. What is served is what cuBLASLt 13.1 was seen to call against
+// the real driver (580.159, H200), read off a native run with client/cuda/tools/
+// trace_private_tables.c (docs/driver-private-tables.md has the trace):
+//
+//   entry 4   (context, uint64* out)                     -> the context's number (1 natively for
+//             the primary context, cuCtxGetId's answer); called before and during every GEMM
+//   entry 51  (context, 0, void** out)                   -> an object of the context, the same on
+//             every call
+//   entry 39  (context, that object, uint64* out)        -> 7
+//
+// The object is opaque to cuBLASLt as far as the trace shows (it only hands it back to entry 39),
+// so a token stands for it. Calls with any other arguments than those seen fail closed with
+// CUDA_ERROR_NOT_SUPPORTED and are logged once, as every other entry of the table does: what a
+// value means for arguments never seen is not guessed.
+#include "client/cuda/tools_context_table.h"
+
+#include <cuda.h>
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <utility>
+
+#include "client/common/log.h"
+#include "client/cuda/contexts.h"
+#include "client/cuda/driver_call.h"
+#include "client/cuda/export_table_entry.h"
+
+namespace agileos::client::cuda_shim {
+namespace {
+
+constexpr unsigned kTableNumber = 7;  // in the unknown-entry log lines
+constexpr std::size_t kEntries = 93;  // the real driver's size (probe_export_tables.cpp on the H200)
+
+// What entry 39 answered natively for the arguments seen.
+constexpr std::uint64_t kObservedObjectValue = 7;
+
+// Stands for the context's object; zero-filled in case a caller reads it.
+alignas(64) const std::uint64_t gContextObjectToken[16] = {};
+
+CUresult liveContext(CUcontext context) {
+  if (CUresult result = requireInitialized(); result != CUDA_SUCCESS) return result;
+  return context != nullptr && isLiveContext(context) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+
+template <unsigned kEntry>
+CUresult notAsSeen() {
+  static std::atomic<bool> reported{false};
+  if (!reported.exchange(true)) {
+    AGILEOS_LOG_WARN(
+        "the tools-context table's entry %u was called with arguments AgileOS has not seen the driver "
+        "answer; returning CUDA_ERROR_NOT_SUPPORTED",
+        kEntry);
+  }
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+CUresult contextNumberEntry(CUcontext context, std::uint64_t* number) {
+  if (number == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult result = liveContext(context); result != CUDA_SUCCESS) return result;
+  *number = contextNumber(context);
+  return CUDA_SUCCESS;
+}
+
+CUresult contextObjectEntry(CUcontext context, std::uint64_t which, const void** object) {
+  if (object == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult result = liveContext(context); result != CUDA_SUCCESS) return result;
+  if (which != 0) return notAsSeen<51>();
+  *object = gContextObjectToken;
+  return CUDA_SUCCESS;
+}
+
+// Three arguments as far as the trace shows: the registers after them held 0, 0 and 1 natively,
+// and other values (left over from earlier calls) under AgileOS, with cuBLASLt working on.
+CUresult objectValueEntry(CUcontext context, const void* object, std::uint64_t* value) {
+  if (value == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult result = liveContext(context); result != CUDA_SUCCESS) return result;
+  if (object != gContextObjectToken) return notAsSeen<39>();
+  *value = kObservedObjectValue;
+  return CUDA_SUCCESS;
+}
+
+template <std::size_t... kIndex>
+std::array<void*, kEntries> unknownEntries(std::index_sequence<kIndex...>) {
+  return {entry(&unknownEntry<kTableNumber, kIndex>)...};
+}
+
+// Built once, before main (the shim is loaded before the program's code runs), at a fixed address.
+std::array<void*, kEntries> makeTable() {
+  std::array<void*, kEntries> table = unknownEntries(std::make_index_sequence<kEntries>());
+  table[0] = size(kEntries);
+  table[4] = entry(&contextNumberEntry);
+  table[39] = entry(&objectValueEntry);
+  table[51] = entry(&contextObjectEntry);
+  return table;
+}
+
+const std::array<void*, kEntries> gToolsContext = makeTable();
+
+}  // namespace
+
+const void* toolsContextTable() { return gToolsContext.data(); }
+
+}  // namespace agileos::client::cuda_shim
