@@ -18,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <shared_mutex>
 #include <string>
 
@@ -51,16 +52,14 @@ auto& gKernelLibraries = *new std::map<const void*, CUlibrary>();               
 
 CUfunction asFunction(CUkernel kernel) { return reinterpret_cast<CUfunction>(kernel); }
 
-// JIT options are hints, accepted and ignored as cuModuleLoadDataEx's are. Of the library
-// options, both kinds the driver knows are accepted; *preserved says whether the program keeps
-// the image.
-CUresult checkOptions(unsigned int numJitOptions, CUjit_option* jitOptions, void** jitValues,
-                      unsigned int numLibraryOptions, CUlibraryOption* libraryOptions, void** libraryValues,
+// JIT options are hints, ignored as cuModuleLoadDataEx's are (never read, so their arrays may be
+// anything). Of the library options, both kinds the driver knows are accepted; *preserved says
+// whether the program keeps the image. A missing value array reads as null values (cuBLASLt
+// passes options without one): the image is then copied, which is always safe.
+CUresult checkOptions(unsigned int numLibraryOptions, CUlibraryOption* libraryOptions, void** libraryValues,
                       bool* preserved) {
   *preserved = false;
-  if (numJitOptions > 0 && (jitOptions == nullptr || jitValues == nullptr)) return CUDA_ERROR_INVALID_VALUE;
-  if (numLibraryOptions > 0 && (libraryOptions == nullptr || libraryValues == nullptr))
-    return CUDA_ERROR_INVALID_VALUE;
+  if (numLibraryOptions > 0 && libraryOptions == nullptr) return CUDA_ERROR_INVALID_VALUE;
   for (unsigned int i = 0; i < numLibraryOptions; ++i) {
     // Any bit pattern may come: read as an integer (loading an enum that holds no enumerator is
     // undefined behaviour).
@@ -69,7 +68,7 @@ CUresult checkOptions(unsigned int numJitOptions, CUjit_option* jitOptions, void
     std::memcpy(&option, &libraryOptions[i], sizeof option);
     if (option == CU_LIBRARY_BINARY_IS_PRESERVED) {
       // The value is the flag itself, cast to a pointer (as the driver reads JIT option values).
-      *preserved = libraryValues[i] != nullptr;
+      *preserved = libraryValues != nullptr && libraryValues[i] != nullptr;
     } else if (option != CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE) {
       return CUDA_ERROR_INVALID_VALUE;
     }
@@ -78,11 +77,9 @@ CUresult checkOptions(unsigned int numJitOptions, CUjit_option* jitOptions, void
 }
 
 // The checks before a library load: its options, then the context.
-CUresult beginLoad(unsigned int numJitOptions, CUjit_option* jitOptions, void** jitValues,
-                   unsigned int numLibraryOptions, CUlibraryOption* libraryOptions, void** libraryValues,
+CUresult beginLoad(unsigned int numLibraryOptions, CUlibraryOption* libraryOptions, void** libraryValues,
                    bool* preserved) {
-  if (CUresult result = checkOptions(numJitOptions, jitOptions, jitValues, numLibraryOptions, libraryOptions,
-                                     libraryValues, preserved);
+  if (CUresult result = checkOptions(numLibraryOptions, libraryOptions, libraryValues, preserved);
       result != CUDA_SUCCESS) {
     return result;
   }
@@ -129,6 +126,22 @@ CUresult moduleOf(CUlibrary library, CUmodule* module) {
   return record->loadResult;
 }
 
+// A failed library call says so once per call and error (the first name it failed for), so that a
+// library in the program that swallows the error still leaves a trace of it.
+CUresult failedOnce(const char* call, CUresult result, const char* what) {
+  if (result == CUDA_SUCCESS) return result;
+  static std::mutex mutex;
+  static auto* reported = new std::set<std::pair<std::string, int>>();  // never destroyed (exit handlers)
+  std::lock_guard lock(mutex);
+  if (reported->emplace(call, static_cast<int>(result)).second) {
+    const char* name = nullptr;
+    cuGetErrorName(result, &name);
+    AGILEOS_LOG_WARN("%s failed with %s (first seen for %.200s)", call,
+                     name != nullptr ? name : "an unknown error", what);
+  }
+  return result;
+}
+
 // CUDA_ERROR_INVALID_HANDLE unless `kernel` came from cuLibraryGetKernel of a loaded library.
 CUresult requireKernel(CUkernel kernel) {
   {
@@ -142,14 +155,13 @@ CUresult requireKernel(CUkernel kernel) {
 
 extern "C" {
 
-CUresult cuLibraryLoadData(CUlibrary* library, const void* code, CUjit_option* jitOptions,
-                           void** jitOptionsValues, unsigned int numJitOptions,
-                           CUlibraryOption* libraryOptions, void** libraryOptionValues,
-                           unsigned int numLibraryOptions) {
+static CUresult libraryLoadData(CUlibrary* library, const void* code, CUjit_option* /*jitOptions: hints*/,
+                                void** /*jitOptionsValues*/, unsigned int /*numJitOptions*/,
+                                CUlibraryOption* libraryOptions, void** libraryOptionValues,
+                                unsigned int numLibraryOptions) {
   if (library == nullptr || code == nullptr) return CUDA_ERROR_INVALID_VALUE;
   bool preserved = false;
-  if (CUresult result = beginLoad(numJitOptions, jitOptions, jitOptionsValues, numLibraryOptions,
-                                  libraryOptions, libraryOptionValues, &preserved);
+  if (CUresult result = beginLoad(numLibraryOptions, libraryOptions, libraryOptionValues, &preserved);
       result != CUDA_SUCCESS) {
     return result;
   }
@@ -162,14 +174,23 @@ CUresult cuLibraryLoadData(CUlibrary* library, const void* code, CUjit_option* j
   return adopt(library, std::move(record));
 }
 
-CUresult cuLibraryLoadFromFile(CUlibrary* library, const char* fileName, CUjit_option* jitOptions,
-                               void** jitOptionsValues, unsigned int numJitOptions,
+CUresult cuLibraryLoadData(CUlibrary* library, const void* code, CUjit_option* jitOptions,
+                           void** jitOptionsValues, unsigned int numJitOptions,
+                           CUlibraryOption* libraryOptions, void** libraryOptionValues,
+                           unsigned int numLibraryOptions) {
+  return failedOnce("cuLibraryLoadData",
+                    libraryLoadData(library, code, jitOptions, jitOptionsValues, numJitOptions,
+                                    libraryOptions, libraryOptionValues, numLibraryOptions),
+                    "an image");
+}
+
+CUresult cuLibraryLoadFromFile(CUlibrary* library, const char* fileName, CUjit_option* /*jitOptions: hints*/,
+                               void** /*jitOptionsValues*/, unsigned int /*numJitOptions*/,
                                CUlibraryOption* libraryOptions, void** libraryOptionValues,
                                unsigned int numLibraryOptions) {
   if (library == nullptr || fileName == nullptr) return CUDA_ERROR_INVALID_VALUE;
   bool preserved = false;  // a file is read at first use whatever the option says
-  if (CUresult result = beginLoad(numJitOptions, jitOptions, jitOptionsValues, numLibraryOptions,
-                                  libraryOptions, libraryOptionValues, &preserved);
+  if (CUresult result = beginLoad(numLibraryOptions, libraryOptions, libraryOptionValues, &preserved);
       result != CUDA_SUCCESS) {
     return result;
   }
@@ -199,7 +220,7 @@ CUresult cuLibraryGetModule(CUmodule* pMod, CUlibrary library) {
   return moduleOf(library, pMod);
 }
 
-CUresult cuLibraryGetKernel(CUkernel* pKernel, CUlibrary library, const char* name) {
+static CUresult libraryGetKernel(CUkernel* pKernel, CUlibrary library, const char* name) {
   if (pKernel == nullptr || name == nullptr) return CUDA_ERROR_INVALID_VALUE;
   CUmodule module = nullptr;
   if (CUresult result = moduleOf(library, &module); result != CUDA_SUCCESS) return result;
@@ -210,6 +231,11 @@ CUresult cuLibraryGetKernel(CUkernel* pKernel, CUlibrary library, const char* na
   gKernelLibraries[function] = library;
   *pKernel = reinterpret_cast<CUkernel>(function);
   return CUDA_SUCCESS;
+}
+
+CUresult cuLibraryGetKernel(CUkernel* pKernel, CUlibrary library, const char* name) {
+  return failedOnce("cuLibraryGetKernel", libraryGetKernel(pKernel, library, name),
+                    name != nullptr ? name : "(null)");
 }
 
 CUresult cuLibraryGetGlobal(CUdeviceptr* dptr, size_t* bytes, CUlibrary library, const char* name) {

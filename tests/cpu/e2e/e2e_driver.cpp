@@ -508,6 +508,17 @@ void librariesAndKernels() {
   void* value = nullptr;
   checkResult(cuLibraryLoadData(&library, kModulePtx, nullptr, nullptr, 0, &option, &value, 1),
               CUDA_ERROR_INVALID_VALUE, "cuLibraryLoadData with an unknown library option");
+  // As cuBLASLt loads its kernels: JIT options are hints (never read), and a library option may
+  // come without a value array (then the image is copied).
+  CUjit_option jitOption = CU_JIT_MAX_REGISTERS;
+  option = CU_LIBRARY_BINARY_IS_PRESERVED;
+  checkResult(cuLibraryLoadData(&library, kModulePtx, &jitOption, nullptr, 1, &option, nullptr, 1),
+              CUDA_SUCCESS,
+              "cuLibraryLoadData with a JIT option but no values, and a library option without a value");
+  checkResult(cuLibraryGetKernel(&kernel, library, "touch"), CUDA_SUCCESS, "and its kernel loads");
+  checkResult(cuLibraryUnload(library), CUDA_SUCCESS, "cuLibraryUnload");
+  checkResult(cuLibraryLoadData(&library, kModulePtx, nullptr, nullptr, 0, nullptr, nullptr, 1),
+              CUDA_ERROR_INVALID_VALUE, "cuLibraryLoadData with a library option count but no options");
   CUmoduleLoadingMode mode = CU_MODULE_EAGER_LOADING;
   checkResult(cuModuleGetLoadingMode(&mode), CUDA_SUCCESS, "cuModuleGetLoadingMode");
   check(mode == CU_MODULE_LAZY_LOADING, "lazy loading");
