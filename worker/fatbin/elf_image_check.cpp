@@ -328,7 +328,12 @@ class ElfChecker {
   // ---- relocation tables -------------------------------------------------------------------
   // Invariant after: each relocation table is whole entries, linked to a symbol table, applies
   // to a real section, and every entry's offset is inside that section (its sh_size) and its
-  // symbol index inside that symbol table.
+  // symbol index inside that symbol table. Two exceptions, both in cuBLASLt 13.1's cubins, whose
+  // tables link to .nv.info instead of .symtab (a slip of NVIDIA's toolchain; the driver loads
+  // them): an empty table need only name sections that exist; a table for a section that is not
+  // loaded (no SHF_ALLOC: .rela.debug_frame) has its symbol indices bounded by the image's one
+  // SHT_SYMTAB (which they fit; .nv.info is far smaller) and also, read through the section it
+  // links to, within the image, so that either reading stays inside the bytes.
   bool checkRelocationTables() {
     for (std::size_t index = 1; index < sections_.size(); ++index) {
       const std::uint32_t type = sections_[index].sh_type;
@@ -342,10 +347,25 @@ class ElfChecker {
   bool checkRelocationTable(std::size_t index, const char* kind) {
     const Elf64_Shdr& table = sections_[index];
     if (!checkEntries(index, sizeof(Relocation), kind)) return false;
-    if (table.sh_link >= sections_.size() || !isSymbolTable(sections_[table.sh_link].sh_type)) {
+    const bool empty = table.sh_size == 0;
+    if (table.sh_link >= sections_.size()) {
       return fail(headerOffset(index) + offsetof(Elf64_Shdr, sh_link),
                   sectionName(index) + ": relocations' symbol table " + decimal(table.sh_link) +
                       " is not a symbol table section");
+    }
+    std::size_t symbolTable = table.sh_link;
+    bool misLinked = false;
+    if (!empty && !isSymbolTable(sections_[table.sh_link].sh_type)) {
+      const bool loadedTarget =
+          table.sh_info >= sections_.size() || (sections_[table.sh_info].sh_flags & SHF_ALLOC) != 0;
+      const std::size_t only = onlySymbolTable();
+      if (loadedTarget || only == 0) {
+        return fail(headerOffset(index) + offsetof(Elf64_Shdr, sh_link),
+                    sectionName(index) + ": relocations' symbol table " + decimal(table.sh_link) +
+                        " is not a symbol table section");
+      }
+      symbolTable = only;
+      misLinked = true;
     }
     if (table.sh_info == SHN_UNDEF || table.sh_info >= sections_.size()) {
       return fail(headerOffset(index) + offsetof(Elf64_Shdr, sh_info),
@@ -353,7 +373,7 @@ class ElfChecker {
                       " is not a section (of " + decimal(sections_.size()) + ")");
     }
     if (!chargeWalk(index)) return false;
-    const std::uint64_t symbols = sections_[table.sh_link].sh_size / sizeof(Elf64_Sym);
+    const std::uint64_t symbols = sections_[symbolTable].sh_size / sizeof(Elf64_Sym);
     const std::uint64_t targetSize = sections_[table.sh_info].sh_size;
     const std::uint64_t count = table.sh_size / sizeof(Relocation);
     for (std::uint64_t entry = 0; entry < count; ++entry) {
@@ -371,8 +391,27 @@ class ElfChecker {
                         decimal(ELF64_R_SYM(relocation.r_info)) + " is past the " + decimal(symbols) +
                         " symbols of its symbol table");
       }
+      const std::uint64_t throughLink =
+          sections_[table.sh_link].sh_offset + (ELF64_R_SYM(relocation.r_info) + 1) * sizeof(Elf64_Sym);
+      if (misLinked && throughLink > image_.size()) {
+        return fail(at + offsetof(Relocation, r_info),
+                    sectionName(index) + ", relocation " + decimal(entry) + ": symbol " +
+                        decimal(ELF64_R_SYM(relocation.r_info)) + " read through section " +
+                        decimal(table.sh_link) + " would end past the image");
+      }
     }
     return true;
+  }
+
+  // The index of the image's only SHT_SYMTAB section, 0 when it has none or several.
+  std::size_t onlySymbolTable() const {
+    std::size_t found = 0;
+    for (std::size_t index = 1; index < sections_.size(); ++index) {
+      if (sections_[index].sh_type != SHT_SYMTAB) continue;
+      if (found != 0) return 0;
+      found = index;
+    }
+    return found;
   }
 
   Bytes image_;

@@ -552,6 +552,41 @@ TEST(ElfImageCheck, RefusesBadRelocationTables) {
                               s.sh_link = section(good, findSection(good, SHT_SYMTAB)).sh_link;  // .strtab
                             }),
                 "not a symbol table");
+  // An empty table links where cuBLASLt 13.1's cubins link theirs (a non-symbol section): nothing
+  // is read through it. Its link must still be a section.
+  const Elf64_Word notSymbols = section(good, findSection(good, SHT_SYMTAB)).sh_link;
+  expectAccepted(withSection(good, rela,
+                             [&](Elf64_Shdr& s) {
+                               s.sh_size = 0;
+                               s.sh_link = notSymbols;
+                             }),
+                 "an empty relocation table linked to a string table");
+  expectRefused(withSection(good, rela,
+                            [&](Elf64_Shdr& s) {
+                              s.sh_size = 0;
+                              s.sh_link = sections;
+                            }),
+                "not a symbol table");
+  // A one-entry table for a section that is not loaded (as cuBLASLt's .rela.debug_frame), linked
+  // to a section that is no symbol table: its symbol index is bounded by the .symtab.
+  const std::size_t symtab = findSection(good, SHT_SYMTAB);
+  auto misLinked = [&](std::size_t target, std::uint64_t symbol) {
+    ByteVector bytes = withSection(good, rela, [&](Elf64_Shdr& s) {
+      s.sh_size = sizeof(Elf64_Rela);
+      s.sh_link = notSymbols;
+      s.sh_info = static_cast<Elf64_Word>(target);
+    });
+    Elf64_Rela relocation = load<Elf64_Rela>(bytes, table.sh_offset);
+    relocation.r_offset = 0;
+    relocation.r_info = ELF64_R_INFO(symbol, ELF64_R_TYPE(relocation.r_info));
+    store(bytes, table.sh_offset, relocation);
+    return bytes;
+  };
+  const std::uint64_t symtabCount = section(good, symtab).sh_size / sizeof(Elf64_Sym);
+  ASSERT_EQ(section(good, symtab).sh_flags & SHF_ALLOC, 0u);
+  expectAccepted(misLinked(symtab, 0), "a mislinked table for a section that is not loaded");
+  expectRefused(misLinked(symtab, symtabCount), "symbols of its symbol table");
+  expectRefused(misLinked(table.sh_info, 0), "not a symbol table");  // .text is loaded
   expectRefused(withSection(good, rela, [&](Elf64_Shdr& s) { s.sh_info = sections; }), "relocated section");
   expectRefused(withSection(good, rela, [](Elf64_Shdr& s) { s.sh_info = SHN_UNDEF; }), "relocated section");
 
