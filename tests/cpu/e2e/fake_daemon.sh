@@ -1,7 +1,8 @@
 # Sourced by the CPU end-to-end scripts: start_fake_daemon BIN_DIR [EXTRA_JSON] starts agileosd
 # with fake-GPU workers in a fresh directory ($dir, removed at exit with the daemon stopped),
 # EXTRA_JSON being further top-level config members (",\n  \"modules\": {...}"). On return the
-# daemon listens, $daemon is its pid and AGILEOS_SOCKET points at it; the preloaded shim may
+# daemon listens, $daemon is its pid and AGILEOS_SOCKET points at it (FAKE_WORKER names another
+# fake worker executable, e.g. agileos-worker-fake-sass); the preloaded shim may
 # bring a sanitizer runtime in after the program, which ASAN_OPTIONS allows.
 start_fake_daemon() {
   local bin=$1 extra=${2:-}
@@ -11,7 +12,7 @@ start_fake_daemon() {
   # build tree is reachable by such a uid; otherwise the run says why they do not.
   local privileges=false
   if ((EUID == 0)); then
-    if setpriv --reuid=199100 --regid=199100 --clear-groups test -x "$bin/agileos-worker-fake" 2>/dev/null; then
+    if setpriv --reuid=199100 --regid=199100 --clear-groups test -x "$bin/${FAKE_WORKER:-agileos-worker-fake}" 2>/dev/null; then
       privileges=true
       chmod 755 "$dir"
     else
@@ -25,7 +26,7 @@ start_fake_daemon() {
   "log_level": "info",
   "privileges": {"enabled": $privileges},
   "guard": {"cache_dir": "$dir/module-cache"},
-  "worker": {"executable": "agileos-worker-fake", "prestart": 1, "max_workers": 3}$extra
+  "worker": {"executable": "${FAKE_WORKER:-agileos-worker-fake}", "prestart": 1, "max_workers": 3}$extra
 }
 JSON
   "$bin/agileosd" --config "$dir/config.json" >"$dir/daemon.log" 2>&1 &

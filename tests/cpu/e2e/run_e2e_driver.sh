@@ -12,6 +12,9 @@ preload=$shim/libagileos_cudart.so library_path=$shim tracer=""
 if [[ ${4:-} == --static-runtime ]]; then
   preload=""
   tracer=${5:-}
+elif [[ ${4:-} == --math-library ]]; then
+  preload=""
+  export FAKE_WORKER=agileos-worker-fake-sass
 fi
 source "$(dirname "${BASH_SOURCE[0]}")/fake_daemon.sh"
 start_fake_daemon "$bin"

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "worker/testing/fake_gpu/fake_elf_symbols.h"
 #include "worker/testing/fake_gpu/fake_gpu_backend.h"
 #include "worker/testing/fake_gpu/fake_host_buffer.h"
 
@@ -43,22 +44,24 @@ CUresult FakeGpuBackend::moduleLoad(const void* image, CUmodule* module, std::st
   if (image == nullptr || module == nullptr) return CUDA_ERROR_INVALID_VALUE;
   const auto* text = static_cast<const char*>(image);
   // Byte by byte, so a short NUL-terminated text is never read past its end.
+  fake::PtxSymbols symbols;
   if (text[0] == '\x7f' && text[1] == 'E' && text[2] == 'L' && text[3] == 'F') {
     if (!config_.acceptElfImages) {
       return fail(CUDA_ERROR_INVALID_IMAGE, "ELF (SASS) images cannot be emulated; load PTX");
     }
-    const auto handle = reinterpret_cast<CUmodule>(nextObject_ += 0x10);
-    modules_[handle];  // no symbols: its kernels cannot run here
-    *module = handle;
-    return CUDA_SUCCESS;
+    const std::uint64_t size = fake::elfImageSize(image);
+    if (size == 0) return fail(CUDA_ERROR_INVALID_IMAGE, "an ELF image whose headers cannot be read");
+    symbols = fake::scanElfSymbols({static_cast<const std::uint8_t*>(image), size});
+    if (!symbols.ok) return fail(CUDA_ERROR_INVALID_IMAGE, symbols.error);
+  } else {
+    symbols = fake::scanPtxSymbols(text);
   }
-  const fake::PtxSymbols symbols = fake::scanPtxSymbols(text);
   if (!symbols.ok) {
     // Measured: text the driver does not recognise at all gives CUDA_ERROR_INVALID_IMAGE.
     return fail(symbols.versionMajor == 0 ? CUDA_ERROR_INVALID_IMAGE : CUDA_ERROR_INVALID_PTX, symbols.error);
   }
   const int deviceSm = config_.computeMajor * 10 + config_.computeMinor;
-  if (symbols.targetSm > deviceSm) {
+  if (symbols.targetSm > deviceSm) {  // 0 for ELF: the worker chose the entry for this device
     return fail(CUDA_ERROR_INVALID_PTX, "PTX targets sm_" + std::to_string(symbols.targetSm) +
                                             ", above the device's sm_" + std::to_string(deviceSm));
   }
