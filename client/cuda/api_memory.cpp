@@ -146,22 +146,36 @@ CUresult cuMemGetInfo_v2(size_t* free, size_t* total) {
   return result;
 }
 
-// Device-mapped host memory is not offered (the device reports CAN_MAP_HOST_MEMORY = 0).
+// Device-mapped host memory (CU_MEMHOSTALLOC_DEVICEMAP, cuDNN asks for it in cudnnCreate) is a
+// segment shared with the worker and mapped for the device there (client/session/
+// host_allocations.h); over gRPC it is not offered. The device still reports
+// CAN_MAP_HOST_MEMORY = 0, so programs that ask first keep their fallback.
 CUresult cuMemHostAlloc(void** pp, size_t bytesize, unsigned int flags) {
   if (pp == nullptr) return CUDA_ERROR_INVALID_VALUE;
   constexpr unsigned kKnown =
       CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_WRITECOMBINED;
+  static_assert(CU_MEMHOSTALLOC_DEVICEMAP == cudaHostAllocMapped);
   if ((flags & ~kKnown) != 0) return CUDA_ERROR_INVALID_VALUE;
   *pp = nullptr;
-  if ((flags & CU_MEMHOSTALLOC_DEVICEMAP) != 0) {
-    AGILEOS_LOG_WARN(
-        "cuMemHostAlloc(CU_MEMHOSTALLOC_DEVICEMAP): device-mapped host memory is not offered by "
-        "AgileOS; returning CUDA_ERROR_NOT_SUPPORTED");
-    return CUDA_ERROR_NOT_SUPPORTED;
-  }
   if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
   if (bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
-  return toDriverResult(HostAllocations::instance().allocate(bytesize, flags, pp));
+  const cudaError_t error = HostAllocations::instance().allocate(bytesize, flags, pp);
+  if (error == cudaErrorNotSupported) {
+    AGILEOS_LOG_WARN(
+        "cuMemHostAlloc(CU_MEMHOSTALLOC_DEVICEMAP): device-mapped host memory needs the shared-memory "
+        "transport; returning CUDA_ERROR_NOT_SUPPORTED");
+  }
+  return toDriverResult(error);
+}
+
+// The device's address of mapped host memory (flags must be 0, as the driver requires).
+CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr* pdptr, void* p, unsigned int flags) {
+  if (pdptr == nullptr || flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
+  const std::optional<std::uint64_t> address = HostAllocations::instance().deviceAddressOf(p);
+  if (!address) return CUDA_ERROR_INVALID_VALUE;
+  *pdptr = *address;
+  return CUDA_SUCCESS;
 }
 
 CUresult cuMemAllocHost_v2(void** pp, size_t bytesize) { return cuMemHostAlloc(pp, bytesize, 0); }

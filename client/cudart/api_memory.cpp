@@ -157,20 +157,28 @@ cudaError_t cudaHostAlloc(void** pHost, size_t size, unsigned int flags) {
   if (pHost == nullptr) return recordError(cudaErrorInvalidValue);
   constexpr unsigned kKnown = cudaHostAllocPortable | cudaHostAllocMapped | cudaHostAllocWriteCombined;
   if ((flags & ~kKnown) != 0) return recordError(cudaErrorInvalidValue);
-  if ((flags & cudaHostAllocMapped) != 0) {
-    AGILEOS_LOG_WARN(
-        "cudaHostAlloc(cudaHostAllocMapped): device-mapped host memory is not offered by AgileOS "
-        "(the device reports canMapHostMemory = 0)");
-    *pHost = nullptr;
-    return recordError(cudaErrorNotSupported);
-  }
   if (cudaError_t error = requireConnection(); error != cudaSuccess) return recordError(error);
   if (size == 0) {
     *pHost = nullptr;
     return cudaSuccess;
   }
   *pHost = nullptr;
-  return recordError(HostAllocations::instance().allocate(size, flags, pHost));
+  const cudaError_t error = HostAllocations::instance().allocate(size, flags, pHost);
+  if (error == cudaErrorNotSupported) {
+    AGILEOS_LOG_WARN(
+        "cudaHostAlloc(cudaHostAllocMapped): device-mapped host memory needs the shared-memory transport; "
+        "returning cudaErrorNotSupported");
+  }
+  return recordError(error);
+}
+
+// The device's address of mapped host memory (client/session/host_allocations.h).
+cudaError_t cudaHostGetDevicePointer(void** pDevice, void* pHost, unsigned int flags) {
+  if (pDevice == nullptr || flags != 0) return recordError(cudaErrorInvalidValue);
+  const std::optional<std::uint64_t> address = HostAllocations::instance().deviceAddressOf(pHost);
+  if (!address) return recordError(cudaErrorInvalidValue);
+  *pDevice = reinterpret_cast<void*>(*address);
+  return cudaSuccess;
 }
 
 cudaError_t cudaMallocHost(void** ptr, size_t size) { return cudaHostAlloc(ptr, size, cudaHostAllocDefault); }
@@ -195,8 +203,11 @@ cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes* attributes, c
     attributes->type = cudaMemoryTypeHost;
     attributes->device = 0;
     attributes->hostPointer = const_cast<void*>(ptr);
-    // No devicePointer: the device cannot reach this memory (canMapHostMemory = 0),
-    // unlike natively pinned memory, which UVA maps at the same address.
+    // A devicePointer only for memory mapped for the device (cudaHostAllocMapped), at the
+    // worker's address; other page-locked memory is not reachable by kernels here, unlike
+    // natively pinned memory, which UVA maps at the same address.
+    if (std::optional<std::uint64_t> device = HostAllocations::instance().deviceAddressOf(ptr))
+      attributes->devicePointer = reinterpret_cast<void*>(*device);
     return cudaSuccess;
   }
   if (ptr != nullptr && isDeviceAddress(ptr)) {

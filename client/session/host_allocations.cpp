@@ -22,7 +22,7 @@ cudaError_t allocatePrivate(std::size_t size, std::size_t* mappedSize, void** ou
 
 // A segment the worker creates, registers and passes to this process.
 cudaError_t allocateShared(std::size_t size, unsigned flags, std::size_t* mappedSize, std::uint64_t* segment,
-                           void** out) {
+                           std::uint64_t* deviceAddress, void** out) {
   v1::CallRequest request;
   request.mutable_host_alloc()->set_size(size);
   request.mutable_host_alloc()->set_flags(flags);
@@ -33,7 +33,9 @@ cudaError_t allocateShared(std::size_t size, unsigned flags, std::size_t* mapped
   if (cudaError_t error = absorbReply(request, reply); error != cudaSuccess) return error;
   *segment = reply.host_segment().segment();
   *mappedSize = reply.host_segment().size();
-  if (mapping == nullptr) {  // mapped on the worker's side only: give it back
+  *deviceAddress = reply.host_segment().device_address();
+  if (mapping == nullptr || ((flags & cudaHostAllocMapped) != 0 &&
+                             *deviceAddress == 0)) {  // mapped on the worker's side only: give it back
     v1::CallRequest release;
     release.mutable_host_free()->set_segment(*segment);
     v1::CallReply ignored;
@@ -52,10 +54,12 @@ HostAllocations& HostAllocations::instance() {
 }
 
 cudaError_t HostAllocations::allocate(std::size_t size, unsigned flags, void** p) {
-  Entry entry{size, 0, flags, 0};
-  const cudaError_t error = Connection::instance().sharesHostMemory()
-                                ? allocateShared(size, flags, &entry.mappedSize, &entry.segment, p)
-                                : allocatePrivate(size, &entry.mappedSize, p);
+  Entry entry{size, 0, flags, 0, 0};
+  const bool shared = Connection::instance().sharesHostMemory();
+  if (!shared && (flags & cudaHostAllocMapped) != 0) return cudaErrorNotSupported;  // nothing to map it with
+  const cudaError_t error =
+      shared ? allocateShared(size, flags, &entry.mappedSize, &entry.segment, &entry.deviceAddress, p)
+             : allocatePrivate(size, &entry.mappedSize, p);
   if (error != cudaSuccess) return error;
   std::lock_guard lock(mutex_);
   entries_[reinterpret_cast<std::uintptr_t>(*p)] = entry;
@@ -91,6 +95,17 @@ std::optional<unsigned> HostAllocations::flagsOf(const void* p) const {
   --it;
   if (address - it->first >= it->second.size) return std::nullopt;
   return it->second.flags;
+}
+
+std::optional<std::uint64_t> HostAllocations::deviceAddressOf(const void* p) const {
+  const auto address = reinterpret_cast<std::uintptr_t>(p);
+  std::lock_guard lock(mutex_);
+  auto it = entries_.upper_bound(address);
+  if (it == entries_.begin()) return std::nullopt;
+  --it;
+  const std::uint64_t offset = address - it->first;
+  if (it->second.deviceAddress == 0 || offset >= it->second.size) return std::nullopt;
+  return it->second.deviceAddress + offset;
 }
 
 std::optional<SharedHostRange> HostAllocations::sharedRange(const void* p, std::uint64_t bytes) const {

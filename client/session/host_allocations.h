@@ -6,8 +6,9 @@
 // GPU), so a copy from or to it is one DMA by the worker with no staging; copies
 // name it by segment and offset (sharedRange()). Over gRPC it is ordinary
 // anonymous memory of the client, locked with mlock where the limit allows, and
-// copies from it travel like any host copy. Mapped (device-visible) host memory is
-// not offered.
+// copies from it travel like any host copy. Mapped (device-visible) host memory
+// (cudaHostAllocMapped) is a shared segment the worker has also mapped for the device;
+// over gRPC it is not offered (cudaErrorNotSupported).
 //
 // Thread-safety: all methods are safe to call concurrently.
 #pragma once
@@ -39,6 +40,8 @@ class HostAllocations {
   cudaError_t free(void* p);
   // The flags of the allocation containing p.
   std::optional<unsigned> flagsOf(const void* p) const;
+  // The device's address of p when p lies in memory mapped for the device.
+  std::optional<std::uint64_t> deviceAddressOf(const void* p) const;
   // The shared segment holding all of [p, p+bytes), if one does.
   std::optional<SharedHostRange> sharedRange(const void* p, std::uint64_t bytes) const;
 
@@ -47,7 +50,8 @@ class HostAllocations {
     std::size_t size;
     std::size_t mappedSize;
     unsigned flags;
-    std::uint64_t segment;  // 0: private to this process
+    std::uint64_t segment;        // 0: private to this process
+    std::uint64_t deviceAddress;  // of the base, when mapped for the device; else 0
   };
   mutable std::mutex mutex_;
   std::map<std::uintptr_t, Entry> entries_;

@@ -1,5 +1,8 @@
 // Page-locked host memory shared with the client (cudaMallocHost over the
-// shared-memory transport; worker/host_memory/shared_host_segment.h).
+// shared-memory transport; worker/host_memory/shared_host_segment.h), mapped for the device when
+// the client asks (cudaHostAllocMapped): the device's address of the segment goes back with it.
+// The segment is the client's own memory (this worker's clients share nothing else through it),
+// so a kernel of the client that reaches it reaches nothing it could not already copy.
 //
 // Quotas bound what one client can pin: a segment count and a byte total (the share of the
 // daemon's host-wide pinned total it was attached with). A HostAlloc that arrives over gRPC is refused (the
@@ -38,7 +41,9 @@ void hostAlloc(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& 
   } while (!ctx.session.hostSegmentBytes.compare_exchange_weak(used, used + size));
   CUresult result = CUDA_SUCCESS;
   std::string error;
-  std::shared_ptr<SharedHostSegment> segment = SharedHostSegment::create(ctx.gpu, size, &result, &error);
+  const bool mapped = (request.host_alloc().flags() & cudaHostAllocMapped) != 0;
+  std::shared_ptr<SharedHostSegment> segment =
+      SharedHostSegment::create(ctx.gpu, size, mapped, &result, &error);
   if (!segment) {
     ctx.session.hostSegmentBytes -= size;
     spdlog::warn("client {}: shared host allocation of {} bytes failed: {}", ctx.session.id(), size, error);
@@ -48,12 +53,14 @@ void hostAlloc(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& 
   }
   // The quota counts the requested size; correct it to the page-rounded size.
   ctx.session.hostSegmentBytes += segment->size() - size;
-  const std::uint64_t mapped = segment->size();
+  const std::uint64_t mappedBytes = segment->size();
+  const CUdeviceptr deviceAddress = segment->deviceAddress();
   const int fd = segment->takeFd();
   const Token token = ctx.session.hostSegments.insert(std::move(segment));
   ctx.shared->fdsToSend.push_back(fd);
   reply.mutable_host_segment()->set_segment(token);
-  reply.mutable_host_segment()->set_size(mapped);
+  reply.mutable_host_segment()->set_size(mappedBytes);
+  reply.mutable_host_segment()->set_device_address(deviceAddress);
 }
 
 void hostFree(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) {

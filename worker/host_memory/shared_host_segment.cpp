@@ -12,7 +12,8 @@
 namespace agileos::worker {
 
 std::shared_ptr<SharedHostSegment> SharedHostSegment::create(GpuBackend& gpu, std::uint64_t bytes,
-                                                             CUresult* result, std::string* error) {
+                                                             bool mapped, CUresult* result,
+                                                             std::string* error) {
   const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
   *result = CUDA_ERROR_OUT_OF_MEMORY;
   if (bytes == 0 || bytes > (1ull << 46)) {
@@ -29,6 +30,21 @@ std::shared_ptr<SharedHostSegment> SharedHostSegment::create(GpuBackend& gpu, st
     ::close(fd);
     return nullptr;
   }
+  CUdeviceptr device = 0;
+  if (mapped) {
+    // Mapped for the device's loads and stores: without the registration there is nothing to
+    // hand out.
+    *result = gpu.hostRegisterMapped(base, size, false, &device);
+    if (*result != CUDA_SUCCESS) {
+      *error = "the driver did not map the segment for the device (" +
+               std::to_string(static_cast<int>(*result)) + ")";
+      ::munmap(base, size);
+      ::close(fd);
+      return nullptr;
+    }
+    return std::shared_ptr<SharedHostSegment>(
+        new SharedHostSegment(gpu, fd, static_cast<std::uint8_t*>(base), size, true, device));
+  }
   // Unregistered memory still works (the driver then stages copies itself), only slower:
   // a refused registration (a locked-memory limit, say) costs speed, not the allocation.
   const CUresult registered = gpu.hostRegister(base, size);
@@ -38,7 +54,7 @@ std::shared_ptr<SharedHostSegment> SharedHostSegment::create(GpuBackend& gpu, st
   }
   *result = CUDA_SUCCESS;
   return std::shared_ptr<SharedHostSegment>(
-      new SharedHostSegment(gpu, fd, static_cast<std::uint8_t*>(base), size, registered == CUDA_SUCCESS));
+      new SharedHostSegment(gpu, fd, static_cast<std::uint8_t*>(base), size, registered == CUDA_SUCCESS, 0));
 }
 
 int SharedHostSegment::takeFd() {

@@ -28,27 +28,32 @@ class SharedHostSegment {
   // `bytes` is rounded up to whole pages. Returns null with *result
   // (CUDA_ERROR_INVALID_VALUE for a bad size, CUDA_ERROR_OUT_OF_MEMORY when host memory
   // runs out) and *error set on failure. A registration the driver refuses is logged
-  // and the segment is used unregistered.
-  static std::shared_ptr<SharedHostSegment> create(GpuBackend& gpu, std::uint64_t bytes, CUresult* result,
-                                                   std::string* error);
+  // and the segment is used unregistered, unless it was asked to be `mapped` for the device
+  // (cudaHostAllocMapped): then the creation fails with the driver's error.
+  static std::shared_ptr<SharedHostSegment> create(GpuBackend& gpu, std::uint64_t bytes, bool mapped,
+                                                   CUresult* result, std::string* error);
   ~SharedHostSegment();
   SharedHostSegment(const SharedHostSegment&) = delete;
   SharedHostSegment& operator=(const SharedHostSegment&) = delete;
 
   std::uint8_t* base() const { return base_; }
   std::uint64_t size() const { return size_; }
+  // The device's address of base() when the segment is mapped for the device; 0 otherwise.
+  CUdeviceptr deviceAddress() const { return device_; }
   // The memfd, handed out once (to pass to the client); -1 afterwards. The caller closes it.
   int takeFd();
 
  private:
-  SharedHostSegment(GpuBackend& gpu, int fd, std::uint8_t* base, std::uint64_t size, bool registered)
-      : gpu_(gpu), fd_(fd), base_(base), size_(size), registered_(registered) {}
+  SharedHostSegment(GpuBackend& gpu, int fd, std::uint8_t* base, std::uint64_t size, bool registered,
+                    CUdeviceptr device)
+      : gpu_(gpu), fd_(fd), base_(base), size_(size), registered_(registered), device_(device) {}
 
   GpuBackend& gpu_;
   int fd_;
   std::uint8_t* const base_;
   const std::uint64_t size_;
   const bool registered_;  // with the GPU; false if the driver refused (then copies are staged)
+  const CUdeviceptr device_;
 };
 
 }  // namespace agileos::worker

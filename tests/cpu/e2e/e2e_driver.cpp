@@ -666,9 +666,28 @@ void forgeries() {
                   stream, [](void* flag) { *static_cast<bool*>(flag) = true; }, &called),
               CUDA_ERROR_INVALID_HANDLE, "cuLaunchHostFunc on a forged stream");
   check(!called, "a host function on a forged stream is never called");
+  // Device-mapped host memory (over the shared-memory transport, which this test uses): a segment
+  // shared with the worker, which hands back the device's address of it.
   void* host = nullptr;
-  checkResult(cuMemHostAlloc(&host, 4096, CU_MEMHOSTALLOC_DEVICEMAP), CUDA_ERROR_NOT_SUPPORTED,
-              "cuMemHostAlloc(DEVICEMAP) fails closed");
+  checkResult(cuMemHostAlloc(&host, 4096, CU_MEMHOSTALLOC_DEVICEMAP), CUDA_SUCCESS,
+              "cuMemHostAlloc(DEVICEMAP)");
+  CUdeviceptr mapped = 0, inside = 0;
+  checkResult(cuMemHostGetDevicePointer(&mapped, host, 0), CUDA_SUCCESS, "cuMemHostGetDevicePointer");
+  checkResult(cuMemHostGetDevicePointer(&inside, static_cast<char*>(host) + 100, 0), CUDA_SUCCESS,
+              "cuMemHostGetDevicePointer inside the allocation");
+  check(mapped != 0 && inside == mapped + 100, "the device's address, offset as the host's");
+  checkResult(cuMemHostGetDevicePointer(&mapped, host, 1), CUDA_ERROR_INVALID_VALUE,
+              "cuMemHostGetDevicePointer with flags");
+  void* plain = nullptr;
+  checkResult(cuMemHostAlloc(&plain, 4096, 0), CUDA_SUCCESS, "cuMemHostAlloc without DEVICEMAP");
+  checkResult(cuMemHostGetDevicePointer(&mapped, plain, 0), CUDA_ERROR_INVALID_VALUE,
+              "no device address for page-locked memory that is not mapped");
+  checkResult(cuMemHostGetDevicePointer(&mapped, &mapped, 0), CUDA_ERROR_INVALID_VALUE,
+              "no device address for the program's own memory");
+  checkResult(cuMemFreeHost(host), CUDA_SUCCESS, "cuMemFreeHost of mapped memory");
+  checkResult(cuMemFreeHost(plain), CUDA_SUCCESS, "cuMemFreeHost");
+  checkResult(cuMemHostGetDevicePointer(&mapped, static_cast<char*>(host) + 100, 0), CUDA_ERROR_INVALID_VALUE,
+              "no device address after the free");
   CUdeviceptr unsupported = 0;
   checkResult(cuMemAllocManaged(&unsupported, 4096, CU_MEM_ATTACH_GLOBAL), CUDA_ERROR_NOT_SUPPORTED,
               "an unsupported row fails closed");
