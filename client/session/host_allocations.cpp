@@ -87,38 +87,35 @@ cudaError_t HostAllocations::free(void* p) {
   return error;
 }
 
-std::optional<unsigned> HostAllocations::flagsOf(const void* p) const {
+std::optional<HostAllocations::Found> HostAllocations::containing(const void* p) const {
   const auto address = reinterpret_cast<std::uintptr_t>(p);
-  std::lock_guard lock(mutex_);
   auto it = entries_.upper_bound(address);
   if (it == entries_.begin()) return std::nullopt;
   --it;
-  if (address - it->first >= it->second.size) return std::nullopt;
-  return it->second.flags;
+  const std::uint64_t offset = address - it->first;
+  if (offset >= it->second.size) return std::nullopt;
+  return Found{it->second, offset};
+}
+
+std::optional<unsigned> HostAllocations::flagsOf(const void* p) const {
+  std::lock_guard lock(mutex_);
+  const std::optional<Found> found = containing(p);
+  if (!found) return std::nullopt;
+  return found->entry.flags;
 }
 
 std::optional<std::uint64_t> HostAllocations::deviceAddressOf(const void* p) const {
-  const auto address = reinterpret_cast<std::uintptr_t>(p);
   std::lock_guard lock(mutex_);
-  auto it = entries_.upper_bound(address);
-  if (it == entries_.begin()) return std::nullopt;
-  --it;
-  const std::uint64_t offset = address - it->first;
-  if (it->second.deviceAddress == 0 || offset >= it->second.size) return std::nullopt;
-  return it->second.deviceAddress + offset;
+  const std::optional<Found> found = containing(p);
+  if (!found || found->entry.deviceAddress == 0) return std::nullopt;
+  return found->entry.deviceAddress + found->offset;
 }
 
 std::optional<SharedHostRange> HostAllocations::sharedRange(const void* p, std::uint64_t bytes) const {
-  const auto address = reinterpret_cast<std::uintptr_t>(p);
   std::lock_guard lock(mutex_);
-  auto it = entries_.upper_bound(address);
-  if (it == entries_.begin()) return std::nullopt;
-  --it;
-  const std::uint64_t offset = address - it->first;
-  if (it->second.segment == 0 || offset >= it->second.size || bytes > it->second.size - offset) {
-    return std::nullopt;
-  }
-  return SharedHostRange{it->second.segment, offset};
+  const std::optional<Found> found = containing(p);
+  if (!found || found->entry.segment == 0 || bytes > found->entry.size - found->offset) return std::nullopt;
+  return SharedHostRange{found->entry.segment, found->offset};
 }
 
 }  // namespace agileos::client

@@ -53,6 +53,13 @@ class HostAllocations {
     std::uint64_t segment;        // 0: private to this process
     std::uint64_t deviceAddress;  // of the base, when mapped for the device; else 0
   };
+  struct Found {
+    Entry entry;
+    std::uint64_t offset;  // of the address from the allocation's base
+  };
+  // The allocation holding p; the caller holds mutex_.
+  std::optional<Found> containing(const void* p) const;
+
   mutable std::mutex mutex_;
   std::map<std::uintptr_t, Entry> entries_;
 };
