@@ -8,9 +8,9 @@
  *   AGILEOS_TRACE_TABLES=21318c60971432488ca641ff7324c8f2,f8cff95121468b4eb9e2fb469e7c0dd9 \
  *   LD_PRELOAD=libagileos_trace_private_tables.so program
  *
- * Why patch rather than stand in front of the driver (trace_driver_calls.c): a library that gets
- * the tables through a stand-in sees a cuGetExportTable that is not the driver's, and cuBLAS then
- * fails in cublasCreate; patched in place, the table and every function the program reaches are the
+ * Why patch rather than stand in front of the driver (trace_driver_calls.c): under the stand-in
+ * cublasCreate fails, natively too (cause not established: the stand-in exports only the functions
+ * it intercepts); patched in place, the table and every function the program reaches are the
  * driver's own, only the traced entries jump through here.
  *
  * Limits: only the six integer argument registers are passed on (an entry with more arguments, or
