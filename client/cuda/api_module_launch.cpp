@@ -19,11 +19,11 @@
 #include <utility>
 
 #include "client/cuda/driver_call.h"
-#include "client/cuda/launch_attributes.h"
 #include "client/cuda/module_handles.h"
 #include "client/session/code_images.h"
 #include "client/session/function_calls.h"
 #include "client/session/kernel_launch.h"
+#include "client/session/launch_attributes.h"
 #include "client/session/module_registry.h"
 #include "cuda_api.gen.h"  // checks every definition against cuda.h's declaration
 
@@ -128,7 +128,9 @@ CUresult launchEx(const CUlaunchConfig* config, CUfunction f, void** kernelParam
                   DefaultStream spelling) {
   if (config == nullptr) return CUDA_ERROR_INVALID_VALUE;
   LaunchAttributes attributes;
-  if (CUresult result = readLaunchAttributes(*config, &attributes); result != CUDA_SUCCESS) return result;
+  if (cudaError_t error = readLaunchAttributes(config->attrs, config->numAttrs, &attributes);
+      error != cudaSuccess)
+    return toDriverResult(error);
   LaunchShape shape =
       shapeOf(config->gridDimX, config->gridDimY, config->gridDimZ, config->blockDimX, config->blockDimY,
               config->blockDimZ, config->sharedMemBytes, config->hStream, spelling, attributes.cooperative);
@@ -149,7 +151,9 @@ CUresult onFunction(CUfunction f, Call call) {
 CUresult occupancyOfClusters(int* value, CUfunction func, const CUlaunchConfig* config, bool potentialSize) {
   if (value == nullptr || config == nullptr) return CUDA_ERROR_INVALID_VALUE;
   LaunchAttributes attributes;
-  if (CUresult result = readLaunchAttributes(*config, &attributes); result != CUDA_SUCCESS) return result;
+  if (cudaError_t error = readLaunchAttributes(config->attrs, config->numAttrs, &attributes);
+      error != cudaSuccess)
+    return toDriverResult(error);
   LaunchShape shape = shapeOf(config->gridDimX, config->gridDimY, config->gridDimZ, config->blockDimX,
                               config->blockDimY, config->blockDimZ, config->sharedMemBytes, nullptr,
                               DefaultStream::kLegacy, attributes.cooperative);

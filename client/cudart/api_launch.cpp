@@ -17,6 +17,7 @@
 #include "client/session/error_state.h"
 #include "client/session/function_calls.h"
 #include "client/session/kernel_launch.h"
+#include "client/session/launch_attributes.h"
 #include "client/session/module_registry.h"
 #include "client/session/streams.h"
 #include "client/session/worker_calls.h"
@@ -44,6 +45,26 @@ cudaError_t launch(const void* func, dim3 grid, dim3 block, void** args, size_t 
     return recordError(error);
   }
   const LaunchShape shape{grid, block, sharedMem, stream, spelling, kind == LaunchKind::kCooperative};
+  return recordError(launchKernel(layout, shape, args));
+}
+
+// cudaLaunchKernelExC: the config's attributes (client/session/launch_attributes.h) travel with
+// the launch; the worker admits them (clusters, priority, ...) or refuses the launch.
+cudaError_t launchEx(const cudaLaunchConfig_t* config, const void* func, void** args,
+                     DefaultStream spelling) {
+  if (cudaError_t sticky = stickyError(); sticky != cudaSuccess) return sticky;
+  if (config == nullptr) return recordError(cudaErrorInvalidValue);
+  LaunchAttributes attributes;
+  if (cudaError_t error = readLaunchAttributes(config->attrs, config->numAttrs, &attributes);
+      error != cudaSuccess)
+    return recordError(error);
+  KernelLayout layout;
+  if (cudaError_t error = ModuleRegistry::instance().kernel(func, &layout); error != cudaSuccess) {
+    return recordError(error);
+  }
+  LaunchShape shape{config->gridDim, config->blockDim, config->dynamicSmemBytes,
+                    config->stream,  spelling,         attributes.cooperative};
+  shape.attributes = attributes.view();
   return recordError(launchKernel(layout, shape, args));
 }
 
@@ -96,6 +117,14 @@ cudaError_t cudaLaunchCooperativeKernel_ptsz(const void* func, dim3 gridDim, dim
                                              size_t sharedMem, cudaStream_t stream) {
   return launch(func, gridDim, blockDim, args, sharedMem, stream, DefaultStream::kPerThread,
                 LaunchKind::kCooperative);
+}
+
+cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t* config, const void* func, void** args) {
+  return launchEx(config, func, args, DefaultStream::kLegacy);
+}
+
+cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t* config, const void* func, void** args) {
+  return launchEx(config, func, args, DefaultStream::kPerThread);
 }
 
 // nvcc 13 compiles <<<>>> into __cudaGetKernel (once per kernel, cached by the

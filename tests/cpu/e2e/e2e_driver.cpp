@@ -484,6 +484,33 @@ void librariesAndKernels() {
               "cuOccupancyMaxActiveClusters with an attribute that is none fails closed");
   checkResult(cuLaunchKernelEx(&config, function, params, nullptr), CUDA_ERROR_NOT_SUPPORTED,
               "cuLaunchKernelEx with an attribute that is none fails closed");
+  // The runtime's cudaLaunchKernelExC takes the same attributes, in the runtime's spelling.
+  cudaLaunchAttribute runtimeAttributes[2]{};
+  runtimeAttributes[0].id = cudaLaunchAttributeClusterDimension;
+  runtimeAttributes[0].val.clusterDim.x = 2;
+  runtimeAttributes[0].val.clusterDim.y = runtimeAttributes[0].val.clusterDim.z = 1;
+  runtimeAttributes[1].id = cudaLaunchAttributePriority;
+  runtimeAttributes[1].val.priority = -1;
+  cudaLaunchConfig_t runtimeConfig{};
+  runtimeConfig.gridDim = dim3(4, 1, 1);
+  runtimeConfig.blockDim = dim3(128, 1, 1);
+  runtimeConfig.attrs = runtimeAttributes;
+  runtimeConfig.numAttrs = 2;
+  const void* kernelHandle = reinterpret_cast<const void*>(function);
+  check(cudaLaunchKernelExC(&runtimeConfig, kernelHandle, params) == cudaSuccess,
+        "cudaLaunchKernelExC of two-block clusters with a priority");
+  runtimeConfig.gridDim = dim3(3, 1, 1);
+  check(cudaLaunchKernelExC(&runtimeConfig, kernelHandle, params) == cudaErrorInvalidClusterSize,
+        "cudaLaunchKernelExC whose clusters do not tile the grid (the driver's refusal)");
+  cudaGetLastError();
+  runtimeAttributes[1].id = cudaLaunchAttributeProgrammaticEvent;
+  runtimeConfig.gridDim = dim3(4, 1, 1);
+  check(cudaLaunchKernelExC(&runtimeConfig, kernelHandle, params) == cudaErrorNotSupported,
+        "cudaLaunchKernelExC with a programmatic event fails closed");
+  cudaGetLastError();
+  check(cudaLaunchKernelExC(nullptr, kernelHandle, params) == cudaErrorInvalidValue,
+        "cudaLaunchKernelExC without a config");
+  cudaGetLastError();
   checkResult(cuCtxSynchronize(), CUDA_SUCCESS, "cuCtxSynchronize after the cluster launches");
   size_t cig = 1;
   checkResult(cuCtxGetLimit(&cig, CU_LIMIT_CIG_ENABLED), CUDA_SUCCESS, "cuCtxGetLimit(CU_LIMIT_CIG_ENABLED)");
