@@ -35,7 +35,9 @@
 #              the GPU machine's natively, AgileOS's cuFFT shim in the sandbox; never bundled);
 #              agileos_guard_bench and guard_kernels.ptx, for tests/bench/run_guard_bench.sh (a
 #              trusted tool on the driver API: its libraries go to deps/ like bin/'s);
-#              agileos_storage_bench, for tests/gpu/modules/run_module_suite.sh --bench
+#              agileos_storage_bench, for tests/gpu/modules/run_module_suite.sh --bench;
+#              agileos_math_bench, for tests/bench/run_math_bench.sh (where the build machine's
+#              toolkit has cuBLAS and cuDNN; the libraries are the GPU machine's, never bundled)
 #   modules/   the example protected modules: lib<name>.so plugins and <name>.ptx device code
 #              (run_suite.sh also puts kvstore in its daemon's pool, for guard_escape's
 #              trusted_body_* routes)
@@ -187,6 +189,9 @@ main() {
   copy_required "$bundle/shim" "${LIBRARY_SHIMS[@]/#/$build/lib/}"
   copy_required "$bundle/bench" "$build/tests/bench/agileos_bench" "$build/tests/bench/agileos_cufft_bench" \
     "$build/tests/bench/agileos_guard_bench" "$build/tests/bench/guard_kernels.ptx"
+  if [[ -x "$build/tests/bench/agileos_math_bench" ]]; then
+    copy_required "$bundle/bench" "$build/tests/bench/agileos_math_bench"
+  fi
   copy_required "$bundle/tools" "$build/bin/agileos_probe_export_tables" "$build/lib/libagileos_trace_driver_calls.so" \
     "$build/lib/libagileos_trace_private_tables.so"
   copy_required "$bundle/guard" "$build/tests/gpu/guard/guard_escape" "$build/tests/gpu/guard/nvrtc_cubin_guard"
