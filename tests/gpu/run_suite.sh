@@ -5,7 +5,7 @@
 #   FILTER         an extended regular expression; only the steps whose name matches run
 #                  (program names, sandbox_probe, concurrent_adversary_api, adversary_cufft, adversary_wire,
 #                  guard_escape, nvrtc_cubin_guard, nvrtc_jail, protected_modules, tenants, tenant_matrix,
-#                  service_after_attacks), e.g. 'matmul|adversary'.
+#                  service_after_attacks, pytorch), e.g. 'matmul|adversary'.
 #   --native-only  run the CUDA programs (and the guard escape routes) natively only
 #                  (validates the programs on a new machine; no daemon, no sandbox).
 #
@@ -37,6 +37,11 @@
 #      quotas, address and handle collisions, cross-talk, ownership, faults, kill -9, 20 start/stop
 #      cycles, and the residue probe: a new client sees none of a previous client's memory);
 #  12. the daemon is still alive and still serves a new client;
+#  13. on a daemon of the default configuration (the libraries carry SASS only): the programs
+#      that use the real cuBLAS, compared like the others, and pytorch: the installed torch
+#      (AGILEOS_TORCH_PYTHON, else a virtual environment under /opt/torch; SKIP without one)
+#      trains tests/gpu/pytorch/train_small.py natively and in the sandbox, losses equal within
+#      1e-5 and step times reported;
 #   and on exit stops the daemon (trap), whatever happened.
 # The daemon's start and stop, the library lookup and the reporting are tests/gpu/lib/harness.sh's.
 #
@@ -57,6 +62,7 @@
 #   AGILEOS_GUARD_POLICY  the daemon's default kernel memory guard policy (trap); every policy
 #                         is allowed, so that guard_escape can ask for each
 #   AGILEOS_LOG           the clients' log level (warn)
+#   AGILEOS_TORCH_PYTHON  the python of an environment with torch (default: found under /opt/torch)
 #   OUT                   where summary.txt, logs.tar.gz and daemon.log.tail go
 #                         (./gpu-suite-out)
 #
@@ -714,15 +720,71 @@ math_library_program() {
   [[ "$1" == cublas_* ]]
 }
 
+# The installed torch: AGILEOS_TORCH_PYTHON, else the first python3 of a virtual environment
+# under /opt/torch (the GPU machine's), else none.
+torch_python() {
+  if [[ -n "${AGILEOS_TORCH_PYTHON:-}" ]]; then
+    echo "$AGILEOS_TORCH_PYTHON"
+    return
+  fi
+  find /opt/torch -maxdepth 5 -path '*/bin/python3' 2>/dev/null | sort | head -n 1
+}
+
+# PyTorch in the client (issue 16): tests/gpu/pytorch/train_small.py trains a small model natively
+# and inside the sandbox (its virtual environment kept); the losses must agree within 1e-5
+# (relative) at every step, and the step times are reported side by side. Runs on the daemon
+# math_libraries_step started (torch's libraries carry SASS only).
+pytorch_compare() {
+  local python venv script="$suite_dir/pytorch/train_small.py"
+  python="$(torch_python)"
+  if [[ -z "$python" ]] || ! timeout 120 "$python" -c 'import torch' >/dev/null 2>&1; then
+    say "SKIP pytorch: no python with torch here (AGILEOS_TORCH_PYTHON names one)"
+    return
+  fi
+  venv="$(dirname "$(dirname "$python")")"
+  run_native pytorch "$python" "$script"
+  local native_status=$run_status
+  if ((native_status != 0)); then
+    fail "pytorch: native exit $(describe_status "$native_status")"
+    quote "$logs/pytorch.native.err" 20
+    return
+  fi
+  sandbox_extra=(--keep "$venv" --keep "$suite_dir/pytorch")
+  run_agileos pytorch "$python" "$script"
+  sandbox_extra=()
+  if ((run_status != 0)); then
+    fail "pytorch: exit $(describe_status "$run_status") under AgileOS, 0 natively"
+    quote_tail "$logs/pytorch.agileos.err" 30
+    return
+  fi
+  local verdict
+  if verdict="$("$python" - "$logs/pytorch.native.out" "$logs/pytorch.agileos.out" <<'PY'
+import json, sys
+native, agileos = (json.loads(open(path).read().strip().splitlines()[-1]) for path in sys.argv[1:3])
+worst = max(abs(a - b) / max(1.0, abs(a)) for a, b in zip(native["losses"], agileos["losses"]))
+same = len(native["losses"]) == len(agileos["losses"]) and worst <= 1e-5
+print(f"{'ok' if same else 'differ'} {len(native['losses'])} steps, largest relative loss difference {worst:.2e}; "
+      f"step p50 {native['step_ms_p50']:.3f} ms native, {agileos['step_ms_p50']:.3f} ms AgileOS "
+      f"({agileos['step_ms_p50'] / native['step_ms_p50']:.2f}x), p99 {native['step_ms_p99']:.3f} / "
+      f"{agileos['step_ms_p99']:.3f} ms; torch {native['torch']}, cuDNN {native['cudnn']}")
+sys.exit(0 if same else 1)
+PY
+  )"; then
+    pass "pytorch: $verdict"
+  else
+    fail "pytorch: ${verdict:-the outputs could not be read}"
+  fi
+}
+
 math_libraries_step() {
   local programs=() program name
   for program in "$programs_dir"/* "$static_programs_dir"/*; do
     name="$(basename "$program")"
     [[ -x "$program" ]] && math_library_program "$name" && wanted "$name" && programs+=("$program")
   done
-  ((${#programs[@]})) || return 0
+  ((${#programs[@]})) || wanted pytorch || return 0
   say ""
-  say "== the CUDA math libraries in the client, on a daemon of the default configuration: native vs. AgileOS"
+  say "== the CUDA math libraries and PyTorch in the client, on a daemon of the default configuration: native vs. AgileOS"
   if ! budget_left; then
     fail "math_libraries: not run, the suite's time budget (${budget_s} s) is spent"
     return
@@ -738,6 +800,7 @@ math_libraries_step() {
   for program in "${programs[@]}"; do
     compare_program "$(basename "$program")" "$program"
   done
+  if wanted pytorch; then pytorch_compare; fi
   if daemon_alive; then pass "math_libraries: agileosd is still running"; else fail "math_libraries: agileosd died"; fi
   stop_daemon
   runtime_dir="$suite_runtime_dir"
