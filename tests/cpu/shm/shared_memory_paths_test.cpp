@@ -136,6 +136,45 @@ TEST_F(SharedMemoryPaths, APinnedSegmentIsSharedRegisteredAndCopiedWithoutStagin
   ::munmap(segment.mapping, segment.size);
 }
 
+// cudaHostAllocMapped: the segment is also mapped for the device, and the reply says where; a
+// mapping the driver refuses fails the allocation (nothing stays registered or charged).
+TEST_F(SharedMemoryPaths, AMappedSegmentComesWithItsDeviceAddress) {
+  TestClient client = harness_.attach(1);
+  auto transport = connect(client);
+  ASSERT_NE(transport, nullptr);
+  EXPECT_EQ(call(*transport, requests::getDeviceInfo()).error(), 0);
+  const std::size_t registeredBefore = harness_.gpu().registeredHostRanges();
+
+  v1::CallRequest mapped = hostAlloc(4096);
+  mapped.mutable_host_alloc()->set_flags(cudaHostAllocMapped);
+  v1::CallReply reply;
+  void* mapping = nullptr;
+  ASSERT_EQ(transport->allocateShared(mapped, &reply, &mapping), TransportStatus::kOk);
+  ASSERT_EQ(reply.error(), 0) << reply.error_detail();
+  ASSERT_NE(mapping, nullptr);
+  EXPECT_NE(reply.host_segment().device_address(), 0u) << "the fake maps at the worker's own address";
+  EXPECT_EQ(harness_.gpu().registeredHostRanges(), registeredBefore + 1);
+  EXPECT_EQ(call(*transport, hostFree(reply.host_segment().segment())).error(), 0);
+  EXPECT_EQ(harness_.gpu().registeredHostRanges(), registeredBefore);
+  ::munmap(mapping, reply.host_segment().size());
+
+  const Segment plain = allocate(*transport, 4096);
+  EXPECT_EQ(call(*transport, hostFree(plain.name)).error(), 0);
+  ::munmap(plain.mapping, plain.size);
+
+  harness_.gpu().failNext(FakeGpuCall::kHostRegister, CUDA_ERROR_OUT_OF_MEMORY);
+  v1::CallReply refused;
+  mapping = nullptr;
+  ASSERT_EQ(transport->allocateShared(mapped, &refused, &mapping), TransportStatus::kOk);
+  EXPECT_NE(refused.error(), 0) << "a segment the driver would not map for the device is no mapped segment";
+  EXPECT_EQ(mapping, nullptr);
+  EXPECT_EQ(harness_.gpu().registeredHostRanges(), registeredBefore);
+  const Segment after = allocate(*transport, 4096);  // the refusal charged nothing
+  EXPECT_NE(after.mapping, nullptr);
+  EXPECT_EQ(call(*transport, hostFree(after.name)).error(), 0);
+  ::munmap(after.mapping, after.size);
+}
+
 TEST_F(SharedMemoryPaths, TheSegmentFdCannotBeResized) {
   TestClient client = harness_.attach(1);
   int socketFd = -1, regionFd = -1;
