@@ -645,6 +645,55 @@ void launchCases() {
     agileos_adversary_increment<<<1, 32, 2u << 30>>>(dev, 32);
     return cudaGetLastError();
   });
+  // Launch attributes: those that carry an address or an event are not passed on; a list longer
+  // than the worker takes is refused before it is sent.
+  const void* kernel = reinterpret_cast<const void*>(&agileos_adversary_increment);
+  cudaLaunchAttribute attributes[17]{};
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(1);
+  config.blockDim = dim3(32);
+  config.attrs = attributes;
+  config.numAttrs = 1;
+  attributes[0].id = cudaLaunchAttributeAccessPolicyWindow;
+  attributes[0].val.accessPolicyWindow.base_ptr = reinterpret_cast<void*>(0x7f0000000000ull);
+  attributes[0].val.accessPolicyWindow.num_bytes = 1 << 20;
+  attributes[0].val.accessPolicyWindow.hitRatio = 1.0f;
+  attributes[0].val.accessPolicyWindow.hitProp = cudaAccessPropertyPersisting;
+  runCase("cudaLaunchKernelExC(access policy window at a forged address)", cudaErrorNotSupported,
+          [&] { return cudaLaunchKernelExC(&config, kernel, args); });
+  attributes[0] = cudaLaunchAttribute{};
+  attributes[0].id = cudaLaunchAttributeProgrammaticEvent;
+  attributes[0].val.programmaticEvent.event = reinterpret_cast<cudaEvent_t>(0xdeadbeefull);
+  runCase("cudaLaunchKernelExC(programmatic event, forged)", cudaErrorNotSupported,
+          [&] { return cudaLaunchKernelExC(&config, kernel, args); });
+  attributes[0] = cudaLaunchAttribute{};
+  attributes[0].id = static_cast<cudaLaunchAttributeID>(0x7fffffff);
+  runCase("cudaLaunchKernelExC(an attribute id that is none)", cudaErrorNotSupported,
+          [&] { return cudaLaunchKernelExC(&config, kernel, args); });
+  for (cudaLaunchAttribute& attribute : attributes) {
+    attribute = cudaLaunchAttribute{};
+    attribute.id = cudaLaunchAttributePriority;
+  }
+  config.numAttrs = 17;
+  runCase("cudaLaunchKernelExC(17 attributes)", cudaErrorInvalidValue,
+          [&] { return cudaLaunchKernelExC(&config, kernel, args); });
+  config.numAttrs = 1;
+  attributes[0] = cudaLaunchAttribute{};
+  attributes[0].id = cudaLaunchAttributeClusterDimension;
+  attributes[0].val.clusterDim.x = 0xffffffffu;
+  attributes[0].val.clusterDim.y = attributes[0].val.clusterDim.z = 1;
+  runCase("cudaLaunchKernelExC(a cluster of 2^32-1 blocks)", kAnyError,
+          [&] { return cudaLaunchKernelExC(&config, kernel, args); });
+  // Mapped host memory: a device address only for memory mapped for the device.
+  runCase("cudaHostGetDevicePointer(a device pointer)", cudaErrorInvalidValue, [&] {
+    void* device = nullptr;
+    return cudaHostGetDevicePointer(&device, dev, 0);
+  });
+  runCase("cudaHostGetDevicePointer(the stack)", cudaErrorInvalidValue, [&] {
+    void* device = nullptr;
+    return cudaHostGetDevicePointer(&device, &device, 0);
+  });
+  cudaGetLastError();
   cudaFree(dev);
 }
 
