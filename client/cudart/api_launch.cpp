@@ -216,4 +216,31 @@ cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, const 
                                                                 cudaOccupancyDefault);
 }
 
+// Clusters: the worker asks the driver for the launch the config describes (its attributes read
+// as cudaLaunchKernelExC reads them).
+static cudaError_t clusterQuery(int* value, const void* func, const cudaLaunchConfig_t* config,
+                                bool potentialSize) {
+  if (value == nullptr || config == nullptr) return recordError(cudaErrorInvalidValue);
+  LaunchAttributes attributes;
+  if (cudaError_t error = readLaunchAttributes(config->attrs, config->numAttrs, &attributes);
+      error != cudaSuccess)
+    return recordError(error);
+  KernelLayout layout;
+  if (cudaError_t error = resolveKernel(func, &layout); error != cudaSuccess) return recordError(error);
+  LaunchShape shape{config->gridDim, config->blockDim,       config->dynamicSmemBytes,
+                    nullptr,         DefaultStream::kLegacy, attributes.cooperative};
+  shape.attributes = attributes.view();
+  return recordError(clusterOccupancy(layout.token, shape, potentialSize, value));
+}
+
+cudaError_t cudaOccupancyMaxActiveClusters(int* numClusters, const void* func,
+                                           const cudaLaunchConfig_t* config) {
+  return clusterQuery(numClusters, func, config, false);
+}
+
+cudaError_t cudaOccupancyMaxPotentialClusterSize(int* clusterSize, const void* func,
+                                                 const cudaLaunchConfig_t* config) {
+  return clusterQuery(clusterSize, func, config, true);
+}
+
 }  // extern "C"

@@ -499,6 +499,13 @@ void librariesAndKernels() {
   const void* kernelHandle = reinterpret_cast<const void*>(function);
   check(cudaLaunchKernelExC(&runtimeConfig, kernelHandle, params) == cudaSuccess,
         "cudaLaunchKernelExC of two-block clusters with a priority");
+  int runtimeClusters = 0, runtimeSize = 0;
+  check(cudaOccupancyMaxActiveClusters(&runtimeClusters, kernelHandle, &runtimeConfig) == cudaSuccess &&
+            runtimeClusters == clusters,
+        "cudaOccupancyMaxActiveClusters answers as cuOccupancyMaxActiveClusters");
+  check(cudaOccupancyMaxPotentialClusterSize(&runtimeSize, kernelHandle, &runtimeConfig) == cudaSuccess &&
+            runtimeSize == 8,
+        "cudaOccupancyMaxPotentialClusterSize");
   runtimeConfig.gridDim = dim3(3, 1, 1);
   check(cudaLaunchKernelExC(&runtimeConfig, kernelHandle, params) == cudaErrorInvalidClusterSize,
         "cudaLaunchKernelExC whose clusters do not tile the grid (the driver's refusal)");
