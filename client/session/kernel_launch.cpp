@@ -93,6 +93,42 @@ bool surelyAccepted(const KernelLayout& layout, dim3 grid, dim3 block, std::size
   return isKnownStream(stream);
 }
 
+// True if the driver will surely accept these launch attributes on this grid, so that a launch
+// with them, like a plain one, need not wait for its reply: a portable cluster (at most 8 blocks)
+// that tiles the grid, a priority (the driver clamps it), programmatic stream serialization, a
+// cluster scheduling policy and a memory synchronization domain that are members of their enums.
+// Anything else (a larger cluster, a domain map, ...) waits, so its error comes back with it.
+// (cuBLASLt launches every Hopper GEMM with a cluster: waiting for each would cost a round trip.)
+bool attributesSurelyAccepted(std::span<const LaunchAttributeValue> attributes, const dim3& grid) {
+  constexpr int kClusterDimension = cudaLaunchAttributeClusterDimension,
+                kSchedulingPolicy = cudaLaunchAttributeClusterSchedulingPolicyPreference,
+                kStreamSerialization = cudaLaunchAttributeProgrammaticStreamSerialization,
+                kPriority = cudaLaunchAttributePriority, kMemSyncDomain = cudaLaunchAttributeMemSyncDomain;
+  constexpr std::uint64_t kPortableClusterBlocks = 8;
+  for (const LaunchAttributeValue& attribute : attributes) {
+    switch (attribute.id) {
+      case kClusterDimension: {
+        const std::uint32_t x = attribute.x, y = attribute.y, z = attribute.z;
+        if (x == 0 || y == 0 || z == 0 || grid.x % x != 0 || grid.y % y != 0 || grid.z % z != 0) return false;
+        if (std::uint64_t{x} * y * z > kPortableClusterBlocks) return false;
+        break;
+      }
+      case kPriority:
+        break;
+      case kStreamSerialization:
+      case kMemSyncDomain:
+        if (attribute.x > 1) return false;
+        break;
+      case kSchedulingPolicy:
+        if (attribute.x > 2) return false;
+        break;
+      default:
+        return false;
+    }
+  }
+  return true;
+}
+
 // Checks, packs (fill(buffer) writes the layout's bufferSize bytes) and sends one launch.
 template <typename FillParams>
 cudaError_t launchPacked(const KernelLayout& layout, const LaunchShape& shape, FillParams fill) {
@@ -124,7 +160,7 @@ cudaError_t launchPacked(const KernelLayout& layout, const LaunchShape& shape, F
   params->assign(layout.bufferSize, '\0');
   fill(params->data());
   noteWorkPosted(streamToken);
-  if (!shape.cooperative && shape.attributes.empty() &&
+  if (!shape.cooperative && attributesSurelyAccepted(shape.attributes, shape.grid) &&
       surelyAccepted(layout, shape.grid, shape.block, shape.sharedMem, streamToken)) {
     return invokeAsync(request);
   }

@@ -39,7 +39,9 @@ struct LaunchShape {
   cudaStream_t stream = nullptr;  // as the program spelled it (CUstream is the same handle)
   DefaultStream spelling = DefaultStream::kLegacy;
   bool cooperative = false;  // every block resident at once (cuLaunchCooperativeKernel)
-  std::span<const LaunchAttributeValue> attributes;  // owned by the caller; such a launch always waits
+  // Owned by the caller. A launch with attributes goes without waiting only when the driver will
+  // surely accept them too (kernel_launch.cpp: a portable cluster that tiles the grid, ...).
+  std::span<const LaunchAttributeValue> attributes;
 };
 
 void writeLaunchAttributes(std::span<const LaunchAttributeValue> attributes,
