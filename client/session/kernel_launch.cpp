@@ -110,7 +110,11 @@ bool attributesSurelyAccepted(std::span<const LaunchAttributeValue> attributes, 
       case kClusterDimension: {
         const std::uint32_t x = attribute.x, y = attribute.y, z = attribute.z;
         if (x == 0 || y == 0 || z == 0 || grid.x % x != 0 || grid.y % y != 0 || grid.z % z != 0) return false;
-        if (std::uint64_t{x} * y * z > kPortableClusterBlocks) return false;
+        // Each edge first: the product of three 32-bit edges can wrap around 2^64.
+        if (x > kPortableClusterBlocks || y > kPortableClusterBlocks || z > kPortableClusterBlocks ||
+            std::uint64_t{x} * y * z > kPortableClusterBlocks) {
+          return false;
+        }
         break;
       }
       case kPriority:

@@ -470,6 +470,12 @@ void librariesAndKernels() {
   attributes[0].value.clusterDim.x = 1u << 31;
   checkResult(cuLaunchKernelEx(&config, function, params, nullptr), CUDA_ERROR_INVALID_CLUSTER_SIZE,
               "cuLaunchKernelEx of a cluster edge of 2^31");
+  // Edges whose product wraps around 2^64 to 0: still far too large a cluster.
+  attributes[0].value.clusterDim.x = attributes[0].value.clusterDim.y = 1u << 31;
+  attributes[0].value.clusterDim.z = 4;
+  checkResult(cuOccupancyMaxActiveClusters(&clusters, function, &config), CUDA_ERROR_INVALID_CLUSTER_SIZE,
+              "cuOccupancyMaxActiveClusters of clusters whose block count wraps to 0");
+  attributes[0].value.clusterDim.y = attributes[0].value.clusterDim.z = 1;
   attributes[0].value.clusterDim.x = 1;
   attributes[1].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT;
   checkResult(cuLaunchKernelEx(&config, function, params, nullptr), CUDA_ERROR_NOT_SUPPORTED,

@@ -308,6 +308,8 @@ CUresult FakeGpuBackend::clusterAdmissible(const Function& function, const Launc
   }
   const auto nonPortable = function.attributes.find(CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED);
   const unsigned most = nonPortable != function.attributes.end() && nonPortable->second != 0 ? 16 : 8;
+  // Each edge first: the product of three 32-bit edges can wrap around 2^64 (to 0).
+  if (dim.x > most || dim.y > most || dim.z > most) return CUDA_ERROR_INVALID_CLUSTER_SIZE;
   return std::uint64_t{dim.x} * dim.y * dim.z <= most ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CLUSTER_SIZE;
 }
 
