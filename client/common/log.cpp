@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <set>
 
 namespace agileos::client {
 namespace {
@@ -23,6 +24,13 @@ LogLevel threshold() {
 }
 
 }  // namespace
+
+bool firstTime(const std::string& key) {
+  static std::mutex mutex;
+  static auto* seen = new std::set<std::string>();
+  std::lock_guard lock(mutex);
+  return seen->insert(key).second;
+}
 
 bool logEnabled(LogLevel level) { return static_cast<int>(level) <= static_cast<int>(threshold()); }
 

@@ -4,12 +4,17 @@
 #pragma once
 
 #include <cstdarg>
+#include <string>
 
 namespace agileos::client {
 
 enum class LogLevel { kError = 0, kWarn = 1, kInfo = 2, kDebug = 3 };
 
 bool logEnabled(LogLevel level);
+// True the first time `key` is given in this process: what says a thing once ("fail closed and log
+// once") asks it with a key naming the thing. Thread-safe; the set is never destroyed, since calls
+// come from the program's exit handlers too.
+bool firstTime(const std::string& key);
 void logf(LogLevel level, const char* format, ...) __attribute__((format(printf, 2, 3)));
 
 }  // namespace agileos::client

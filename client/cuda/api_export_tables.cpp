@@ -33,8 +33,6 @@
 #include <cstdint>
 #include <cstring>
 #include <ctime>
-#include <mutex>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -240,10 +238,7 @@ const Table kTables[] = {
 };
 
 void reportUnknownTable(const Id& id) {
-  static std::mutex mutex;
-  static auto* reported = new std::set<Id>();  // never destroyed: calls may come during exit
-  std::lock_guard lock(mutex);
-  if (reported->insert(id).second) {
+  if (agileos::client::firstTime("export table:" + hex(id))) {
     AGILEOS_LOG_WARN(
         "cuGetExportTable: private driver table %s is not served by AgileOS; returning "
         "CUDA_ERROR_INVALID_VALUE",

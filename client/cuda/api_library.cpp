@@ -18,7 +18,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <shared_mutex>
 #include <string>
 
@@ -130,10 +129,7 @@ CUresult moduleOf(CUlibrary library, CUmodule* module) {
 // library in the program that swallows the error still leaves a trace of it.
 CUresult failedOnce(const char* call, CUresult result, const char* what) {
   if (result == CUDA_SUCCESS) return result;
-  static std::mutex mutex;
-  static auto* reported = new std::set<std::pair<std::string, int>>();  // never destroyed (exit handlers)
-  std::lock_guard lock(mutex);
-  if (reported->emplace(call, static_cast<int>(result)).second) {
+  if (firstTime(std::string(call) + ":" + std::to_string(static_cast<int>(result)))) {
     const char* name = nullptr;
     cuGetErrorName(result, &name);
     AGILEOS_LOG_WARN("%s failed with %s (first seen for %.200s)", call,

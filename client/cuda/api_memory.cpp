@@ -159,13 +159,7 @@ CUresult cuMemHostAlloc(void** pp, size_t bytesize, unsigned int flags) {
   *pp = nullptr;
   if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
   if (bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
-  const cudaError_t error = HostAllocations::instance().allocate(bytesize, flags, pp);
-  if (error == cudaErrorNotSupported) {
-    AGILEOS_LOG_WARN(
-        "cuMemHostAlloc(CU_MEMHOSTALLOC_DEVICEMAP): device-mapped host memory needs the shared-memory "
-        "transport; returning CUDA_ERROR_NOT_SUPPORTED");
-  }
-  return toDriverResult(error);
+  return toDriverResult(HostAllocations::instance().allocate(bytesize, flags, pp));
 }
 
 // The device's address of mapped host memory (flags must be 0, as the driver requires).

@@ -163,13 +163,7 @@ cudaError_t cudaHostAlloc(void** pHost, size_t size, unsigned int flags) {
     return cudaSuccess;
   }
   *pHost = nullptr;
-  const cudaError_t error = HostAllocations::instance().allocate(size, flags, pHost);
-  if (error == cudaErrorNotSupported) {
-    AGILEOS_LOG_WARN(
-        "cudaHostAlloc(cudaHostAllocMapped): device-mapped host memory needs the shared-memory transport; "
-        "returning cudaErrorNotSupported");
-  }
-  return recordError(error);
+  return recordError(HostAllocations::instance().allocate(size, flags, pHost));
 }
 
 // The device's address of mapped host memory (client/session/host_allocations.h).

@@ -1,7 +1,5 @@
 #include "client/cudart/unsupported_calls.h"
 
-#include <mutex>
-#include <set>
 #include <string>
 
 #include "client/common/log.h"
@@ -17,14 +15,9 @@ cudaError_t reportUnsupported(const char* symbol) {
   if (library_shim::findUnsupported(cudart_api::failClosedEntries(), symbol) != nullptr) {
     return recordError(static_cast<cudaError_t>(cudart_api::reportUnsupported(symbol)));
   }
-  static std::mutex mutex;
-  static std::set<std::string> reported;
-  {
-    std::lock_guard lock(mutex);
-    if (reported.insert(symbol).second) {
-      AGILEOS_LOG_WARN(
-          "%s is not supported by AgileOS (not offered to clients); returning cudaErrorNotSupported", symbol);
-    }
+  if (firstTime(std::string("unsupported part:") + symbol)) {
+    AGILEOS_LOG_WARN(
+        "%s is not supported by AgileOS (not offered to clients); returning cudaErrorNotSupported", symbol);
   }
   return recordError(cudaErrorNotSupported);
 }

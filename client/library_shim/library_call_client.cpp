@@ -1,7 +1,5 @@
 #include "client/library_shim/library_call_client.h"
 
-#include <mutex>
-#include <set>
 #include <utility>
 
 #include "client/common/log.h"
@@ -13,14 +11,6 @@ namespace {
 // anything (cuda_runtime_api.h is not needed for two constants).
 constexpr int kCudaErrorInvalidValue = 1;
 constexpr int kCudaErrorInvalidResourceHandle = 400;
-
-// True the first time `key` is seen in this process.
-bool firstTime(const std::string& key) {
-  static std::mutex mutex;
-  static auto* seen = new std::set<std::string>();  // never destroyed: calls may come during exit
-  std::lock_guard lock(mutex);
-  return seen->insert(key).second;
-}
 
 }  // namespace
 

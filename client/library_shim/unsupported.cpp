@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <mutex>
-#include <set>
 #include <string>
 
 #include "client/common/log.h"
@@ -21,19 +19,14 @@ const UnsupportedEntry* findUnsupported(std::span<const UnsupportedEntry> entrie
 
 int reportUnsupported(std::span<const UnsupportedEntry> entries, const char* library, const char* symbol,
                       int fallback) {
-  static std::mutex mutex;
-  static auto* reported = new std::set<std::string>();  // never destroyed: calls may come during exit
   const UnsupportedEntry* entry = findUnsupported(entries, symbol);
-  {
-    std::lock_guard lock(mutex);
-    if (reported->insert(symbol != nullptr ? symbol : "").second) {
-      if (entry != nullptr) {
-        AGILEOS_LOG_WARN("%s is not supported by AgileOS (%s); returning %s", entry->symbol, entry->reason,
-                         entry->result_name);
-      } else {
-        AGILEOS_LOG_WARN("%s: %s has no row in the shim's API table; failing closed", library,
-                         symbol != nullptr ? symbol : "(null)");
-      }
+  if (firstTime(std::string("unsupported:") + (symbol != nullptr ? symbol : ""))) {
+    if (entry != nullptr) {
+      AGILEOS_LOG_WARN("%s is not supported by AgileOS (%s); returning %s", entry->symbol, entry->reason,
+                       entry->result_name);
+    } else {
+      AGILEOS_LOG_WARN("%s: %s has no row in the shim's API table; failing closed", library,
+                       symbol != nullptr ? symbol : "(null)");
     }
   }
   return entry != nullptr ? entry->result : fallback;

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "client/common/connection.h"
+#include "client/common/log.h"
 #include "client/session/worker_calls.h"
 
 namespace agileos::client {
@@ -56,7 +57,15 @@ HostAllocations& HostAllocations::instance() {
 cudaError_t HostAllocations::allocate(std::size_t size, unsigned flags, void** p) {
   Entry entry{size, 0, flags, 0, 0};
   const bool shared = Connection::instance().sharesHostMemory();
-  if (!shared && (flags & cudaHostAllocMapped) != 0) return cudaErrorNotSupported;  // nothing to map it with
+  if (!shared && (flags & cudaHostAllocMapped) != 0) {  // nothing to map it with
+    if (firstTime("mapped host memory without shared memory")) {
+      AGILEOS_LOG_WARN(
+          "device-mapped host memory (cudaHostAllocMapped, CU_MEMHOSTALLOC_DEVICEMAP) needs the "
+          "shared-memory "
+          "transport; returning not-supported");
+    }
+    return cudaErrorNotSupported;
+  }
   const cudaError_t error =
       shared ? allocateShared(size, flags, &entry.mappedSize, &entry.segment, &entry.deviceAddress, p)
              : allocatePrivate(size, &entry.mappedSize, p);

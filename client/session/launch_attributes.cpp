@@ -4,8 +4,6 @@
 
 #include <cstdint>
 #include <cstring>
-#include <mutex>
-#include <set>
 
 #include "client/common/log.h"
 
@@ -27,10 +25,7 @@ static_assert(sameId(cudaLaunchAttributeClusterDimension, CU_LAUNCH_ATTRIBUTE_CL
                      CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT));
 
 cudaError_t notPassedOn(int id) {
-  static std::mutex mutex;
-  static auto* reported = new std::set<int>();  // never destroyed: launches may come during exit
-  std::lock_guard lock(mutex);
-  if (reported->insert(id).second) {
+  if (firstTime("launch attribute:" + std::to_string(id))) {
     AGILEOS_LOG_WARN(
         "launch attribute %d is not offered by AgileOS (it names an event or an address, or is "
         "unknown); the launch fails with not-supported",
