@@ -51,14 +51,7 @@ cudaError_t clusterOccupancy(std::uint64_t function, const LaunchShape& shape, b
   v1::CallRequest request;
   auto* query = request.mutable_occupancy_clusters();
   query->set_function(function);
-  query->mutable_grid()->set_x(shape.grid.x);
-  query->mutable_grid()->set_y(shape.grid.y);
-  query->mutable_grid()->set_z(shape.grid.z);
-  query->mutable_block()->set_x(shape.block.x);
-  query->mutable_block()->set_y(shape.block.y);
-  query->mutable_block()->set_z(shape.block.z);
-  query->set_shared_mem_bytes(static_cast<std::uint32_t>(shape.sharedMem));
-  writeLaunchAttributes(shape.attributes, query->mutable_attributes());
+  writeLaunchShape(shape, query);
   query->set_potential_size(potentialSize);
   v1::CallReply reply;
   const cudaError_t error = invoke(request, &reply);

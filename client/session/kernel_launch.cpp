@@ -150,16 +150,9 @@ cudaError_t launchPacked(const KernelLayout& layout, const LaunchShape& shape, F
   v1::CallRequest& request = *google::protobuf::Arena::CreateMessage<v1::CallRequest>(&arena);
   v1::LaunchKernel* launch = request.mutable_launch_kernel();
   launch->set_function(layout.token);
-  launch->mutable_grid()->set_x(shape.grid.x);
-  launch->mutable_grid()->set_y(shape.grid.y);
-  launch->mutable_grid()->set_z(shape.grid.z);
-  launch->mutable_block()->set_x(shape.block.x);
-  launch->mutable_block()->set_y(shape.block.y);
-  launch->mutable_block()->set_z(shape.block.z);
-  launch->set_shared_mem_bytes(static_cast<std::uint32_t>(shape.sharedMem));
+  writeLaunchShape(shape, launch);
   launch->set_stream(streamToken);
   launch->set_cooperative(shape.cooperative);
-  writeLaunchAttributes(shape.attributes, launch->mutable_attributes());
   std::string* params = launch->mutable_params();
   params->assign(layout.bufferSize, '\0');
   fill(params->data());

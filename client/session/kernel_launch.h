@@ -47,6 +47,21 @@ struct LaunchShape {
 void writeLaunchAttributes(std::span<const LaunchAttributeValue> attributes,
                            google::protobuf::RepeatedPtrField<v1::LaunchAttribute>* wire);
 
+// A launch's grid, block, dynamic shared memory and attributes into a message that has those
+// fields (v1::LaunchKernel, v1::OccupancyClusters). The caller has checked that sharedMem fits in
+// 32 bits.
+template <typename Message>
+void writeLaunchShape(const LaunchShape& shape, Message* message) {
+  message->mutable_grid()->set_x(shape.grid.x);
+  message->mutable_grid()->set_y(shape.grid.y);
+  message->mutable_grid()->set_z(shape.grid.z);
+  message->mutable_block()->set_x(shape.block.x);
+  message->mutable_block()->set_y(shape.block.y);
+  message->mutable_block()->set_z(shape.block.z);
+  message->set_shared_mem_bytes(static_cast<std::uint32_t>(shape.sharedMem));
+  writeLaunchAttributes(shape.attributes, message->mutable_attributes());
+}
+
 // Both check the sticky error, the parameters and the stream, in that order, then launch.
 // One pointer per parameter, each to a value of the parameter's size (CUDA's kernelParams and
 // cudaLaunchKernel's args). May be null only for a kernel without parameters.
