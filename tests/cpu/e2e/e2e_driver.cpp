@@ -11,6 +11,8 @@
 #include <cstring>
 #include <vector>
 
+#include "client/cuda/export_table_ids.h"
+
 namespace {
 
 int gFailures = 0;
@@ -306,17 +308,22 @@ void primaryReset() {
 int gStorageDestroyed = 0;
 void storageDestroyed(CUcontext, void*, void*) { ++gStorageDestroyed; }
 
-void contextLocalStorage() {
-  CUuuid id{};
-  const unsigned char bytes[16] = {0xc6, 0x93, 0x33, 0x6e, 0x11, 0x21, 0xdf, 0x11,
-                                   0xa8, 0xc3, 0x68, 0xf3, 0x55, 0xd8, 0x95, 0x93};
-  std::memcpy(id.bytes, bytes, sizeof bytes);
+// A private table, asked for as a CUDA runtime asks (the ids: client/cuda/export_table_ids.h).
+void* const* exportTable(const agileos::client::cuda_shim::ExportTableId& id, const char* what) {
+  CUuuid uuid{};
+  std::memcpy(uuid.bytes, id.data(), sizeof uuid.bytes);
   const void* table = nullptr;
-  checkResult(cuGetExportTable(&table, &id), CUDA_SUCCESS, "cuGetExportTable(context-local storage)");
+  checkResult(cuGetExportTable(&table, &uuid), CUDA_SUCCESS, what);
+  return static_cast<void* const*>(table);
+}
+
+void contextLocalStorage() {
+  void* const* table =
+      exportTable(agileos::client::cuda_shim::kContextStorageId, "cuGetExportTable(context-local storage)");
   using Put = CUresult (*)(CUcontext, void*, void*, void (*)(CUcontext, void*, void*));
   using Get = CUresult (*)(void**, CUcontext, void*);
-  const auto put = reinterpret_cast<Put>(static_cast<void* const*>(table)[0]);
-  const auto get = reinterpret_cast<Get>(static_cast<void* const*>(table)[2]);
+  const auto put = reinterpret_cast<Put>(table[0]);
+  const auto get = reinterpret_cast<Get>(table[2]);
   static int key = 0, value = 0;
   void* found = nullptr;
   CUcontext created = nullptr;
@@ -339,13 +346,8 @@ void contextLocalStorage() {
 // The tools-context table cuBLASLt asks for: a context's number (cuCtxGetId's), an object of the
 // context and a value of that object, as the driver answered them; anything else fails closed.
 void toolsContextTable() {
-  CUuuid id{};
-  const unsigned char bytes[16] = {0x21, 0x31, 0x8c, 0x60, 0x97, 0x14, 0x32, 0x48,
-                                   0x8c, 0xa6, 0x41, 0xff, 0x73, 0x24, 0xc8, 0xf2};
-  std::memcpy(id.bytes, bytes, sizeof bytes);
-  const void* found = nullptr;
-  checkResult(cuGetExportTable(&found, &id), CUDA_SUCCESS, "cuGetExportTable(tools context)");
-  const auto* table = static_cast<void* const*>(found);
+  void* const* table =
+      exportTable(agileos::client::cuda_shim::kToolsContextId, "cuGetExportTable(tools context)");
   check(reinterpret_cast<std::uintptr_t>(table[0]) == 93 * sizeof(void*), "93 entries, as driver 580's");
   using Number = CUresult (*)(CUcontext, unsigned long long*);
   using Object = CUresult (*)(CUcontext, unsigned long long, const void**);
