@@ -149,6 +149,15 @@ std::string findProgram(const std::string& name) {
   die(name + ": not found in PATH");
 }
 
+// A memory file holding `contents`, read from its start (bubblewrap reads it to the end).
+int memoryFile(const std::string& contents) {
+  const int fd = ::memfd_create("agileos-sandbox-data", MFD_CLOEXEC);
+  if (fd < 0) die("memfd_create: " + std::string(std::strerror(errno)));
+  if (::pwrite(fd, contents.data(), contents.size(), 0) != static_cast<ssize_t>(contents.size()))
+    die("memory file: " + std::string(std::strerror(errno)));
+  return fd;
+}
+
 std::string selfDirectory() {
   char self[PATH_MAX];
   const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
@@ -247,7 +256,10 @@ int run(const SandboxOptions& options) {
   plan.programArgs.assign(options.program.begin() + 1, options.program.end());
   plan.environment = {{"LD_PRELOAD", shimDir + "/" + kShimName},
                       {"LD_LIBRARY_PATH", libraryPath},
-                      {"AGILEOS_SOCKET", socketDir + "/agileosd.sock"}};
+                      {"AGILEOS_SOCKET", socketDir + "/agileosd.sock"},
+                      {"HOME", "/tmp"},
+                      {"USER", kInsideUserName},
+                      {"LOGNAME", kInsideUserName}};
   plan.shareNetwork = options.shareNetwork;
   plan.insideUid = options.insideUid;
   plan.insideGid = options.insideGid;
@@ -302,6 +314,10 @@ int run(const SandboxOptions& options) {
     plan.maskedFiles.emplace_back(fd, file);
   }
   ::close(empty);
+  for (const auto& [file, contents] : {std::pair{"/etc/passwd", passwdFile(plan.insideUid, plan.insideGid)},
+                                       std::pair{"/etc/group", groupFile(plan.insideGid)}}) {
+    plan.identityFiles.emplace_back(memoryFile(contents), file);
+  }
 
   plan.seccompFd = compileSeccompFilter(&error);
   if (plan.seccompFd < 0) die("seccomp filter: " + error);
@@ -352,6 +368,7 @@ int run(const SandboxOptions& options) {
     // The two descriptors bubblewrap reads must survive exec.
     for (const int fd : {plan.seccompFd, plan.startedFd}) ::fcntl(fd, F_SETFD, 0);
     for (const auto& [fd, file] : plan.maskedFiles) ::fcntl(fd, F_SETFD, 0);
+    for (const auto& [fd, file] : plan.identityFiles) ::fcntl(fd, F_SETFD, 0);
     if (::setgroups(0, nullptr) != 0 || ::setresgid(hostId, hostId, hostId) != 0 ||
         ::setresuid(hostId, hostId, hostId) != 0 || ::getuid() != hostId || ::geteuid() != hostId) {
       ::dprintf(STDERR_FILENO, "agileos-sandbox: cannot drop to uid %u: %s\n", hostId, std::strerror(errno));
@@ -364,6 +381,7 @@ int run(const SandboxOptions& options) {
   ::close(startedPipe[1]);
   ::close(plan.seccompFd);
   for (const auto& [fd, file] : plan.maskedFiles) ::close(fd);
+  for (const auto& [fd, file] : plan.identityFiles) ::close(fd);
   int status = 0;
   while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }

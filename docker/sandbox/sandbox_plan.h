@@ -6,8 +6,8 @@
 // urandom, tty, pts, fd links: no GPU node), private /tmp and /dev/shm, the program and its library
 // closure read-only at their own paths, /etc/ld.so.cache, the shim and --lib-path directories,
 // the daemon's socket directory, --keep (read-only) and --keep-rw paths, then an empty tmpfs over
-// each --hide path, and an empty file over each driver library under a kept directory; then the
-// root itself is made read-only.
+// each --hide path, and an empty file over each driver library under a kept directory, then
+// /etc/passwd and /etc/group of the inside user; then the root itself is made read-only.
 #pragma once
 
 #include <sys/types.h>
@@ -27,6 +27,8 @@ struct SandboxPlan {
   std::vector<std::string> writableDirs;  // --keep-rw
   std::vector<std::string> hidden;        // --hide, and the GPU stack under a kept path
   std::vector<std::pair<int, std::string>> maskedFiles;  // (empty memory file, path): driver libraries
+  // (memory file, path): /etc/passwd and /etc/group, naming the inside ids (identityFile below).
+  std::vector<std::pair<int, std::string>> identityFiles;
   std::vector<std::pair<std::string, std::string>> environment;  // set inside
   bool shareNetwork = false;
   bool coverProcDriver = false;  // the host has /proc/driver (the NVIDIA driver's files live there)
@@ -40,6 +42,16 @@ struct SandboxPlan {
 
 // Where the helper is bound inside (at the root, so that no directory has to be made for it).
 inline constexpr const char* kExecHelperInside = "/.agileos-sandbox-exec";
+
+// The user name the program runs as inside, with /tmp (its private tmpfs) as home: programs that
+// look themselves up (getpwuid, Python's getpass.getuser(), which PyTorch calls for its cache
+// directory) find an entry, and nothing of the host's account database is shown.
+inline constexpr const char* kInsideUserName = "agileos";
+
+// The contents of the sandbox's /etc/passwd and /etc/group: the inside user and group, and
+// nobody/nogroup (65534), which is what every unmapped host id, root included, appears as.
+std::string passwdFile(uid_t uid, gid_t gid);
+std::string groupFile(gid_t gid);
 
 // The full argv of bubblewrap (argv[0] included).
 std::vector<std::string> bubblewrapArguments(const SandboxPlan& plan);

@@ -749,7 +749,16 @@ pytorch_compare() {
     quote "$logs/pytorch.native.err" 20
     return
   fi
-  sandbox_extra=(--keep "$venv" --keep "$suite_dir/pytorch")
+  # A virtual environment holds links to its base interpreter: the sandbox binds the interpreter
+  # itself (it resolves the program's links); the base's standard library and the system library
+  # directory that holds libstdc++ (torch's libraries need it; the python binary does not, so it
+  # is not in the program's closure) are kept read-only, their driver libraries masked.
+  local stdlib cxx_dir
+  stdlib="$("$python" -c 'import sysconfig; print(sysconfig.get_paths()["stdlib"])')"
+  cxx_dir="$(ldconfig -p | awk '$1 == "libstdc++.so.6" && /x86-64|AArch64/ {print $NF; exit}')"
+  if [[ -n "$cxx_dir" ]]; then cxx_dir="$(dirname "$(readlink -f "$cxx_dir")")"; fi
+  sandbox_extra=(--keep "$venv" --keep "$suite_dir/pytorch" --keep "$stdlib")
+  if [[ -n "$cxx_dir" ]]; then sandbox_extra+=(--keep "$cxx_dir"); fi
   run_agileos pytorch "$python" "$script"
   sandbox_extra=()
   if ((run_status != 0)); then

@@ -82,6 +82,20 @@ TEST(SandboxPlan, TheHelperStartsTheProgramWithItsArguments) {
   EXPECT_GE(indexOfTriple(args, "--seccomp", "5", "--"), 0);
 }
 
+TEST(SandboxPlan, ALinkedProgramIsAlsoBoundAtItsRealPathBeforeTheKeptDirectories) {
+  SandboxPlan plan = samplePlan();
+  plan.readOnlyDirs.push_back("/work");  // the link /work/app lies in a kept directory
+  const auto args = bubblewrapArguments(plan);
+  const auto real = indexOfTriple(args, "--ro-bind", "/work/app.real", "/work/app.real");
+  const auto kept = indexOfTriple(args, "--ro-bind", "/work", "/work");
+  ASSERT_GE(real, 0);
+  ASSERT_GE(kept, 0);
+  EXPECT_LT(real, kept);
+  plan.programSource = plan.programPath;  // not a link: bound once
+  const auto once = bubblewrapArguments(plan);
+  EXPECT_EQ(std::count(once.begin(), once.end(), std::string("/work/app")), 3);  // bind src, dest, argv
+}
+
 TEST(SandboxPlan, BindsInOrderAndTheRootEndsReadOnly) {
   const auto args = bubblewrapArguments(samplePlan());
   const auto tmp = indexOfTriple(args, "--tmpfs", "/tmp", "--perms");
@@ -99,6 +113,27 @@ TEST(SandboxPlan, BindsInOrderAndTheRootEndsReadOnly) {
   EXPECT_LT(writable, hidden);
   EXPECT_LT(hidden, masked);
   EXPECT_LT(masked, readOnlyRoot);
+}
+
+TEST(SandboxPlan, TheInsideUserIsNamedAfterEveryBind) {
+  SandboxPlan plan = samplePlan();
+  plan.readOnlyDirs.push_back("/etc");  // a kept /etc does not bring the host's accounts back
+  plan.identityFiles = {{8, "/etc/passwd"}, {9, "/etc/group"}};
+  const auto args = bubblewrapArguments(plan);
+  const auto keptEtc = indexOfTriple(args, "--ro-bind", "/etc", "/etc");
+  const auto passwd = indexOfTriple(args, "--ro-bind-data", "8", "/etc/passwd");
+  const auto group = indexOfTriple(args, "--ro-bind-data", "9", "/etc/group");
+  const auto readOnlyRoot = indexOfTriple(args, "--remount-ro", "/", "--setenv");
+  for (const auto index : {keptEtc, passwd, group, readOnlyRoot}) ASSERT_GE(index, 0);
+  EXPECT_LT(keptEtc, passwd);
+  EXPECT_LT(group, readOnlyRoot);
+}
+
+TEST(SandboxPlan, AccountFilesNameTheInsideIdsAndNobodyElse) {
+  EXPECT_EQ(passwdFile(1000, 1001),
+            "agileos:x:1000:1001:AgileOS client:/tmp:/usr/sbin/nologin\n"
+            "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n");
+  EXPECT_EQ(groupFile(1001), "agileos:x:1001:\nnogroup:x:65534:\n");
 }
 
 TEST(SandboxPlan, ProcDriverIsCoveredWhenTheHostHasIt) {

@@ -180,10 +180,21 @@ check "/agileos-sandbox-write-test was not created outside" test ! -e /agileos-s
 
 echo "== the allow-list root without --keep: only the program, its libraries, the shim and the sockets"
 # shellcheck disable=SC2016
-bare="$(sandbox -- /bin/sh -c 'for d in /etc/passwd /etc/shadow /usr/bin/ls /home /var /opt /root; do
+bare="$(sandbox -- /bin/sh -c 'for d in /etc/shadow /etc/hosts /usr/bin/ls /home /var /opt /root; do
   [ -e "$d" ] && echo "visible $d"; done; echo done')"
 echo "$bare"
 check "without --keep, /etc, other programs and the host's trees are absent" test "$bare" = "done"
+# The account files are the sandbox's own: the inside user (with home /tmp) and nobody, never the
+# host's (no root line), and the environment names the same user.
+# shellcheck disable=SC2016
+accounts="$(sandbox -- /bin/sh -c 'while read -r line; do echo "passwd $line"; done </etc/passwd
+  while read -r line; do echo "group $line"; done </etc/group; echo "env $USER $LOGNAME $HOME"')"
+echo "$accounts"
+check "inside: /etc/passwd names the inside user, home /tmp" \
+  grep -qx "passwd agileos:x:1000:1000:AgileOS client:/tmp:/usr/sbin/nologin" <<<"$accounts"
+check "inside: /etc/passwd and /etc/group hold no host account" \
+  bash -c '! grep -qE "^(passwd|group) (root|daemon|bin|sys):" <<<"$1"' _ "$accounts"
+check "inside: USER, LOGNAME and HOME name the inside user" grep -qx "env agileos agileos /tmp" <<<"$accounts"
 
 if command -v python3 >/dev/null; then
   echo "== seccomp refusals"
