@@ -6,6 +6,7 @@
 #include "client/cuda/driver_result.h"
 #include "cuda_api.gen.h"  // checks every definition against cuda.h's declaration
 
+using namespace agileos::client;
 using namespace agileos::client::cuda_shim;
 
 namespace {

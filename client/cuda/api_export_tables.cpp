@@ -38,7 +38,7 @@
 
 #include "client/common/log.h"
 #include "client/cuda/context_storage.h"
-#include "client/cuda/contexts.h"
+#include "client/session/thread_contexts.h"
 #include "client/cuda/driver_call.h"
 #include "client/cuda/export_table_entry.h"
 #include "client/cuda/export_table_ids.h"
@@ -46,6 +46,7 @@
 #include "client/cuda/tools_context_table.h"
 #include "cuda_api.gen.h"  // checks every definition against cuda.h's declaration
 
+using namespace agileos::client;
 using namespace agileos::client::cuda_shim;
 
 namespace {

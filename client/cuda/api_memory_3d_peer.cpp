@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "client/cuda/contexts.h"
+#include "client/session/thread_contexts.h"
 #include "client/cuda/copy_targets.h"
 #include "client/cuda/driver_call.h"
 #include "client/session/copy_engine.h"

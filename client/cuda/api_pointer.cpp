@@ -13,7 +13,7 @@
 #include <cstring>
 
 #include "client/common/log.h"
-#include "client/cuda/contexts.h"
+#include "client/session/thread_contexts.h"
 #include "client/cuda/driver_call.h"
 #include "client/session/copy_engine.h"
 #include "client/session/device_allocations.h"

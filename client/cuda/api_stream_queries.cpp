@@ -8,7 +8,7 @@
 
 #include <cstring>
 
-#include "client/cuda/contexts.h"
+#include "client/session/thread_contexts.h"
 #include "client/cuda/driver_call.h"
 #include "client/session/error_state.h"
 #include "client/session/stream_event_calls.h"

@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "client/cuda/contexts.h"
+#include "client/session/thread_contexts.h"
 
 namespace agileos::client::cuda_shim {
 namespace {

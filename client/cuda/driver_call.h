@@ -4,7 +4,7 @@
 #include <cuda.h>
 
 #include "agileos/v1/client_api.pb.h"
-#include "client/cuda/contexts.h"
+#include "client/session/thread_contexts.h"
 #include "client/cuda/driver_result.h"
 
 namespace agileos::client::cuda_shim {

@@ -24,7 +24,7 @@
 #include <utility>
 
 #include "client/common/log.h"
-#include "client/cuda/contexts.h"
+#include "client/session/thread_contexts.h"
 #include "client/cuda/driver_call.h"
 #include "client/cuda/export_table_entry.h"
 

@@ -13,6 +13,7 @@
 #include "client/session/context_calls.h"
 #include "client/session/error_state.h"
 #include "client/session/pci_bus_id.h"
+#include "client/session/thread_contexts.h"
 #include "client/session/worker_calls.h"
 #include "cudart_api.gen.h"  // checks the _ptsz/_ptds and __cuda* definitions
 
@@ -56,14 +57,22 @@ cudaError_t cudaGetDevice(int* device) {
   return cudaSuccess;
 }
 
+// Both make the device's primary context current on the calling thread, as libcudart does (it
+// replaces what was current; the one device's primary context is all there is).
 cudaError_t cudaSetDevice(int device) {
   const agileos::v1::DeviceInfo* info = nullptr;
-  return recordError(requireDevice(device, &info));
+  if (cudaError_t error = requireDevice(device, &info); error != cudaSuccess) return recordError(error);
+  bindPrimaryContextIfNoneCurrent();  // the runtime's one retain of the primary context
+  setCurrentContext(primaryContext());
+  return cudaSuccess;
 }
 
 cudaError_t cudaInitDevice(int device, unsigned int, unsigned int) {
   const agileos::v1::DeviceInfo* info = nullptr;
-  return recordError(requireDevice(device, &info));
+  if (cudaError_t error = requireDevice(device, &info); error != cudaSuccess) return recordError(error);
+  bindPrimaryContextIfNoneCurrent();  // the runtime's one retain of the primary context
+  setCurrentContext(primaryContext());
+  return cudaSuccess;
 }
 
 cudaError_t cudaChooseDevice(int* device, const struct cudaDeviceProp* prop) {
@@ -159,7 +168,10 @@ cudaError_t cudaGetDeviceFlags(unsigned int* flags) {
   return cudaSuccess;
 }
 
-cudaError_t cudaDeviceSynchronize(void) { return recordError(synchronizeDevice()); }
+cudaError_t cudaDeviceSynchronize(void) {
+  bindPrimaryContextIfNoneCurrent();
+  return recordError(synchronizeDevice());
+}
 
 cudaError_t cudaDeviceReset(void) { return recordError(resetDevice()); }
 

@@ -20,6 +20,7 @@
 #include "client/session/launch_attributes.h"
 #include "client/session/module_registry.h"
 #include "client/session/streams.h"
+#include "client/session/thread_contexts.h"
 #include "client/session/worker_calls.h"
 #include "cudart_api.gen.h"  // checks the _ptsz/_ptds and __cuda* definitions
 
@@ -39,6 +40,7 @@ enum class LaunchKind { kOrdinary, kCooperative };
 
 cudaError_t launch(const void* func, dim3 grid, dim3 block, void** args, size_t sharedMem,
                    cudaStream_t stream, DefaultStream spelling, LaunchKind kind = LaunchKind::kOrdinary) {
+  bindPrimaryContextIfNoneCurrent();
   if (cudaError_t sticky = stickyError(); sticky != cudaSuccess) return sticky;
   KernelLayout layout;
   if (cudaError_t error = ModuleRegistry::instance().kernel(func, &layout); error != cudaSuccess) {
@@ -52,6 +54,7 @@ cudaError_t launch(const void* func, dim3 grid, dim3 block, void** args, size_t 
 // the launch; the worker admits them (clusters, priority, ...) or refuses the launch.
 cudaError_t launchEx(const cudaLaunchConfig_t* config, const void* func, void** args,
                      DefaultStream spelling) {
+  bindPrimaryContextIfNoneCurrent();
   if (cudaError_t sticky = stickyError(); sticky != cudaSuccess) return sticky;
   if (config == nullptr) return recordError(cudaErrorInvalidValue);
   LaunchAttributes attributes;

@@ -14,6 +14,7 @@
 #include "client/session/module_registry.h"
 #include "client/session/resource_epoch.h"
 #include "client/session/streams.h"
+#include "client/session/thread_contexts.h"
 #include "client/session/worker_calls.h"
 #include "cudart_api.gen.h"  // checks the _ptsz/_ptds and __cuda* definitions
 
@@ -34,6 +35,7 @@ bool validKind(cudaMemcpyKind kind) { return kind >= cudaMemcpyHostToHost && kin
 
 cudaError_t memcpyCommon(void* dst, const void* src, size_t count, cudaMemcpyKind kind, cudaStream_t stream,
                          DefaultStream spelling, bool async) {
+  bindPrimaryContextIfNoneCurrent();
   if (!validKind(kind)) return recordError(cudaErrorInvalidMemcpyDirection);
   CopyTarget target;
   target.async = async || spelling == DefaultStream::kPerThread;
@@ -46,6 +48,7 @@ cudaError_t memcpyCommon(void* dst, const void* src, size_t count, cudaMemcpyKin
 
 cudaError_t memsetCommon(void* devPtr, int value, size_t count, cudaStream_t stream, DefaultStream spelling,
                          bool async) {
+  bindPrimaryContextIfNoneCurrent();
   CopyTarget target;
   target.async = async || spelling == DefaultStream::kPerThread;
   target.returnsEarly = async;
@@ -121,6 +124,7 @@ cudaError_t memcpyFromSymbolCommon(void* dst, const void* symbol, size_t count, 
 extern "C" {
 
 cudaError_t cudaMalloc(void** devPtr, size_t size) {
+  bindPrimaryContextIfNoneCurrent();
   if (devPtr == nullptr) return recordError(cudaErrorInvalidValue);
   std::uint64_t dptr = 0;
   const cudaError_t error = allocateDevice(size, &dptr);
@@ -129,11 +133,13 @@ cudaError_t cudaMalloc(void** devPtr, size_t size) {
 }
 
 cudaError_t cudaFree(void* devPtr) {
+  bindPrimaryContextIfNoneCurrent();
   if (devPtr == nullptr) return recordError(requireConnection());  // cudaFree(0) initializes the runtime
   return recordError(freeDevice(reinterpret_cast<std::uint64_t>(devPtr)));
 }
 
 cudaError_t cudaMallocPitch(void** devPtr, size_t* pitch, size_t width, size_t height) {
+  bindPrimaryContextIfNoneCurrent();
   if (devPtr == nullptr || pitch == nullptr) return recordError(cudaErrorInvalidValue);
   if (width > SIZE_MAX - kPitchAlignment) return recordError(cudaErrorInvalidValue);
   const size_t rounded = (width + kPitchAlignment - 1) / kPitchAlignment * kPitchAlignment;
@@ -154,6 +160,7 @@ cudaError_t cudaMemGetInfo(size_t* free, size_t* total) {
 }
 
 cudaError_t cudaHostAlloc(void** pHost, size_t size, unsigned int flags) {
+  bindPrimaryContextIfNoneCurrent();
   if (pHost == nullptr) return recordError(cudaErrorInvalidValue);
   constexpr unsigned kKnown = cudaHostAllocPortable | cudaHostAllocMapped | cudaHostAllocWriteCombined;
   if ((flags & ~kKnown) != 0) return recordError(cudaErrorInvalidValue);

@@ -4,6 +4,7 @@
 
 #include "client/session/error_state.h"
 #include "client/session/stream_event_calls.h"
+#include "client/session/thread_contexts.h"
 #include "cudart_api.gen.h"  // checks the _ptsz/_ptds and __cuda* definitions
 
 using namespace agileos::client;
@@ -16,6 +17,7 @@ cudaError_t recordUnlessNotReady(cudaError_t error) {
 }
 
 cudaError_t createStreamChecked(cudaStream_t* pStream, unsigned flags, int priority) {
+  bindPrimaryContextIfNoneCurrent();
   if (pStream == nullptr) return recordError(cudaErrorInvalidValue);
   return recordError(createStream(flags, priority, pStream));
 }
@@ -49,9 +51,11 @@ cudaError_t cudaStreamCreateWithPriority(cudaStream_t* pStream, unsigned int fla
 cudaError_t cudaStreamDestroy(cudaStream_t stream) { return recordError(destroyStream(stream)); }
 
 cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
+  bindPrimaryContextIfNoneCurrent();
   return recordError(synchronizeStream(stream, DefaultStream::kLegacy));
 }
 cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t stream) {
+  bindPrimaryContextIfNoneCurrent();
   return recordError(synchronizeStream(stream, DefaultStream::kPerThread));
 }
 cudaError_t cudaStreamQuery(cudaStream_t stream) {
@@ -80,6 +84,7 @@ cudaError_t cudaStreamGetPriority_ptsz(cudaStream_t hStream, int* priority) {
 }
 
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int flags) {
+  bindPrimaryContextIfNoneCurrent();
   if (event == nullptr) return recordError(cudaErrorInvalidValue);
   return recordError(createEvent(flags, event));
 }

@@ -4,7 +4,8 @@ namespace agileos::sandbox {
 
 std::string passwdFile(uid_t uid, gid_t gid) {
   return std::string(kInsideUserName) + ":x:" + std::to_string(uid) + ":" + std::to_string(gid) +
-         ":AgileOS client:/tmp:/usr/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n";
+         ":AgileOS "
+         "client:/tmp:/usr/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n";
 }
 
 std::string groupFile(gid_t gid) {

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "client/cuda/export_table_ids.h"
@@ -737,11 +738,50 @@ void forgeries() {
 
 }  // namespace
 
+// libcudart binds the primary context to a thread at its first call that needs one; libraries
+// that check cuCtxGetCurrent (cuBLAS does, on PyTorch's autograd threads) depend on it. A driver
+// call leaves the thread's stack alone, and a context already current stays current.
+void runtimeBindsThePrimaryContext() {
+  CUcontext primary = nullptr;
+  checkResult(cuDevicePrimaryCtxRetain(&primary, 0), CUDA_SUCCESS, "cuDevicePrimaryCtxRetain");
+  std::thread([primary] {
+    CUcontext current = primary;
+    cuCtxGetCurrent(&current);
+    check(current == nullptr, "a new thread has no current context");
+    CUdeviceptr buffer = 0;
+    checkResult(cuMemAlloc(&buffer, 256), CUDA_SUCCESS, "cuMemAlloc with none current (the primary)");
+    cuCtxGetCurrent(&current);
+    check(current == nullptr, "a driver call does not bind a context");
+    cudaStream_t stream = nullptr;
+    check(cudaStreamCreate(&stream) == cudaSuccess, "cudaStreamCreate on the new thread");
+    cuCtxGetCurrent(&current);
+    check(current == primary, "after a runtime call the primary context is current");
+    cudaStreamDestroy(stream);
+    cuMemFree(buffer);
+  }).join();
+  std::thread([primary] {
+    CUcontext created = nullptr;
+    checkResult(cuCtxCreate(&created, nullptr, 0, 0), CUDA_SUCCESS, "cuCtxCreate");
+    void* buffer = nullptr;
+    check(cudaMalloc(&buffer, 256) == cudaSuccess, "cudaMalloc with a created context current");
+    CUcontext current = nullptr;
+    cuCtxGetCurrent(&current);
+    check(current == created, "a runtime call keeps a current context current");
+    check(cudaSetDevice(0) == cudaSuccess, "cudaSetDevice(0)");
+    cuCtxGetCurrent(&current);
+    check(current == primary, "cudaSetDevice makes the primary context current");
+    cudaFree(buffer);
+    checkResult(cuCtxDestroy(created), CUDA_SUCCESS, "cuCtxDestroy");
+  }).join();
+  checkResult(cuDevicePrimaryCtxRelease(0), CUDA_SUCCESS, "cuDevicePrimaryCtxRelease");
+}
+
 int main() {
   beforeInit();
   CUcontext context = nullptr;
   devicesAndContexts(&context);
   oneWorld();
+  runtimeBindsThePrimaryContext();
   moduleGlobals();
   rectangles();
   driverEntryPoints();

@@ -1,4 +1,6 @@
-// Contexts on the driver shim (untrusted side).
+// Contexts and each thread's current context (untrusted side), in the session library so that
+// both shims see one state: the driver shim's cuCtx* calls work on it, and the runtime shim binds
+// the primary context to a thread as libcudart does (bindPrimaryContextIfNoneCurrent below).
 //
 // A worker serves one device through one CUDA context, so every context a program has is a
 // handle onto that one: the device's primary context (cuDevicePrimaryCtxRetain), and any it
@@ -18,7 +20,7 @@
 
 #include <cstddef>
 
-namespace agileos::client::cuda_shim {
+namespace agileos::client {
 
 // The device ordinal a worker's client sees: always 0.
 inline constexpr CUdevice kOnlyDevice = 0;
@@ -54,8 +56,15 @@ void setCurrentContext(CUcontext context);  // null pops the top, as cuCtxSetCur
 bool pushCurrentContext(CUcontext context);
 CUcontext popCurrentContext();  // null when the stack was empty
 
+// What libcudart does at each call that needs a context: a thread with no current context gets
+// the primary one made current (so cuCtxGetCurrent after cudaSetDevice, a launch or a copy on a new
+// thread answers the primary context; libraries such as cuBLAS check that before they work). A
+// thread-local read and nothing else when a context is current. The runtime shim calls it; the
+// driver shim never does (a driver call leaves the thread's stack as it finds it).
+void bindPrimaryContextIfNoneCurrent();
+
 // The context a call works in: the thread's current one, else the primary context. Fails with
 // CUDA_ERROR_CONTEXT_IS_DESTROYED when the current one was destroyed.
 CUresult requireContext();
 
-}  // namespace agileos::client::cuda_shim
+}  // namespace agileos::client

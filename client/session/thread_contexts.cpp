@@ -1,4 +1,4 @@
-#include "client/cuda/contexts.h"
+#include "client/session/thread_contexts.h"
 
 #include <algorithm>
 #include <atomic>
@@ -7,7 +7,7 @@
 #include <set>
 #include <vector>
 
-namespace agileos::client::cuda_shim {
+namespace agileos::client {
 namespace {
 
 // What a CUcontext points to. Never freed while the process lives (gAllCreated keeps every record,
@@ -100,6 +100,16 @@ void setCurrentContext(CUcontext context) {
   tStack.entries[tStack.depth - 1] = context;
 }
 
+void bindPrimaryContextIfNoneCurrent() {
+  if (tStack.depth != 0) return;
+  tStack.entries[0] = primaryContext();
+  tStack.depth = 1;
+  // The runtime holds the primary context from its first use (cuDevicePrimaryCtxGetState then
+  // says active, as natively): one retain for the process, never released by the runtime shim.
+  static std::atomic<bool> runtimeRetained{false};
+  if (!runtimeRetained.exchange(true)) retainPrimary();
+}
+
 bool pushCurrentContext(CUcontext context) {
   if (tStack.depth == kMaxContextStackDepth) return false;
   tStack.entries[tStack.depth++] = context;
@@ -120,4 +130,4 @@ CUresult requireContext() {
   return CUDA_SUCCESS;
 }
 
-}  // namespace agileos::client::cuda_shim
+}  // namespace agileos::client
