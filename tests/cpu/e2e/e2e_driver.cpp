@@ -5,6 +5,8 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -567,6 +569,109 @@ void librariesAndKernels() {
   check(mode == CU_MODULE_LAZY_LOADING, "lazy loading");
 }
 
+// The JIT linker for one input: cuLinkComplete hands back that input, which loads through the
+// worker's gate like any image; several inputs, and inputs only a linker could use, fail closed.
+// A link state is looked up before use: a forged or destroyed one is refused.
+void linkerCalls() {
+  char infoLog[256];
+  char errorLog[256];
+  std::memset(infoLog, 'x', sizeof infoLog);
+  std::memset(errorLog, 'x', sizeof errorLog);
+  CUjit_option options[] = {CU_JIT_INFO_LOG_BUFFER,  CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+                            CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+                            CU_JIT_WALL_TIME,        CU_JIT_OPTIMIZATION_LEVEL};
+  void* values[] = {infoLog,
+                    reinterpret_cast<void*>(std::uintptr_t{sizeof infoLog}),
+                    errorLog,
+                    reinterpret_cast<void*>(std::uintptr_t{sizeof errorLog}),
+                    reinterpret_cast<void*>(std::uintptr_t{0x12345678}),
+                    reinterpret_cast<void*>(std::uintptr_t{3})};
+  CUlinkState state = nullptr;
+  checkResult(cuLinkCreate(6, options, values, &state), CUDA_SUCCESS, "cuLinkCreate with log options");
+  checkResult(cuLinkAddData(state, CU_JIT_INPUT_PTX, const_cast<char*>(kModulePtx), sizeof kModulePtx,
+                            "touch.ptx", 0, nullptr, nullptr),
+              CUDA_SUCCESS, "cuLinkAddData(PTX)");
+  void* image = nullptr;
+  size_t imageSize = 0;
+  checkResult(cuLinkComplete(state, &image, &imageSize), CUDA_SUCCESS, "cuLinkComplete of one input");
+  check(image != nullptr && imageSize == sizeof kModulePtx && std::memcmp(image, kModulePtx, imageSize) == 0,
+        "the output is the input");
+  const size_t infoBytes = reinterpret_cast<std::uintptr_t>(values[1]);
+  check(std::memchr(infoLog, '\0', sizeof infoLog) != nullptr && infoBytes == std::strlen(infoLog) + 1 &&
+            infoBytes > 1,
+        "the info log: a NUL-terminated message, its size written back");
+  check(errorLog[0] == '\0' && reinterpret_cast<std::uintptr_t>(values[3]) == 1, "an empty error log");
+  float wallTime = -1.0f;
+  std::memcpy(&wallTime, &values[4], sizeof wallTime);
+  check(wallTime == 0.0f, "CU_JIT_WALL_TIME: 0.0f");
+  CUmodule module = nullptr;
+  checkResult(cuModuleLoadData(&module, image), CUDA_SUCCESS, "cuModuleLoadData of the link's output");
+  CUfunction function = nullptr;
+  checkResult(cuModuleGetFunction(&function, module, "touch"), CUDA_SUCCESS, "its kernel");
+  checkResult(cuModuleUnload(module), CUDA_SUCCESS, "cuModuleUnload");
+  checkResult(
+      cuLinkAddData(state, CU_JIT_INPUT_PTX, const_cast<char*>(kModulePtx), 0, nullptr, 0, nullptr, nullptr),
+      CUDA_SUCCESS, "cuLinkAddData of a second input (PTX sized by its NUL)");
+  checkResult(cuLinkComplete(state, &image, &imageSize), CUDA_ERROR_NOT_SUPPORTED,
+              "cuLinkComplete of two inputs fails closed");
+  check(errorLog[0] != '\0', "and says why in the error log");
+  checkResult(cuLinkAddData(state, CU_JIT_INPUT_NVVM, const_cast<char*>(kModulePtx), sizeof kModulePtx,
+                            nullptr, 0, nullptr, nullptr),
+              CUDA_ERROR_NOT_SUPPORTED, "cuLinkAddData of LTO IR");
+  checkResult(cuLinkAddData(state, CU_JIT_INPUT_LIBRARY, const_cast<char*>(kModulePtx), sizeof kModulePtx,
+                            nullptr, 0, nullptr, nullptr),
+              CUDA_ERROR_NOT_SUPPORTED, "cuLinkAddData of a library");
+  checkResult(cuLinkAddData(state, static_cast<CUjitInputType>(77), const_cast<char*>(kModulePtx),
+                            sizeof kModulePtx, nullptr, 0, nullptr, nullptr),
+              CUDA_ERROR_INVALID_VALUE, "cuLinkAddData of an unknown type");
+  checkResult(cuLinkAddData(state, CU_JIT_INPUT_PTX, nullptr, 16, nullptr, 0, nullptr, nullptr),
+              CUDA_ERROR_INVALID_VALUE, "cuLinkAddData of no data");
+  checkResult(cuLinkAddData(state, CU_JIT_INPUT_PTX, const_cast<char*>(kModulePtx), sizeof kModulePtx,
+                            nullptr, 1, nullptr, nullptr),
+              CUDA_ERROR_INVALID_VALUE, "cuLinkAddData with an option count but no options");
+  checkResult(cuLinkDestroy(state), CUDA_SUCCESS, "cuLinkDestroy");
+  checkResult(cuLinkDestroy(state), CUDA_ERROR_INVALID_HANDLE, "cuLinkDestroy twice");
+  checkResult(cuLinkComplete(state, &image, &imageSize), CUDA_ERROR_INVALID_HANDLE,
+              "cuLinkComplete of a destroyed state");
+
+  int local = 0;
+  const CUlinkState forged = reinterpret_cast<CUlinkState>(&local);
+  checkResult(cuLinkAddData(forged, CU_JIT_INPUT_PTX, const_cast<char*>(kModulePtx), sizeof kModulePtx,
+                            nullptr, 0, nullptr, nullptr),
+              CUDA_ERROR_INVALID_HANDLE, "cuLinkAddData on a forged state");
+  checkResult(cuLinkComplete(forged, &image, &imageSize), CUDA_ERROR_INVALID_HANDLE,
+              "cuLinkComplete on a forged state");
+  checkResult(cuLinkDestroy(forged), CUDA_ERROR_INVALID_HANDLE, "cuLinkDestroy of a forged state");
+  check(local == 0, "a forged state is never written");
+
+  checkResult(cuLinkCreate(0, nullptr, nullptr, nullptr), CUDA_ERROR_INVALID_VALUE,
+              "cuLinkCreate without an output");
+  checkResult(cuLinkCreate(2, nullptr, nullptr, &state), CUDA_ERROR_INVALID_VALUE,
+              "cuLinkCreate with an option count but no options");
+  checkResult(cuLinkCreate(0, nullptr, nullptr, &state), CUDA_SUCCESS, "cuLinkCreate without options");
+  checkResult(cuLinkComplete(state, &image, &imageSize), CUDA_ERROR_INVALID_VALUE,
+              "cuLinkComplete of no input");
+  checkResult(
+      cuLinkAddFile(state, CU_JIT_INPUT_PTX, "/nonexistent/agileos-link-input.ptx", 0, nullptr, nullptr),
+      CUDA_ERROR_FILE_NOT_FOUND, "cuLinkAddFile of a missing file");
+  char path[] = "/tmp/agileos-e2e-link-XXXXXX";
+  const int fd = ::mkstemp(path);
+  check(fd >= 0 &&
+            ::write(fd, kModulePtx, std::strlen(kModulePtx)) == static_cast<ssize_t>(std::strlen(kModulePtx)),
+        "a PTX file (no NUL)");
+  if (fd >= 0) ::close(fd);
+  checkResult(cuLinkAddFile(state, CU_JIT_INPUT_PTX, path, 0, nullptr, nullptr), CUDA_SUCCESS,
+              "cuLinkAddFile(PTX)");
+  ::unlink(path);
+  checkResult(cuLinkComplete(state, &image, &imageSize), CUDA_SUCCESS, "cuLinkComplete of the file's input");
+  check(imageSize == sizeof kModulePtx && std::memcmp(image, kModulePtx, imageSize) == 0,
+        "the file's text, NUL-terminated");
+  checkResult(cuModuleLoadData(&module, image), CUDA_SUCCESS, "cuModuleLoadData of the file's link");
+  checkResult(cuModuleGetFunction(&function, module, "touch"), CUDA_SUCCESS, "its kernel");
+  checkResult(cuModuleUnload(module), CUDA_SUCCESS, "cuModuleUnload");
+  checkResult(cuLinkDestroy(state), CUDA_SUCCESS, "cuLinkDestroy");
+}
+
 // Pointer attributes, address ranges, 3D and peer copies, stream queries through the driver.
 void pointersCopiesAndQueries() {
   CUdeviceptr buffer = 0;
@@ -790,6 +895,7 @@ int main() {
   contextLocalStorage();
   toolsContextTable();
   librariesAndKernels();
+  linkerCalls();
   pointersCopiesAndQueries();
   checkResult(cuDevicePrimaryCtxRelease(0), CUDA_SUCCESS, "cuDevicePrimaryCtxRelease");
   std::printf("%d failure(s)\n", gFailures);

@@ -1,0 +1,317 @@
+// The JIT linker (cuLinkCreate, cuLinkAddData, cuLinkAddFile, cuLinkComplete, cuLinkDestroy:
+// libcuda.so.1 exports; untrusted side).
+//
+// This side has no linker, and no code is compiled or loaded here: the worker's loader is the one
+// place code is loaded, through its kernel memory guard. So a link of exactly one input is the
+// identity: cuLinkComplete hands back the state's own copy of that input, which the program then
+// passes to cuModuleLoadData, cuModuleLoadDataEx or cuLibraryLoadData, and those send it to the
+// worker like any image (PTX is compiled there, as relocatable code, and guarded; an image of SASS
+// only loads where the worker allows it). For one self-contained input that is what the driver's
+// link would give: the same kernels, compiled for this GPU. An input whose relocatable code needs
+// another (an extern function) fails when it is loaded instead of at cuLinkComplete.
+//
+// Several inputs are never concatenated or linked here: cuLinkComplete fails closed with
+// CUDA_ERROR_NOT_SUPPORTED, as do the inputs only a real linker could use (an object, a library,
+// LTO IR).
+//
+// A CUlinkState is the address of a record here, looked up among the live ones before use: a
+// forged or destroyed state is CUDA_ERROR_INVALID_HANDLE and is never dereferenced.
+#include <cuda.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "client/common/log.h"
+#include "client/cuda/driver_call.h"
+#include "client/session/code_images.h"
+#include "client/session/own_memory.h"
+#include "cuda_api.gen.h"  // checks every definition against cuda.h's declaration
+
+using namespace agileos::client;
+using namespace agileos::client::cuda_shim;
+
+namespace {
+
+// One of the caller's log buffers (CU_JIT_INFO_LOG_BUFFER or CU_JIT_ERROR_LOG_BUFFER with its
+// _SIZE_BYTES option).
+struct LogBuffer {
+  char* buffer = nullptr;
+  unsigned int capacity = 0;
+  int sizeIndex = -1;  // the _SIZE_BYTES option's slot in optionValues, written back
+};
+
+struct LinkState {
+  // cuLinkCreate's option values, kept only when it asked for outputs (logs, the wall time): the
+  // driver writes those back into the caller's array, which must live as long as the state.
+  void** optionValues = nullptr;
+  LogBuffer info;
+  LogBuffer error;
+  int wallTimeIndex = -1;
+  unsigned int hints = 0;  // options the worker's loader does not need (it compiles the code itself)
+  // Each input's own copy; the strings never move, so cuLinkComplete's pointer stays valid until
+  // cuLinkDestroy.
+  std::vector<std::unique_ptr<std::string>> inputs;
+};
+
+// Never destroyed: a program may destroy its link states from an exit handler.
+auto& gMutex = *new std::mutex();
+auto& gStates = *new std::map<const void*, std::unique_ptr<LinkState>>();  // by CUlinkState
+
+// The live state behind `handle`, or null; the caller holds gMutex.
+LinkState* findLocked(CUlinkState handle) {
+  auto it = gStates.find(handle);
+  return it == gStates.end() ? nullptr : it->second.get();
+}
+
+// Any bit pattern may come: read as an integer (loading an enum that holds no enumerator is
+// undefined behaviour).
+template <typename Enum>
+int asInteger(const Enum& value) {
+  int out = 0;
+  static_assert(sizeof out == sizeof value);
+  std::memcpy(&out, &value, sizeof out);
+  return out;
+}
+
+// CUDA_ERROR_INVALID_VALUE for options without arrays or with one the driver does not know.
+CUresult checkOptions(unsigned int numOptions, CUjit_option* options, void** optionValues) {
+  if (numOptions == 0) return CUDA_SUCCESS;
+  if (options == nullptr || optionValues == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  for (unsigned int i = 0; i < numOptions; ++i) {
+    const int option = asInteger(options[i]);
+    if (option < 0 || option >= CU_JIT_NUM_OPTIONS) return CUDA_ERROR_INVALID_VALUE;
+  }
+  return CUDA_SUCCESS;
+}
+
+unsigned int asUnsigned(void* value) {
+  return static_cast<unsigned int>(reinterpret_cast<std::uintptr_t>(value));
+}
+
+// cuLinkCreate's options: the logs and the wall time are honoured, the rest recorded as hints.
+void readOptions(unsigned int numOptions, CUjit_option* options, void** optionValues, LinkState* state) {
+  bool outputs = false;
+  for (unsigned int i = 0; i < numOptions; ++i) {
+    const int index = static_cast<int>(i);
+    switch (asInteger(options[i])) {
+      case CU_JIT_INFO_LOG_BUFFER:
+        state->info.buffer = static_cast<char*>(optionValues[i]);
+        break;
+      case CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES:
+        state->info.capacity = asUnsigned(optionValues[i]);
+        state->info.sizeIndex = index;
+        outputs = true;
+        break;
+      case CU_JIT_ERROR_LOG_BUFFER:
+        state->error.buffer = static_cast<char*>(optionValues[i]);
+        break;
+      case CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES:
+        state->error.capacity = asUnsigned(optionValues[i]);
+        state->error.sizeIndex = index;
+        outputs = true;
+        break;
+      case CU_JIT_WALL_TIME:
+        state->wallTimeIndex = index;
+        outputs = true;
+        break;
+      default:
+        ++state->hints;
+        break;
+    }
+  }
+  if (outputs) state->optionValues = optionValues;
+}
+
+// Writes as much of `message` as fits, NUL-terminated, and puts how much of the buffer was filled
+// into the size option's slot, as the driver does (counted here with the NUL). Without a buffer of
+// at least one byte nothing is written.
+void writeLog(const LinkState& state, const LogBuffer& log, const char* message) {
+  if (log.buffer == nullptr || log.capacity == 0 || state.optionValues == nullptr) return;
+  const std::size_t length = std::min<std::size_t>(std::strlen(message), log.capacity - 1);
+  std::memcpy(log.buffer, message, length);
+  log.buffer[length] = '\0';
+  if (log.sizeIndex >= 0)
+    state.optionValues[log.sizeIndex] = reinterpret_cast<void*>(static_cast<std::uintptr_t>(length + 1));
+}
+
+// The outputs of a finished cuLinkComplete (or a refused input): the logs, and no time spent.
+void writeOutputs(const LinkState& state, const char* info, const char* error) {
+  writeLog(state, state.info, info);
+  writeLog(state, state.error, error);
+  if (state.optionValues != nullptr && state.wallTimeIndex >= 0) {
+    const float none = 0.0f;
+    state.optionValues[state.wallTimeIndex] = nullptr;
+    std::memcpy(&state.optionValues[state.wallTimeIndex], &none, sizeof none);
+  }
+}
+
+// The checks every input takes: the state, its type, the options. Types only a real linker could
+// use fail closed, said once per type.
+CUresult checkInput(CUlinkState handle, CUjitInputType type, unsigned int numOptions, CUjit_option* options,
+                    void** optionValues) {
+  {
+    std::lock_guard lock(gMutex);
+    if (findLocked(handle) == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+  }
+  // Per-input options are compiler hints the worker's loader does not need; they are checked and
+  // ignored.
+  if (CUresult result = checkOptions(numOptions, options, optionValues); result != CUDA_SUCCESS)
+    return result;
+  switch (const int kind = asInteger(type)) {
+    case CU_JIT_INPUT_PTX:
+    case CU_JIT_INPUT_CUBIN:
+    case CU_JIT_INPUT_FATBINARY:
+      return CUDA_SUCCESS;
+    case CU_JIT_INPUT_OBJECT:
+    case CU_JIT_INPUT_LIBRARY:
+    case CU_JIT_INPUT_NVVM:
+      if (firstTime("cuLinkAddData:type:" + std::to_string(kind))) {
+        AGILEOS_LOG_WARN(
+            "cuLinkAddData: input type %d (an object, a library or LTO IR) needs a linker, "
+            "which AgileOS does not have; returning CUDA_ERROR_NOT_SUPPORTED",
+            kind);
+      }
+      {
+        std::lock_guard lock(gMutex);
+        if (const LinkState* state = findLocked(handle); state != nullptr)
+          writeOutputs(*state, "", "AgileOS: objects, libraries and LTO IR cannot be linked");
+      }
+      return CUDA_ERROR_NOT_SUPPORTED;
+    default:
+      return CUDA_ERROR_INVALID_VALUE;
+  }
+}
+
+// Adds a checked input. PTX is text the loader reads to its NUL: one is added when the input
+// has none.
+CUresult addInput(CUlinkState handle, CUjitInputType type, std::string bytes) {
+  if (asInteger(type) == CU_JIT_INPUT_PTX && bytes.find('\0') == std::string::npos) bytes.push_back('\0');
+  std::lock_guard lock(gMutex);
+  LinkState* state = findLocked(handle);
+  if (state == nullptr) return CUDA_ERROR_INVALID_HANDLE;  // destroyed meanwhile
+  state->inputs.push_back(std::make_unique<std::string>(std::move(bytes)));
+  return CUDA_SUCCESS;
+}
+
+CUresult linkCreate(unsigned int numOptions, CUjit_option* options, void** optionValues,
+                    CUlinkState* stateOut) {
+  if (stateOut == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult result = checkOptions(numOptions, options, optionValues); result != CUDA_SUCCESS)
+    return result;
+  if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
+  auto state = std::make_unique<LinkState>();
+  readOptions(numOptions, options, optionValues, state.get());
+  std::lock_guard lock(gMutex);
+  *stateOut = reinterpret_cast<CUlinkState>(state.get());
+  gStates.emplace(state.get(), std::move(state));
+  return CUDA_SUCCESS;
+}
+
+CUresult linkAddData(CUlinkState handle, CUjitInputType type, void* data, size_t size, const char* /*name*/,
+                     unsigned int numOptions, CUjit_option* options, void** optionValues) {
+  if (CUresult result = checkInput(handle, type, numOptions, options, optionValues); result != CUDA_SUCCESS)
+    return result;
+  if (data == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  std::string bytes;
+  if (size == 0 && asInteger(type) == CU_JIT_INPUT_PTX) {
+    // PTX sized by its NUL, read without faulting.
+    if (cudaError_t error = copyCodeImage(data, &bytes); error != cudaSuccess) return toDriverResult(error);
+  } else {
+    if (size == 0 || size > kMaxCodeImageBytes) return CUDA_ERROR_INVALID_VALUE;
+    bytes.assign(size, '\0');
+    if (!readOwnMemory(data, bytes.data(), size)) return CUDA_ERROR_INVALID_VALUE;
+  }
+  return addInput(handle, type, std::move(bytes));
+}
+
+CUresult linkAddFile(CUlinkState handle, CUjitInputType type, const char* path, unsigned int numOptions,
+                     CUjit_option* options, void** optionValues) {
+  if (CUresult result = checkInput(handle, type, numOptions, options, optionValues); result != CUDA_SUCCESS)
+    return result;
+  if (path == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  // The program's own file, read on its side as cuModuleLoad reads one.
+  std::string bytes;
+  if (cudaError_t error = readCodeImageFile(path, &bytes); error != cudaSuccess) return toDriverResult(error);
+  return addInput(handle, type, std::move(bytes));
+}
+
+}  // namespace
+
+extern "C" {
+
+CUresult cuLinkCreate(unsigned int numOptions, CUjit_option* options, void** optionValues,
+                      CUlinkState* stateOut) {
+  return linkCreate(numOptions, options, optionValues, stateOut);
+}
+CUresult cuLinkCreate_v2(unsigned int numOptions, CUjit_option* options, void** optionValues,
+                         CUlinkState* stateOut) {
+  return linkCreate(numOptions, options, optionValues, stateOut);
+}
+
+CUresult cuLinkAddData(CUlinkState state, CUjitInputType type, void* data, size_t size, const char* name,
+                       unsigned int numOptions, CUjit_option* options, void** optionValues) {
+  return linkAddData(state, type, data, size, name, numOptions, options, optionValues);
+}
+CUresult cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void* data, size_t size, const char* name,
+                          unsigned int numOptions, CUjit_option* options, void** optionValues) {
+  return linkAddData(state, type, data, size, name, numOptions, options, optionValues);
+}
+
+CUresult cuLinkAddFile(CUlinkState state, CUjitInputType type, const char* path, unsigned int numOptions,
+                       CUjit_option* options, void** optionValues) {
+  return linkAddFile(state, type, path, numOptions, options, optionValues);
+}
+CUresult cuLinkAddFile_v2(CUlinkState state, CUjitInputType type, const char* path, unsigned int numOptions,
+                          CUjit_option* options, void** optionValues) {
+  return linkAddFile(state, type, path, numOptions, options, optionValues);
+}
+
+// One input: its own copy, owned by the state until cuLinkDestroy (see the top of this file).
+// None: CUDA_ERROR_INVALID_VALUE (cuda.h names no code for an empty link; this one was not
+// checked against a real driver). Several: not linked here.
+CUresult cuLinkComplete(CUlinkState handle, void** cubinOut, size_t* sizeOut) {
+  std::lock_guard lock(gMutex);
+  LinkState* state = findLocked(handle);
+  if (state == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+  if (cubinOut == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (state->inputs.empty()) {
+    writeOutputs(*state, "", "AgileOS: nothing to link (no input was added)");
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  if (state->inputs.size() > 1) {
+    if (firstTime("cuLinkComplete:several inputs")) {
+      AGILEOS_LOG_WARN(
+          "cuLinkComplete: linking several images is not supported by AgileOS (only one input "
+          "is passed through to the worker's loader); returning CUDA_ERROR_NOT_SUPPORTED");
+    }
+    writeOutputs(*state, "", "AgileOS: linking several images is not supported");
+    return CUDA_ERROR_NOT_SUPPORTED;
+  }
+  if (state->hints != 0)
+    AGILEOS_LOG_DEBUG("cuLinkComplete: %u JIT option(s) left to the worker's loader", state->hints);
+  std::string& image = *state->inputs.front();
+  writeOutputs(*state, "AgileOS: one input, passed through to the worker's loader", "");
+  *cubinOut = image.data();
+  if (sizeOut != nullptr) *sizeOut = image.size();
+  return CUDA_SUCCESS;
+}
+
+CUresult cuLinkDestroy(CUlinkState handle) {
+  std::unique_ptr<LinkState> state;
+  {
+    std::lock_guard lock(gMutex);
+    auto it = gStates.find(handle);
+    if (it == gStates.end()) return CUDA_ERROR_INVALID_HANDLE;
+    state = std::move(it->second);
+    gStates.erase(it);
+  }
+  return CUDA_SUCCESS;
+}
+
+}  // extern "C"
