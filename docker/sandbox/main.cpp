@@ -287,6 +287,37 @@ int run(const SandboxOptions& options) {
   for (const std::string& file : closure.files) {
     if (!inBoundDirectory(file) && file != plan.programSource) plan.closureFiles.push_back(file);
   }
+  // Libraries the program will dlopen: the loader's listing of each, as the sandbox's uid, like
+  // the program's own. A driver library is refused outright (the listing leaves out the ones a
+  // library depends on, as for the program).
+  for (const std::string& requested : options.libraries) {
+    // The name is a bind target inside: absolute, no "." or ".." parts, nowhere in /dev, /proc, /sys.
+    if (requested.empty() || requested[0] != '/' || requested.find("/./") != std::string::npos ||
+        requested.find("/../") != std::string::npos || requested.ends_with("/.") ||
+        requested.ends_with("/..") || under(requested, "/dev") || under(requested, "/proc") ||
+        under(requested, "/sys")) {
+      die("--library " + requested + " is not a plain absolute path outside /dev, /proc and /sys");
+    }
+    const std::string library = canonical(requested, "--library");
+    if (isDriverLibrary(library) || isDriverLibrary(requested))
+      die("--library " + requested + " is a GPU driver or runtime library");
+    struct stat status {};
+    if (::stat(library.c_str(), &status) != 0 || !S_ISREG(status.st_mode) || under(library, "/dev") ||
+        under(library, "/proc") || under(library, "/sys")) {
+      die("--library " + library + " is not a regular file");
+    }
+    LibraryClosure libraryClosure;
+    // Listed by the name it is opened by: its $ORIGIN is that name's directory at run time too.
+    if (!resolveLibraryClosure(requested, loaderEnvironment, hostId, hostId, &libraryClosure, &error))
+      die("--library " + requested + ": " + error);
+    for (const std::string& file : libraryClosure.files) {
+      if (!inBoundDirectory(file)) plan.closureFiles.push_back(file);
+    }
+    if (!inBoundDirectory(requested)) plan.namedFiles.emplace_back(library, requested);
+  }
+  std::sort(plan.closureFiles.begin(), plan.closureFiles.end());
+  plan.closureFiles.erase(std::unique(plan.closureFiles.begin(), plan.closureFiles.end()),
+                          plan.closureFiles.end());
   // The shim directory's own libcuda.so.1 is the driver shim: bound with its directory, not left
   // out. Any other driver library stays reported (in a kept directory it is masked, not bound).
   for (const std::string& file : closure.omitted) {

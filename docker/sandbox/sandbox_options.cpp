@@ -22,6 +22,9 @@ std::optional<SandboxOptions> parseSandboxOptions(int argc, char** argv, std::st
   app.add_option("--shim", options.shimDir, "directory holding libagileos_cudart.so")->required();
   app.add_option("--lib-path", options.libPaths, "libraries the shim needs (repeatable)");
   app.add_option("--keep", options.keep, "a file or directory visible read-only inside (repeatable)");
+  app.add_option("--library", options.libraries,
+                 "a shared library the program loads at run time, bound with its own dependencies "
+                 "(repeatable; GPU driver libraries are refused)");
   app.add_option("--keep-rw", options.keepWritable, "the same, writable (repeatable)");
   app.add_option("--hide", options.hide, "a directory covered by an empty tmpfs, even under a kept path");
   app.add_flag("--share-net", options.shareNetwork, "keep the host's network namespace");

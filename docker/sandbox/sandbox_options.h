@@ -16,6 +16,9 @@ struct SandboxOptions {
   std::string shimDir;                // holds libagileos_cudart.so
   std::vector<std::string> libPaths;  // libraries the shim needs (bundled gRPC ...)
   std::vector<std::string> keep;      // visible read-only
+  // Shared libraries the program opens at run time (dlopen: cuDNN's sublibraries, plugins), bound
+  // read-only at their paths with their own library closures; never a driver library.
+  std::vector<std::string> libraries;
   std::vector<std::string> keepWritable;
   std::vector<std::string> hide;  // covered by an empty tmpfs even under a kept path
   bool shareNetwork = false;

@@ -32,6 +32,7 @@ std::vector<std::string> bubblewrapArguments(const SandboxPlan& plan) {
   // above with the link, which must then resolve.
   if (plan.programSource != plan.programPath) add({"--ro-bind", plan.programSource, plan.programSource});
   for (const std::string& file : plan.closureFiles) add({"--ro-bind", file, file});
+  for (const auto& [file, path] : plan.namedFiles) add({"--ro-bind", file, path});
   for (const std::string& dir : plan.readOnlyDirs) add({"--ro-bind", dir, dir});
   for (const std::string& dir : plan.writableDirs) add({"--bind", dir, dir});
   for (const std::string& dir : plan.hidden) add({"--tmpfs", dir, "--remount-ro", dir});

@@ -23,9 +23,12 @@ struct SandboxPlan {
   std::string programSource;              // the file bound there (programPath with links resolved)
   std::vector<std::string> programArgs;   // argv[1..]
   std::vector<std::string> closureFiles;  // bound read-only at their own paths
-  std::vector<std::string> readOnlyDirs;  // shim, lib paths, socket dir, --keep
-  std::vector<std::string> writableDirs;  // --keep-rw
-  std::vector<std::string> hidden;        // --hide, and the GPU stack under a kept path
+  // (file, the path the program opens it by): --library names given through a link (a soname link
+  // in /lib, which merged-/usr systems make a link to /usr/lib), bound after closureFiles.
+  std::vector<std::pair<std::string, std::string>> namedFiles;
+  std::vector<std::string> readOnlyDirs;                 // shim, lib paths, socket dir, --keep
+  std::vector<std::string> writableDirs;                 // --keep-rw
+  std::vector<std::string> hidden;                       // --hide, and the GPU stack under a kept path
   std::vector<std::pair<int, std::string>> maskedFiles;  // (empty memory file, path): driver libraries
   // (memory file, path): /etc/passwd and /etc/group, naming the inside ids (identityFile below).
   std::vector<std::pair<int, std::string>> identityFiles;

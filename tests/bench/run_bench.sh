@@ -38,6 +38,8 @@
 #   AGILEOS_BENCH_LABEL     the name of the AgileOS side in the table ("AgileOS")
 #   AGILEOS_BENCH_NATIVE_LIB_PATH  directories put before the CUDA runtime's in the native runs'
 #                           LD_LIBRARY_PATH, for a program that needs more (run_cufft_bench.sh: cuFFT)
+#   AGILEOS_BENCH_LIBRARIES libraries the program dlopens, colon-separated, bound into the sandbox
+#                           with agileos-sandbox --library (run_math_bench.sh: cuDNN's sublibraries)
 #   OUT                     where the results go (./bench-out)
 #
 # Output, in $OUT, written as the run goes:
@@ -153,6 +155,10 @@ run_side() {
     local sandbox=("$bin_dir/agileos-sandbox" --socket-dir "$runtime_dir" --shim "$shim_dir"
       --keep "$(dirname "$program")")
     if [[ -n "$deps_dir" ]]; then sandbox+=(--lib-path "$deps_dir"); fi
+    local library
+    local -a libraries=()
+    IFS=: read -r -a libraries <<<"${AGILEOS_BENCH_LIBRARIES:-}"
+    for library in "${libraries[@]}"; do sandbox+=(--library "$library"); done
     timeout --kill-after=10 "$timeout_s" "${sandbox[@]}" -- "$program" "${program_args[@]}" "$name" \
       >"$logs/$name.$side.out" 2>"$logs/$name.$side.err" </dev/null
   fi

@@ -28,5 +28,14 @@ if [[ ! -x "$program" ]]; then
   echo "FAIL setup: $program is not there (tests/gpu/bundle.sh builds it where the toolkit has cuBLAS and cuDNN)"
   exit 1
 fi
+# cuDNN 9's libcudnn.so.9 opens its sublibraries (graph, engines, heuristics, ops, cnn, adv) at run
+# time from its own directory: the sandbox binds them by name (--library), as it does the loader's
+# closure of the program.
+cudnn_libraries=""
+if cudnn_dir="$(cuda_library_dir libcudnn.so.9)"; then
+  for library in "$cudnn_dir"/libcudnn_*.so.9; do
+    [[ -e "$library" ]] && cudnn_libraries+="${cudnn_libraries:+:}$library"
+  done
+fi
 AGILEOS_BENCH_PROGRAM="$program" AGILEOS_BENCH_NATIVE_LIB_PATH="$library_dirs" OUT="$out_dir/math-run" \
-  exec bash "$script_dir/run_bench.sh" "$@"
+  AGILEOS_BENCH_LIBRARIES="$cudnn_libraries" exec bash "$script_dir/run_bench.sh" "$@"

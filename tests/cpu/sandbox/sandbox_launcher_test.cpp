@@ -115,6 +115,17 @@ TEST(SandboxPlan, BindsInOrderAndTheRootEndsReadOnly) {
   EXPECT_LT(masked, readOnlyRoot);
 }
 
+TEST(SandboxPlan, NamedLibrariesAreBoundAtTheirNamesBeforeTheKeptDirectories) {
+  SandboxPlan plan = samplePlan();
+  plan.namedFiles = {{"/usr/lib/x86_64-linux-gnu/libzstd.so.1.5.4", "/lib/x86_64-linux-gnu/libzstd.so.1"}};
+  const auto args = bubblewrapArguments(plan);
+  const auto named = indexOfTriple(args, "--ro-bind", "/usr/lib/x86_64-linux-gnu/libzstd.so.1.5.4",
+                                   "/lib/x86_64-linux-gnu/libzstd.so.1");
+  const auto shim = indexOfTriple(args, "--ro-bind", "/opt/agileos/shim", "/opt/agileos/shim");
+  ASSERT_GE(named, 0);
+  EXPECT_LT(named, shim);
+}
+
 TEST(SandboxPlan, TheInsideUserIsNamedAfterEveryBind) {
   SandboxPlan plan = samplePlan();
   plan.readOnlyDirs.push_back("/etc");  // a kept /etc does not bring the host's accounts back

@@ -214,6 +214,39 @@ for name, number in numbers.items():
   done
 fi
 
+zstd="$(ldconfig -p | awk '$1 == "libzstd.so.1" && /x86-64|AArch64/ {print $NF; exit}')"
+if [[ -x /usr/bin/python3 && -n "$zstd" ]]; then
+  echo "== --library: a library the program opens at run time, bound with its dependencies"
+  # Python's ctypes module is itself such a library (lib-dynload/_ctypes*.so, which needs libffi:
+  # neither is in the interpreter's closure), and libzstd stands for any library a program dlopens.
+  stdlib="$(/usr/bin/python3 -c 'import sysconfig; print(sysconfig.get_paths()["stdlib"])')"
+  ctypes_module="$(/usr/bin/python3 -c 'import _ctypes; print(_ctypes.__file__)')"
+  # shellcheck disable=SC2016
+  opener='import ctypes, sys
+try:
+    ctypes.CDLL(sys.argv[1])
+    print("opened")
+except OSError as error:
+    print("refused", error)'
+  opened="$(sandbox --keep "$stdlib" --library "$ctypes_module" --library "$zstd" -- \
+    /usr/bin/python3 -c "$opener" "$zstd" 2>&1)"
+  echo "$opened"
+  check "--library: ctypes imports (its libffi came with it) and dlopen finds the named library" \
+    test "$opened" = "opened"
+  without="$(sandbox --keep "$stdlib" --library "$ctypes_module" -- /usr/bin/python3 -c "$opener" "$zstd" 2>&1)"
+  echo "$without"
+  check "without --library, the same dlopen finds nothing" grep -q "^refused" <<<"$without"
+  mkdir -p "$work/fake-driver"
+  cp "$zstd" "$work/fake-driver/libcuda.so.1"
+  sandbox --library "$work/fake-driver/libcuda.so.1" -- /bin/true 2>"$work/library.err"
+  status=$?
+  check "--library refuses a driver library (exit 125)" test "$status" -eq 125
+  check "--library's refusal says why" grep -q "GPU driver or runtime library" "$work/library.err"
+  sandbox --library "/lib/../proc/self/exe" -- /bin/true 2>"$work/library.err"
+  status=$?
+  check "--library refuses a name with .. parts (exit 125)" test "$status" -eq 125
+fi
+
 echo "== distinct host uids for concurrent sandboxes"
 sandbox -- /bin/sleep 3 &
 first=$!
