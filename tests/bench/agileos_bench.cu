@@ -33,6 +33,8 @@ const Workload kWorkloads[] = {
     {"memcpy_d2h_4b", memcpyD2h4Bytes},
     {"stream_query_idle", streamQueryIdle},
     {"launch_empty_10k", launchEmpty10k},
+    {"launch_sync", launchSync},
+    {"driver_launch_empty_10k", driverLaunchEmpty10k},
     {"memcpy_h2d_pinned_256m",
      [](const Scale& s) { bulkCopy(s, "memcpy_h2d_pinned_256m", cudaMemcpyHostToDevice, true); }},
     {"memcpy_d2h_pinned_256m",

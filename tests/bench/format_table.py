@@ -32,6 +32,8 @@ ISSUE3_TARGETS = {
     "memcpy_d2h_4b": [("p50", "<=", 1.3), ("p99", "<=", 2.0)],
     "stream_query_idle": [("p50", "<=", 1.3), ("p99", "<=", 2.0)],
     "launch_empty_10k": [("throughput", ">=", 0.9)],
+    "launch_sync": [("p50", "<=", 1.3)],
+    "driver_launch_empty_10k": [("throughput", ">=", 0.9)],
     "memcpy_h2d_pinned_256m": [("throughput", ">=", 0.95)],
     "memcpy_d2h_pinned_256m": [("throughput", ">=", 0.95)],
     "memcpy_h2d_pageable_256m": [("throughput", ">=", 1.0)],

@@ -6,6 +6,8 @@
 // around the call (std::chrono::steady_clock), since that is what a program waits.
 #pragma once
 
+#include <cuda.h>
+
 #include <cstring>
 
 #include "bench_support.cuh"
@@ -87,6 +89,71 @@ inline void launchEmpty10k(const Scale& scale) {
     const double usPerLaunch = secondsSince(start) * 1e6 / kLaunches;
     BENCH_LAUNCHED();
     if (rep >= 0) result.samples.push_back(usPerLaunch);
+  }
+  result.throughput = 1e6 / median(result.samples);
+  result.throughputUnit = "launches/s";
+  result.parameters = {{"launches_per_sample", kLaunches}};
+  printResult(result);
+}
+
+// One empty-kernel launch and cudaStreamSynchronize: the round trip of a program that waits for
+// each kernel (issue 16: at most 1.3x native).
+inline void launchSync(const Scale& scale) {
+  const int warmup = 200, samples = scale.pick(2000, 500);
+  Result result{"launch_sync", "us"};
+  for (int i = 0; i < warmup + samples; ++i) {
+    const auto start = Clock::now();
+    emptyKernel<<<1, 1>>>();
+    BENCH_CUDA(cudaStreamSynchronize(nullptr));
+    const double us = secondsSince(start) * 1e6;
+    BENCH_LAUNCHED();
+    if (i >= warmup) result.samples.push_back(us);
+  }
+  result.throughput = 1e6 / median(result.samples);
+  result.throughputUnit = "round trips/s";
+  printResult(result);
+}
+
+// The driver API's launch path, as a program on libcuda.so.1 takes it: a module loaded from PTX
+// (cuModuleLoadData), its function (cuModuleGetFunction), 10,000 cuLaunchKernel calls and one
+// cuCtxSynchronize per sample, as launch_empty_10k. The driver calls are reached through
+// cudaGetDriverEntryPointByVersion, so the program links only the runtime.
+inline void driverLaunchEmpty10k(const Scale& scale) {
+  static const char kPtx[] =
+      ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry agileos_bench_empty()\n{\n  ret;\n}\n";
+  using LoadData = CUresult (*)(CUmodule*, const void*);
+  using GetFunction = CUresult (*)(CUfunction*, CUmodule, const char*);
+  using LaunchKernel = CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                    unsigned, CUstream, void**, void**);
+  using Synchronize = CUresult (*)();
+  const auto entry = [](const char* name) {
+    void* function = nullptr;
+    cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+    BENCH_CUDA(cudaGetDriverEntryPointByVersion(name, &function, 13000, cudaEnableDefault, &found));
+    BENCH_VERIFY(found == cudaDriverEntryPointSuccess && function != nullptr, "no driver entry point %s",
+                 name);
+    return function;
+  };
+  const auto loadData = reinterpret_cast<LoadData>(entry("cuModuleLoadData"));
+  const auto getFunction = reinterpret_cast<GetFunction>(entry("cuModuleGetFunction"));
+  const auto launchKernel = reinterpret_cast<LaunchKernel>(entry("cuLaunchKernel"));
+  const auto synchronize = reinterpret_cast<Synchronize>(entry("cuCtxSynchronize"));
+  CUmodule module = nullptr;
+  CUfunction function = nullptr;
+  BENCH_VERIFY(loadData(&module, kPtx) == CUDA_SUCCESS, "cuModuleLoadData failed");
+  BENCH_VERIFY(getFunction(&function, module, "agileos_bench_empty") == CUDA_SUCCESS,
+               "cuModuleGetFunction failed");
+  constexpr int kLaunches = 10000;
+  const int repetitions = scale.pick(10, 5);
+  Result result{"driver_launch_empty_10k", "us"};
+  for (int rep = -1; rep < repetitions; ++rep) {  // rep -1: warm-up
+    const auto start = Clock::now();
+    for (int i = 0; i < kLaunches; ++i) {
+      const CUresult launched = launchKernel(function, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, nullptr);
+      BENCH_VERIFY(launched == CUDA_SUCCESS, "cuLaunchKernel returned %d", static_cast<int>(launched));
+    }
+    BENCH_VERIFY(synchronize() == CUDA_SUCCESS, "cuCtxSynchronize failed");
+    if (rep >= 0) result.samples.push_back(secondsSince(start) * 1e6 / kLaunches);
   }
   result.throughput = 1e6 / median(result.samples);
   result.throughputUnit = "launches/s";

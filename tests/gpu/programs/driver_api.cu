@@ -255,6 +255,21 @@ int main() {
   const std::string ptx(reinterpret_cast<const char*>(kDriverKernelsPtx), sizeof kDriverKernelsPtx);
   vectorAddFrom("fatbin", kDriverKernelsFatbin);
   vectorAddFrom("ptx", ptx.c_str());
+  // The JIT linker with one PTX input, as NVIDIA's ptxjit sample uses it: its output loads like
+  // any image (under AgileOS the worker's loader compiles and guards it).
+  CUlinkState link = nullptr;
+  if (succeeded(cuLinkCreate(0, nullptr, nullptr, &link), "cuLinkCreate")) {
+    void* linked = nullptr;
+    size_t linkedBytes = 0;
+    if (succeeded(cuLinkAddData(link, CU_JIT_INPUT_PTX, const_cast<char*>(ptx.c_str()), ptx.size() + 1,
+                                "driver_kernels.ptx", 0, nullptr, nullptr),
+                  "cuLinkAddData") &&
+        succeeded(cuLinkComplete(link, &linked, &linkedBytes), "cuLinkComplete")) {
+      check(linked != nullptr && linkedBytes > 0, "cuLinkComplete gave an image");
+      vectorAddFrom("linked", linked);
+    }
+    succeeded(cuLinkDestroy(link), "cuLinkDestroy");
+  }
 
   CUmodule module = nullptr;
   if (succeeded(cuModuleLoadData(&module, kDriverKernelsFatbin), "cuModuleLoadData")) {
