@@ -21,8 +21,10 @@
 namespace agileos::memmgr {
 
 enum class AllocationKind {
-  kUser,          // cudaMalloc and friends; the client may free it
-  kModuleGlobal,  // a __device__/__constant__ variable of a module the client loaded; not freeable
+  kUser,            // cudaMalloc and friends; the client may free it
+  kModuleGlobal,    // a __device__/__constant__ variable of a module the client loaded; not freeable
+  kVirtualMapping,  // physical memory the client mapped into its own reservation (cuMemMap); not
+                    // freeable, cuMemUnmap removes it
 };
 
 struct Allocation {

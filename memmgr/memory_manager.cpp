@@ -11,9 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "memmgr/chunk_suballocator.h"
-#include "memmgr/mapping_lifecycle.h"
-#include "memmgr/va_range_allocator.h"
+#include "memmgr/memory_manager_state.h"
 
 namespace agileos::memmgr {
 namespace {
@@ -55,56 +53,6 @@ void setError(std::string* error, std::string message) {
 }
 
 }  // namespace
-
-struct MemoryManager::State {
-  struct LargeAllocation {
-    BackedRange range;
-    ClientId owner = 0;
-    ProtectedUse use = ProtectedUse::kState;  // protected allocations only
-  };
-  using Allocations = std::map<DevicePtr, LargeAllocation>;  // by base
-
-  // Destroys (scrubs, unmaps, releases) and forgets every allocation of `client` in `from`.
-  static void destroyAllOf(ClientId client, Allocations& from, MappingLifecycle& lifecycle) {
-    for (auto it = from.begin(); it != from.end();) {
-      if (it->second.owner != client) {
-        ++it;
-        continue;
-      }
-      lifecycle.destroy(it->second.range);
-      it = from.erase(it);
-    }
-  }
-
-  explicit State(VmmBackend& backend, std::uint64_t granularity)
-      : addresses(kUserRange, granularity),
-        // Exportable, for modules' DMA registrations (exportUserAllocation).
-        mappings(backend, addresses, /*exportable=*/true),
-        // A chunk holds at least one slot of the largest size class (kSmallAllocationLimit).
-        chunks(std::max<std::uint64_t>(granularity, kSmallAllocationLimit), kEmptyChunksCachedPerClient),
-        protectedAddresses(kModuleRange, granularity),
-        protectedMappings(backend, protectedAddresses, /*exportable=*/true),
-        ioAddresses(kMmioWindow, kIoPlacementAlignment) {}
-
-  VaRangeAllocator addresses;  // the user range; declared before mappings, which refers to it
-  MappingLifecycle mappings;
-  ChunkSuballocator chunks;
-  Allocations large;
-  std::unordered_map<ClientId, std::uint64_t> largeBytesOf;  // mapped bytes; no zero entries
-  std::unordered_map<ClientId, std::uint64_t> quotas;        // setQuota; no zero entries
-  // setDriverCharge, by DriverShare; no entry whose shares are all zero.
-  std::unordered_map<ClientId, std::array<std::uint64_t, std::size_t(DriverShare::kCount)>> driverCharges;
-  VaRangeAllocator protectedAddresses;  // the module range; before protectedMappings
-  MappingLifecycle protectedMappings;   // exportable: a module may share its memory with its service
-  Allocations protectedAllocations;
-  VaRangeAllocator ioAddresses;  // host placements in the MMIO window
-  struct IoPlacement {
-    std::uint64_t size = 0;
-    ClientId owner = 0;
-  };
-  std::map<DevicePtr, IoPlacement> ioPlacements;  // by base
-  std::set<ClientId> runningUnguardedCode;        // admitUnguardedCode
-};
 
 std::unique_ptr<MemoryManager> MemoryManager::create(VmmBackend& backend, std::string* error) {
   std::size_t granularity = 0;
@@ -154,6 +102,10 @@ MemoryManager::~MemoryManager() {
   std::lock_guard lock(mutex_);
   // Failures cannot be reported from here; a range whose teardown fails twice stays
   // with the driver until the context is destroyed, which frees everything anyway.
+  std::set<ClientId> virtualMemoryOwners;
+  for (const auto& [handle, allocation] : state_->physical) virtualMemoryOwners.insert(allocation.owner);
+  for (const auto& [base, reservation] : state_->reservations) virtualMemoryOwners.insert(reservation.owner);
+  for (ClientId owner : virtualMemoryOwners) releaseVirtualMemoryLocked(owner);
   for (const BackedRange& chunk : state_->chunks.takeAllChunks()) state_->mappings.destroy(chunk);
   for (const auto& [base, allocation] : state_->large) state_->mappings.destroy(allocation.range);
   state_->large.clear();
@@ -405,12 +357,15 @@ void MemoryManager::releaseClient(ClientId client) {
   for (const BackedRange& chunk : state_->chunks.takeChunksOf(client)) state_->mappings.destroy(chunk);
   State::destroyAllOf(client, state_->large, state_->mappings);
   state_->largeBytesOf.erase(client);
+  releaseVirtualMemoryLocked(client);
 }
 
 std::uint64_t MemoryManager::bytesInUse(ClientId client) const {
   std::lock_guard lock(mutex_);
   auto large = state_->largeBytesOf.find(client);
-  return state_->chunks.bytesHeldBy(client) + (large == state_->largeBytesOf.end() ? 0 : large->second);
+  auto physical = state_->physicalBytesOf.find(client);
+  return state_->chunks.bytesHeldBy(client) + (large == state_->largeBytesOf.end() ? 0 : large->second) +
+         (physical == state_->physicalBytesOf.end() ? 0 : physical->second);
 }
 
 void MemoryManager::setQuota(ClientId client, std::uint64_t bytes) {
@@ -487,9 +442,10 @@ bool MemoryManager::setDriverChargeLocked(ClientId client, DriverShare share, st
 
 std::uint64_t MemoryManager::chargedBytesLocked(ClientId client) const {
   auto large = state_->largeBytesOf.find(client);
-  std::uint64_t bytes = state_->chunks.bytesHeldBy(client) +
-                        (large == state_->largeBytesOf.end() ? 0 : large->second) +
-                        driverChargeLocked(client);
+  auto physical = state_->physicalBytesOf.find(client);
+  std::uint64_t bytes =
+      state_->chunks.bytesHeldBy(client) + (large == state_->largeBytesOf.end() ? 0 : large->second) +
+      (physical == state_->physicalBytesOf.end() ? 0 : physical->second) + driverChargeLocked(client);
   for (const auto& [base, allocation] : state_->protectedAllocations) {
     if (allocation.owner == client) bytes += allocation.range.size;
   }

@@ -33,6 +33,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "memmgr/allocation_table.h"
 #include "memmgr/vmm_backend.h"
@@ -46,6 +47,9 @@ inline constexpr std::uint64_t kAllocationAlignment = 256;
 inline constexpr std::uint64_t kIoPlacementAlignment = 64 * 1024;
 // Emptied chunks a client keeps mapped for its own next small allocations.
 inline constexpr std::size_t kEmptyChunksCachedPerClient = 2;
+// Address space one client may hold reserved at once (reserveAddress): a quarter of the user
+// range, so that one client cannot take the address space every client allocates from.
+inline constexpr std::uint64_t kMaxReservedBytesPerClient = 256ull << 30;
 
 // What a protected allocation is for. kState is protected state: what the kernel memory guard
 // exists to protect (module state, cuFFT work areas, the guard's test canary). kGuardState is
@@ -159,6 +163,35 @@ class MemoryManager {
   bool admitUnguardedCode(ClientId client);
   bool runsUnguardedCode(ClientId client) const;
 
+  // The driver's virtual-memory API for clients (cuMemAddressReserve, cuMemCreate, cuMemMap, ...),
+  // confined to the user range (memory_manager_vmm.cpp). A client reserves address ranges in the
+  // user range; creates physical allocations, each charged to its quota and held by the worker at
+  // a mapping of its own (its "home", which the scrub on release goes through); and maps them into
+  // its reservations, where each mapping becomes a kVirtualMapping table entry that copies and
+  // launches may use. Handles are numbers the worker gives out, owned by one client: another
+  // client's, or a made-up one, is CUDA_ERROR_INVALID_VALUE. Sizes and addresses are multiples of
+  // the granularity. Everything a client holds is given back by releaseClient.
+  //
+  // A reservation: `size` bytes at a multiple of `alignment` (0 or a power of two; at least the
+  // granularity). At most kMaxReservedBytesPerClient reserved at once (the user range is shared).
+  CUresult reserveAddress(ClientId client, std::uint64_t size, std::uint64_t alignment, DevicePtr* out);
+  // Exactly a reservation of `client` (base and size), with nothing mapped in it.
+  CUresult freeAddress(ClientId client, DevicePtr base, std::uint64_t size);
+  CUresult createPhysical(ClientId client, std::uint64_t size, std::uint64_t* handle);
+  // cuMemRelease: the handle is gone for the client at once; its memory goes (scrubbed) when its
+  // last mapping is unmapped.
+  CUresult releasePhysical(ClientId client, std::uint64_t handle);
+  // cuMemMap at offset 0: [va, va + size) lies in one reservation of `client`, overlaps none of
+  // its mappings, and size is at most the allocation's. Mapped read/write for the device.
+  CUresult mapPhysical(ClientId client, DevicePtr va, std::uint64_t size, std::uint64_t handle);
+  // cuMemUnmap: [va, va + size) must be exactly a run of adjacent mappings of `client`.
+  CUresult unmapRange(ClientId client, DevicePtr va, std::uint64_t size);
+  // Whether [va, va + size) is exactly a run of adjacent mappings of `client` (cuMemSetAccess's
+  // range; the mappings are read/write already).
+  bool coversMappings(ClientId client, DevicePtr va, std::uint64_t size) const;
+  // The size and handle of the allocation mapped at `va` (any address in a mapping of `client`).
+  bool mappedAllocation(ClientId client, DevicePtr va, std::uint64_t* handle, std::uint64_t* size) const;
+
   // Frees every protected allocation of `client` (at the end of its session; a device
   // reset keeps them, as the client's loaded modules refer to them), and forgets its
   // unguarded-code mark.
@@ -210,6 +243,13 @@ class MemoryManager {
   CUresult allocateSmall(ClientId client, std::uint64_t size, DevicePtr* out);
   CUresult allocateLarge(ClientId client, std::uint64_t size, DevicePtr* out);
   CUresult createMapping(std::uint64_t size, BackedRange* out);
+  // The run of adjacent mappings of `client` that is exactly [va, va + size), first to last; empty
+  // if there is none.
+  std::vector<DevicePtr> mappingRunLocked(ClientId client, DevicePtr va, std::uint64_t size) const;
+  // Unmaps one mapping (its table entry already erased) and gives back its allocation if that was
+  // released and this was its last mapping.
+  CUresult unmapLocked(DevicePtr va);
+  void releaseVirtualMemoryLocked(ClientId client);
   bool holdsProtectedStateLocked(ClientId client) const;
   std::uint64_t chargedBytesLocked(ClientId client) const;
   std::uint64_t driverChargeLocked(ClientId client) const;  // every share

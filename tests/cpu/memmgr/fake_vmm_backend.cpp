@@ -121,7 +121,7 @@ CUresult FakeVmmBackend::releasePhysical(PhysicalHandle handle) {
   if (auto injected = enter(VmmCall::kReleasePhysical)) return *injected;
   auto it = handles_.find(handle);
   if (it == handles_.end()) return violation("releasePhysical of unknown handle " + std::to_string(handle));
-  if (it->second.mapped) {
+  if (it->second.mappings != 0) {
     return violation("releasePhysical of handle " + std::to_string(handle) + " while it is mapped");
   }
   physicalBytes_ -= it->second.size;
@@ -135,8 +135,7 @@ CUresult FakeVmmBackend::map(DevicePtr va, std::size_t size, PhysicalHandle hand
   const std::string where = hex(size) + " bytes at " + hex(va);
   auto physical = handles_.find(handle);
   if (physical == handles_.end()) return violation("map of unknown handle at " + where);
-  if (physical->second.mapped) return violation("map of an already mapped handle at " + where);
-  if (physical->second.size != size) return violation("map of part of a handle at " + where);
+  if (size == 0 || size > physical->second.size) return violation("map beyond the handle's size at " + where);
   if (!aligned(va)) return violation("map at unaligned " + where);
   auto after = reservations_.upper_bound(va);
   const bool insideOne =
@@ -145,7 +144,7 @@ CUresult FakeVmmBackend::map(DevicePtr va, std::size_t size, PhysicalHandle hand
   if (anyOverlap(mappings_, va, size, [](const Mapping& m) { return m.size; })) {
     return violation("map over an existing mapping: " + where);
   }
-  physical->second.mapped = true;
+  ++physical->second.mappings;
   mappings_.emplace(va, Mapping{size, handle, false});
   return CUDA_SUCCESS;
 }
@@ -169,8 +168,9 @@ CUresult FakeVmmBackend::unmap(DevicePtr va, std::size_t size) {
     return violation("unmap of " + hex(size) + " bytes at " + hex(va) + " is not one whole mapping");
   }
   Handle& physical = handles_.at(it->second.handle);
-  if (physical.dirty) violations_.push_back("unmap of unscrubbed memory at " + hex(va));
-  physical.mapped = false;
+  if (physical.dirty && physical.mappings == 1)
+    violations_.push_back("unmap of unscrubbed memory at " + hex(va));
+  --physical.mappings;
   mappings_.erase(it);
   return CUDA_SUCCESS;
 }
@@ -196,7 +196,7 @@ CUresult FakeVmmBackend::fill(DevicePtr va, std::uint8_t value, std::size_t size
   Handle& physical = handles_.at(mapping->handle);
   if (value != 0) {
     physical.dirty = true;
-  } else if (va == base && size == mapping->size) {
+  } else if (va == base && size == mapping->size && size == physical.size) {
     physical.dirty = false;
   }
   fills_.push_back({va, value, size});

@@ -6,7 +6,8 @@
 //
 // Physical memory has no contents: each handle only carries a "dirty" flag, set by
 // write() (standing in for a client kernel) and cleared by a zero fill covering the
-// handle's whole mapping. Unmapping dirty memory is a violation.
+// handle's whole mapping. Unmapping the last mapping of dirty memory is a violation (a client's
+// own extra mappings, cuMemMap, may go while the memory manager's stays).
 //
 // Failure injection: failNthCall(n, r) makes the n-th backend call from now (of any
 // method) return r with no effect; failNextCall(method, r) does the same for the
@@ -95,7 +96,7 @@ class FakeVmmBackend final : public VmmBackend {
   std::size_t exports_ = 0;
   struct Handle {
     std::size_t size = 0;
-    bool mapped = false;
+    std::size_t mappings = 0;  // the driver lets a handle be mapped at several addresses
     bool dirty = false;
   };
   struct Mapping {

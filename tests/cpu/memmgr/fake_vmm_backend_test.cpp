@@ -48,7 +48,7 @@ TEST_F(FakeVmmBackendTest, OrderingMistakesAreViolations) {
   const PhysicalHandle handle = mapped(kBase);
   EXPECT_NE(fake.releasePhysical(handle), CUDA_SUCCESS);               // still mapped
   EXPECT_NE(fake.freeReservation(kBase, 8 * kGranule), CUDA_SUCCESS);  // still mapped in it
-  EXPECT_NE(fake.map(kBase, kGranule, handle), CUDA_SUCCESS);          // mapped twice
+  EXPECT_NE(fake.map(kBase, kGranule, handle), CUDA_SUCCESS);          // twice at one address
   PhysicalHandle other = 0;
   ASSERT_EQ(fake.createPhysical(kGranule, &other), CUDA_SUCCESS);
   EXPECT_NE(fake.map(kBase, kGranule, other), CUDA_SUCCESS);                  // over a mapping
