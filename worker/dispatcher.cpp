@@ -43,6 +43,7 @@ Dispatcher::Dispatcher() {
   registry_.add(v1::CallRequest::kAdapterCall, handleAdapterCall);
   registerDeviceHandlers(registry_);
   registerMemoryHandlers(registry_);
+  registerVirtualMemoryHandlers(registry_);
   registerStreamHandlers(registry_);
   registerEventHandlers(registry_);
   registerModuleHandlers(registry_);

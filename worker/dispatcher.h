@@ -39,6 +39,7 @@ class HandlerRegistry {
 
 void registerDeviceHandlers(HandlerRegistry& registry);
 void registerMemoryHandlers(HandlerRegistry& registry);
+void registerVirtualMemoryHandlers(HandlerRegistry& registry);
 void registerStreamHandlers(HandlerRegistry& registry);
 void registerEventHandlers(HandlerRegistry& registry);
 void registerModuleHandlers(HandlerRegistry& registry);

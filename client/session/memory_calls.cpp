@@ -31,6 +31,31 @@ cudaError_t freeDevice(std::uint64_t dptr) {
   return error;
 }
 
+cudaError_t virtualMemoryStep(const v1::VirtualMemory& step, v1::VirtualMemoryResult* result) {
+  v1::CallRequest request;
+  *request.mutable_virtual_memory() = step;
+  const bool unmap = step.step() == v1::VirtualMemory::UNMAP;
+  std::uint64_t mark = 0;
+  if (unmap) {
+    // Forgotten first, as in freeDevice: a racing async call on this memory waits for the verdict.
+    const std::uint64_t end = step.address() + step.size();
+    std::uint64_t cursor = step.address(), base = 0, size = 0;
+    while (cursor < end && deviceAllocationContaining(cursor, &base, &size) && base + size > cursor) {
+      forgetDeviceAllocation(base);
+      cursor = base + size;
+    }
+    noteResourcesReleased();
+    mark = workMark();
+  }
+  v1::CallReply reply;
+  const cudaError_t error = invoke(request, &reply);
+  if (error != cudaSuccess) return error;
+  if (unmap) noteDeviceIdle(mark);  // the unmap synchronized the device
+  if (step.step() == v1::VirtualMemory::MAP) rememberDeviceAllocation(step.address(), step.size());
+  if (result != nullptr) *result = reply.virtual_memory_result();
+  return cudaSuccess;
+}
+
 cudaError_t deviceMemoryInfo(std::uint64_t* free, std::uint64_t* total) {
   v1::CallRequest request;
   request.mutable_mem_get_info();

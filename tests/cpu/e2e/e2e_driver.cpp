@@ -881,12 +881,91 @@ void runtimeBindsThePrimaryContext() {
   checkResult(cuDevicePrimaryCtxRelease(0), CUDA_SUCCESS, "cuDevicePrimaryCtxRelease");
 }
 
+// Virtual memory management (cuMemAddressReserve, cuMemCreate, cuMemMap, ...) on the worker's memory
+// manager: the data goes through a mapping and comes back through another mapping of the same
+// allocation, and what AgileOS does not offer fails closed.
+void virtualMemory() {
+  CUmemAllocationProp prop{};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = 0;
+  size_t granularity = 0;
+  checkResult(cuMemGetAllocationGranularity(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+              CUDA_SUCCESS, "cuMemGetAllocationGranularity");
+  check(granularity >= 4096 && (granularity & (granularity - 1)) == 0, "the granularity is a power of two");
+  CUdeviceptr base = 0;
+  checkResult(cuMemAddressReserve(&base, 4 * granularity, 0, 0, 0), CUDA_SUCCESS, "cuMemAddressReserve");
+  CUmemGenericAllocationHandle handle = 0;
+  checkResult(cuMemCreate(&handle, 2 * granularity, &prop, 0), CUDA_SUCCESS, "cuMemCreate");
+  CUmemAllocationProp got{};
+  checkResult(cuMemGetAllocationPropertiesFromHandle(&got, handle), CUDA_SUCCESS,
+              "cuMemGetAllocationPropertiesFromHandle");
+  check(got.type == CU_MEM_ALLOCATION_TYPE_PINNED && got.location.id == 0, "the handle's properties");
+  checkResult(cuMemMap(base, 2 * granularity, 0, handle, 0), CUDA_SUCCESS, "cuMemMap");
+  checkResult(cuMemMap(base + 2 * granularity, 2 * granularity, 0, handle, 0), CUDA_SUCCESS,
+              "cuMemMap of the same allocation again");
+  CUmemAccessDesc access{};
+  access.location = prop.location;
+  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  checkResult(cuMemSetAccess(base, 4 * granularity, &access, 1), CUDA_SUCCESS, "cuMemSetAccess");
+  unsigned long long flags = 0;
+  checkResult(cuMemGetAccess(&flags, &prop.location, base + 100), CUDA_SUCCESS, "cuMemGetAccess");
+  check(flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE, "mapped read/write");
+  const std::vector<unsigned char> in = pattern(4096, 9);
+  std::vector<unsigned char> out(4096);
+  checkResult(cuMemcpyHtoD(base + 1024, in.data(), in.size()), CUDA_SUCCESS, "cuMemcpyHtoD into the mapping");
+  checkResult(cuMemcpyDtoH(out.data(), base + 2 * granularity + 1024, out.size()), CUDA_SUCCESS,
+              "cuMemcpyDtoH from the second mapping");
+  check(out == in, "both mappings show one allocation's bytes");
+  void* viaRuntime = nullptr;
+  check(cudaMemcpy(out.data(), reinterpret_cast<void*>(base + 1024), 16, cudaMemcpyDefault) == cudaSuccess,
+        "cudaMemcpyDefault from a mapping (the runtime knows it as device memory)");
+  (void)viaRuntime;
+  // Refusals, each changing nothing.
+  checkResult(cuMemFree(base), CUDA_ERROR_INVALID_VALUE, "cuMemFree of a mapping");
+  checkResult(cuMemMap(base, granularity, granularity, handle, 0), CUDA_ERROR_INVALID_VALUE,
+              "cuMemMap at an offset");
+  checkResult(cuMemMap(base, 2 * granularity, 0, handle, 0), CUDA_ERROR_INVALID_VALUE,
+              "cuMemMap over a mapping");
+  checkResult(cuMemMap(base, granularity, 0, handle + 12345, 0), CUDA_ERROR_INVALID_VALUE,
+              "cuMemMap of a made-up handle");
+  checkResult(cuMemUnmap(base, granularity), CUDA_ERROR_INVALID_VALUE, "cuMemUnmap of half a mapping");
+  checkResult(cuMemAddressFree(base, 4 * granularity), CUDA_ERROR_INVALID_VALUE,
+              "cuMemAddressFree with mappings in it");
+  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READ;
+  checkResult(cuMemSetAccess(base, 2 * granularity, &access, 1), CUDA_ERROR_NOT_SUPPORTED,
+              "cuMemSetAccess read-only");
+  CUmemAllocationProp shareable = prop;
+  shareable.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+  CUmemGenericAllocationHandle refused = 0;
+  checkResult(cuMemCreate(&refused, granularity, &shareable, 0), CUDA_ERROR_NOT_SUPPORTED,
+              "cuMemCreate with a shareable handle");
+  checkResult(cuMemCreate(&refused, granularity + 1, &prop, 0), CUDA_ERROR_INVALID_VALUE,
+              "cuMemCreate off the granularity");
+  CUdeviceptr outside = 0;
+  checkResult(cuMemAlloc(&outside, 4096), CUDA_SUCCESS, "cuMemAlloc");
+  checkResult(cuMemMap(outside, granularity, 0, handle, 0), CUDA_ERROR_INVALID_VALUE,
+              "cuMemMap outside a reservation");
+  cuMemFree(outside);
+  check(cuMemcpyDtoH(out.data(), base + 1024, 16) == CUDA_SUCCESS,
+        "the mapping still works after the refusals");
+  // Teardown in the driver's order; the release while mapped keeps the memory until the unmap.
+  checkResult(cuMemRelease(handle), CUDA_SUCCESS, "cuMemRelease while mapped");
+  checkResult(cuMemcpyDtoH(out.data(), base + 1024, 16), CUDA_SUCCESS, "a released allocation stays mapped");
+  checkResult(cuMemRelease(handle), CUDA_ERROR_INVALID_VALUE, "cuMemRelease twice");
+  checkResult(cuMemUnmap(base, 4 * granularity), CUDA_SUCCESS, "cuMemUnmap of both mappings");
+  checkResult(cuMemcpyDtoH(out.data(), base + 1024, 16), CUDA_ERROR_INVALID_VALUE, "no copy after the unmap");
+  checkResult(cuMemAddressFree(base, 4 * granularity), CUDA_SUCCESS, "cuMemAddressFree");
+  checkResult(cuMemAddressFree(base, 4 * granularity), CUDA_ERROR_INVALID_VALUE, "cuMemAddressFree twice");
+}
+
 int main() {
   beforeInit();
   CUcontext context = nullptr;
   devicesAndContexts(&context);
   oneWorld();
   runtimeBindsThePrimaryContext();
+  virtualMemory();
   moduleGlobals();
   rectangles();
   driverEntryPoints();

@@ -77,6 +77,57 @@ void vectorAddFrom(const char* kind, const void* image) {
   succeeded(cuModuleUnload(module), "cuModuleUnload");
 }
 
+// vector_add on memory from the virtual-memory API, as NVIDIA's vectorAddMMAP sample allocates it:
+// one reservation, an allocation per vector mapped into it back to back, read/write access for the
+// device; then one allocation mapped twice, the kernel writing through one mapping and the host
+// reading through the other.
+void virtualMemoryVectorAdd(CUmodule module, CUdevice device) {
+  CUfunction function = nullptr;
+  if (!succeeded(cuModuleGetFunction(&function, module, "vector_add"), "cuModuleGetFunction")) return;
+  CUmemAllocationProp prop{};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = device;
+  size_t granularity = 0;
+  if (!succeeded(cuMemGetAllocationGranularity(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+                 "cuMemGetAllocationGranularity")) {
+    return;
+  }
+  int n = 1 << 20;
+  const size_t bytes = n * sizeof(float);
+  const size_t each = (bytes + granularity - 1) / granularity * granularity;
+  CUdeviceptr base = 0;
+  if (!succeeded(cuMemAddressReserve(&base, 4 * each, 0, 0, 0), "cuMemAddressReserve")) return;
+  CUmemGenericAllocationHandle handles[3] = {};
+  for (int i = 0; i < 3; ++i) {
+    succeeded(cuMemCreate(&handles[i], each, &prop, 0), "cuMemCreate");
+    succeeded(cuMemMap(base + i * each, each, 0, handles[i], 0), "cuMemMap");
+  }
+  succeeded(cuMemMap(base + 3 * each, each, 0, handles[2], 0), "cuMemMap of c again");
+  CUmemAccessDesc access{};
+  access.location = prop.location;
+  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  succeeded(cuMemSetAccess(base, 4 * each, &access, 1), "cuMemSetAccess");
+  std::vector<float> a(n), b(n), c(n);
+  for (int i = 0; i < n; ++i) {
+    a[i] = static_cast<float>(i % 1000);
+    b[i] = static_cast<float>(3 * (i % 777));
+  }
+  CUdeviceptr da = base, db = base + each, dc = base + 2 * each;
+  succeeded(cuMemcpyHtoD(da, a.data(), bytes), "cuMemcpyHtoD");
+  succeeded(cuMemcpyHtoD(db, b.data(), bytes), "cuMemcpyHtoD");
+  void* params[] = {&da, &db, &dc, &n};
+  succeeded(cuLaunchKernel(function, (n + 255) / 256, 1, 1, 256, 1, 1, 0, nullptr, params, nullptr),
+            "cuLaunchKernel");
+  succeeded(cuMemcpyDtoH(c.data(), base + 3 * each, bytes), "cuMemcpyDtoH through the second mapping");
+  bool exact = true;
+  for (int i = 0; i < n; ++i) exact = exact && c[i] == a[i] + b[i];
+  check(exact, "vector_add on mapped memory, read back through another mapping of the result");
+  succeeded(cuMemUnmap(base, 4 * each), "cuMemUnmap");
+  for (CUmemGenericAllocationHandle handle : handles) succeeded(cuMemRelease(handle), "cuMemRelease");
+  succeeded(cuMemAddressFree(base, 4 * each), "cuMemAddressFree");
+}
+
 // The mixed-parameter kernel, launched with kernelParams and with a packed `extra` buffer.
 void everyParameterKind(CUmodule module) {
   CUfunction function = nullptr;
@@ -274,6 +325,7 @@ int main() {
   CUmodule module = nullptr;
   if (succeeded(cuModuleLoadData(&module, kDriverKernelsFatbin), "cuModuleLoadData")) {
     everyParameterKind(module);
+    virtualMemoryVectorAdd(module, device);
     streamsEventsAndTheRuntime(module);
     globalsAndOccupancy(module);
     refusals(module);
