@@ -125,7 +125,9 @@ inline void driverLaunchEmpty10k(const Scale& scale) {
   using GetFunction = CUresult (*)(CUfunction*, CUmodule, const char*);
   using LaunchKernel = CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                                     unsigned, CUstream, void**, void**);
-  using Synchronize = CUresult (*)();
+  // Asked for at version 13000, cuCtxSynchronize is CUDA 13's ABI, which takes the context (null:
+  // the current one); the older one takes nothing.
+  using Synchronize = CUresult (*)(CUcontext);
   const auto entry = [](const char* name) {
     void* function = nullptr;
     cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
@@ -152,7 +154,7 @@ inline void driverLaunchEmpty10k(const Scale& scale) {
       const CUresult launched = launchKernel(function, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, nullptr);
       BENCH_VERIFY(launched == CUDA_SUCCESS, "cuLaunchKernel returned %d", static_cast<int>(launched));
     }
-    BENCH_VERIFY(synchronize() == CUDA_SUCCESS, "cuCtxSynchronize failed");
+    BENCH_VERIFY(synchronize(nullptr) == CUDA_SUCCESS, "cuCtxSynchronize failed");
     if (rep >= 0) result.samples.push_back(secondsSince(start) * 1e6 / kLaunches);
   }
   result.throughput = 1e6 / median(result.samples);
