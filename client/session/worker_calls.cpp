@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "client/common/log.h"
+#include "client/session/call_tally.h"
 #include "client/session/error_state.h"
 #include "proto/wire/wire_operations.h"
 
@@ -43,12 +44,14 @@ cudaError_t absorbReply(const v1::CallRequest& request, const v1::CallReply& rep
 
 cudaError_t invoke(const v1::CallRequest& request, v1::CallReply* reply) {
   if (cudaError_t sticky = stickyError(); sticky != cudaSuccess) return sticky;
+  tallyCall(request.op_case(), /*waited=*/true);
   const ConnectionState state = Connection::instance().call(request, reply);
   if (state != ConnectionState::kConnected) return toCudaError(state);
   return absorbReply(request, *reply);
 }
 
 cudaError_t invokeStatusQuery(const v1::CallRequest& request, v1::CallReply* reply) {
+  tallyCall(request.op_case(), /*waited=*/true);
   const ConnectionState state = Connection::instance().call(request, reply);
   if (state != ConnectionState::kConnected) return toCudaError(state);
   return absorbReply(request, *reply);
@@ -60,6 +63,7 @@ cudaError_t invokeAsync(const v1::CallRequest& request) {
     v1::CallReply reply;
     return invoke(request, &reply);
   }
+  tallyCall(request.op_case(), /*waited=*/false);
   v1::CallReply reply;
   bool replied = false;
   const ConnectionState state = Connection::instance().send(request, &reply, &replied);
