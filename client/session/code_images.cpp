@@ -8,6 +8,7 @@
 #include "agileos/v1/client_api.pb.h"
 #include "client/common/connection.h"
 #include "client/session/fatbin_layout.h"
+#include "client/session/function_calls.h"
 #include "client/session/own_memory.h"
 #include "client/session/worker_calls.h"
 
@@ -122,6 +123,7 @@ cudaError_t unloadCodeImage(std::uint64_t module) {
   // At exit (a CUDA runtime in the program unloads its libraries from an exit handler) the
   // session's end releases the module in the worker; no call is made.
   if (Connection::exiting()) return cudaSuccess;
+  forgetFunctionAttributes();  // its functions' answers go with it
   v1::CallRequest request;
   request.mutable_module_unload()->set_module(module);
   v1::CallReply reply;

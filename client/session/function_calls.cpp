@@ -1,34 +1,83 @@
 #include "client/session/function_calls.h"
 
+#include <mutex>
+#include <unordered_map>
+
 #include "client/session/worker_calls.h"
 
 namespace agileos::client {
+namespace {
+
+// A function's attributes as the worker last answered them, by function token. cuBLAS asks for
+// them several times per GEMM; each answer is a round trip. They change only when this process
+// sets one (setFunctionAttribute, setFunctionCacheConfig: the entry goes) and end with the module
+// or the context (forgetFunctionAttributes: everything goes). The worker still checks every launch.
+std::mutex gAttributesMutex;
+auto& gAttributes = *new std::unordered_map<std::uint64_t, v1::FuncAttributes>();
+
+void forgetAttributesOf(std::uint64_t function) {
+  std::lock_guard lock(gAttributesMutex);
+  gAttributes.erase(function);
+}
+
+}  // namespace
+
+void forgetFunctionAttributes() {
+  std::lock_guard lock(gAttributesMutex);
+  gAttributes.clear();
+}
+
+bool rememberedDynamicSharedLimit(std::uint64_t function, std::uint64_t* bytes) {
+  std::lock_guard lock(gAttributesMutex);
+  auto it = gAttributes.find(function);
+  if (it == gAttributes.end() || it->second.max_dynamic_shared_size_bytes() < 0) return false;
+  *bytes = static_cast<std::uint64_t>(it->second.max_dynamic_shared_size_bytes());
+  return true;
+}
 
 cudaError_t functionAttributes(std::uint64_t function, v1::FuncAttributes* attributes) {
+  {
+    std::lock_guard lock(gAttributesMutex);
+    if (auto it = gAttributes.find(function); it != gAttributes.end()) {
+      *attributes = it->second;
+      return cudaSuccess;
+    }
+  }
   v1::CallRequest request;
   request.mutable_func_get_attributes()->set_function(function);
   v1::CallReply reply;
   const cudaError_t error = invoke(request, &reply);
-  if (error == cudaSuccess) *attributes = reply.func_attributes();
-  return error;
+  if (error != cudaSuccess) return error;
+  *attributes = reply.func_attributes();
+  std::lock_guard lock(gAttributesMutex);
+  gAttributes[function] = reply.func_attributes();
+  return cudaSuccess;
 }
 
+// The entry goes before the call and after it: an answer another thread fetched while the setting
+// was on its way may be the old one.
 cudaError_t setFunctionAttribute(std::uint64_t function, int attribute, int value) {
+  forgetAttributesOf(function);
   v1::CallRequest request;
   auto* set = request.mutable_func_set_attribute();
   set->set_function(function);
   set->set_attribute(attribute);
   set->set_value(value);
   v1::CallReply reply;
-  return invoke(request, &reply);
+  const cudaError_t error = invoke(request, &reply);
+  forgetAttributesOf(function);
+  return error;
 }
 
 cudaError_t setFunctionCacheConfig(std::uint64_t function, int config) {
+  forgetAttributesOf(function);
   v1::CallRequest request;
   request.mutable_func_set_cache_config()->set_function(function);
   request.mutable_func_set_cache_config()->set_config(config);
   v1::CallReply reply;
-  return invoke(request, &reply);
+  const cudaError_t error = invoke(request, &reply);
+  forgetAttributesOf(function);
+  return error;
 }
 
 cudaError_t maxActiveBlocksPerMultiprocessor(std::uint64_t function, int blockSize,

@@ -15,7 +15,14 @@
 
 namespace agileos::client {
 
+// Answered from the client's copy of the worker's last answer when it has one (function_calls.cpp).
 cudaError_t functionAttributes(std::uint64_t function, v1::FuncAttributes* attributes);
+// Drops every remembered answer: a module was unloaded, or the device reset.
+void forgetFunctionAttributes();
+// The dynamic shared memory a launch of `function` may ask for (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_
+// SHARED_SIZE_BYTES, which the program raises to opt in to more than the default), from the
+// remembered answer only (no call); false when there is none.
+bool rememberedDynamicSharedLimit(std::uint64_t function, std::uint64_t* bytes);
 cudaError_t setFunctionAttribute(std::uint64_t function, int attribute, int value);
 cudaError_t setFunctionCacheConfig(std::uint64_t function, int config);
 cudaError_t maxActiveBlocksPerMultiprocessor(std::uint64_t function, int blockSize,

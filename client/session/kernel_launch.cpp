@@ -8,6 +8,7 @@
 
 #include "agileos/v1/client_api.pb.h"
 #include "client/session/error_state.h"
+#include "client/session/function_calls.h"
 #include "client/session/worker_calls.h"
 
 namespace agileos::client {
@@ -89,7 +90,13 @@ bool surelyAccepted(const KernelLayout& layout, dim3 grid, dim3 block, std::size
       threads > static_cast<std::uint64_t>(layout.maxThreadsPerBlock)) {
     return false;
   }
-  if (sharedMem + layout.staticSharedBytes > limits.sharedPerBlock) return false;
+  // Beyond the default, only up to what the program opted in to (the function's current limit, as
+  // the worker last answered it: the answer is dropped whenever the program sets an attribute).
+  std::uint64_t optedIn = 0;
+  if (sharedMem + layout.staticSharedBytes > limits.sharedPerBlock &&
+      !(rememberedDynamicSharedLimit(layout.token, &optedIn) && sharedMem <= optedIn)) {
+    return false;
+  }
   return isKnownStream(stream);
 }
 

@@ -153,11 +153,13 @@ cudaError_t eventElapsedTime(cudaEvent_t start, cudaEvent_t end, float* millisec
 cudaError_t streamId(cudaStream_t stream, DefaultStream spelling, unsigned long long* id) {
   std::uint64_t token = 0;
   if (cudaError_t error = resolveStream(stream, spelling, &token); error != cudaSuccess) return error;
+  if (knownStreamId(token, id)) return cudaSuccess;
   v1::CallRequest request;
   request.mutable_stream_get_id()->set_stream(token);
   v1::CallReply reply;
   if (cudaError_t error = invoke(request, &reply); error != cudaSuccess) return error;
   *id = reply.stream_id().id();
+  rememberStreamId(token, *id);
   return cudaSuccess;
 }
 

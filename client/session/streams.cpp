@@ -29,6 +29,11 @@ std::unordered_map<std::uint64_t, StreamProperties>& properties() {
   return *map;
 }
 
+std::unordered_map<std::uint64_t, unsigned long long>& streamIds() {
+  static auto* map = new std::unordered_map<std::uint64_t, unsigned long long>();  // never destroyed
+  return *map;
+}
+
 // Bumped by cudaDeviceReset so that threads recreate their default streams.
 std::atomic<std::uint64_t> gResetGeneration{0};
 
@@ -71,6 +76,21 @@ void rememberStream(std::uint64_t token, unsigned flags, int priority) {
 void forgetStream(std::uint64_t token) {
   std::lock_guard lock(gMutex);
   properties().erase(token);
+  streamIds().erase(token);
+}
+
+bool knownStreamId(std::uint64_t token, unsigned long long* id) {
+  std::lock_guard lock(gMutex);
+  auto it = streamIds().find(token);
+  if (it == streamIds().end()) return false;
+  *id = it->second;
+  return true;
+}
+
+void rememberStreamId(std::uint64_t token, unsigned long long id) {
+  std::lock_guard lock(gMutex);
+  // Only a stream still known: one destroyed while its id was on its way is not remembered.
+  if (token == 0 || properties().count(token) != 0) streamIds()[token] = id;
 }
 
 bool streamProperties(std::uint64_t token, unsigned* flags, int* priority) {
@@ -162,6 +182,7 @@ bool isKnownStream(std::uint64_t token) {
 void forgetAllStreams() {
   std::lock_guard lock(gMutex);
   properties().clear();
+  streamIds().clear();
   liveEvents().clear();
   gResetGeneration.fetch_add(1);
 }

@@ -27,6 +27,11 @@ bool streamProperties(std::uint64_t token, unsigned* flags, int* priority);
 // True for the legacy stream and for every stream this process created and has not destroyed.
 bool isKnownStream(std::uint64_t token);
 
+// A stream's id (cuStreamGetId) as the worker answered it: fixed for the stream's life, asked for by
+// cuBLAS at every GEMM. Forgotten with the stream. False when not known yet.
+bool knownStreamId(std::uint64_t token, unsigned long long* id);
+void rememberStreamId(std::uint64_t token, unsigned long long id);
+
 // After cudaDeviceReset: every stream and event is gone, including per-thread default streams.
 void forgetAllStreams();
 

@@ -221,7 +221,24 @@ void moduleGlobals() {
   const std::vector<unsigned char> wide = pattern(65, 4);
   checkResult(cuMemcpyHtoD(table, wide.data(), wide.size()), CUDA_ERROR_INVALID_VALUE,
               "a copy past the variable's end");
+  // Attributes are remembered by the client after the first answer (cuBLAS asks at every GEMM):
+  // a setting must show at once, and nothing is answered for a function of an unloaded module.
+  int dynamicShared = -1;
+  checkResult(cuFuncGetAttribute(&dynamicShared, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, function),
+              CUDA_SUCCESS, "cuFuncGetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
+  checkResult(cuFuncSetAttribute(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 1024),
+              CUDA_SUCCESS, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES, 1024)");
+  checkResult(cuFuncGetAttribute(&dynamicShared, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, function),
+              CUDA_SUCCESS, "cuFuncGetAttribute after the setting");
+  check(dynamicShared == 1024, "the setting shows in the next answer");
+  checkResult(cuFuncSetAttribute(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 4096),
+              CUDA_SUCCESS, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES, 4096)");
+  checkResult(cuFuncGetAttribute(&dynamicShared, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, function),
+              CUDA_SUCCESS, "cuFuncGetAttribute after the second setting");
+  check(dynamicShared == 4096, "the second setting shows too");
   checkResult(cuModuleUnload(module), CUDA_SUCCESS, "cuModuleUnload");
+  checkResult(cuFuncGetAttribute(&dynamicShared, CU_FUNC_ATTRIBUTE_NUM_REGS, function),
+              CUDA_ERROR_INVALID_HANDLE, "cuFuncGetAttribute of a function of an unloaded module");
   checkResult(cuMemcpyHtoD(table, in.data(), 64), CUDA_ERROR_INVALID_VALUE,
               "a copy into the variable of an unloaded module");
   checkResult(cuModuleGetGlobal(&again, &bytes, module, "table"), CUDA_ERROR_INVALID_HANDLE,
@@ -752,6 +769,9 @@ void pointersCopiesAndQueries() {
   checkResult(cuStreamGetId(stream, &streamId), CUDA_SUCCESS, "cuStreamGetId");
   cudaStreamGetId(reinterpret_cast<cudaStream_t>(stream), &runtimeId);
   check(streamId == runtimeId, "the same stream id through both APIs");
+  unsigned long long again = 0;
+  checkResult(cuStreamGetId(stream, &again), CUDA_SUCCESS, "cuStreamGetId again (remembered)");
+  check(again == streamId, "the remembered id is the worker's");
   CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
   checkResult(cuThreadExchangeStreamCaptureMode(&mode), CUDA_SUCCESS, "cuThreadExchangeStreamCaptureMode");
   cudaStreamCaptureMode runtimeMode = cudaStreamCaptureModeGlobal;
@@ -759,6 +779,8 @@ void pointersCopiesAndQueries() {
   check(mode == CU_STREAM_CAPTURE_MODE_GLOBAL && runtimeMode == cudaStreamCaptureModeRelaxed,
         "one capture mode per thread for both APIs");
   checkResult(cuStreamDestroy(stream), CUDA_SUCCESS, "cuStreamDestroy");
+  checkResult(cuStreamGetId(stream, &again), CUDA_ERROR_INVALID_HANDLE,
+              "cuStreamGetId of a destroyed stream (its id is forgotten with it)");
   checkResult(cuMemFree(buffer), CUDA_SUCCESS, "cuMemFree");
 }
 
