@@ -190,9 +190,7 @@ CUresult MemoryManager::free(ClientId client, DevicePtr p) {
   if (auto large = state_->large.find(p); large != state_->large.end()) {
     const BackedRange range = large->second.range;
     state_->large.erase(large);
-    auto bytes = state_->largeBytesOf.find(client);
-    bytes->second -= range.size;
-    if (bytes->second == 0) state_->largeBytesOf.erase(bytes);
+    subtractBytes(state_->largeBytesOf, client, range.size);
     return state_->mappings.destroy(range);
   }
   std::optional<BackedRange> emptied;

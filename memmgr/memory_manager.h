@@ -250,6 +250,9 @@ class MemoryManager {
   // released and this was its last mapping.
   CUresult unmapLocked(DevicePtr va);
   void releaseVirtualMemoryLocked(ClientId client);
+  // Gives back a physical allocation (memory_manager_vmm.cpp) that is released and mapped nowhere:
+  // uncharged, then scrubbed, unmapped and released through its home mapping.
+  CUresult destroyPhysicalLocked(std::uint64_t handle);
   bool holdsProtectedStateLocked(ClientId client) const;
   std::uint64_t chargedBytesLocked(ClientId client) const;
   std::uint64_t driverChargeLocked(ClientId client) const;  // every share

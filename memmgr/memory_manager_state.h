@@ -15,6 +15,14 @@
 
 namespace agileos::memmgr {
 
+// Takes `bytes` off `client`'s count in a per-client byte count that keeps no zero entries.
+inline void subtractBytes(std::unordered_map<ClientId, std::uint64_t>& counts, ClientId client,
+                          std::uint64_t bytes) {
+  auto it = counts.find(client);
+  it->second -= bytes;
+  if (it->second == 0) counts.erase(it);
+}
+
 struct MemoryManager::State {
   struct LargeAllocation {
     BackedRange range;

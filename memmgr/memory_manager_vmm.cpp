@@ -61,9 +61,7 @@ CUresult MemoryManager::freeAddress(ClientId client, DevicePtr base, std::uint64
   if (mapped != state_->clientMappings.end() && mapped->first < base + size) return CUDA_ERROR_INVALID_VALUE;
   state_->addresses.release(base, size);
   state_->reservations.erase(it);
-  auto reserved = state_->reservedBytesOf.find(client);
-  reserved->second -= size;
-  if (reserved->second == 0) state_->reservedBytesOf.erase(reserved);
+  subtractBytes(state_->reservedBytesOf, client, size);
   return CUDA_SUCCESS;
 }
 
@@ -87,13 +85,15 @@ CUresult MemoryManager::releasePhysical(ClientId client, std::uint64_t handle) {
   if (it == state_->physical.end() || it->second.owner != client || it->second.released)
     return CUDA_ERROR_INVALID_VALUE;
   it->second.released = true;
-  if (it->second.mappings != 0) return CUDA_SUCCESS;
-  const BackedRange home = it->second.home;
+  return it->second.mappings == 0 ? destroyPhysicalLocked(handle) : CUDA_SUCCESS;
+}
+
+CUresult MemoryManager::destroyPhysicalLocked(std::uint64_t handle) {
+  auto it = state_->physical.find(handle);
+  const State::PhysicalAllocation allocation = it->second;
   state_->physical.erase(it);
-  auto bytes = state_->physicalBytesOf.find(client);
-  bytes->second -= home.size;
-  if (bytes->second == 0) state_->physicalBytesOf.erase(bytes);
-  return state_->mappings.destroy(home);
+  subtractBytes(state_->physicalBytesOf, allocation.owner, allocation.home.size);
+  return state_->mappings.destroy(allocation.home);
 }
 
 CUresult MemoryManager::mapPhysical(ClientId client, DevicePtr va, std::uint64_t size, std::uint64_t handle) {
@@ -157,13 +157,7 @@ CUresult MemoryManager::unmapLocked(DevicePtr va) {
   CUresult result = backend_.unmap(va, record.size);
   auto allocation = state_->physical.find(record.handle);
   if (--allocation->second.mappings == 0 && allocation->second.released) {
-    const BackedRange home = allocation->second.home;
-    const ClientId owner = allocation->second.owner;
-    state_->physical.erase(allocation);
-    auto bytes = state_->physicalBytesOf.find(owner);
-    bytes->second -= home.size;
-    if (bytes->second == 0) state_->physicalBytesOf.erase(bytes);
-    if (CUresult destroyed = state_->mappings.destroy(home); result == CUDA_SUCCESS) result = destroyed;
+    if (CUresult destroyed = destroyPhysicalLocked(record.handle); result == CUDA_SUCCESS) result = destroyed;
   }
   return result;
 }
