@@ -17,6 +17,7 @@
 // Output: a table "case | expected | got | PASS/FAIL" and a closing line
 // "adversary_api: N passed, M failed". Exit status 0 only if every case passed;
 // 3 if the program crashed (the case is named on stderr).
+#include <cuda.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -697,6 +698,177 @@ void launchCases() {
   cudaFree(dev);
 }
 
+// --------------------------------------------------------------- driver-API forgeries
+
+// A driver function by name, as a program without -lcuda reaches the driver (libcuda.so.1 is the
+// AgileOS driver shim in the sandbox); null if there is none.
+template <typename Function>
+Function driverFunction(const char* name) {
+  void* function = nullptr;
+  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+  if (cudaGetDriverEntryPointByVersion(name, &function, 13000, cudaEnableDefault, &found) != cudaSuccess ||
+      found != cudaDriverEntryPointSuccess) {
+    return nullptr;
+  }
+  return reinterpret_cast<Function>(function);
+}
+
+constexpr CUresult kAnyResult = static_cast<CUresult>(-1);
+
+// runCase for a driver call: `expected` is a CUresult (or kAnyResult: any error).
+void runDriverCase(const std::string& name, CUresult expected, const std::function<CUresult()>& body) {
+  static const auto errorNameOf = driverFunction<CUresult (*)(CUresult, const char**)>("cuGetErrorName");
+  const auto nameOf = [](CUresult result) -> std::string {
+    if (result == kAnyResult) return "any error";
+    const char* text = nullptr;
+    if (errorNameOf != nullptr) errorNameOf(result, &text);
+    return text != nullptr ? text : "CUresult " + std::to_string(static_cast<int>(result));
+  };
+  currentCase = name.c_str();
+  const CUresult got = body();
+  cudaGetLastError();
+  bool ok = expected == kAnyResult ? got != CUDA_SUCCESS : got == expected;
+  std::string gotText = nameOf(got);
+  const std::string afterwards = roundTrip();
+  if (!afterwards.empty()) {
+    ok = false;
+    gotText += "; round trip after it failed: " + afterwards;
+  }
+  std::printf("%-64s | %-32s | %-40s | %s\n", name.c_str(), nameOf(expected).c_str(), gotText.c_str(),
+              ok ? "PASS" : "FAIL");
+  std::fflush(stdout);
+  (ok ? passed : failed) += 1;
+  currentCase = "between cases";
+}
+
+// Forged contexts, modules, functions, link states and allocation handles, protected and foreign
+// addresses through the driver API, and the virtual-memory API aimed outside the client's own
+// reservations. Each must fail and leave the client served.
+void driverCases() {
+  const auto ctxSetCurrent = driverFunction<CUresult (*)(CUcontext)>("cuCtxSetCurrent");
+  const auto ctxPushCurrent = driverFunction<CUresult (*)(CUcontext)>("cuCtxPushCurrent");
+  const auto ctxDestroy = driverFunction<CUresult (*)(CUcontext)>("cuCtxDestroy");
+  const auto moduleGetFunction =
+      driverFunction<CUresult (*)(CUfunction*, CUmodule, const char*)>("cuModuleGetFunction");
+  const auto moduleUnload = driverFunction<CUresult (*)(CUmodule)>("cuModuleUnload");
+  const auto moduleLoadData = driverFunction<CUresult (*)(CUmodule*, const void*)>("cuModuleLoadData");
+  const auto launchKernel =
+      driverFunction<CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                  unsigned, CUstream, void**, void**)>("cuLaunchKernel");
+  const auto funcGetAttribute =
+      driverFunction<CUresult (*)(int*, CUfunction_attribute, CUfunction)>("cuFuncGetAttribute");
+  const auto memcpyHtoD = driverFunction<CUresult (*)(CUdeviceptr, const void*, size_t)>("cuMemcpyHtoD");
+  const auto memsetD8 = driverFunction<CUresult (*)(CUdeviceptr, unsigned char, size_t)>("cuMemsetD8");
+  const auto memFree = driverFunction<CUresult (*)(CUdeviceptr)>("cuMemFree");
+  const auto granularityOf =
+      driverFunction<CUresult (*)(size_t*, const CUmemAllocationProp*, CUmemAllocationGranularity_flags)>(
+          "cuMemGetAllocationGranularity");
+  const auto addressReserve =
+      driverFunction<CUresult (*)(CUdeviceptr*, size_t, size_t, CUdeviceptr, unsigned long long)>(
+          "cuMemAddressReserve");
+  const auto addressFree = driverFunction<CUresult (*)(CUdeviceptr, size_t)>("cuMemAddressFree");
+  const auto memCreate = driverFunction<CUresult (*)(
+      CUmemGenericAllocationHandle*, size_t, const CUmemAllocationProp*, unsigned long long)>("cuMemCreate");
+  const auto memRelease = driverFunction<CUresult (*)(CUmemGenericAllocationHandle)>("cuMemRelease");
+  const auto memMap = driverFunction<CUresult (*)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle,
+                                                  unsigned long long)>("cuMemMap");
+  const auto memUnmap = driverFunction<CUresult (*)(CUdeviceptr, size_t)>("cuMemUnmap");
+  const auto linkAddData =
+      driverFunction<CUresult (*)(CUlinkState, CUjitInputType, void*, size_t, const char*, unsigned,
+                                  CUjit_option*, void**)>("cuLinkAddData");
+  const auto getExportTable = driverFunction<CUresult (*)(const void**, const CUuuid*)>("cuGetExportTable");
+  if (ctxSetCurrent == nullptr || moduleGetFunction == nullptr || launchKernel == nullptr ||
+      memMap == nullptr || linkAddData == nullptr || getExportTable == nullptr || memCreate == nullptr ||
+      addressReserve == nullptr) {
+    runCase("driver entry points for the driver-API cases", cudaSuccess,
+            [] { return cudaErrorSymbolNotFound; });
+    return;
+  }
+  const auto forgedContext = reinterpret_cast<CUcontext>(0x7fff0000dead0000ull);
+  const auto forgedModule = reinterpret_cast<CUmodule>(0x7fff0000dead1000ull);
+  const auto forgedFunction = reinterpret_cast<CUfunction>(0x7fff0000dead2000ull);
+  runDriverCase("cuCtxSetCurrent(forged context)", kAnyResult, [&] { return ctxSetCurrent(forgedContext); });
+  runDriverCase("cuCtxPushCurrent(forged context)", kAnyResult,
+                [&] { return ctxPushCurrent(forgedContext); });
+  runDriverCase("cuCtxDestroy(forged context)", kAnyResult, [&] { return ctxDestroy(forgedContext); });
+  runDriverCase("cuModuleGetFunction(forged module)", kAnyResult, [&] {
+    CUfunction function = nullptr;
+    return moduleGetFunction(&function, forgedModule, kKernelName);
+  });
+  runDriverCase("cuModuleUnload(forged module)", kAnyResult, [&] { return moduleUnload(forgedModule); });
+  runDriverCase("cuModuleLoadData(64 bytes that are no image)", kAnyResult, [&] {
+    static const unsigned char garbage[64] = {0x7f, 'E', 'L', 'F', 2, 1, 1};
+    CUmodule module = nullptr;
+    return moduleLoadData(&module, garbage);
+  });
+  runDriverCase("cuLaunchKernel(forged function)", kAnyResult,
+                [&] { return launchKernel(forgedFunction, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, nullptr); });
+  runDriverCase("cuFuncGetAttribute(forged function)", kAnyResult, [&] {
+    int value = 0;
+    return funcGetAttribute(&value, CU_FUNC_ATTRIBUTE_NUM_REGS, forgedFunction);
+  });
+  const unsigned char bytes[64] = {};
+  constexpr CUdeviceptr kModuleRangeBase = 0xF1000000000ull, kIoAperture = 0xF0000000000ull;
+  runDriverCase("cuMemcpyHtoD(into the protected module range)", CUDA_ERROR_INVALID_VALUE,
+                [&] { return memcpyHtoD(kModuleRangeBase, bytes, sizeof bytes); });
+  runDriverCase("cuMemsetD8(the I/O aperture)", CUDA_ERROR_INVALID_VALUE,
+                [&] { return memsetD8(kIoAperture + 4096, 0, 64); });
+  runDriverCase("cuMemFree(the protected module range)", CUDA_ERROR_INVALID_VALUE,
+                [&] { return memFree(kModuleRangeBase); });
+  // The virtual-memory API: only the client's own reservations, handles and mappings.
+  CUmemAllocationProp prop{};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  size_t granularity = 0;
+  CUdeviceptr reserved = 0;
+  CUmemGenericAllocationHandle handle = 0;
+  if (granularityOf(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM) != CUDA_SUCCESS ||
+      addressReserve(&reserved, 2 * granularity, 0, 0, 0) != CUDA_SUCCESS ||
+      memCreate(&handle, granularity, &prop, 0) != CUDA_SUCCESS) {
+    runCase("virtual-memory set-up for the driver-API cases", cudaSuccess, [] { return cudaErrorUnknown; });
+    return;
+  }
+  void* runtimeMemory = nullptr;
+  cudaMalloc(&runtimeMemory, granularity);
+  const auto allocated = reinterpret_cast<CUdeviceptr>(runtimeMemory);
+  runDriverCase("cuMemMap(a forged allocation handle)", CUDA_ERROR_INVALID_VALUE,
+                [&] { return memMap(reserved, granularity, 0, handle ^ 0x5a5a000000ull, 0); });
+  runDriverCase("cuMemMap(into the protected module range)", CUDA_ERROR_INVALID_VALUE,
+                [&] { return memMap(kModuleRangeBase, granularity, 0, handle, 0); });
+  runDriverCase("cuMemMap(over a cudaMalloc allocation)", CUDA_ERROR_INVALID_VALUE,
+                [&] { return memMap(allocated & ~(granularity - 1), granularity, 0, handle, 0); });
+  runDriverCase("cuMemMap(past the end of its reservation)", CUDA_ERROR_INVALID_VALUE,
+                [&] { return memMap(reserved + granularity, 2 * granularity, 0, handle, 0); });
+  runDriverCase("cuMemUnmap(a cudaMalloc allocation)", CUDA_ERROR_INVALID_VALUE,
+                [&] { return memUnmap(allocated, granularity); });
+  runDriverCase("cuMemAddressFree(a cudaMalloc allocation)", CUDA_ERROR_INVALID_VALUE,
+                [&] { return addressFree(allocated, granularity); });
+  runDriverCase("cuMemRelease(a forged allocation handle)", CUDA_ERROR_INVALID_VALUE,
+                [&] { return memRelease(handle + 0x100000); });
+  runDriverCase("cuMemcpyHtoD(into a reservation with nothing mapped)", CUDA_ERROR_INVALID_VALUE,
+                [&] { return memcpyHtoD(reserved, bytes, sizeof bytes); });
+  runDriverCase("cuMemcpyHtoD(after the mapping was unmapped)", CUDA_ERROR_INVALID_VALUE, [&] {
+    if (memMap(reserved, granularity, 0, handle, 0) != CUDA_SUCCESS) return CUDA_ERROR_UNKNOWN;
+    if (memcpyHtoD(reserved, bytes, sizeof bytes) != CUDA_SUCCESS) return CUDA_ERROR_UNKNOWN;
+    if (memUnmap(reserved, granularity) != CUDA_SUCCESS) return CUDA_ERROR_UNKNOWN;
+    return memcpyHtoD(reserved, bytes, sizeof bytes);
+  });
+  memRelease(handle);
+  addressFree(reserved, 2 * granularity);
+  cudaFree(runtimeMemory);
+  runDriverCase("cuLinkAddData(forged link state)", CUDA_ERROR_INVALID_HANDLE, [&] {
+    static char ptx[] = ".version 8.0\n.target sm_90\n.address_size 64\n";
+    return linkAddData(reinterpret_cast<CUlinkState>(0x7fff0000dead3000ull), CU_JIT_INPUT_PTX, ptx,
+                       sizeof ptx, "forged", 0, nullptr, nullptr);
+  });
+  runDriverCase("cuGetExportTable(an id no table has)", CUDA_ERROR_INVALID_VALUE, [&] {
+    const void* table = nullptr;
+    const CUuuid id = {
+        {0x41, 0x67, 0x69, 0x6c, 0x65, 0x4f, 0x53, 0x00, 0x66, 0x6f, 0x72, 0x67, 0x65, 0x64, 0x21, 0x21}};
+    return getExportTable(&table, &id);
+  });
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -728,6 +900,7 @@ int main(int argc, char** argv) {
   boundaryCases();
   launchCases();
   fatbinCases(agileos::adversary::fatbinContaining("/proc/self/exe", kKernelName));
+  driverCases();
 
   runCase("last error is clear at the end", cudaSuccess, [] { return cudaGetLastError(); });
   std::printf("adversary_api: %d passed, %d failed\n", passed, failed);
