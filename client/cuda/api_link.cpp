@@ -153,7 +153,7 @@ void writeOutputs(const LinkState& state, const char* info, const char* error) {
 
 // The checks every input takes: the state, its type, the options. Types only a real linker could
 // use fail closed, said once per type.
-CUresult checkInput(CUlinkState handle, CUjitInputType type, unsigned int numOptions, CUjit_option* options,
+CUresult checkInput(CUlinkState handle, int type, unsigned int numOptions, CUjit_option* options,
                     void** optionValues) {
   {
     std::lock_guard lock(gMutex);
@@ -163,7 +163,7 @@ CUresult checkInput(CUlinkState handle, CUjitInputType type, unsigned int numOpt
   // ignored.
   if (CUresult result = checkOptions(numOptions, options, optionValues); result != CUDA_SUCCESS)
     return result;
-  switch (const int kind = asInteger(type)) {
+  switch (const int kind = type) {
     case CU_JIT_INPUT_PTX:
     case CU_JIT_INPUT_CUBIN:
     case CU_JIT_INPUT_FATBINARY:
@@ -190,8 +190,8 @@ CUresult checkInput(CUlinkState handle, CUjitInputType type, unsigned int numOpt
 
 // Adds a checked input. PTX is text the loader reads to its NUL: one is added when the input
 // has none.
-CUresult addInput(CUlinkState handle, CUjitInputType type, std::string bytes) {
-  if (asInteger(type) == CU_JIT_INPUT_PTX && bytes.find('\0') == std::string::npos) bytes.push_back('\0');
+CUresult addInput(CUlinkState handle, int type, std::string bytes) {
+  if (type == CU_JIT_INPUT_PTX && bytes.find('\0') == std::string::npos) bytes.push_back('\0');
   std::lock_guard lock(gMutex);
   LinkState* state = findLocked(handle);
   if (state == nullptr) return CUDA_ERROR_INVALID_HANDLE;  // destroyed meanwhile
@@ -213,13 +213,13 @@ CUresult linkCreate(unsigned int numOptions, CUjit_option* options, void** optio
   return CUDA_SUCCESS;
 }
 
-CUresult linkAddData(CUlinkState handle, CUjitInputType type, void* data, size_t size, const char* /*name*/,
+CUresult linkAddData(CUlinkState handle, int type, void* data, size_t size, const char* /*name*/,
                      unsigned int numOptions, CUjit_option* options, void** optionValues) {
   if (CUresult result = checkInput(handle, type, numOptions, options, optionValues); result != CUDA_SUCCESS)
     return result;
   if (data == nullptr) return CUDA_ERROR_INVALID_VALUE;
   std::string bytes;
-  if (size == 0 && asInteger(type) == CU_JIT_INPUT_PTX) {
+  if (size == 0 && type == CU_JIT_INPUT_PTX) {
     // PTX sized by its NUL, read without faulting.
     if (cudaError_t error = copyCodeImage(data, &bytes); error != cudaSuccess) return toDriverResult(error);
   } else {
@@ -230,7 +230,7 @@ CUresult linkAddData(CUlinkState handle, CUjitInputType type, void* data, size_t
   return addInput(handle, type, std::move(bytes));
 }
 
-CUresult linkAddFile(CUlinkState handle, CUjitInputType type, const char* path, unsigned int numOptions,
+CUresult linkAddFile(CUlinkState handle, int type, const char* path, unsigned int numOptions,
                      CUjit_option* options, void** optionValues) {
   if (CUresult result = checkInput(handle, type, numOptions, options, optionValues); result != CUDA_SUCCESS)
     return result;
@@ -256,20 +256,20 @@ CUresult cuLinkCreate_v2(unsigned int numOptions, CUjit_option* options, void** 
 
 CUresult cuLinkAddData(CUlinkState state, CUjitInputType type, void* data, size_t size, const char* name,
                        unsigned int numOptions, CUjit_option* options, void** optionValues) {
-  return linkAddData(state, type, data, size, name, numOptions, options, optionValues);
+  return linkAddData(state, asInteger(type), data, size, name, numOptions, options, optionValues);
 }
 CUresult cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void* data, size_t size, const char* name,
                           unsigned int numOptions, CUjit_option* options, void** optionValues) {
-  return linkAddData(state, type, data, size, name, numOptions, options, optionValues);
+  return linkAddData(state, asInteger(type), data, size, name, numOptions, options, optionValues);
 }
 
 CUresult cuLinkAddFile(CUlinkState state, CUjitInputType type, const char* path, unsigned int numOptions,
                        CUjit_option* options, void** optionValues) {
-  return linkAddFile(state, type, path, numOptions, options, optionValues);
+  return linkAddFile(state, asInteger(type), path, numOptions, options, optionValues);
 }
 CUresult cuLinkAddFile_v2(CUlinkState state, CUjitInputType type, const char* path, unsigned int numOptions,
                           CUjit_option* options, void** optionValues) {
-  return linkAddFile(state, type, path, numOptions, options, optionValues);
+  return linkAddFile(state, asInteger(type), path, numOptions, options, optionValues);
 }
 
 // One input: its own copy, owned by the state until cuLinkDestroy (see the top of this file).
