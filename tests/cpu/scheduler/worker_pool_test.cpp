@@ -455,7 +455,9 @@ TEST_F(WorkerPoolTest, WorkerThatNeverBecomesReadyIsKilledAfterTheStartTimeout) 
   ASSERT_TRUE(events_.waitFor({"worker=1", "start"}));
   const pid_t pid = events_.pidOf(1);
   ASSERT_NE(pid, 0);
-  ASSERT_TRUE(waitUntil([&] { return pool_->snapshot().counters.start_failures == 1; }));
+  // At least one: the pool retries after its backoff, so on a loaded machine a second failure may
+  // come before this thread looks (the CI flake this replaced waited for exactly one).
+  ASSERT_TRUE(waitUntil([&] { return pool_->snapshot().counters.start_failures >= 1; }));
   EXPECT_THAT(pool_->snapshot().last_start_failure, HasSubstr("did not become ready within 200 ms"));
   EXPECT_TRUE(waitUntil([&] { return testing::processGone(pid) && !findWorker(1).has_value(); }));
 }
