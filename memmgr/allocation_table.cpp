@@ -87,7 +87,18 @@ PointerCheck AllocationTable::check(ClientId client, DevicePtr p, std::uint64_t 
   if (it == byBase_.end()) return PointerCheck::kUnknown;
   const Allocation& allocation = it->second;
   if (allocation.owner != client) return PointerCheck::kForeign;
-  if (length > allocation.end() - p) return PointerCheck::kOutOfBounds;
+  if (length <= allocation.end() - p) return PointerCheck::kOk;
+  // Mappings the client placed back to back in its own reservation are one range of addresses for
+  // the device, as natively: a range may run on through the next while each starts where the last
+  // ended and is also this client's mapping.
+  if (allocation.kind != AllocationKind::kVirtualMapping) return PointerCheck::kOutOfBounds;
+  const DevicePtr end = p + length;
+  for (auto next = std::next(it); it->second.end() < end; it = next++) {
+    if (next == byBase_.end() || next->first != it->second.end() || next->second.owner != client ||
+        next->second.kind != AllocationKind::kVirtualMapping) {
+      return PointerCheck::kOutOfBounds;
+    }
+  }
   return PointerCheck::kOk;
 }
 

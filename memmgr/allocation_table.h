@@ -65,7 +65,9 @@ class AllocationTable {
   // decided in this order: kNull, kOverflow (p + n not representable in 64 bits),
   // kProtected (arithmetic, before any lookup), then by the entry containing p:
   // none -> kUnknown, another owner's -> kForeign, own but [p, p+n) runs past its
-  // end -> kOutOfBounds, else kOk.
+  // end -> kOutOfBounds, else kOk. The one exception: a kVirtualMapping entry continues into
+  // the next while that one starts exactly at its end and is a kVirtualMapping of the same
+  // client (cuMemMap'd ranges back to back are contiguous device memory); O(entries crossed).
   PointerCheck check(ClientId client, DevicePtr p, std::uint64_t n) const;
 
   // The live entry containing p, whoever owns it.

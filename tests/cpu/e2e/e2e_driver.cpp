@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -939,6 +940,14 @@ void virtualMemory() {
   checkResult(cuMemcpyDtoH(out.data(), base + 2 * granularity + 1024, out.size()), CUDA_SUCCESS,
               "cuMemcpyDtoH from the second mapping");
   check(out == in, "both mappings show one allocation's bytes");
+  // Back to back in one reservation, the two mappings are one range: a copy may cross from one
+  // into the next (here from the end of the first mapping into the start of the second).
+  std::vector<unsigned char> across(8192);
+  checkResult(cuMemcpyDtoH(across.data(), base + 2 * granularity - 4096, across.size()), CUDA_SUCCESS,
+              "cuMemcpyDtoH across two mappings back to back");
+  // Its second half is the allocation's first 4096 bytes, of which bytes 1024.. hold `in`'s start.
+  check(std::equal(across.begin() + 4096 + 1024, across.end(), in.begin()),
+        "the copy across the mappings brought the second mapping's bytes");
   void* viaRuntime = nullptr;
   check(cudaMemcpy(out.data(), reinterpret_cast<void*>(base + 1024), 16, cudaMemcpyDefault) == cudaSuccess,
         "cudaMemcpyDefault from a mapping (the runtime knows it as device memory)");

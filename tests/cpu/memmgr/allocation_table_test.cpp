@@ -65,6 +65,32 @@ TEST(AllocationTable, BoundariesAndZeroLength) {
   EXPECT_EQ(table.check(kAlice, kBase - 1, 0), PointerCheck::kUnknown);
 }
 
+TEST(AllocationTable, BackToBackMappingsOfOneClientAreOneRangeAndNothingElseIs) {
+  constexpr DevicePtr kRun = kUserRange.begin + (1ull << 30);
+  constexpr std::uint64_t kSize = 2ull << 20;
+  const auto mapping = [](DevicePtr base, ClientId owner = kAlice) {
+    return Allocation{base, kSize, owner, AllocationKind::kVirtualMapping};
+  };
+  AllocationTable table;
+  ASSERT_TRUE(table.insert(mapping(kRun)));
+  ASSERT_TRUE(table.insert(mapping(kRun + kSize)));
+  ASSERT_TRUE(table.insert(mapping(kRun + 2 * kSize)));
+  EXPECT_EQ(table.check(kAlice, kRun + 100, 3 * kSize - 100), PointerCheck::kOk);
+  EXPECT_EQ(table.check(kAlice, kRun + kSize - 8, 16), PointerCheck::kOk);
+  EXPECT_EQ(table.check(kAlice, kRun, 3 * kSize + 1), PointerCheck::kOutOfBounds);  // past the last
+  // A gap, another client's mapping, or an ordinary allocation next to it ends the run.
+  ASSERT_TRUE(table.insert(mapping(kRun + 4 * kSize)));
+  EXPECT_EQ(table.check(kAlice, kRun + 2 * kSize, 2 * kSize + 1), PointerCheck::kOutOfBounds);
+  ASSERT_TRUE(table.insert(mapping(kRun + 3 * kSize, kBob)));
+  EXPECT_EQ(table.check(kAlice, kRun + 2 * kSize, kSize + 1), PointerCheck::kOutOfBounds);
+  EXPECT_EQ(table.check(kBob, kRun + 3 * kSize, kSize + 1), PointerCheck::kOutOfBounds);
+  ASSERT_TRUE(table.insert(user(kRun + 5 * kSize, kSize)));
+  EXPECT_EQ(table.check(kAlice, kRun + 4 * kSize, kSize + 1), PointerCheck::kOutOfBounds);
+  // An ordinary allocation never runs on into a mapping.
+  ASSERT_TRUE(table.insert(mapping(kRun + 6 * kSize)));
+  EXPECT_EQ(table.check(kAlice, kRun + 6 * kSize - 8, 16), PointerCheck::kOutOfBounds);
+}
+
 TEST(AllocationTable, EraseNeedsOwnerKindAndExactBase) {
   AllocationTable table;
   ASSERT_TRUE(table.insert(user(kBase, 1000)));

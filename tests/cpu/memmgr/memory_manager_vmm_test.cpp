@@ -60,6 +60,9 @@ TEST_F(VirtualMemoryTest, OneAllocationMappedTwiceAndAdjacentMappingsUnmappedAsO
   ASSERT_EQ(manager->mapPhysical(kAlice, base + kChunk, kChunk, second), CUDA_SUCCESS);
   ASSERT_EQ(manager->mapPhysical(kAlice, base + 3 * kChunk, kChunk, first), CUDA_SUCCESS);  // an alias
   EXPECT_TRUE(manager->coversMappings(kAlice, base, 2 * kChunk));
+  // Back to back, the two mappings are one range for copies; the gap after them ends it.
+  EXPECT_EQ(manager->check(kAlice, base + kChunk - 64, 128), PointerCheck::kOk);
+  EXPECT_EQ(manager->check(kAlice, base + kChunk, kChunk + 1), PointerCheck::kOutOfBounds);
   EXPECT_EQ(manager->unmapRange(kAlice, base, kChunk + kChunk / 2), CUDA_ERROR_INVALID_VALUE);  // half
   EXPECT_EQ(manager->unmapRange(kAlice, base, 3 * kChunk), CUDA_ERROR_INVALID_VALUE);           // a gap
   EXPECT_EQ(manager->unmapRange(kAlice, base, 2 * kChunk), CUDA_SUCCESS);
