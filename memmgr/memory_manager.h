@@ -178,9 +178,12 @@ class MemoryManager {
   // Exactly a reservation of `client` (base and size), with nothing mapped in it.
   CUresult freeAddress(ClientId client, DevicePtr base, std::uint64_t size);
   CUresult createPhysical(ClientId client, std::uint64_t size, std::uint64_t* handle);
-  // cuMemRelease: the handle is gone for the client at once; its memory goes (scrubbed) when its
-  // last mapping is unmapped.
+  // cuMemRelease drops one reference (cuMemCreate's, or a retain's); at none the handle is gone for
+  // the client, and its memory goes (scrubbed) when its last mapping is unmapped.
   CUresult releasePhysical(ClientId client, std::uint64_t handle);
+  // cuMemRetainAllocationHandle: the handle of the allocation mapped at `va` (any address in a
+  // mapping of `client`), with one more reference, which a cuMemRelease must drop.
+  CUresult retainPhysical(ClientId client, DevicePtr va, std::uint64_t* handle);
   // cuMemMap at offset 0: [va, va + size) lies in one reservation of `client`, overlaps none of
   // its mappings, and size is at most the allocation's. Mapped read/write for the device.
   CUresult mapPhysical(ClientId client, DevicePtr va, std::uint64_t size, std::uint64_t handle);

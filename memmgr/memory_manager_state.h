@@ -86,7 +86,9 @@ struct MemoryManager::State {
     BackedRange home;
     ClientId owner = 0;
     std::uint64_t mappings = 0;
-    bool released = false;  // cuMemRelease'd: goes when `mappings` reaches 0
+    // cuMemCreate's reference and each cuMemRetainAllocationHandle's; cuMemRelease drops one.
+    // At 0 the handle is gone for the client, and the memory goes when `mappings` reaches 0 too.
+    std::uint64_t references = 1;
   };
   std::map<std::uint64_t, PhysicalAllocation> physical;  // by handle
   std::uint64_t nextHandle = 1;

@@ -11,6 +11,7 @@
 //   which happens when it is released and unmapped everywhere; the teardown of its home mapping
 //   scrubs it (mapping_lifecycle.h), so no later owner of the pages sees its contents.
 #include <algorithm>
+#include <limits>
 #include <vector>
 
 #include "memmgr/memory_manager.h"
@@ -82,10 +83,11 @@ CUresult MemoryManager::createPhysical(ClientId client, std::uint64_t size, std:
 CUresult MemoryManager::releasePhysical(ClientId client, std::uint64_t handle) {
   std::lock_guard lock(mutex_);
   auto it = state_->physical.find(handle);
-  if (it == state_->physical.end() || it->second.owner != client || it->second.released)
+  if (it == state_->physical.end() || it->second.owner != client || it->second.references == 0)
     return CUDA_ERROR_INVALID_VALUE;
-  it->second.released = true;
-  return it->second.mappings == 0 ? destroyPhysicalLocked(handle) : CUDA_SUCCESS;
+  --it->second.references;
+  return it->second.references == 0 && it->second.mappings == 0 ? destroyPhysicalLocked(handle)
+                                                                : CUDA_SUCCESS;
 }
 
 CUresult MemoryManager::destroyPhysicalLocked(std::uint64_t handle) {
@@ -101,7 +103,7 @@ CUresult MemoryManager::mapPhysical(ClientId client, DevicePtr va, std::uint64_t
   std::lock_guard lock(mutex_);
   auto allocation = state_->physical.find(handle);
   if (allocation == state_->physical.end() || allocation->second.owner != client ||
-      allocation->second.released || size > allocation->second.home.size) {
+      allocation->second.references == 0 || size > allocation->second.home.size) {
     return CUDA_ERROR_INVALID_VALUE;
   }
   // Inside one reservation of this client (reservations never overlap, so the one at or below va).
@@ -156,7 +158,7 @@ CUresult MemoryManager::unmapLocked(DevicePtr va) {
   state_->clientMappings.erase(mapping);
   CUresult result = backend_.unmap(va, record.size);
   auto allocation = state_->physical.find(record.handle);
-  if (--allocation->second.mappings == 0 && allocation->second.released) {
+  if (--allocation->second.mappings == 0 && allocation->second.references == 0) {
     if (CUresult destroyed = destroyPhysicalLocked(record.handle); result == CUDA_SUCCESS) result = destroyed;
   }
   return result;
@@ -189,6 +191,19 @@ bool MemoryManager::mappedAllocation(ClientId client, DevicePtr va, std::uint64_
   *handle = it->second.handle;
   *size = state_->physical.at(it->second.handle).home.size;
   return true;
+}
+
+CUresult MemoryManager::retainPhysical(ClientId client, DevicePtr va, std::uint64_t* handle) {
+  std::lock_guard lock(mutex_);
+  auto it = state_->clientMappings.upper_bound(va);
+  if (it == state_->clientMappings.begin()) return CUDA_ERROR_INVALID_VALUE;
+  --it;
+  if (it->second.owner != client || va - it->first >= it->second.size) return CUDA_ERROR_INVALID_VALUE;
+  State::PhysicalAllocation& allocation = state_->physical.at(it->second.handle);
+  if (allocation.references == std::numeric_limits<std::uint64_t>::max()) return CUDA_ERROR_INVALID_VALUE;
+  ++allocation.references;
+  *handle = it->second.handle;
+  return CUDA_SUCCESS;
 }
 
 void MemoryManager::releaseVirtualMemoryLocked(ClientId client) {

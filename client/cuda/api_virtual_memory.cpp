@@ -4,7 +4,7 @@
 // (memmgr/memory_manager.h). Here the arguments are checked the way the driver checks them, and
 // what AgileOS does not offer fails closed: shareable handles (the memory never leaves the worker),
 // compression, read-only or no-access mappings (every mapping is read/write for the device),
-// offsets into an allocation (the driver itself requires 0), and cuMemRetainAllocationHandle.
+// and offsets into an allocation (the driver itself requires 0).
 #include <cuda.h>
 
 #include <cstdio>
@@ -23,10 +23,15 @@ namespace v1 = agileos::v1;
 
 namespace {
 
-// What the program asked for at cuMemCreate, returned by cuMemGetAllocationPropertiesFromHandle.
-// The worker's handle numbers are the handles; this only remembers the properties.
+// What the program asked for at cuMemCreate, returned by cuMemGetAllocationPropertiesFromHandle,
+// kept while the handle has references (cuMemCreate's and cuMemRetainAllocationHandle's, each
+// dropped by a cuMemRelease, as the worker counts them). The worker's numbers are the handles.
+struct HandleRecord {
+  CUmemAllocationProp properties{};
+  std::uint64_t references = 0;
+};
 std::mutex gMutex;
-auto& gProperties = *new std::map<CUmemGenericAllocationHandle, CUmemAllocationProp>();
+auto& gHandles = *new std::map<CUmemGenericAllocationHandle, HandleRecord>();
 
 void sayOnce(const char* key, const char* message) {
   if (firstTime(key)) std::fprintf(stderr, "[agileos warn] %s\n", message);
@@ -109,7 +114,7 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size, const CU
     return result;
   *handle = answer.handle();
   std::lock_guard lock(gMutex);
-  gProperties[answer.handle()] = *prop;
+  gHandles[answer.handle()] = HandleRecord{*prop, 1};
   return CUDA_SUCCESS;
 }
 
@@ -117,7 +122,8 @@ CUresult cuMemRelease(CUmemGenericAllocationHandle handle) {
   const CUresult result = step(v1::VirtualMemory::RELEASE, 0, 0, nullptr, 0, handle);
   if (result == CUDA_SUCCESS) {
     std::lock_guard lock(gMutex);
-    gProperties.erase(handle);
+    if (auto it = gHandles.find(handle); it != gHandles.end() && --it->second.references == 0)
+      gHandles.erase(it);
   }
   return result;
 }
@@ -161,14 +167,29 @@ CUresult cuMemGetAccess(unsigned long long* flags, const CUmemLocation* location
   return CUDA_SUCCESS;
 }
 
+CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle* handle, void* addr) {
+  if (handle == nullptr || addr == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  v1::VirtualMemoryResult answer;
+  if (CUresult result = step(v1::VirtualMemory::RETAIN, reinterpret_cast<std::uint64_t>(addr), 0, &answer);
+      result != CUDA_SUCCESS) {
+    return result;
+  }
+  *handle = answer.handle();  // the handle it was mapped with, as natively; released like it
+  std::lock_guard lock(gMutex);
+  // A handle the worker knows but this record lost (released to none while still mapped) comes
+  // back without its properties: the worker does not keep what the program asked for.
+  if (auto it = gHandles.find(answer.handle()); it != gHandles.end()) ++it->second.references;
+  return CUDA_SUCCESS;
+}
+
 CUresult cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp* prop,
                                                 CUmemGenericAllocationHandle handle) {
   if (prop == nullptr) return CUDA_ERROR_INVALID_VALUE;
   if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
   std::lock_guard lock(gMutex);
-  auto it = gProperties.find(handle);
-  if (it == gProperties.end()) return CUDA_ERROR_INVALID_VALUE;
-  *prop = it->second;
+  auto it = gHandles.find(handle);
+  if (it == gHandles.end()) return CUDA_ERROR_INVALID_VALUE;
+  *prop = it->second.properties;
   return CUDA_SUCCESS;
 }
 

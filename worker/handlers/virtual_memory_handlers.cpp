@@ -73,11 +73,19 @@ void virtualMemory(CallContext& ctx, const v1::CallRequest& request, v1::CallRep
     case v1::VirtualMemory::ALLOCATION_OF: {
       std::uint64_t handle = 0, size = 0;
       if (!ctx.memory.mappedAllocation(client, args.address(), &handle, &size)) {
-        done(ctx, CUDA_ERROR_INVALID_VALUE, reply, "cuMemRetainAllocationHandle");
+        done(ctx, CUDA_ERROR_INVALID_VALUE, reply, "cuMemGetAccess");
         return;
       }
       reply.mutable_virtual_memory_result()->set_handle(handle);
       reply.mutable_virtual_memory_result()->set_size(size);
+      return;
+    }
+    case v1::VirtualMemory::RETAIN: {
+      std::uint64_t handle = 0;
+      if (done(ctx, ctx.memory.retainPhysical(client, args.address(), &handle), reply,
+               "cuMemRetainAllocationHandle")) {
+        reply.mutable_virtual_memory_result()->set_handle(handle);
+      }
       return;
     }
     default:

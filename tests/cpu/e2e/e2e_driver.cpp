@@ -980,6 +980,13 @@ void virtualMemory() {
   cuMemFree(outside);
   check(cuMemcpyDtoH(out.data(), base + 1024, 16) == CUDA_SUCCESS,
         "the mapping still works after the refusals");
+  CUmemGenericAllocationHandle retained = 0;
+  checkResult(cuMemRetainAllocationHandle(&retained, reinterpret_cast<void*>(base + 2 * granularity + 8)),
+              CUDA_SUCCESS, "cuMemRetainAllocationHandle through the second mapping");
+  check(retained == handle, "the handle it was mapped with");
+  checkResult(cuMemRelease(retained), CUDA_SUCCESS, "cuMemRelease of the retained reference");
+  checkResult(cuMemRetainAllocationHandle(&retained, reinterpret_cast<void*>(outside)),
+              CUDA_ERROR_INVALID_VALUE, "cuMemRetainAllocationHandle of an address no mapping holds");
   // Teardown in the driver's order; the release while mapped keeps the memory until the unmap.
   checkResult(cuMemRelease(handle), CUDA_SUCCESS, "cuMemRelease while mapped");
   checkResult(cuMemcpyDtoH(out.data(), base + 1024, 16), CUDA_SUCCESS, "a released allocation stays mapped");

@@ -112,6 +112,28 @@ TEST_F(VirtualMemoryTest, ForgedAndForeignArgumentsChangeNothing) {
   EXPECT_EQ(manager->check(kAlice, base, kChunk), PointerCheck::kOk);
 }
 
+TEST_F(VirtualMemoryTest, ARetainedHandleNeedsOneMoreRelease) {
+  const DevicePtr base = reserve(kAlice, kChunk);
+  const std::uint64_t handle = create(kAlice, kChunk);
+  std::uint64_t retained = 0;
+  EXPECT_EQ(manager->retainPhysical(kAlice, base, &retained), CUDA_ERROR_INVALID_VALUE);  // not mapped yet
+  ASSERT_EQ(manager->mapPhysical(kAlice, base, kChunk, handle), CUDA_SUCCESS);
+  EXPECT_EQ(manager->retainPhysical(kBob, base + 64, &retained), CUDA_ERROR_INVALID_VALUE);  // not Bob's
+  ASSERT_EQ(manager->retainPhysical(kAlice, base + 64, &retained), CUDA_SUCCESS);
+  EXPECT_EQ(retained, handle);
+  EXPECT_EQ(manager->releasePhysical(kAlice, handle), CUDA_SUCCESS);
+  EXPECT_EQ(manager->releasePhysical(kAlice, handle), CUDA_SUCCESS);  // the retain's reference
+  EXPECT_EQ(manager->releasePhysical(kAlice, handle), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(manager->check(kAlice, base, kChunk), PointerCheck::kOk);  // still mapped
+  // Released to none while mapped: a retain through the mapping makes the handle valid again.
+  ASSERT_EQ(manager->retainPhysical(kAlice, base, &retained), CUDA_SUCCESS);
+  ASSERT_EQ(manager->unmapRange(kAlice, base, kChunk), CUDA_SUCCESS);
+  EXPECT_EQ(manager->chargedBytes(kAlice), kChunk);  // the retain keeps it
+  EXPECT_EQ(manager->releasePhysical(kAlice, handle), CUDA_SUCCESS);
+  EXPECT_EQ(manager->chargedBytes(kAlice), 0u);
+  EXPECT_EQ(manager->freeAddress(kAlice, base, kChunk), CUDA_SUCCESS);
+}
+
 TEST_F(VirtualMemoryTest, AlignedReservationsAndThePerClientCap) {
   const DevicePtr aligned = reserve(kAlice, kChunk, 16 * kChunk);
   EXPECT_EQ(aligned % (16 * kChunk), 0u);
