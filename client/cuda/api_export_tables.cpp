@@ -38,12 +38,12 @@
 
 #include "client/common/log.h"
 #include "client/cuda/context_storage.h"
-#include "client/session/thread_contexts.h"
 #include "client/cuda/driver_call.h"
 #include "client/cuda/export_table_entry.h"
 #include "client/cuda/export_table_ids.h"
 #include "client/cuda/runtime_integrity.h"
 #include "client/cuda/tools_context_table.h"
+#include "client/session/thread_contexts.h"
 #include "cuda_api.gen.h"  // checks every definition against cuda.h's declaration
 
 using namespace agileos::client;

@@ -6,10 +6,10 @@
 
 #include <cstdint>
 
-#include "client/session/thread_contexts.h"
 #include "client/cuda/copy_targets.h"
 #include "client/cuda/driver_call.h"
 #include "client/session/copy_engine.h"
+#include "client/session/thread_contexts.h"
 #include "cuda_api.gen.h"  // checks every definition against cuda.h's declaration
 
 using namespace agileos::client;

@@ -13,11 +13,11 @@
 #include <cstring>
 
 #include "client/common/log.h"
-#include "client/session/thread_contexts.h"
 #include "client/cuda/driver_call.h"
 #include "client/session/copy_engine.h"
 #include "client/session/device_allocations.h"
 #include "client/session/host_allocations.h"
+#include "client/session/thread_contexts.h"
 #include "cuda_api.gen.h"  // checks every definition against cuda.h's declaration
 
 using namespace agileos::client;

@@ -8,10 +8,10 @@
 
 #include <cstring>
 
-#include "client/session/thread_contexts.h"
 #include "client/cuda/driver_call.h"
 #include "client/session/error_state.h"
 #include "client/session/stream_event_calls.h"
+#include "client/session/thread_contexts.h"
 #include "client/session/worker_calls.h"
 #include "cuda_api.gen.h"  // checks every definition against cuda.h's declaration
 

@@ -4,8 +4,8 @@
 #include <cuda.h>
 
 #include "agileos/v1/client_api.pb.h"
-#include "client/session/thread_contexts.h"
 #include "client/cuda/driver_result.h"
+#include "client/session/thread_contexts.h"
 
 namespace agileos::client::cuda_shim {
 

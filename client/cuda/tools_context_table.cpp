@@ -24,9 +24,9 @@
 #include <utility>
 
 #include "client/common/log.h"
-#include "client/session/thread_contexts.h"
 #include "client/cuda/driver_call.h"
 #include "client/cuda/export_table_entry.h"
+#include "client/session/thread_contexts.h"
 
 namespace agileos::client::cuda_shim {
 namespace {
