@@ -137,6 +137,21 @@ int failed = 0;
 
 std::string errorName(cudaError_t e) { return e == kAnyError ? "any error" : cudaGetErrorName(e); }
 
+// The end of every case: the round trip must still work after it, then one table row is printed
+// and counted.
+void recordRow(const std::string& name, const std::string& expected, std::string gotText, bool ok) {
+  const std::string afterwards = roundTrip();
+  if (!afterwards.empty()) {
+    ok = false;
+    gotText += "; round trip after it failed: " + afterwards;
+  }
+  std::printf("%-64s | %-32s | %-40s | %s\n", name.c_str(), expected.c_str(), gotText.c_str(),
+              ok ? "PASS" : "FAIL");
+  std::fflush(stdout);
+  (ok ? passed : failed) += 1;
+  currentCase = "between cases";
+}
+
 // Runs one case. `body` returns the error of the offending call. A case that reports success
 // immediately may still report its error at the next synchronization (asynchronous calls);
 // that counts, and the row says "at sync".
@@ -149,18 +164,8 @@ void runCase(const std::string& name, cudaError_t expected, const std::function<
     atSync = got != cudaSuccess;
   }
   cudaGetLastError();  // none of these errors may be sticky; clear the last-error slot
-  bool ok = expected == kAnyError ? got != cudaSuccess : got == expected;
-  std::string gotText = std::string(cudaGetErrorName(got)) + (atSync ? " (at sync)" : "");
-  const std::string afterwards = roundTrip();
-  if (!afterwards.empty()) {
-    ok = false;
-    gotText += "; round trip after it failed: " + afterwards;
-  }
-  std::printf("%-64s | %-32s | %-40s | %s\n", name.c_str(), errorName(expected).c_str(), gotText.c_str(),
-              ok ? "PASS" : "FAIL");
-  std::fflush(stdout);
-  (ok ? passed : failed) += 1;
-  currentCase = "between cases";
+  const bool ok = expected == kAnyError ? got != cudaSuccess : got == expected;
+  recordRow(name, errorName(expected), std::string(cudaGetErrorName(got)) + (atSync ? " (at sync)" : ""), ok);
 }
 
 // --------------------------------------------------------------- fatbin registration attacks
@@ -727,18 +732,8 @@ void runDriverCase(const std::string& name, CUresult expected, const std::functi
   currentCase = name.c_str();
   const CUresult got = body();
   cudaGetLastError();
-  bool ok = expected == kAnyResult ? got != CUDA_SUCCESS : got == expected;
-  std::string gotText = nameOf(got);
-  const std::string afterwards = roundTrip();
-  if (!afterwards.empty()) {
-    ok = false;
-    gotText += "; round trip after it failed: " + afterwards;
-  }
-  std::printf("%-64s | %-32s | %-40s | %s\n", name.c_str(), nameOf(expected).c_str(), gotText.c_str(),
-              ok ? "PASS" : "FAIL");
-  std::fflush(stdout);
-  (ok ? passed : failed) += 1;
-  currentCase = "between cases";
+  recordRow(name, nameOf(expected), nameOf(got),
+            expected == kAnyResult ? got != CUDA_SUCCESS : got == expected);
 }
 
 // Forged contexts, modules, functions, link states and allocation handles, protected and foreign
