@@ -252,6 +252,8 @@ class MemoryManager {
   // Unmaps one mapping (its table entry already erased) and gives back its allocation if that was
   // released and this was its last mapping.
   CUresult unmapLocked(DevicePtr va);
+  // The handle of the mapping of `client` that holds `va` (any address in it); false if none does.
+  bool handleMappedAtLocked(ClientId client, DevicePtr va, std::uint64_t* handle) const;
   void releaseVirtualMemoryLocked(ClientId client);
   // Gives back a physical allocation (memory_manager_vmm.cpp) that is released and mapped nowhere:
   // uncharged, then scrubbed, unmapped and released through its home mapping.

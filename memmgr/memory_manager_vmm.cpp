@@ -181,28 +181,31 @@ bool MemoryManager::coversMappings(ClientId client, DevicePtr va, std::uint64_t 
   return !mappingRunLocked(client, va, size).empty();
 }
 
-bool MemoryManager::mappedAllocation(ClientId client, DevicePtr va, std::uint64_t* handle,
-                                     std::uint64_t* size) const {
-  std::lock_guard lock(mutex_);
+bool MemoryManager::handleMappedAtLocked(ClientId client, DevicePtr va, std::uint64_t* handle) const {
   auto it = state_->clientMappings.upper_bound(va);
   if (it == state_->clientMappings.begin()) return false;
   --it;
   if (it->second.owner != client || va - it->first >= it->second.size) return false;
   *handle = it->second.handle;
-  *size = state_->physical.at(it->second.handle).home.size;
+  return true;
+}
+
+bool MemoryManager::mappedAllocation(ClientId client, DevicePtr va, std::uint64_t* handle,
+                                     std::uint64_t* size) const {
+  std::lock_guard lock(mutex_);
+  if (!handleMappedAtLocked(client, va, handle)) return false;
+  *size = state_->physical.at(*handle).home.size;
   return true;
 }
 
 CUresult MemoryManager::retainPhysical(ClientId client, DevicePtr va, std::uint64_t* handle) {
   std::lock_guard lock(mutex_);
-  auto it = state_->clientMappings.upper_bound(va);
-  if (it == state_->clientMappings.begin()) return CUDA_ERROR_INVALID_VALUE;
-  --it;
-  if (it->second.owner != client || va - it->first >= it->second.size) return CUDA_ERROR_INVALID_VALUE;
-  State::PhysicalAllocation& allocation = state_->physical.at(it->second.handle);
+  std::uint64_t mapped = 0;
+  if (!handleMappedAtLocked(client, va, &mapped)) return CUDA_ERROR_INVALID_VALUE;
+  State::PhysicalAllocation& allocation = state_->physical.at(mapped);
   if (allocation.references == std::numeric_limits<std::uint64_t>::max()) return CUDA_ERROR_INVALID_VALUE;
   ++allocation.references;
-  *handle = it->second.handle;
+  *handle = mapped;
   return CUDA_SUCCESS;
 }
 
