@@ -717,7 +717,7 @@ protected_modules_step() {
 # configuration (no canary, the guard where a context holds protected state), each compared with
 # its native run; the suite's daemon is stopped first (its steps are done).
 math_library_program() {
-  [[ "$1" == cublas_* ]]
+  [[ "$1" == cublas_* || "$1" == math_libraries* ]]
 }
 
 # The installed torch: AGILEOS_TORCH_PYTHON, else the first python3 of a virtual environment

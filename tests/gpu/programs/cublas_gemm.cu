@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "check.cuh"
+#include "host_math.cuh"
 
 namespace {
 
@@ -27,17 +27,13 @@ namespace {
     }                                                                                              \
   } while (0)
 
-std::uint32_t gSeed = 12345;
-double nextValue() {
-  gSeed = gSeed * 1664525u + 1013904223u;
-  return static_cast<double>(gSeed >> 8) / static_cast<double>(1u << 24) - 0.5;
-}
+using host_math::compare;
+using host_math::toDevice;
+using host_math::toHost;
 
 template <typename T>
 std::vector<T> randomMatrix(std::size_t count) {
-  std::vector<T> values(count);
-  for (T& v : values) v = static_cast<T>(nextValue());
-  return values;
+  return host_math::randomVector<T>(count);
 }
 
 // Column-major C = alpha * op(A) * B + beta * C in double precision; op(A) is m x k.
@@ -57,33 +53,6 @@ std::vector<double> referenceGemm(bool transposeA, int m, int n, int k, double a
     }
   }
   return out;
-}
-
-template <typename T>
-void compare(const char* name, const std::vector<T>& got, const std::vector<double>& want, double tolerance) {
-  double worst = 0, sum = 0, scale = 1e-30;
-  for (double w : want) scale = std::fmax(scale, std::fabs(w));
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    worst = std::fmax(worst, std::fabs(static_cast<double>(got[i]) - want[i]) / scale);
-    sum += static_cast<double>(got[i]);
-  }
-  EXPECT_TRUE(worst <= tolerance, "%s: relative error %g > %g\n", name, worst, tolerance);
-  std::printf("%s ok sum=%.4g\n", name, sum);
-}
-
-template <typename T>
-T* toDevice(const std::vector<T>& host) {
-  T* device = nullptr;
-  CHECK_CUDA(cudaMalloc(&device, host.size() * sizeof(T)));
-  CHECK_CUDA(cudaMemcpy(device, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
-  return device;
-}
-
-template <typename T>
-std::vector<T> toHost(const T* device, std::size_t count) {
-  std::vector<T> host(count);
-  CHECK_CUDA(cudaMemcpy(host.data(), device, count * sizeof(T), cudaMemcpyDeviceToHost));
-  return host;
 }
 
 template <typename T>
