@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "worker/cuda_errors.h"
+#include "worker/launch_batch.h"
 
 namespace agileos::worker {
 
@@ -21,6 +22,19 @@ bool succeeded(CallContext& ctx, CUresult result, v1::CallReply& reply, const ch
     ctx.taint->contextTainted(ctx.session.id(), reason);
   }
   return false;
+}
+
+void flushHeldLaunches(CallContext& ctx) {
+  if (ctx.shared == nullptr || ctx.shared->launches == nullptr || ctx.shared->launches->empty()) return;
+  std::string what;
+  const CUresult result = ctx.shared->launches->flush(ctx, &what);
+  if (result == CUDA_SUCCESS) return;
+  v1::CallReply failure;
+  succeeded(ctx, result, failure, what.c_str());  // a context-fatal failure is reported as any call's
+  if (ctx.shared->heldLaunchError == 0) {
+    ctx.shared->heldLaunchError = failure.error();
+    ctx.shared->heldLaunchDetail = what + " failed with CUresult " + std::to_string(result);
+  }
 }
 
 bool refuse(v1::CallReply& reply, cudaError_t error, std::string detail) {

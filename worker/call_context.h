@@ -31,6 +31,8 @@ class TaintListener {
   virtual void contextTainted(ClientId client, const std::string& reason) = 0;
 };
 
+class LaunchBatch;  // worker/launch_batch.h
+
 // What the shared-memory transport lends a call besides its message: the
 // connection's staging area (HostBuffer segment 0, registered with the GPU) and a
 // way to hand the client file descriptors (sent over the connection's socket right
@@ -41,6 +43,15 @@ struct SharedMemoryChannel {
   std::uint64_t stagingBytes = 0;
   std::vector<int> fdsToSend;  // owned; the transport sends then closes them, in order
   bool replyAwaited = true;    // false for a kNoReply call: nothing needed only by a reply is done
+  // The connection's held launches (worker/launch_batch.h), and whether the next request queued
+  // behind this one is one the client does not wait for (held launches are submitted once it is
+  // not, or the batch is full: a launch is never held back from a synchronize queued behind it).
+  LaunchBatch* launches = nullptr;
+  bool unawaitedQueued = false;
+  // The first failure of a flush of held launches, for the transport to report as it reports a
+  // failed launch the client did not wait for (with the next reply); 0 when none.
+  int heldLaunchError = 0;
+  std::string heldLaunchDetail;
 };
 
 class AdapterHost;  // worker/adapters/library_adapter.h
@@ -58,6 +69,10 @@ struct CallContext {
 
 // Sets the reply's error from a driver result (and reports a context-fatal one). Returns true on success.
 bool succeeded(CallContext& ctx, CUresult result, v1::CallReply& reply, const char* what);
+
+// Submits the connection's held launches, if any (before anything else of the connection reaches
+// the GPU); a failure goes to shared->heldLaunchError.
+void flushHeldLaunches(CallContext& ctx);
 
 // Refuses the call with `error` and a detail for the client's log. Always returns false.
 bool refuse(v1::CallReply& reply, cudaError_t error, std::string detail);

@@ -24,6 +24,7 @@
 #include "worker/driver_limit_cost.h"
 #include "worker/handle_table.h"
 #include "worker/host_memory/shared_host_segment.h"
+#include "worker/launch_chains.h"
 #include "worker/protected_modules/module_set.h"
 #include "worker/session_guard.h"
 
@@ -139,6 +140,8 @@ class ClientSession {
   HandleTable<EventRecord> events;
   HandleTable<ModuleRecord> modules;
   HandleTable<FunctionRecord> functions;
+  // Instantiated launch chains for held launches (worker/launch_batch.h), by stream.
+  LaunchChainCache launchChains;
   // Page-locked host memory shared with the client (HostAlloc); only over the
   // shared-memory transport. `hostSegmentBytes` is their total size, never more than
   // `pinnedHostQuotaBytes` (set at attach, immutable after).

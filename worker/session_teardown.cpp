@@ -8,6 +8,7 @@
 namespace agileos::worker {
 
 void releaseStreamsAndEvents(GpuBackend& gpu, ClientSession& session) {
+  session.launchChains.dropAll(gpu);
   for (auto& [token, stream] : session.streams.drain()) gpu.streamDestroy(stream.stream);
   for (auto& [token, event] : session.events.drain()) gpu.eventDestroy(event.event);
 }
@@ -49,6 +50,8 @@ bool restoreContextLimits(GpuBackend& gpu, memmgr::MemoryManager& memory, Client
 
 void unloadModule(GpuBackend& gpu, memmgr::MemoryManager& memory, ClientSession& session,
                   const ModuleRecord& module) {
+  // Kept launch chains may name the module's functions: they go before it does.
+  session.launchChains.dropAll(gpu);
   for (Token function : module.functions) session.functions.erase(function);
   for (const GlobalRange& global : module.globals) memory.forgetModuleGlobal(session.id(), global.base);
   const CUresult result = gpu.moduleUnload(module.module);

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "worker/launch_batch.h"
 #include "worker/session_teardown.h"
 
 namespace agileos::worker {
@@ -123,14 +124,24 @@ std::optional<WorkerRuntime::Binding> WorkerRuntime::bind(const std::string& ses
 WorkerRuntime::CallStatus WorkerRuntime::call(const Binding& attached, const v1::CallRequest& request,
                                               v1::CallReply& reply, SharedMemoryChannel* shared) {
   CallContext ctx{gpu_, memory_, *attached.session, taint_, shared, output_, &guard_, adapters_.get()};
+  // Held launches (worker/launch_batch.h) go to the GPU before anything else of the connection
+  // does (a launch decides in its handler), and once no call the client does not wait for is
+  // queued behind them; both under the session's gate, like every call.
+  const bool holding = shared != nullptr && shared->launches != nullptr;
+  const bool launch = request.op_case() == v1::CallRequest::kLaunchKernel;
+  auto dispatch = [&] {
+    if (holding && !launch) flushHeldLaunches(ctx);
+    dispatcher_.dispatch(ctx, request, reply);
+    if (holding && (!shared->unawaitedQueued || shared->launches->full())) flushHeldLaunches(ctx);
+  };
   if (dispatcher_.exclusivity(request) == Exclusivity::kInvalidates) {
     std::unique_lock gate(*attached.gate);
     if (attached.session->closing) return CallStatus::kUnauthenticated;
-    dispatcher_.dispatch(ctx, request, reply);
+    dispatch();
   } else {
     std::shared_lock gate(*attached.gate);
     if (attached.session->closing) return CallStatus::kUnauthenticated;
-    dispatcher_.dispatch(ctx, request, reply);
+    dispatch();
   }
   // Output is collected for replies only; a call nobody awaits leaves it in the capture,
   // where the next reply's collection finds it.

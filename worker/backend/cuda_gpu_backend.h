@@ -80,6 +80,10 @@ class CudaGpuBackend final : public GpuBackend {
                              bool potentialSize) override;
   CUresult launchCooperativeKernel(CUfunction function, const LaunchConfig& config, CUstream stream,
                                    void** params) override;
+  CUresult chainCreate(std::span<const ChainedLaunch> launches, LaunchChainHandle* chain) override;
+  CUresult chainSetNode(LaunchChainHandle chain, std::size_t index, const ChainedLaunch& launch) override;
+  CUresult chainLaunch(LaunchChainHandle chain, CUstream stream) override;
+  CUresult chainDestroy(LaunchChainHandle chain) override;
 
  private:
   // Makes the worker's context current on the calling thread (once per thread).

@@ -45,6 +45,18 @@ struct LaunchConfig {
   std::span<const CUlaunchAttribute> attributes;
 };
 
+// One kernel of a launch chain (launchChain*): a plain launch (no attributes, not cooperative)
+// and the pointers to its parameters, as launchKernel takes them.
+struct ChainedLaunch {
+  CUfunction function = nullptr;
+  LaunchConfig config;
+  void** params = nullptr;
+};
+
+// An executable graph of kernel nodes, each depending on the one before it, so that launching it
+// on a stream runs them in order as that many launches on the stream would. Opaque to callers.
+using LaunchChainHandle = std::uintptr_t;
+
 class GpuBackend : public memmgr::VmmBackend {
  public:
   ~GpuBackend() override = default;
@@ -140,6 +152,19 @@ class GpuBackend : public memmgr::VmmBackend {
   // synchronize its whole grid; CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE otherwise.
   virtual CUresult launchCooperativeKernel(CUfunction function, const LaunchConfig& config, CUstream stream,
                                            void** params) = 0;
+
+  // Launch chains (worker/launch_batch.h): one graph launch runs a run of queued kernels; the
+  // driver takes less host time per kernel than for separate launches (measured on the H200:
+  // about 2.3 us for a one-node graph, 0.05 us per kernel of a 64-node one, 4 us per
+  // cuLaunchKernel). chainCreate builds and instantiates one node per launch (the driver copies the
+  // parameters); chainSetNode replaces node `index`'s kernel, shape and parameters for later
+  // launches (launches already queued keep theirs); chainLaunch queues the whole chain on
+  // `stream`, ordered after the chain's earlier launches; chainDestroy frees it (one in flight
+  // finishes first).
+  virtual CUresult chainCreate(std::span<const ChainedLaunch> launches, LaunchChainHandle* chain) = 0;
+  virtual CUresult chainSetNode(LaunchChainHandle chain, std::size_t index, const ChainedLaunch& launch) = 0;
+  virtual CUresult chainLaunch(LaunchChainHandle chain, CUstream stream) = 0;
+  virtual CUresult chainDestroy(LaunchChainHandle chain) = 0;
 };
 
 }  // namespace agileos::worker

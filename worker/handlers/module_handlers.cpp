@@ -23,6 +23,7 @@
 #include "worker/handlers/guard_handlers.h"
 #include "worker/handlers/launch_attributes.h"
 #include "worker/handlers/module_loading.h"
+#include "worker/launch_batch.h"
 #include "worker/module_cache/compiled_module_cache.h"
 #include "worker/module_guard.h"
 #include "worker/session_teardown.h"
@@ -360,6 +361,17 @@ void launchKernel(CallContext& ctx, const v1::CallRequest& request, v1::CallRepl
   // Last of the checks: it may raise (and charge) the context's stack, which stays raised.
   if (!coverLocalMemory(ctx, function, reply)) return;
   ctx.session.guard.launched.store(true, std::memory_order_relaxed);
+  // A plain launch the client does not wait for, with more such calls queued behind it (or
+  // launches held before it), is held to go to the GPU with the launches that follow
+  // (worker/launch_batch.h); anything else goes now, after those held.
+  LaunchBatch* held = ctx.shared != nullptr ? ctx.shared->launches : nullptr;
+  if (held != nullptr && !ctx.shared->replyAwaited && !args.cooperative() && config.attributes.empty() &&
+      (ctx.shared->unawaitedQueued || !held->empty())) {
+    if (!held->accepts(args.stream())) flushHeldLaunches(ctx);  // a batch holds one stream's launches
+    held->hold(args.function(), args.stream(), config, args.params());
+    return;
+  }
+  flushHeldLaunches(ctx);
   if (args.cooperative() && config.attributes.empty()) {
     succeeded(ctx, ctx.gpu.launchCooperativeKernel(function.function, config, stream, pointers), reply,
               "cuLaunchCooperativeKernel");

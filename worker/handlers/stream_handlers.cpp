@@ -29,6 +29,8 @@ void streamDestroy(CallContext& ctx, const v1::CallRequest& request, v1::CallRep
     refuse(reply, cudaErrorInvalidResourceHandle, "unknown stream handle");
     return;
   }
+  // Kept launch chains of this stream go first: the driver may give its handle to a later stream.
+  ctx.session.launchChains.dropStream(ctx.gpu, record->stream);
   succeeded(ctx, ctx.gpu.streamDestroy(record->stream), reply, "cuStreamDestroy");
 }
 

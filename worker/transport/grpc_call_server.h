@@ -32,7 +32,8 @@ class GrpcCallServer final : public v1::Worker::Service {
   bool start(const std::string& endpoint, std::string* error);
   void shutdown();
 
-  grpc::Status Call(grpc::ServerContext* context, const v1::CallRequest* request, v1::CallReply* reply) override;
+  grpc::Status Call(grpc::ServerContext* context, const v1::CallRequest* request,
+                    v1::CallReply* reply) override;
 
  private:
   WorkerRuntime& runtime_;

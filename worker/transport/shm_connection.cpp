@@ -8,6 +8,7 @@
 
 #include "proto/shm/fd_passing.h"
 #include "proto/shm/handshake.h"
+#include "worker/launch_batch.h"
 #include "worker/transport/shm_worker_channel.h"
 
 namespace agileos::worker {
@@ -45,6 +46,14 @@ struct DeferredOutcome {
   std::string detail;
   std::string deviceOutput;
 
+  void absorbHeldLaunchFailure(SharedMemoryChannel& shared) {
+    if (shared.heldLaunchError != 0 && error == 0) {
+      error = shared.heldLaunchError;
+      detail = std::move(shared.heldLaunchDetail);
+    }
+    shared.heldLaunchError = 0;
+    shared.heldLaunchDetail.clear();
+  }
   void absorb(v1::CallReply& reply) {
     if (reply.error() != 0 && error == 0) {
       error = reply.error();
@@ -76,6 +85,8 @@ std::string serveShmConnection(WorkerRuntime& runtime, const shm::MappedRegion& 
   shared.stagingBytes = geometry.stagingBytes;
   StagingRegistration registration(runtime.gpu(), shared.staging, shared.stagingBytes);
   DeferredOutcome deferred;
+  LaunchBatch heldLaunches;
+  shared.launches = &heldLaunches;
   std::string endReason;
   auto keepWaiting = [&] {
     if (stop.load()) {
@@ -116,8 +127,11 @@ std::string serveShmConnection(WorkerRuntime& runtime, const shm::MappedRegion& 
     reply.Clear();
     shared.fdsToSend.clear();
     shared.replyAwaited = !noReply;
+    shared.unawaitedQueued = channel.unawaitedRequestQueued();
     const bool authenticated =
         binding && runtime.call(*binding, request, reply, &shared) == WorkerRuntime::CallStatus::kOk;
+    // A failure of launches held earlier comes before this call's own.
+    deferred.absorbHeldLaunchFailure(shared);
     if (authenticated && noReply) {
       for (int fd : shared.fdsToSend) ::close(fd);  // nobody is waiting for them
       deferred.absorb(reply);

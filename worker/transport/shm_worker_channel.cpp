@@ -1,5 +1,6 @@
 #include "worker/transport/shm_worker_channel.h"
 
+#include <cstddef>
 #include <cstring>
 
 #include "proto/shm/doorbell.h"
@@ -16,6 +17,16 @@ ShmWorkerChannel::ShmWorkerChannel(const shm::MappedRegion& region)
 
 bool ShmWorkerChannel::requestIndexMoved() const {
   return control_.requestProduced.value.load(std::memory_order_seq_cst) != requestConsumed_;
+}
+
+bool ShmWorkerChannel::unawaitedRequestQueued() const {
+  if (!requestIndexMoved()) return false;
+  // The slot at our own consume index lies within the ring whatever the client published.
+  const std::uint8_t* slot =
+      region_.base() + shm::slotOffset(geometry_.requestRingOffset, requestConsumed_, geometry_);
+  std::uint32_t status = 0;
+  std::memcpy(&status, slot + offsetof(SlotHeader, status), sizeof status);
+  return (status & shm::kNoReply) != 0;
 }
 
 ShmWorkerChannel::Take ShmWorkerChannel::takeRequest(std::uint64_t* callId, std::string* message,

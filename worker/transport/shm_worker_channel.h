@@ -32,6 +32,11 @@ class ShmWorkerChannel {
   // (a new request, or garbage that takeRequest() will diagnose). For waiting.
   bool requestIndexMoved() const;
 
+  // True if a request is queued and its slot says the client will not wait for it (a launch, an
+  // async copy...). A hint read from the client's memory, never checked: it only decides whether
+  // a launch is held for the ones behind it (worker/launch_batch.h), never what a request means.
+  bool unawaitedRequestQueued() const;
+
   enum class Take { kEmpty, kRequest, kViolation };
   // Non-blocking. kRequest: *message holds a private copy of the serialized request and
   // *noReply whether the client asked for no completion (shm::kNoReply).

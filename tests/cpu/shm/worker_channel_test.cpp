@@ -60,6 +60,30 @@ TEST_F(WorkerChannelTest, AFullRingIsTakenWhole) {
   EXPECT_EQ(channel_->takeRequest(&callId_, &message_, &noReply_), Take::kEmpty);
 }
 
+// The hint that decides whether a launch is held for the ones behind it: the next slot's flag,
+// read without consuming it, and false on an empty ring or a garbage index (never a violation).
+TEST_F(WorkerChannelTest, TheNextQueuedRequestsNoReplyFlagIsAHintThatConsumesNothing) {
+  EXPECT_FALSE(channel_->unawaitedRequestQueued());
+  shm::SlotHeader header{};
+  header.kind = static_cast<std::uint32_t>(shm::SlotKind::kInline);
+  header.status = shm::kNoReply;
+  header.callId = 1;
+  client_->pushHeader(header);
+  EXPECT_TRUE(channel_->unawaitedRequestQueued());
+  EXPECT_TRUE(channel_->unawaitedRequestQueued()) << "nothing was consumed";
+  header.status = 0;
+  header.callId = 2;
+  client_->pushHeader(header);
+  ASSERT_EQ(channel_->takeRequest(&callId_, &message_, &noReply_), Take::kRequest);
+  EXPECT_TRUE(noReply_);
+  EXPECT_FALSE(channel_->unawaitedRequestQueued()) << "the next one is awaited";
+  ASSERT_EQ(channel_->takeRequest(&callId_, &message_, &noReply_), Take::kRequest);
+  EXPECT_FALSE(channel_->unawaitedRequestQueued());
+  client_->publishRequests(1u << 30);  // garbage: the hint reads a slot of the ring, takeRequest refuses
+  channel_->unawaitedRequestQueued();
+  EXPECT_EQ(channel_->takeRequest(&callId_, &message_, &noReply_), Take::kViolation);
+}
+
 TEST_F(WorkerChannelTest, ZeroLengthRequest) {
   client_->pushRequest(7, "");
   ASSERT_EQ(channel_->takeRequest(&callId_, &message_, &noReply_), Take::kRequest);

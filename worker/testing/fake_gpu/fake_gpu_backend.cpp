@@ -108,7 +108,11 @@ const char* toString(FakeGpuCall call) {
                                            "enqueueCopyDeviceToHost",
                                            "hostRegister",
                                            "hostUnregister",
-                                           "occupancyClusters"};
+                                           "occupancyClusters",
+                                           "chainCreate",
+                                           "chainSetNode",
+                                           "chainLaunch",
+                                           "chainDestroy"};
   static_assert(std::size(kNames) == static_cast<std::size_t>(FakeGpuCall::kCount));
   const auto index = static_cast<std::size_t>(call);
   return index < std::size(kNames) ? kNames[index] : "invalid";
@@ -319,6 +323,11 @@ std::size_t FakeGpuBackend::liveStreams() const {
 std::size_t FakeGpuBackend::liveEvents() const {
   std::lock_guard lock(mutex_);
   return events_.size();
+}
+
+std::size_t FakeGpuBackend::liveChains() const {
+  std::lock_guard lock(mutex_);
+  return chains_.size();
 }
 
 std::size_t FakeGpuBackend::liveModules() const {

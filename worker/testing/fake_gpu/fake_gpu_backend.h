@@ -120,6 +120,10 @@ enum class FakeGpuCall {
   kHostRegister,
   kHostUnregister,
   kOccupancyClusters,
+  kChainCreate,
+  kChainSetNode,
+  kChainLaunch,
+  kChainDestroy,
   kCount,  // not a method
 };
 
@@ -274,6 +278,10 @@ class FakeGpuBackend final : public GpuBackend {
                         void** params) override;
   CUresult launchCooperativeKernel(CUfunction function, const LaunchConfig& config, CUstream stream,
                                    void** params) override;
+  CUresult chainCreate(std::span<const ChainedLaunch> launches, LaunchChainHandle* chain) override;
+  CUresult chainSetNode(LaunchChainHandle chain, std::size_t index, const ChainedLaunch& launch) override;
+  CUresult chainLaunch(LaunchChainHandle chain, CUstream stream) override;
+  CUresult chainDestroy(LaunchChainHandle chain) override;
 
   // Configuration --------------------------------------------------------------------
   // reserve() at `fixed` will land elsewhere, as when another mapping occupies it.
@@ -307,6 +315,7 @@ class FakeGpuBackend final : public GpuBackend {
   std::size_t liveStreams() const;
   std::size_t liveEvents() const;
   std::size_t liveModules() const;
+  std::size_t liveChains() const;  // launch chains created and not destroyed
   // The module variable of a live module named `name`, or nullopt.
   std::optional<std::pair<CUdeviceptr, std::size_t>> moduleVariable(const std::string& name) const;
 
@@ -400,6 +409,16 @@ class FakeGpuBackend final : public GpuBackend {
   std::vector<FakeTransfer> transfers_;
   std::vector<FakeLaunch> launches_;
   std::vector<std::string> misuse_;
+
+  // A launch chain's node: its launch, the parameters packed at the function's offsets.
+  struct ChainNode {
+    CUfunction function = nullptr;
+    LaunchConfig config;
+    std::string params;
+  };
+  // Packs `launch` into *node; false (misuse recorded) if its function is dead. Caller holds mutex_.
+  bool chainNodeOf(const ChainedLaunch& launch, ChainNode* node);
+  std::map<LaunchChainHandle, std::vector<ChainNode>> chains_;
 };
 
 }  // namespace agileos::worker

@@ -1,0 +1,70 @@
+// LaunchChainCache: a session's instantiated launch chains (GpuBackend::chainCreate), kept for
+// reuse by stream and length, each with what its nodes hold now, so that a run of launches
+// like an earlier one costs one graph launch and only the node updates that differ.
+//
+// Keyed by stream because a chain's launches are ordered after its earlier launches: one chain
+// shared by two streams would order work of one stream after the other's (and could deadlock
+// where a program makes the first wait for the second). A chain is checked out while a
+// connection submits it, so two connections of the client never update one concurrently.
+// Every chain belongs to its session; dropStream, dropAll and the destructor's owner free them.
+//
+// Thread-safety: every method is safe to call from any thread.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "worker/backend/gpu_backend.h"
+
+namespace agileos::worker {
+
+// What one node of a chain launches now: compared with the next launch it is to carry.
+struct ChainNodeState {
+  CUfunction function = nullptr;
+  unsigned grid[3] = {1, 1, 1};
+  unsigned block[3] = {1, 1, 1};
+  unsigned sharedMemBytes = 0;
+  std::string params;  // the packed parameter bytes
+
+  bool operator==(const ChainNodeState&) const = default;
+};
+
+struct LaunchChain {
+  LaunchChainHandle handle = 0;
+  std::vector<ChainNodeState> nodes;
+};
+
+class LaunchChainCache {
+ public:
+  // At most this many chains are kept per session (six lengths for each of about 20 streams); one
+  // checked in beyond it is destroyed. Creating one costs 50-650 us of the driver's time.
+  static constexpr std::size_t kMaxKept = 128;
+
+  LaunchChainCache() = default;
+  LaunchChainCache(const LaunchChainCache&) = delete;
+  LaunchChainCache& operator=(const LaunchChainCache&) = delete;
+
+  // A kept chain of `length` nodes for `stream`, taken out of the cache, or nullopt.
+  std::optional<LaunchChain> checkout(CUstream stream, std::size_t length);
+  // Puts a chain back for `stream` (or destroys it when the cache is full).
+  void checkin(GpuBackend& gpu, CUstream stream, LaunchChain chain);
+  // Destroys the chains kept for `stream` (before the stream itself is destroyed: its handle
+  // may be the driver's answer for a later stream).
+  void dropStream(GpuBackend& gpu, CUstream stream);
+  // Destroys every kept chain (before a module unload: nodes name the module's functions; and at
+  // a device reset or the session's end).
+  void dropAll(GpuBackend& gpu);
+  std::size_t kept() const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<std::pair<CUstream, std::size_t>, std::vector<LaunchChain>> chains_;
+  std::size_t kept_ = 0;
+};
+
+}  // namespace agileos::worker
