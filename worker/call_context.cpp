@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "worker/cuda_errors.h"
+#include "worker/handlers/guard_handlers.h"
 #include "worker/launch_batch.h"
 
 namespace agileos::worker {
@@ -26,6 +27,19 @@ bool succeeded(CallContext& ctx, CUresult result, v1::CallReply& reply, const ch
 
 void flushHeldLaunches(CallContext& ctx) {
   if (ctx.shared == nullptr || ctx.shared->launches == nullptr || ctx.shared->launches->empty()) return;
+  if (ctx.session.guard.poisoned.load()) {
+    // Poisoned by the guard meanwhile (through another connection): like every later call of the
+    // client, the held launches are refused and never run (and the context is not tainted: poison
+    // keeps it usable).
+    ctx.shared->launches->discard();
+    if (ctx.shared->heldLaunchError == 0) {
+      v1::CallReply refused;
+      refusePoisoned(refused);
+      ctx.shared->heldLaunchError = refused.error();
+      ctx.shared->heldLaunchDetail = refused.error_detail();
+    }
+    return;
+  }
   std::string what;
   const CUresult result = ctx.shared->launches->flush(ctx, &what);
   if (result == CUDA_SUCCESS) return;

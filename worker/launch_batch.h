@@ -49,6 +49,9 @@ class LaunchBatch {
     return held_.empty() || held_.front().stream == streamToken;
   }
 
+  // Forgets every held launch (none reaches the GPU).
+  void discard() { held_.clear(); }
+
   // Holds a checked launch; `params` is its packed parameter block (copied).
   void hold(Token function, std::uint64_t streamToken, const LaunchConfig& config, std::string_view params);
 

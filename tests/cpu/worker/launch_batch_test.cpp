@@ -167,6 +167,20 @@ TEST(LaunchBatch, HeldLaunchesOfAModuleUnloadedMeanwhileFailAndTheOthersRun) {
   EXPECT_TRUE(f.worker.gpu().misuse().empty());
 }
 
+TEST(LaunchBatch, HeldLaunchesOfAClientTheGuardPoisonedMeanwhileNeverRun) {
+  Fixture f;
+  f.connection.launch(f.empty(), 1, true);
+  f.connection.launch(f.empty(), 2, true);
+  // Another connection's synchronize found a guard hit (policy poison).
+  f.worker.runtime().bind(f.connection.token)->session->guard.poisoned = true;
+  const v1::CallReply sync = f.connection.send(requests::deviceSynchronize(), true, false);
+  EXPECT_EQ(sync.error(), cudaErrorIllegalAddress);
+  EXPECT_TRUE(f.marks().empty());
+  EXPECT_TRUE(f.connection.batch.empty());
+  EXPECT_EQ(f.connection.shared.heldLaunchError, cudaErrorIllegalAddress);
+  EXPECT_NE(f.connection.shared.heldLaunchDetail.find("poison"), std::string::npos);
+}
+
 TEST(LaunchBatch, AChainTheDriverRefusesFallsBackToPlainLaunches) {
   for (FakeGpuCall failing : {FakeGpuCall::kChainCreate, FakeGpuCall::kChainLaunch}) {
     Fixture f;
