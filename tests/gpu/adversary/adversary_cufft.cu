@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "tests/gpu/programs/check.cuh"
+#include "tests/gpu/programs/host_math.cuh"
 #include "tests/gpu/programs/cufft_result_name.cuh"
 
 namespace {
@@ -165,9 +166,7 @@ std::vector<int> sampledBins(int n, int count) {
 
 template <typename T>
 std::vector<T> download(const void* device, std::size_t count) {
-  std::vector<T> host(count);
-  CHECK_CUDA(cudaMemcpy(host.data(), device, count * sizeof(T), cudaMemcpyDeviceToHost));
-  return host;
+  return host_math::toHost(static_cast<const T*>(device), count);
 }
 
 bool allBytesAre(const void* device, std::size_t bytes, unsigned char value) {
