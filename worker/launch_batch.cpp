@@ -50,7 +50,7 @@ class Submitter {
       nodes.reserve(launches.size());
       for (Resolved& launch : launches) nodes.push_back(chainedOf(launch));
       LaunchChain created;
-      if (ctx_.gpu.chainCreate(nodes, &created.handle) != CUDA_SUCCESS) return plainAll(launches);
+      if (ctx_.gpu.chainCreate(nodes, &created.handle) != CUDA_SUCCESS) return refused(launches);
       for (const Resolved& launch : launches) created.nodes.push_back(launch.state);
       kept = std::move(created);
     } else {
@@ -58,7 +58,7 @@ class Submitter {
         if (kept->nodes[i] == launches[i].state) continue;
         if (ctx_.gpu.chainSetNode(kept->handle, i, chainedOf(launches[i])) != CUDA_SUCCESS) {
           ctx_.gpu.chainDestroy(kept->handle);  // its nodes are no longer known
-          return plainAll(launches);
+          return refused(launches);
         }
         kept->nodes[i] = launches[i].state;
       }
@@ -66,7 +66,7 @@ class Submitter {
     if (ctx_.gpu.chainLaunch(kept->handle, stream_) != CUDA_SUCCESS) {
       // Nothing of it was queued: the launches go one by one, each with the driver's own verdict.
       ctx_.gpu.chainDestroy(kept->handle);
-      return plainAll(launches);
+      return refused(launches);
     }
     ctx_.session.launchChains.checkin(ctx_.gpu, stream_, std::move(*kept));
   }
@@ -76,6 +76,10 @@ class Submitter {
  private:
   void plainAll(std::span<Resolved> launches) {
     for (Resolved& launch : launches) plain(launch);
+  }
+  void refused(std::span<Resolved> launches) {
+    ctx_.session.launchChains.noteRefusal();
+    plainAll(launches);
   }
   void note(CUresult result, const char* what) {
     if (result == CUDA_SUCCESS || first_ != CUDA_SUCCESS) return;

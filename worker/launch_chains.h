@@ -11,6 +11,7 @@
 // Thread-safety: every method is safe to call from any thread.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <map>
 #include <mutex>
@@ -61,10 +62,18 @@ class LaunchChainCache {
   void dropAll(GpuBackend& gpu);
   std::size_t kept() const;
 
+  // A chain the driver refused (to create, update or launch) is counted; after kMaxRefusals the
+  // session's launches are no longer held (each attempt can cost an instantiation, 50-650 us, for
+  // launches that then go one by one anyway: a kernel the driver will not put in a graph).
+  static constexpr int kMaxRefusals = 4;
+  void noteRefusal() { refusals_.fetch_add(1, std::memory_order_relaxed); }
+  bool chaining() const { return refusals_.load(std::memory_order_relaxed) < kMaxRefusals; }
+
  private:
   mutable std::mutex mutex_;
   std::map<std::pair<CUstream, std::size_t>, std::vector<LaunchChain>> chains_;
   std::size_t kept_ = 0;
+  std::atomic<int> refusals_{0};
 };
 
 }  // namespace agileos::worker

@@ -204,6 +204,22 @@ TEST(LaunchBatch, AChainTheDriverRefusesFallsBackToPlainLaunches) {
   EXPECT_EQ(f.count(FakeGpuCall::kChainDestroy), 1u);
 }
 
+TEST(LaunchBatch, AfterRepeatedRefusalsTheSessionsLaunchesAreNoLongerHeld) {
+  Fixture f;
+  for (int i = 0; i < LaunchChainCache::kMaxRefusals; ++i) {
+    f.worker.gpu().failNext(FakeGpuCall::kChainCreate, CUDA_ERROR_NOT_SUPPORTED);
+    f.connection.launch(f.empty(), 1, true);
+    f.connection.launch(f.empty(), 2, false);
+  }
+  EXPECT_EQ(f.count(FakeGpuCall::kChainCreate), std::uint64_t(LaunchChainCache::kMaxRefusals));
+  f.connection.launch(f.empty(), 3, true);
+  EXPECT_TRUE(f.connection.batch.empty()) << "went at once";
+  f.connection.launch(f.empty(), 4, false);
+  EXPECT_EQ(f.count(FakeGpuCall::kChainCreate), std::uint64_t(LaunchChainCache::kMaxRefusals));
+  EXPECT_EQ(f.marks().size(), 2u * LaunchChainCache::kMaxRefusals + 2);
+  EXPECT_EQ(f.connection.shared.heldLaunchError, 0);
+}
+
 TEST(LaunchBatch, KeptChainsGoWithTheirStreamTheModuleAndTheSession) {
   Fixture f;
   const std::uint64_t stream = f.client.createStream();
