@@ -13,9 +13,12 @@
 #include <mutex>
 #include <optional>
 #include <span>
+#include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "client/common/log.h"
 #include "client/cufft/plan_table.h"
 #include "client/library_shim/library_call_client.h"
 #include "proto/adapters/cufft_operations.h"
@@ -180,7 +183,11 @@ cufftResult onPlan(const char* entryPoint, const char* operation, cufftHandle pl
                    std::size_t* workSize) {
   const std::optional<std::uint64_t> token = plans().find(plan);
   if (!token) return CUFFT_INVALID_PLAN;
-  return shapeCall(entryPoint, operation, token, shape, workSize);
+  const cufftResult result = shapeCall(entryPoint, operation, token, shape, workSize);
+  if (result == CUFFT_SUCCESS && std::string_view(operation) == names::kMakePlan) {
+    plans().setType(plan, static_cast<int>(shape.type));
+  }
+  return result;
 }
 
 cufftResult createToken(const char* entryPoint, std::uint64_t* token) {
@@ -220,7 +227,9 @@ cufftResult createAndMake(const char* entryPoint, cufftHandle* plan, const Shape
     destroyToken(entryPoint, token);
     return result;
   }
-  return registerToken(entryPoint, token, plan);
+  result = registerToken(entryPoint, token, plan);
+  if (result == CUFFT_SUCCESS) plans().setType(*plan, static_cast<int>(shape.type));
+  return result;
 }
 
 cufftResult exec(const char* entryPoint, cufftHandle plan, ExecKind kind, const void* idata,
@@ -246,6 +255,55 @@ cufftResult exec(const char* entryPoint, cufftHandle plan, ExecKind kind, const 
     acceptedExecs().forget(*token);
   }
   return result;
+}
+
+// cufftXtMakePlanMany's (input, output, execution) data types as the cufftType cuFFT documents
+// them equal to: single and double precision, complex to complex, real to complex and complex
+// to real. Half and bfloat16 precision have no cufftType: nullopt (not forwarded yet).
+std::optional<cufftType> typeOfDataTypes(cudaDataType input, cudaDataType output, cudaDataType execution) {
+  struct Row {
+    cudaDataType input, output, execution;
+    cufftType type;
+  };
+  static constexpr Row kRows[] = {
+      {CUDA_C_32F, CUDA_C_32F, CUDA_C_32F, CUFFT_C2C}, {CUDA_R_32F, CUDA_C_32F, CUDA_C_32F, CUFFT_R2C},
+      {CUDA_C_32F, CUDA_R_32F, CUDA_C_32F, CUFFT_C2R}, {CUDA_C_64F, CUDA_C_64F, CUDA_C_64F, CUFFT_Z2Z},
+      {CUDA_R_64F, CUDA_C_64F, CUDA_C_64F, CUFFT_D2Z}, {CUDA_C_64F, CUDA_R_64F, CUDA_C_64F, CUFFT_Z2D},
+  };
+  for (const Row& row : kRows) {
+    if (row.input == input && row.output == output && row.execution == execution) return row.type;
+  }
+  return std::nullopt;
+}
+
+// The part of a typed plan not forwarded yet: logged once per entry point.
+cufftResult unsupportedTypes(const char* entryPoint) {
+  if (agileos::client::firstTime(std::string("cufft typed precision:") + entryPoint)) {
+    AGILEOS_LOG_WARN(
+        "%s: only single and double precision (cudaDataType C_32F/R_32F/C_64F/R_64F as cuFFT's "
+        "C2C, R2C, C2R, Z2Z, D2Z, Z2D) is supported by AgileOS; returning CUFFT_NOT_SUPPORTED",
+        entryPoint);
+  }
+  return CUFFT_NOT_SUPPORTED;
+}
+
+std::optional<ExecKind> kindOfType(int type) {
+  switch (type) {
+    case CUFFT_C2C:
+      return ExecKind::kC2C;
+    case CUFFT_R2C:
+      return ExecKind::kR2C;
+    case CUFFT_C2R:
+      return ExecKind::kC2R;
+    case CUFFT_Z2Z:
+      return ExecKind::kZ2Z;
+    case CUFFT_D2Z:
+      return ExecKind::kD2Z;
+    case CUFFT_Z2D:
+      return ExecKind::kZ2D;
+    default:
+      return std::nullopt;
+  }
 }
 
 // An operation on a plan with integer arguments and no result.
@@ -420,6 +478,58 @@ AGILEOS_SHIM_EXPORT cufftResult cufftGetSizeMany64(cufftHandle plan, int rank, l
                                              ostride, odist, type, batch, &shape);
   if (result != CUFFT_SUCCESS) return result;
   return shim::onPlan("cufftGetSizeMany64", names::kGetSizeFor, plan, shape, workSize);
+}
+
+// --- typed plans (cufftXt, one GPU) ------------------------------------------------------------
+
+// A typed plan of single or double precision is the cufftMakePlanMany64 plan of the equal
+// cufftType (cuFFT documents them as the same transform); half and bfloat16 precision are not
+// forwarded yet and fail closed.
+AGILEOS_SHIM_EXPORT cufftResult cufftXtMakePlanMany(cufftHandle plan, int rank, long long int* n,
+                                                    long long int* inembed, long long int istride,
+                                                    long long int idist, cudaDataType inputtype,
+                                                    long long int* onembed, long long int ostride,
+                                                    long long int odist, cudaDataType outputtype,
+                                                    long long int batch, size_t* workSize,
+                                                    cudaDataType executiontype) {
+  if (!shim::plans().find(plan)) return CUFFT_INVALID_PLAN;
+  const std::optional<cufftType> type = shim::typeOfDataTypes(inputtype, outputtype, executiontype);
+  if (!type) return shim::unsupportedTypes("cufftXtMakePlanMany");
+  shim::Shape shape;
+  const cufftResult result = shim::manyShape(ShapeVariant::kMany64, rank, n, inembed, istride, idist, onembed,
+                                             ostride, odist, *type, batch, &shape);
+  if (result != CUFFT_SUCCESS) return result;
+  return shim::onPlan("cufftXtMakePlanMany", names::kMakePlan, plan, shape, workSize);
+}
+
+AGILEOS_SHIM_EXPORT cufftResult cufftXtGetSizeMany(cufftHandle plan, int rank, long long int* n,
+                                                   long long int* inembed, long long int istride,
+                                                   long long int idist, cudaDataType inputtype,
+                                                   long long int* onembed, long long int ostride,
+                                                   long long int odist, cudaDataType outputtype,
+                                                   long long int batch, size_t* workSize,
+                                                   cudaDataType executiontype) {
+  if (!shim::plans().find(plan)) return CUFFT_INVALID_PLAN;
+  const std::optional<cufftType> type = shim::typeOfDataTypes(inputtype, outputtype, executiontype);
+  if (!type) return shim::unsupportedTypes("cufftXtGetSizeMany");
+  shim::Shape shape;
+  const cufftResult result = shim::manyShape(ShapeVariant::kMany64, rank, n, inembed, istride, idist, onembed,
+                                             ostride, odist, *type, batch, &shape);
+  if (result != CUFFT_SUCCESS) return result;
+  return shim::onPlan("cufftXtGetSizeMany", names::kGetSizeFor, plan, shape, workSize);
+}
+
+// The transform of the plan's type, as cufftExec<kind> (the direction is ignored for real
+// transforms, as cuFFT does).
+AGILEOS_SHIM_EXPORT cufftResult cufftXtExec(cufftHandle plan, void* input, void* output, int direction) {
+  if (!shim::plans().find(plan)) return CUFFT_INVALID_PLAN;
+  const std::optional<int> type = shim::plans().type(plan);
+  if (!type) return CUFFT_INVALID_PLAN;  // created but never made
+  const std::optional<ExecKind> kind = shim::kindOfType(*type);
+  if (!kind) return CUFFT_INVALID_PLAN;
+  if (*kind == ExecKind::kR2C || *kind == ExecKind::kD2Z) direction = CUFFT_FORWARD;
+  if (*kind == ExecKind::kC2R || *kind == ExecKind::kZ2D) direction = CUFFT_INVERSE;
+  return shim::exec("cufftXtExec", plan, *kind, input, output, direction);
 }
 
 AGILEOS_SHIM_EXPORT cufftResult cufftGetSize(cufftHandle handle, size_t* workSize) {

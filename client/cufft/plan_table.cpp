@@ -30,7 +30,20 @@ std::optional<std::uint64_t> PlanTable::remove(int handle) {
   if (found == tokens_.end()) return std::nullopt;
   const std::uint64_t token = found->second;
   tokens_.erase(found);
+  types_.erase(handle);
   return token;
+}
+
+void PlanTable::setType(int handle, int type) {
+  std::lock_guard lock(mutex_);
+  if (tokens_.contains(handle)) types_[handle] = type;
+}
+
+std::optional<int> PlanTable::type(int handle) const {
+  std::lock_guard lock(mutex_);
+  const auto found = types_.find(handle);
+  if (found == types_.end()) return std::nullopt;
+  return found->second;
 }
 
 std::size_t PlanTable::size() const {

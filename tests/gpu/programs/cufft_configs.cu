@@ -8,7 +8,8 @@
 //   D2Z, Z2D); in place (in-place R2C/C2R with the padded real layout) and out of place;
 // - plan creation through cufftPlan1d/2d/3d, cufftPlanMany (basic and advanced layouts:
 //   interleaved strides, padded rows, padded batch distances), cufftCreate +
-//   cufftMakePlan1d/2d/3d, cufftMakePlanMany, cufftMakePlanMany64, and caller-owned work
+//   cufftMakePlan1d/2d/3d, cufftMakePlanMany, cufftMakePlanMany64, cufftXtMakePlanMany with
+//   cufftXtExec (single and double precision), and caller-owned work
 //   areas (cufftSetAutoAllocation(0) + cufftGetSize + cudaMalloc + cufftSetWorkArea);
 // - some configurations on a stream of their own (cufftSetStream, cudaMemcpyAsync);
 // - the size queries (cufftEstimate*, cufftGetSize*) and the version queries, whose values
@@ -16,6 +17,7 @@
 // Inputs come from a fixed LCG. Each configuration prints "<name> ok sum=<sum of |out|>"
 // (4 significant digits), or "FAIL <name>: ..." on stdout; exit status 0 only if all passed.
 #include <cufft.h>
+#include <cufftXt.h>
 #include <library_types.h>
 
 #include <algorithm>
@@ -41,7 +43,7 @@ constexpr int kSampledBins = 48;           // bins checked against the direct DF
 
 enum class Prec { kSingle, kDouble };
 enum class Kind { kC2C, kR2C, kC2R };
-enum class Maker { kPlan, kPlanMany, kMakePlan, kMakePlanMany, kMakePlanMany64 };
+enum class Maker { kPlan, kPlanMany, kMakePlan, kMakePlanMany, kMakePlanMany64, kXtMakePlanMany };
 enum class Check { kReference, kRoundTrip };
 
 // One side of an advanced layout (cufftPlanMany's inembed/istride/idist or onembed/ostride/odist),
@@ -336,6 +338,19 @@ std::string createPlan(const Config& c, Plan& plan) {
       r = cufftMakePlanMany(plan.handle, rank, n.data(), inembedArg, istride, idist, onembedArg, ostride,
                             odist, type, c.batch, &workSize);
       break;
+    case Maker::kXtMakePlanMany: {
+      // The typed entry point with the cudaDataTypes cuFFT documents as this cufftType.
+      call = "cufftXtMakePlanMany";
+      const bool single = c.prec == Prec::kSingle;
+      const cudaDataType real = single ? CUDA_R_32F : CUDA_R_64F, complex = single ? CUDA_C_32F : CUDA_C_64F;
+      const cudaDataType inputType = c.kind == Kind::kR2C ? real : complex;
+      const cudaDataType outputType = c.kind == Kind::kC2R ? real : complex;
+      std::vector<long long> n64 = toLong(n), inembed64 = toLong(inembed), onembed64 = toLong(onembed);
+      r = cufftXtMakePlanMany(plan.handle, rank, n64.data(), c.advanced ? inembed64.data() : nullptr,
+                              sIn.stride, sIn.dist, inputType, c.advanced ? onembed64.data() : nullptr,
+                              sOut.stride, sOut.dist, outputType, c.batch, &workSize, complex);
+      break;
+    }
     default: {
       call = "cufftMakePlanMany64";
       std::vector<long long> n64 = toLong(n), inembed64 = toLong(inembed), onembed64 = toLong(onembed);
@@ -542,7 +557,9 @@ Outcome runConfig(const Config& c, std::uint64_t seed, cudaStream_t stream) {
     }
   };
   auto run = [&](void* from, void* to, int direction) {
-    const cufftResult r = execute<T>(plan.handle, c.kind, from, to, direction);
+    const cufftResult r = c.maker == Maker::kXtMakePlanMany
+                              ? cufftXtExec(plan.handle, from, to, direction)
+                              : execute<T>(plan.handle, c.kind, from, to, direction);
     if (r != CUFFT_SUCCESS) {
       outcome.failure = std::string("exec -> ") + cufftResultName(r);
       return false;
@@ -653,6 +670,17 @@ std::vector<Config> allConfigs() {
                   .manual()
                   .stream());
   v.push_back(cfg("r2c_2d_64x64_makeplan2d_manual_workarea", S, R2C, {64, 64}).by(Maker::kMakePlan).manual());
+  // ---- typed plans (cufftXtMakePlanMany + cufftXtExec), single and double precision
+  v.push_back(
+      cfg("c2c_2d_40x48_b2_xtmakeplanmany_inv", S, C2C, {40, 48}, 2).inverse().by(Maker::kXtMakePlanMany));
+  v.push_back(cfg("r2c_1d_n1000_b3_xtmakeplanmany_padded", S, R2C, {1000}, 3)
+                  .by(Maker::kXtMakePlanMany)
+                  .layout({{1000}, 1, 1004}, {{501}, 1, 505}));
+  v.push_back(cfg("c2r_1d_n512_b2_xtmakeplanmany", S, C2R, {512}, 2).by(Maker::kXtMakePlanMany));
+  v.push_back(cfg("z2z_1d_n1200_xtmakeplanmany_stream", D, C2C, {1200}).by(Maker::kXtMakePlanMany).stream());
+  v.push_back(cfg("d2z_2d_20x30_xtmakeplanmany", D, R2C, {20, 30}).by(Maker::kXtMakePlanMany));
+  v.push_back(
+      cfg("z2d_1d_n777_b2_xtmakeplanmany_manual", D, C2R, {777}, 2).by(Maker::kXtMakePlanMany).manual());
   // ---- double precision
   v.push_back(cfg("z2z_1d_n1024_b2_plan1d", D, C2C, {1024}, 2));
   v.push_back(cfg("z2z_1d_prime1009_inv_inplace_plan1d", D, C2C, {1009}).inverse().inPlace());
