@@ -554,6 +554,13 @@ AGILEOS_SHIM_EXPORT cufftResult cufftSetWorkArea(cufftHandle plan, void* workAre
   return shim::statusOf("cufftSetWorkArea", names::kSetWorkArea, args);
 }
 
+// One work area per GPU of the plan: a client's plans have one GPU, so workArea[0] is the plan's.
+AGILEOS_SHIM_EXPORT cufftResult cufftXtSetWorkArea(cufftHandle plan, void** workArea) {
+  if (!shim::plans().find(plan)) return CUFFT_INVALID_PLAN;
+  if (workArea == nullptr) return CUFFT_INVALID_VALUE;
+  return cufftSetWorkArea(plan, workArea[0]);
+}
+
 AGILEOS_SHIM_EXPORT cufftResult cufftSetStream(cufftHandle plan, cudaStream_t stream) {
   const std::optional<std::uint64_t> token = shim::plans().find(plan);
   if (!token) return CUFFT_INVALID_PLAN;
