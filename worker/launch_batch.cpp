@@ -12,7 +12,6 @@ namespace {
 struct Resolved {
   CUfunction function = nullptr;
   LaunchConfig config;
-  const std::string* params = nullptr;
   std::vector<void*> pointers;
   ChainNodeState state;
 };
@@ -126,14 +125,13 @@ CUresult LaunchBatch::flush(CallContext& ctx, std::string* what) {
       Resolved& launch = resolved.emplace_back();
       launch.function = function->function;
       launch.config = held.config;
-      launch.params = &held.params;
       for (const ParamLayout& param : *function->params)
         launch.pointers.push_back(held.params.data() + param.offset);
       launch.state = stateOf(launch.function, launch.config, held.params);
     }
   }
-  if (refused != CUDA_SUCCESS) *what = "a held launch's stream or function (destroyed since)";
-  Submitter submit(ctx, stream, what);
+  std::string submitted;
+  Submitter submit(ctx, stream, &submitted);
   std::span<Resolved> rest(resolved);
   while (!rest.empty()) {
     if (rest.size() == 1) {
@@ -146,7 +144,14 @@ CUresult LaunchBatch::flush(CallContext& ctx, std::string* what) {
     rest = rest.subspan(length);
   }
   held_.clear();
-  return refused != CUDA_SUCCESS ? refused : submit.result();
+  // A launch refused above (its stream or module gone) is what is reported, before any failure of
+  // the driver: the client learns first of what it did itself.
+  if (refused != CUDA_SUCCESS) {
+    *what = "a held launch's stream or function (destroyed since)";
+    return refused;
+  }
+  *what = std::move(submitted);
+  return submit.result();
 }
 
 }  // namespace agileos::worker
