@@ -287,6 +287,24 @@ cufftResult unsupportedTypes(const char* entryPoint) {
   return CUFFT_NOT_SUPPORTED;
 }
 
+// cufftXtMakePlanMany / cufftXtGetSizeMany: the 64-bit many shape of the data types' cufftType.
+struct DataTypes {
+  cudaDataType input, output, execution;
+};
+cufftResult typedShapeCall(const char* entryPoint, const char* operation, cufftHandle plan, int rank,
+                           const long long* n, const long long* inembed, long long istride, long long idist,
+                           const long long* onembed, long long ostride, long long odist, DataTypes types,
+                           long long batch, std::size_t* workSize) {
+  if (!plans().find(plan)) return CUFFT_INVALID_PLAN;
+  const std::optional<cufftType> type = typeOfDataTypes(types.input, types.output, types.execution);
+  if (!type) return unsupportedTypes(entryPoint);
+  Shape shape;
+  const cufftResult result = manyShape(ShapeVariant::kMany64, rank, n, inembed, istride, idist, onembed,
+                                       ostride, odist, *type, batch, &shape);
+  if (result != CUFFT_SUCCESS) return result;
+  return onPlan(entryPoint, operation, plan, shape, workSize);
+}
+
 std::optional<ExecKind> kindOfType(int type) {
   switch (type) {
     case CUFFT_C2C:
@@ -492,14 +510,9 @@ AGILEOS_SHIM_EXPORT cufftResult cufftXtMakePlanMany(cufftHandle plan, int rank, 
                                                     long long int odist, cudaDataType outputtype,
                                                     long long int batch, size_t* workSize,
                                                     cudaDataType executiontype) {
-  if (!shim::plans().find(plan)) return CUFFT_INVALID_PLAN;
-  const std::optional<cufftType> type = shim::typeOfDataTypes(inputtype, outputtype, executiontype);
-  if (!type) return shim::unsupportedTypes("cufftXtMakePlanMany");
-  shim::Shape shape;
-  const cufftResult result = shim::manyShape(ShapeVariant::kMany64, rank, n, inembed, istride, idist, onembed,
-                                             ostride, odist, *type, batch, &shape);
-  if (result != CUFFT_SUCCESS) return result;
-  return shim::onPlan("cufftXtMakePlanMany", names::kMakePlan, plan, shape, workSize);
+  return shim::typedShapeCall("cufftXtMakePlanMany", names::kMakePlan, plan, rank, n, inembed, istride, idist,
+                              onembed, ostride, odist, {inputtype, outputtype, executiontype}, batch,
+                              workSize);
 }
 
 AGILEOS_SHIM_EXPORT cufftResult cufftXtGetSizeMany(cufftHandle plan, int rank, long long int* n,
@@ -509,14 +522,9 @@ AGILEOS_SHIM_EXPORT cufftResult cufftXtGetSizeMany(cufftHandle plan, int rank, l
                                                    long long int odist, cudaDataType outputtype,
                                                    long long int batch, size_t* workSize,
                                                    cudaDataType executiontype) {
-  if (!shim::plans().find(plan)) return CUFFT_INVALID_PLAN;
-  const std::optional<cufftType> type = shim::typeOfDataTypes(inputtype, outputtype, executiontype);
-  if (!type) return shim::unsupportedTypes("cufftXtGetSizeMany");
-  shim::Shape shape;
-  const cufftResult result = shim::manyShape(ShapeVariant::kMany64, rank, n, inembed, istride, idist, onembed,
-                                             ostride, odist, *type, batch, &shape);
-  if (result != CUFFT_SUCCESS) return result;
-  return shim::onPlan("cufftXtGetSizeMany", names::kGetSizeFor, plan, shape, workSize);
+  return shim::typedShapeCall("cufftXtGetSizeMany", names::kGetSizeFor, plan, rank, n, inembed, istride,
+                              idist, onembed, ostride, odist, {inputtype, outputtype, executiontype}, batch,
+                              workSize);
 }
 
 // The transform of the plan's type, as cufftExec<kind> (the direction is ignored for real

@@ -25,8 +25,8 @@
 #include <vector>
 
 #include "tests/gpu/programs/check.cuh"
-#include "tests/gpu/programs/host_math.cuh"
 #include "tests/gpu/programs/cufft_result_name.cuh"
+#include "tests/gpu/programs/host_math.cuh"
 
 namespace {
 
