@@ -783,6 +783,42 @@ PY
   else
     fail "pytorch: ${verdict:-the outputs could not be read}"
   fi
+  # torch.fft through the cuFFT shim (cufftXtMakePlanMany, cufftXtExec), in processes of their
+  # own: each run against torch's CPU FFT, and the AgileOS run's results against the native run's.
+  run_native pytorch_fft "$python" "$script" --fft
+  sandbox_extra=(--keep "$venv" --keep "$suite_dir/pytorch" --keep "$stdlib")
+  if [[ -n "$cxx_dir" ]]; then sandbox_extra+=(--keep "$cxx_dir"); fi
+  run_agileos pytorch_fft "$python" "$script" --fft
+  sandbox_extra=()
+  if verdict="$("$python" - "$logs/pytorch_fft.native.out" "$logs/pytorch_fft.agileos.out" <<'PY'
+import json, sys
+def read(path):
+    try:
+        return json.loads(open(path).read().strip().splitlines()[-1]).get("fft", {})
+    except Exception as error:
+        return {"error": f"no result ({error})"}
+native, agileos = read(sys.argv[1]), read(sys.argv[2])
+if "sums" not in native:
+    print(f"the native run's FFT check failed: {native.get('error')}")
+    sys.exit(1)
+if "sums" not in agileos:
+    print(f"failed under AgileOS: {agileos.get('error')}")
+    sys.exit(1)
+error = agileos["max_relative_error_vs_cpu"]
+# The worker's cuFFT may be another build than the one torch loads natively: sums agree closely,
+# not bit for bit.
+close = all(abs(agileos["sums"][k] - v) <= 1e-5 * max(1.0, abs(v)) for k, v in native["sums"].items())
+same = close and error <= 1e-4
+print(f"{'ok' if same else 'differ'}: {', '.join(f'{k} {v}' for k, v in agileos['sums'].items())}; "
+      f"largest relative error against the CPU {error:.1e} (native {native['max_relative_error_vs_cpu']:.1e})")
+sys.exit(0 if same else 1)
+PY
+  )"; then
+    pass "pytorch_fft: $verdict"
+  else
+    fail "pytorch_fft: ${verdict:-the outputs could not be read}"
+    quote_tail "$logs/pytorch_fft.agileos.err" 20
+  fi
 }
 
 math_libraries_step() {

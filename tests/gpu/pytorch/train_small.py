@@ -4,9 +4,10 @@ agree and the step times are compared (tests/gpu/pytorch/run_pytorch.sh).
 An MLP plus a convolution layer, Adam, deterministic cuDNN and deterministic algorithms, on
 synthetic data made on the CPU from a fixed seed, so that both runs see the same numbers and do
 the same arithmetic. Writes one JSON object: the loss of every step, the step times (each step
-ends with a synchronize) and what ran.
+ends with a synchronize) and what ran. With --fft, only a check of torch.fft (cuFFT) against the
+CPU, in a process of its own so that its failure cannot take the training loop with it.
 
-Usage: python train_small.py [--steps N] [--out FILE]
+Usage: python train_small.py [--steps N] [--out FILE] [--fft]
 """
 import argparse
 import json
@@ -34,11 +35,40 @@ class Model(torch.nn.Module):
         return self.fc2(x)
 
 
+def fft_check(device, generator):
+    """torch.fft through cuFFT (cufftXtMakePlanMany and cufftXtExec): real, complex and double
+    transforms of a fixed signal, each against torch's CPU FFT. Returns the transforms' sums (the
+    same numbers natively and through AgileOS) and the largest relative error, or the error text:
+    a failure here is reported on its own, never as a failure of the training loop."""
+    try:
+        signal = torch.randn(4, 1000, generator=generator)
+        cases = {
+            "rfft_f32": lambda t: torch.fft.rfft(t),
+            "fft_ifft_c64": lambda t: torch.fft.ifft(torch.fft.fft(t.to(torch.complex64), norm="ortho")),
+            "fft2_f64": lambda t: torch.fft.fft2(t.double()),
+            "irfft_f32": lambda t: torch.fft.irfft(torch.fft.rfft(t), n=1000),
+        }
+        sums, worst = {}, 0.0
+        for name, transform in cases.items():
+            got = transform(signal.to(device)).cpu()
+            want = transform(signal)
+            scale = max(1e-30, want.abs().max().item())
+            worst = max(worst, (got - want).abs().max().item() / scale)
+            sums[name] = round(got.abs().sum().item(), 3)
+        return {"sums": sums, "max_relative_error_vs_cpu": worst}
+    except Exception as error:  # reported by the suite as the FFT check's failure
+        return {"error": f"{type(error).__name__}: {error}"}
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--out", default="-")
+    parser.add_argument("--fft", action="store_true", help="only the torch.fft check (a process of its own)")
     args = parser.parse_args()
+    if args.fft:
+        print(json.dumps({"fft": fft_check(torch.device("cuda"), torch.Generator().manual_seed(99))}))
+        return
 
     torch.manual_seed(0)
     torch.backends.cudnn.deterministic = True
