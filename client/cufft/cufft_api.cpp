@@ -18,7 +18,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include "client/common/log.h"
 #include "client/cufft/plan_table.h"
 #include "client/library_shim/library_call_client.h"
 #include "proto/adapters/cufft_operations.h"
@@ -185,7 +184,7 @@ cufftResult onPlan(const char* entryPoint, const char* operation, cufftHandle pl
   if (!token) return CUFFT_INVALID_PLAN;
   const cufftResult result = shapeCall(entryPoint, operation, token, shape, workSize);
   if (result == CUFFT_SUCCESS && std::string_view(operation) == names::kMakePlan) {
-    plans().setType(plan, static_cast<int>(shape.type));
+    plans().setType(plan, shape.type);
   }
   return result;
 }
@@ -228,7 +227,7 @@ cufftResult createAndMake(const char* entryPoint, cufftHandle* plan, const Shape
     return result;
   }
   result = registerToken(entryPoint, token, plan);
-  if (result == CUFFT_SUCCESS) plans().setType(*plan, static_cast<int>(shape.type));
+  if (result == CUFFT_SUCCESS) plans().setType(*plan, shape.type);
   return result;
 }
 
@@ -257,37 +256,47 @@ cufftResult exec(const char* entryPoint, cufftHandle plan, ExecKind kind, const 
   return result;
 }
 
-// cufftXtMakePlanMany's (input, output, execution) data types as the cufftType cuFFT documents
-// them equal to: single and double precision, complex to complex, real to complex and complex
-// to real. Half and bfloat16 precision have no cufftType: nullopt (not forwarded yet).
-std::optional<cufftType> typeOfDataTypes(cudaDataType input, cudaDataType output, cudaDataType execution) {
+// cufftXtMakePlanMany's (input, output, execution) data types as a plan shape: single and double
+// precision as the cufftType cuFFT documents them equal to (kMany64), half and bfloat16 as a typed
+// shape (kTyped, cufft_operations.h: typedTransform). Complex to complex, real to complex and
+// complex to real; anything else is nullopt.
+struct TypedPlan {
+  ShapeVariant variant = ShapeVariant::kMany64;
+  std::int64_t type = 0;
+};
+std::optional<TypedPlan> planOfDataTypes(cudaDataType input, cudaDataType output, cudaDataType execution) {
   struct Row {
     cudaDataType input, output, execution;
-    cufftType type;
+    ShapeVariant variant;
+    std::int64_t type;
   };
+  using adapters::cufft::Precision;
+  using adapters::cufft::typedTransform;
+  constexpr ShapeVariant k64 = ShapeVariant::kMany64, kTyped = ShapeVariant::kTyped;
   static constexpr Row kRows[] = {
-      {CUDA_C_32F, CUDA_C_32F, CUDA_C_32F, CUFFT_C2C}, {CUDA_R_32F, CUDA_C_32F, CUDA_C_32F, CUFFT_R2C},
-      {CUDA_C_32F, CUDA_R_32F, CUDA_C_32F, CUFFT_C2R}, {CUDA_C_64F, CUDA_C_64F, CUDA_C_64F, CUFFT_Z2Z},
-      {CUDA_R_64F, CUDA_C_64F, CUDA_C_64F, CUFFT_D2Z}, {CUDA_C_64F, CUDA_R_64F, CUDA_C_64F, CUFFT_Z2D},
+      {CUDA_C_32F, CUDA_C_32F, CUDA_C_32F, k64, CUFFT_C2C},
+      {CUDA_R_32F, CUDA_C_32F, CUDA_C_32F, k64, CUFFT_R2C},
+      {CUDA_C_32F, CUDA_R_32F, CUDA_C_32F, k64, CUFFT_C2R},
+      {CUDA_C_64F, CUDA_C_64F, CUDA_C_64F, k64, CUFFT_Z2Z},
+      {CUDA_R_64F, CUDA_C_64F, CUDA_C_64F, k64, CUFFT_D2Z},
+      {CUDA_C_64F, CUDA_R_64F, CUDA_C_64F, k64, CUFFT_Z2D},
+      {CUDA_C_16F, CUDA_C_16F, CUDA_C_16F, kTyped, typedTransform(CUFFT_C2C, Precision::kHalf)},
+      {CUDA_R_16F, CUDA_C_16F, CUDA_C_16F, kTyped, typedTransform(CUFFT_R2C, Precision::kHalf)},
+      {CUDA_C_16F, CUDA_R_16F, CUDA_C_16F, kTyped, typedTransform(CUFFT_C2R, Precision::kHalf)},
+      {CUDA_C_16BF, CUDA_C_16BF, CUDA_C_16BF, kTyped, typedTransform(CUFFT_C2C, Precision::kBFloat16)},
+      {CUDA_R_16BF, CUDA_C_16BF, CUDA_C_16BF, kTyped, typedTransform(CUFFT_R2C, Precision::kBFloat16)},
+      {CUDA_C_16BF, CUDA_R_16BF, CUDA_C_16BF, kTyped, typedTransform(CUFFT_C2R, Precision::kBFloat16)},
   };
   for (const Row& row : kRows) {
-    if (row.input == input && row.output == output && row.execution == execution) return row.type;
+    if (row.input == input && row.output == output && row.execution == execution) {
+      return TypedPlan{row.variant, row.type};
+    }
   }
   return std::nullopt;
 }
 
-// The part of a typed plan not forwarded yet: logged once per entry point.
-cufftResult unsupportedTypes(const char* entryPoint) {
-  if (agileos::client::firstTime(std::string("cufft typed precision:") + entryPoint)) {
-    AGILEOS_LOG_WARN(
-        "%s: only single and double precision (cudaDataType C_32F/R_32F/C_64F/R_64F as cuFFT's "
-        "C2C, R2C, C2R, Z2Z, D2Z, Z2D) is supported by AgileOS; returning CUFFT_NOT_SUPPORTED",
-        entryPoint);
-  }
-  return CUFFT_NOT_SUPPORTED;
-}
-
-// cufftXtMakePlanMany / cufftXtGetSizeMany: the 64-bit many shape of the data types' cufftType.
+// cufftXtMakePlanMany / cufftXtGetSizeMany: the shape of the data types (planOfDataTypes); a
+// combination cuFFT does not document is CUFFT_NOT_SUPPORTED without a call.
 struct DataTypes {
   cudaDataType input, output, execution;
 };
@@ -296,17 +305,19 @@ cufftResult typedShapeCall(const char* entryPoint, const char* operation, cufftH
                            const long long* onembed, long long ostride, long long odist, DataTypes types,
                            long long batch, std::size_t* workSize) {
   if (!plans().find(plan)) return CUFFT_INVALID_PLAN;
-  const std::optional<cufftType> type = typeOfDataTypes(types.input, types.output, types.execution);
-  if (!type) return unsupportedTypes(entryPoint);
+  const std::optional<TypedPlan> typed = planOfDataTypes(types.input, types.output, types.execution);
+  if (!typed) return CUFFT_NOT_SUPPORTED;
   Shape shape;
-  const cufftResult result = manyShape(ShapeVariant::kMany64, rank, n, inembed, istride, idist, onembed,
-                                       ostride, odist, *type, batch, &shape);
+  const cufftResult result = manyShape(typed->variant, rank, n, inembed, istride, idist, onembed, ostride,
+                                       odist, CUFFT_C2C, batch, &shape);
   if (result != CUFFT_SUCCESS) return result;
+  shape.type = typed->type;  // set here: a typed value is no cufftType enumerator
   return onPlan(entryPoint, operation, plan, shape, workSize);
 }
 
-std::optional<ExecKind> kindOfType(int type) {
-  switch (type) {
+// The transform of a plan's recorded type value (a cufftType, or a typed plan's value).
+std::optional<ExecKind> kindOfType(std::int64_t type) {
+  switch (adapters::cufft::transformOf(type)) {
     case CUFFT_C2C:
       return ExecKind::kC2C;
     case CUFFT_R2C:
@@ -501,8 +512,8 @@ AGILEOS_SHIM_EXPORT cufftResult cufftGetSizeMany64(cufftHandle plan, int rank, l
 // --- typed plans (cufftXt, one GPU) ------------------------------------------------------------
 
 // A typed plan of single or double precision is the cufftMakePlanMany64 plan of the equal
-// cufftType (cuFFT documents them as the same transform); half and bfloat16 precision are not
-// forwarded yet and fail closed.
+// cufftType (cuFFT documents them as the same transform); one of half or bfloat16 precision is
+// made in the worker by cufftXtMakePlanMany itself.
 AGILEOS_SHIM_EXPORT cufftResult cufftXtMakePlanMany(cufftHandle plan, int rank, long long int* n,
                                                     long long int* inembed, long long int istride,
                                                     long long int idist, cudaDataType inputtype,
@@ -531,7 +542,7 @@ AGILEOS_SHIM_EXPORT cufftResult cufftXtGetSizeMany(cufftHandle plan, int rank, l
 // transforms, as cuFFT does).
 AGILEOS_SHIM_EXPORT cufftResult cufftXtExec(cufftHandle plan, void* input, void* output, int direction) {
   if (!shim::plans().find(plan)) return CUFFT_INVALID_PLAN;
-  const std::optional<int> type = shim::plans().type(plan);
+  const std::optional<std::int64_t> type = shim::plans().type(plan);
   if (!type) return CUFFT_INVALID_PLAN;  // created but never made
   const std::optional<ExecKind> kind = shim::kindOfType(*type);
   if (!kind) return CUFFT_INVALID_PLAN;

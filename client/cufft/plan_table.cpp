@@ -34,12 +34,12 @@ std::optional<std::uint64_t> PlanTable::remove(int handle) {
   return token;
 }
 
-void PlanTable::setType(int handle, int type) {
+void PlanTable::setType(int handle, std::int64_t type) {
   std::lock_guard lock(mutex_);
   if (tokens_.contains(handle)) types_[handle] = type;
 }
 
-std::optional<int> PlanTable::type(int handle) const {
+std::optional<std::int64_t> PlanTable::type(int handle) const {
   std::lock_guard lock(mutex_);
   const auto found = types_.find(handle);
   if (found == types_.end()) return std::nullopt;

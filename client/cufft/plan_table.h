@@ -30,16 +30,17 @@ class PlanTable {
   std::optional<std::uint64_t> remove(int handle);
   std::size_t size() const;
 
-  // The cufftType `handle` was last made with (a convenience for cufftXtExec, which names no
+  // The type value (a cufftType, or a typed plan's: proto/adapters/cufft_operations.h) `handle`
+  // was last made with (a convenience for cufftXtExec, which names no
   // transform kind: the worker still checks the kind against the plan it holds). Forgotten with
   // the handle; nullopt for a plan never made.
-  void setType(int handle, int type);
-  std::optional<int> type(int handle) const;
+  void setType(int handle, std::int64_t type);
+  std::optional<std::int64_t> type(int handle) const;
 
  private:
   mutable std::mutex mutex_;
   std::unordered_map<int, std::uint64_t> tokens_;
-  std::unordered_map<int, int> types_;
+  std::unordered_map<int, std::int64_t> types_;
   int next_ = 1;
   bool exhausted_ = false;
 };

@@ -32,7 +32,18 @@ inline constexpr char kResetPlanProperty[] = "reset_plan_property";
 
 // Which cuFFT entry point a plan-shape operation stands for; the worker calls exactly that
 // one, so sizes and plans match what the application would get natively.
-enum class ShapeVariant : int { kOne = 1, kTwo = 2, kThree = 3, kMany = 4, kMany64 = 5 };
+// kTyped: cufftXtMakePlanMany / cufftXtGetSizeMany of a precision no cufftType names (half,
+// bfloat16), with the 64-bit layout of kMany64 and a type value of typedTransform() below.
+enum class ShapeVariant : int { kOne = 1, kTwo = 2, kThree = 3, kMany = 4, kMany64 = 5, kTyped = 6 };
+
+// The precision of a typed plan; its transform is the single-precision cufftType of the same
+// kind (CUFFT_C2C, CUFFT_R2C or CUFFT_C2R), and the shape's type value carries both.
+enum class Precision : int { kStandard = 0, kHalf = 1, kBFloat16 = 2 };
+inline constexpr long long typedTransform(int singlePrecisionType, Precision precision) {
+  return singlePrecisionType + (static_cast<long long>(precision) << 8);
+}
+inline constexpr int transformOf(long long typeValue) { return static_cast<int>(typeValue & 0xff); }
+inline constexpr Precision precisionOf(long long typeValue) { return static_cast<Precision>(typeValue >> 8); }
 // The transform an `exec` runs (cufftExecC2C ... cufftExecZ2D).
 enum class ExecKind : int { kC2C = 0, kR2C = 1, kC2R = 2, kZ2Z = 3, kD2Z = 4, kZ2D = 5 };
 

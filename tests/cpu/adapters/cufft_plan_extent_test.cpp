@@ -59,6 +59,44 @@ TEST(CufftPlanExtent, RealTransformsHalveTheComplexSideAndPadInPlace) {
   EXPECT_EQ(e.inPlaceBytes, 2u * 3 * 5 * 8 * 8);
 }
 
+TEST(CufftPlanExtent, HalfAndBFloat16PlansCountTwoByteScalars) {
+  for (Precision precision : {Precision::kHalf, Precision::kBFloat16}) {
+    // C2C 1D n = 8, batch 3: 4-byte complex elements.
+    PlanShape shape = basic({8}, CUFFT_C2C, 3);
+    shape.precision = precision;
+    PlanExtent e = extentOf(shape);
+    EXPECT_EQ(e.inputBytes, 3u * 8 * 4);
+    EXPECT_EQ(e.outputBytes, 3u * 8 * 4);
+    // R2C 2D 4x6: 24 two-byte reals in, 4 x 4 complex out; in place 4 x 8 reals.
+    shape = basic({4, 6}, CUFFT_R2C);
+    shape.precision = precision;
+    e = extentOf(shape);
+    EXPECT_EQ(e.inputBytes, 24u * 2);
+    EXPECT_EQ(e.outputBytes, 16u * 4);
+    EXPECT_EQ(e.inPlaceBytes, 32u * 2);
+    // C2R advanced: stride 2, distance 100 (complex elements), batch 2; real side embed 12, dist 30.
+    shape = basic({10}, CUFFT_C2R, 2);
+    shape.precision = precision;
+    shape.input = {{6}, 2, 100};
+    shape.output = {{12}, 1, 30};
+    e = extentOf(shape);
+    EXPECT_EQ(e.inputBytes, (100u + 2 * 5 + 1) * 4);
+    EXPECT_EQ(e.outputBytes, (30u + 9 + 1) * 2);
+  }
+  // Only the single-precision transforms have a half or bfloat16 form.
+  for (cufftType type : {CUFFT_Z2Z, CUFFT_D2Z, CUFFT_Z2D}) {
+    PlanShape shape = basic({8}, type);
+    shape.precision = Precision::kHalf;
+    std::string error;
+    EXPECT_FALSE(computeExtent(shape, &error).has_value()) << type;
+    EXPECT_NE(error.find("precision"), std::string::npos) << error;
+  }
+  PlanShape shape = basic({8}, CUFFT_C2C);
+  shape.precision = static_cast<Precision>(7);
+  std::string error;
+  EXPECT_FALSE(computeExtent(shape, &error).has_value());
+}
+
 TEST(CufftPlanExtent, AdvancedLayoutsFollowEmbedStrideAndDistance) {
   // C2C 2D n = {4, 5}; input embed {4, 7}, stride 2, dist 100, batch 3:
   //   (3 - 1) * 100 + 2 * (3 * 7 + 4) + 1 = 251 elements.

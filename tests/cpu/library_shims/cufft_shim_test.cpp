@@ -429,16 +429,56 @@ TEST_F(CufftShimTest, XtSetWorkAreaSetsTheOnlyGpusWorkArea) {
   EXPECT_EQ(cufftDestroy(plan), CUFFT_SUCCESS);
 }
 
-TEST_F(CufftShimTest, TypedPlansOfOtherPrecisionsOrMismatchedTypesFailClosedWithoutACall) {
+// Half and bfloat16 plans are typed shapes (kTyped) whose type value carries the transform and the
+// precision; cufftXtExec runs their transform's kind.
+TEST_F(CufftShimTest, HalfAndBFloat16PlansAreTypedShapes) {
+  using agileos::adapters::cufft::Precision;
+  using agileos::adapters::cufft::typedTransform;
+  struct Row {
+    cudaDataType input, output, execution;
+    std::int64_t type;
+    ExecKind kind;
+  };
+  const Row rows[] = {
+      {CUDA_C_16F, CUDA_C_16F, CUDA_C_16F, typedTransform(CUFFT_C2C, Precision::kHalf), ExecKind::kC2C},
+      {CUDA_R_16F, CUDA_C_16F, CUDA_C_16F, typedTransform(CUFFT_R2C, Precision::kHalf), ExecKind::kR2C},
+      {CUDA_C_16F, CUDA_R_16F, CUDA_C_16F, typedTransform(CUFFT_C2R, Precision::kHalf), ExecKind::kC2R},
+      {CUDA_C_16BF, CUDA_C_16BF, CUDA_C_16BF, typedTransform(CUFFT_C2C, Precision::kBFloat16),
+       ExecKind::kC2C},
+      {CUDA_R_16BF, CUDA_C_16BF, CUDA_C_16BF, typedTransform(CUFFT_R2C, Precision::kBFloat16),
+       ExecKind::kR2C},
+      {CUDA_C_16BF, CUDA_R_16BF, CUDA_C_16BF, typedTransform(CUFFT_C2R, Precision::kBFloat16),
+       ExecKind::kC2R},
+  };
+  long long n[] = {256};
+  for (const Row& row : rows) {
+    SCOPED_TRACE(row.type);
+    cufftHandle plan = 0;
+    ASSERT_EQ(cufftCreate(&plan), CUFFT_SUCCESS);
+    size_t size = 0;
+    ASSERT_EQ(cufftXtMakePlanMany(plan, 1, n, nullptr, 1, 256, row.input, nullptr, 1, 129, row.output, 3,
+                                  &size, row.execution),
+              CUFFT_SUCCESS);
+    expectShape(calls().back(), 1, ShapeVariant::kTyped, {256}, std::nullopt, 1, 256, std::nullopt, 1, 129,
+                row.type, 3);
+    ASSERT_EQ(
+        cufftXtExec(plan, reinterpret_cast<void*>(0x1000), reinterpret_cast<void*>(0x2000), CUFFT_FORWARD),
+        CUFFT_SUCCESS);
+    EXPECT_EQ(calls().back().args[1].integer, static_cast<std::int64_t>(row.kind));
+    EXPECT_EQ(cufftDestroy(plan), CUFFT_SUCCESS);
+  }
+}
+
+TEST_F(CufftShimTest, TypedPlansOfUndocumentedTypeCombinationsFailClosedWithoutACall) {
   cufftHandle plan = 0;
   ASSERT_EQ(cufftCreate(&plan), CUFFT_SUCCESS);
   forgetCalls();
   long long n[] = {256};
   size_t size = 0;
   const cudaDataType triples[][3] = {
-      {CUDA_C_16F, CUDA_C_16F, CUDA_C_16F},    {CUDA_R_16F, CUDA_C_16F, CUDA_C_16F},
-      {CUDA_C_16BF, CUDA_C_16BF, CUDA_C_16BF}, {CUDA_R_32F, CUDA_C_32F, CUDA_R_32F},
-      {CUDA_C_32F, CUDA_C_64F, CUDA_C_64F},    {CUDA_R_32F, CUDA_R_32F, CUDA_C_32F}};
+      {CUDA_R_32F, CUDA_C_32F, CUDA_R_32F}, {CUDA_C_32F, CUDA_C_64F, CUDA_C_64F},
+      {CUDA_R_32F, CUDA_R_32F, CUDA_C_32F}, {CUDA_C_16F, CUDA_C_16BF, CUDA_C_16F},
+      {CUDA_R_16F, CUDA_C_16F, CUDA_C_32F}, {CUDA_R_8I, CUDA_C_8I, CUDA_C_8I}};
   for (const auto& t : triples) {
     EXPECT_EQ(cufftXtMakePlanMany(plan, 1, n, nullptr, 1, 256, t[0], nullptr, 1, 256, t[1], 1, &size, t[2]),
               CUFFT_NOT_SUPPORTED);
@@ -449,8 +489,8 @@ TEST_F(CufftShimTest, TypedPlansOfOtherPrecisionsOrMismatchedTypesFailClosedWith
   EXPECT_EQ(cufftXtMakePlanMany(plan + 1000, 1, n, nullptr, 1, 256, CUDA_C_32F, nullptr, 1, 256, CUDA_C_32F,
                                 1, &size, CUDA_C_32F),
             CUFFT_INVALID_PLAN);
-  EXPECT_EQ(cufftXtMakePlanMany(plan, 4, n, nullptr, 1, 256, CUDA_C_32F, nullptr, 1, 256, CUDA_C_32F, 1,
-                                &size, CUDA_C_32F),
+  EXPECT_EQ(cufftXtMakePlanMany(plan, 4, n, nullptr, 1, 256, CUDA_C_16F, nullptr, 1, 256, CUDA_C_16F, 1,
+                                &size, CUDA_C_16F),
             CUFFT_INVALID_SIZE);
   EXPECT_TRUE(calls().empty());
   EXPECT_EQ(cufftDestroy(plan), CUFFT_SUCCESS);

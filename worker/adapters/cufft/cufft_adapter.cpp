@@ -1,6 +1,7 @@
 #include "worker/adapters/cufft/cufft_adapter.h"
 
 #include <cufft.h>
+#include <cufftXt.h>
 #include <library_types.h>
 #include <spdlog/spdlog.h>
 
@@ -147,7 +148,7 @@ struct RequestedShape {
 
 bool readShape(AdapterInvocation& call, int first, RequestedShape* out) {
   const long long variant = call.integer(first);
-  if (variant < int(ShapeVariant::kOne) || variant > int(ShapeVariant::kMany64)) {
+  if (variant < int(ShapeVariant::kOne) || variant > int(ShapeVariant::kTyped)) {
     return call.refuse(CUFFT_INVALID_VALUE, cudaErrorInvalidValue, "unknown plan shape variant");
   }
   out->variant = static_cast<ShapeVariant>(variant);
@@ -157,8 +158,20 @@ bool readShape(AdapterInvocation& call, int first, RequestedShape* out) {
     return call.refuse(CUFFT_INVALID_SIZE, cudaErrorInvalidValue, "a plan has rank 1, 2 or 3");
   }
   const long long type = call.integer(first + 8);
-  if (!isKnownType(type)) return call.refuse(CUFFT_INVALID_TYPE, cudaErrorInvalidValue, "unknown cufftType");
-  shape.type = static_cast<cufftType>(type);
+  if (out->variant == ShapeVariant::kTyped) {
+    // A typed plan of half or bfloat16 precision (cufft_operations.h: typedTransform).
+    const long long precision = type >> 8;
+    if (type < 0 || precision < int(Precision::kHalf) || precision > int(Precision::kBFloat16) ||
+        !isKnownPrecision(static_cast<cufftType>(transformOf(type)), static_cast<Precision>(precision))) {
+      return call.refuse(CUFFT_INVALID_TYPE, cudaErrorInvalidValue, "unknown typed transform");
+    }
+    shape.type = static_cast<cufftType>(transformOf(type));
+    shape.precision = static_cast<Precision>(precision);
+  } else {
+    if (!isKnownType(type))
+      return call.refuse(CUFFT_INVALID_TYPE, cudaErrorInvalidValue, "unknown cufftType");
+    shape.type = static_cast<cufftType>(type);
+  }
   shape.batch = call.integer(first + 9);
   out->inembedGiven = call.present(first + 2);
   out->onembedGiven = call.present(first + 5);
@@ -168,7 +181,8 @@ bool readShape(AdapterInvocation& call, int first, RequestedShape* out) {
   shape.input.dist = call.integer(first + 4);
   shape.output.stride = call.integer(first + 6);
   shape.output.dist = call.integer(first + 7);
-  const bool advanced = out->variant == ShapeVariant::kMany || out->variant == ShapeVariant::kMany64;
+  const bool advanced = out->variant == ShapeVariant::kMany || out->variant == ShapeVariant::kMany64 ||
+                        out->variant == ShapeVariant::kTyped;
   if (!advanced) {
     // 1d/2d/3d: the rank is the variant's, the layout basic, the batch 1 except for 1d.
     if (shape.n.size() != static_cast<std::size_t>(variant)) {
@@ -184,7 +198,7 @@ bool readShape(AdapterInvocation& call, int first, RequestedShape* out) {
     return call.refuse(CUFFT_INVALID_VALUE, cudaErrorInvalidValue,
                        "an embed has fewer entries than the rank");
   }
-  if (out->variant != ShapeVariant::kMany64) {
+  if (out->variant != ShapeVariant::kMany64 && out->variant != ShapeVariant::kTyped) {
     bool fits = fitsInt(shape.batch) && fitsInt(shape.input.stride) && fitsInt(shape.input.dist) &&
                 fitsInt(shape.output.stride) && fitsInt(shape.output.dist);
     for (long long v : shape.n) fits = fits && fitsInt(v);
@@ -271,6 +285,21 @@ cufftResult planCall(const char* kind, cufftHandle plan, const RequestedShape& r
                                   s.output.stride, s.output.dist, s.type, s.batch, workSize);
       }
       return CUFFT_NOT_SUPPORTED;  // cuFFT has no cufftEstimateMany64
+    case ShapeVariant::kTyped: {
+      const bool half = s.precision == Precision::kHalf;
+      const cudaDataType real = half ? CUDA_R_16F : CUDA_R_16BF, complex = half ? CUDA_C_16F : CUDA_C_16BF;
+      const cudaDataType input = s.type == CUFFT_R2C ? real : complex;
+      const cudaDataType output = s.type == CUFFT_C2R ? real : complex;
+      if (what == "make") {
+        return cufftXtMakePlanMany(plan, rank, n64.data(), in64, s.input.stride, s.input.dist, input, on64,
+                                   s.output.stride, s.output.dist, output, s.batch, workSize, complex);
+      }
+      if (what == "size") {
+        return cufftXtGetSizeMany(plan, rank, n64.data(), in64, s.input.stride, s.input.dist, input, on64,
+                                  s.output.stride, s.output.dist, output, s.batch, workSize, complex);
+      }
+      return CUFFT_NOT_SUPPORTED;  // no estimate for typed plans
+    }
   }
   return CUFFT_INVALID_VALUE;
 }
@@ -526,6 +555,14 @@ class CufftAdapter final : public worker::LibraryAdapter {
     void* out = reinterpret_cast<void*>(odata);
     const int dir = static_cast<int>(direction);
     cufftResult result = CUFFT_INVALID_VALUE;
+    if (plan->shape.precision != Precision::kStandard) {
+      // A half or bfloat16 plan runs only through cufftXtExec (its buffers were checked above at
+      // that precision's element sizes).
+      result = cufftXtExec(plan->handle(), in, out, dir);
+      if (!libraryOk(call, result, "cufftXtExec")) return;
+      call.result.set_status(CUFFT_SUCCESS);
+      return;
+    }
     switch (kind) {
       case ExecKind::kC2C:
         result = cufftExecC2C(plan->handle(), static_cast<cufftComplex*>(in), static_cast<cufftComplex*>(out),

@@ -77,12 +77,38 @@ std::uint32_t outputElementBytes(cufftType type) {
   return isReal(type, false) ? scalar : 2 * scalar;
 }
 
+bool isKnownPrecision(cufftType type, Precision precision) {
+  switch (precision) {
+    case Precision::kStandard:
+      return isKnownType(type);
+    case Precision::kHalf:
+    case Precision::kBFloat16:
+      return type == CUFFT_C2C || type == CUFFT_R2C || type == CUFFT_C2R;
+  }
+  return false;
+}
+
+namespace {
+
+// The bytes of one real scalar of the shape's precision.
+std::uint32_t scalarBytes(const PlanShape& shape) {
+  if (shape.precision != Precision::kStandard) return 2;
+  return isDouble(shape.type) ? 8 : 4;
+}
+
+std::uint32_t elementBytes(const PlanShape& shape, bool input) {
+  return isReal(shape.type, input) ? scalarBytes(shape) : 2 * scalarBytes(shape);
+}
+
+}  // namespace
+
 std::optional<PlanExtent> computeExtent(const PlanShape& shape, std::string* error) {
   auto fail = [&](std::string why) -> std::optional<PlanExtent> {
     *error = std::move(why);
     return std::nullopt;
   };
   if (!isKnownType(shape.type)) return fail("unknown transform type");
+  if (!isKnownPrecision(shape.type, shape.precision)) return fail("unknown precision for the transform type");
   if (shape.n.empty() || shape.n.size() > 3) return fail("rank must be 1, 2 or 3");
   for (long long size : shape.n) {
     if (size <= 0) return fail("a transform size must be positive");
@@ -121,9 +147,9 @@ std::optional<PlanExtent> computeExtent(const PlanShape& shape, std::string* err
   }
   PlanExtent extent;
   long long bytes = 0;
-  if (!mul(elements[0], inputElementBytes(shape.type), &bytes)) return fail("the input extent overflows");
+  if (!mul(elements[0], elementBytes(shape, true), &bytes)) return fail("the input extent overflows");
   extent.inputBytes = static_cast<std::uint64_t>(bytes);
-  if (!mul(elements[1], outputElementBytes(shape.type), &bytes)) return fail("the output extent overflows");
+  if (!mul(elements[1], elementBytes(shape, false), &bytes)) return fail("the output extent overflows");
   extent.outputBytes = static_cast<std::uint64_t>(bytes);
   extent.inPlaceBytes = std::max(extent.inputBytes, extent.outputBytes);
   if (!advanced && isRealTransform(shape.type)) {
@@ -135,7 +161,7 @@ std::optional<PlanExtent> computeExtent(const PlanShape& shape, std::string* err
     for (long long size : padded) {
       if (!mul(reals, size, &reals)) return fail("the transform is too large");
     }
-    const std::uint32_t realBytes = isDouble(shape.type) ? 8 : 4;
+    const std::uint32_t realBytes = scalarBytes(shape);
     if (!mul(reals, realBytes, &bytes)) return fail("the transform is too large");
     extent.inPlaceBytes = std::max(extent.inPlaceBytes, static_cast<std::uint64_t>(bytes));
   }

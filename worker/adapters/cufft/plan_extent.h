@@ -28,6 +28,8 @@
 #include <string>
 #include <vector>
 
+#include "proto/adapters/cufft_operations.h"
+
 namespace agileos::adapters::cufft {
 
 struct SideLayout {
@@ -39,6 +41,9 @@ struct SideLayout {
 struct PlanShape {
   std::vector<long long> n;  // rank 1..3
   cufftType type = CUFFT_C2C;
+  // kHalf and kBFloat16 (typed plans) only with CUFFT_C2C, CUFFT_R2C or CUFFT_C2R: elements of 2
+  // (real) and 4 (complex) bytes.
+  Precision precision = Precision::kStandard;
   long long batch = 1;
   SideLayout input;
   SideLayout output;
@@ -63,5 +68,9 @@ bool isKnownType(long long type);
 // Bytes of one input / output element of `type` (real or complex, single or double), or 0.
 std::uint32_t inputElementBytes(cufftType type);
 std::uint32_t outputElementBytes(cufftType type);
+
+// Whether `precision` may go with `type`: kStandard with any known type, half and bfloat16 with
+// the single-precision transforms only.
+bool isKnownPrecision(cufftType type, Precision precision);
 
 }  // namespace agileos::adapters::cufft
