@@ -44,6 +44,7 @@ class Submitter {
   // One chain of launches.size() nodes: a kept one re-parameterised where it differs, or a new one.
   void chain(std::span<Resolved> launches) {
     std::optional<LaunchChain> kept = ctx_.session.launchChains.checkout(stream_, launches.size());
+    if (!kept && !ctx_.session.launchChains.room()) return plainAll(launches);
     if (!kept) {
       std::vector<ChainedLaunch> nodes;
       nodes.reserve(launches.size());

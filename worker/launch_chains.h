@@ -61,6 +61,9 @@ class LaunchChainCache {
   // a device reset or the session's end).
   void dropAll(GpuBackend& gpu);
   std::size_t kept() const;
+  // True while a new chain could be kept. When false, launches that find no kept chain go one by
+  // one: creating a chain only to destroy it (50-650 us) would cost more than it saves.
+  bool room() const { return kept() < kMaxKept; }
 
   // A chain the driver refused (to create, update or launch) is counted; after kMaxRefusals the
   // session's launches are no longer held (each attempt can cost an instantiation, 50-650 us, for

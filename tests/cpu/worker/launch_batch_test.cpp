@@ -220,6 +220,25 @@ TEST(LaunchBatch, AfterRepeatedRefusalsTheSessionsLaunchesAreNoLongerHeld) {
   EXPECT_EQ(f.connection.shared.heldLaunchError, 0);
 }
 
+TEST(LaunchBatch, WithEveryChainSlotTakenNewRunsGoOneByOne) {
+  Fixture f;
+  std::vector<std::uint64_t> streams;
+  for (std::size_t i = 0; i <= LaunchChainCache::kMaxKept; ++i) streams.push_back(f.client.createStream());
+  for (std::uint64_t stream : streams) {
+    f.connection.launch(f.empty(), 1, true, stream);
+    f.connection.launch(f.empty(), 2, false, stream);
+  }
+  EXPECT_EQ(f.worker.gpu().liveChains(), LaunchChainCache::kMaxKept);
+  EXPECT_EQ(f.count(FakeGpuCall::kChainCreate), std::uint64_t(LaunchChainCache::kMaxKept))
+      << "the last stream's run went one by one rather than build a chain to destroy";
+  EXPECT_EQ(f.count(FakeGpuCall::kChainDestroy), 0u);
+  EXPECT_EQ(f.marks().size(), 2 * streams.size());
+  // A stream that has a kept chain still uses it.
+  f.connection.launch(f.empty(), 1, true, streams.front());
+  f.connection.launch(f.empty(), 2, false, streams.front());
+  EXPECT_EQ(f.count(FakeGpuCall::kChainLaunch), std::uint64_t(LaunchChainCache::kMaxKept) + 1);
+}
+
 TEST(LaunchBatch, KeptChainsGoWithTheirStreamTheModuleAndTheSession) {
   Fixture f;
   const std::uint64_t stream = f.client.createStream();
