@@ -6,7 +6,9 @@
 #
 # Usage: tests/gpu/run_verification.sh [TOTAL_SECONDS]   (default 560: a 600 s command limit)
 # Output under $OUT (default ./verification-out):
-#   suite.log          run_suite.sh's output; its own files in suite/ (summary.txt, logs.tar.gz)
+#   suite.log          run_suite.sh's output; suite-summary.txt and suite-logs.tar.gz its summary and
+#                      logs (the rest of its files stay in a scratch directory: a caller may fetch
+#                      only a few files)
 #   launch.md          run_bench.sh --timeout 40 'launch|driver_launch|memcpy_d2h_4b' (bench.md)
 #   math.md            run_math_bench.sh (math-run/bench.md)
 #   verification.txt   one line per part: what ran, its result, how long it took
@@ -30,9 +32,13 @@ note() { echo "$*" | tee -a "$summary"; }
 
 suite_limit=$((total_s - 90))
 suite_started=$SECONDS
-OUT="$out/suite" AGILEOS_SUITE_BUDGET_S=$((suite_limit - 30)) \
+suite_out="$(mktemp -d /tmp/agileos-verification-suite.XXXXXX)"
+OUT="$suite_out" AGILEOS_SUITE_BUDGET_S=$((suite_limit - 30)) \
   timeout --kill-after=10 "$suite_limit" bash "$script_dir/run_suite.sh" >"$out/suite.log" 2>&1
 suite_status=$?
+cp "$suite_out/summary.txt" "$out/suite-summary.txt" 2>/dev/null
+cp "$suite_out/logs.tar.gz" "$out/suite-logs.tar.gz" 2>/dev/null
+rm -rf -- "$suite_out"
 note "suite: exit $suite_status, $(grep -E '^[0-9]+ passed, [0-9]+ failed' "$out/suite.log" | tail -n 1), $((SECONDS - suite_started)) s"
 grep -E '^FAIL' "$out/suite.log" | head -n 20 >>"$summary"
 
