@@ -38,6 +38,7 @@ struct WorkerOptions {
   std::string cacheDir;  // compiled guarded modules; empty: no cache
   std::uint64_t cacheBytes = 1ull << 30;
   bool testGuardCanary = false;  // the escape suite's hook (session_guard.h)
+  bool launchChains = true;      // --no-launch-chains: every launch goes alone (worker/launch_batch.h)
 };
 
 std::optional<int> parseInt(std::string_view text) {
@@ -78,6 +79,8 @@ bool parseOptions(int argc, char** argv, WorkerOptions* options, std::string* er
       options->cacheBytes = bytes;
     } else if (arg == "--test-guard-canary") {
       options->testGuardCanary = true;
+    } else if (arg == "--no-launch-chains") {
+      options->launchChains = false;
     } else {
       *error = "unknown argument: " + std::string(arg);
       return false;
@@ -150,6 +153,8 @@ int runWorkerProcess(int argc, char** argv, std::unique_ptr<GpuBackend> backend,
   }
   WorkerGuardContext guardContext{cache.get(), options.testGuardCanary};
   runtime.setGuardContext(guardContext);
+  runtime.setLaunchChains(options.launchChains);
+  if (!options.launchChains) spdlog::info("launch chains off (--no-launch-chains): every launch goes alone");
   if (adapters) {
     auto host = std::make_unique<AdapterHost>();
     for (auto& adapter : adapters(AdapterEnvironment{*backend, cache.get()})) host->add(std::move(adapter));

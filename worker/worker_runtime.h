@@ -76,6 +76,10 @@ class WorkerRuntime {
   void setGuardContext(const WorkerGuardContext& guard) { guard_ = guard; }
   // The trusted library adapters this worker hosts. Set before serving.
   void setAdapters(std::unique_ptr<AdapterHost> adapters);
+  // Whether shared-memory connections hold queued launches for launch chains (worker/launch_batch.h;
+  // on unless the worker was started with --no-launch-chains). Set before serving.
+  void setLaunchChains(bool enabled) { launchChains_ = enabled; }
+  bool launchChains() const { return launchChains_; }
 
   // The GPU the calls run on (the shared-memory transport registers its staging areas).
   GpuBackend& gpu() const { return gpu_; }
@@ -98,6 +102,7 @@ class WorkerRuntime {
   memmgr::MemoryManager& memory_;
   DeviceOutputCapture* output_;
   WorkerGuardContext guard_;
+  bool launchChains_ = true;
   std::unique_ptr<AdapterHost> adapters_;
   TaintListener* taint_;
   Dispatcher dispatcher_;

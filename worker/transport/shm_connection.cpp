@@ -86,7 +86,7 @@ std::string serveShmConnection(WorkerRuntime& runtime, const shm::MappedRegion& 
   StagingRegistration registration(runtime.gpu(), shared.staging, shared.stagingBytes);
   DeferredOutcome deferred;
   LaunchBatch heldLaunches;
-  shared.launches = &heldLaunches;
+  shared.launches = runtime.launchChains() ? &heldLaunches : nullptr;
   std::string endReason;
   auto keepWaiting = [&] {
     if (stop.load()) {

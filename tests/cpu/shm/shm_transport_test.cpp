@@ -123,6 +123,44 @@ TEST_F(ShmTransport, ReplyLargerThanTheArenaEndsTheTransport) {
   EXPECT_EQ(transport->call(requests::getDeviceInfo(), &reply), TransportStatus::kUnavailable);
 }
 
+// Launches sent without waiting, through the real transport: whether the worker holds them for
+// launch chains (it does when it finds another unawaited call queued behind one, which depends
+// on timing) or not (--no-launch-chains), every launch reaches the GPU once, in order, before the
+// synchronize that follows them.
+TEST_F(ShmTransport, UnawaitedLaunchesArriveOnceInOrderWithOrWithoutLaunchChains) {
+  for (bool chains : {true, false}) {
+    SCOPED_TRACE(chains ? "launch chains on" : "launch chains off");
+    harness_.runtime().setLaunchChains(chains);
+    harness_.gpu().clearRecords();
+    const std::uint64_t chainLaunches = harness_.gpu().callCount(FakeGpuCall::kChainLaunch);
+    TestClient client = harness_.attach(chains ? 1 : 2);
+    const TestClient::LoadedModule module = client.loadModule(readTestFatbin(TestFatbin::kDefaultArch));
+    auto transport = connect(client);
+    ASSERT_NE(transport, nullptr);
+    constexpr unsigned kLaunches = 300;
+    for (unsigned i = 1; i <= kLaunches; ++i) {
+      v1::CallReply reply;
+      bool replied = false;
+      ASSERT_EQ(transport->send(requests::launchKernel(module.function(kEmptyKernel), "", {i, 1, 1}), &reply,
+                                &replied),
+                TransportStatus::kOk);
+    }
+    EXPECT_EQ(call(*transport, requests::deviceSynchronize()).error(), 0);
+    std::vector<unsigned> marks;
+    for (const FakeLaunch& launch : harness_.gpu().launches()) marks.push_back(launch.config.gridX);
+    ASSERT_EQ(marks.size(), kLaunches);
+    for (unsigned i = 0; i < kLaunches; ++i) ASSERT_EQ(marks[i], i + 1) << "launch " << i;
+    const std::uint64_t chained = harness_.gpu().callCount(FakeGpuCall::kChainLaunch) - chainLaunches;
+    if (!chains) {
+      EXPECT_EQ(chained, 0u);
+    }
+    std::printf("launch chains %s: %llu chain launches for %u launches\n", chains ? "on" : "off",
+                static_cast<unsigned long long>(chained), kLaunches);
+    transport.reset();
+    ASSERT_TRUE(harness_.runtime().release(client.id()));
+  }
+}
+
 TEST_F(ShmTransport, ReleasedSessionIsRejected) {
   TestClient client = harness_.attach(1);
   auto transport = connect(client);
