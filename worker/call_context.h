@@ -48,6 +48,9 @@ struct SharedMemoryChannel {
   // not, or the batch is full: a launch is never held back from a synchronize queued behind it).
   LaunchBatch* launches = nullptr;
   bool unawaitedQueued = false;
+  // Experimental (--lone-launch-chains): a launch with nothing queued behind it goes through a
+  // kept one-node chain as well (a graph launch takes less host time than cuLaunchKernel).
+  bool loneLaunchChains = false;
   // The first failure of a flush of held launches, for the transport to report as it reports a
   // failed launch the client did not wait for (with the next reply); 0 when none.
   int heldLaunchError = 0;

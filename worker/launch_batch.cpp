@@ -135,7 +135,7 @@ CUresult LaunchBatch::flush(CallContext& ctx, std::string* what) {
   Submitter submit(ctx, stream, &submitted);
   std::span<Resolved> rest(resolved);
   while (!rest.empty()) {
-    if (rest.size() == 1) {
+    if (rest.size() == 1 && !(ctx.shared != nullptr && ctx.shared->loneLaunchChains)) {
       submit.plain(rest.front());
       break;
     }

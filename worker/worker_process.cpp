@@ -37,8 +37,9 @@ struct WorkerOptions {
   std::string logLevel = "info";
   std::string cacheDir;  // compiled guarded modules; empty: no cache
   std::uint64_t cacheBytes = 1ull << 30;
-  bool testGuardCanary = false;  // the escape suite's hook (session_guard.h)
-  bool launchChains = true;      // --no-launch-chains: every launch goes alone (worker/launch_batch.h)
+  bool testGuardCanary = false;   // the escape suite's hook (session_guard.h)
+  bool launchChains = true;       // --no-launch-chains: every launch goes alone (worker/launch_batch.h)
+  bool loneLaunchChains = false;  // --lone-launch-chains (experimental): lone launches chained too
 };
 
 std::optional<int> parseInt(std::string_view text) {
@@ -81,6 +82,8 @@ bool parseOptions(int argc, char** argv, WorkerOptions* options, std::string* er
       options->testGuardCanary = true;
     } else if (arg == "--no-launch-chains") {
       options->launchChains = false;
+    } else if (arg == "--lone-launch-chains") {
+      options->loneLaunchChains = true;
     } else {
       *error = "unknown argument: " + std::string(arg);
       return false;
@@ -154,6 +157,7 @@ int runWorkerProcess(int argc, char** argv, std::unique_ptr<GpuBackend> backend,
   WorkerGuardContext guardContext{cache.get(), options.testGuardCanary};
   runtime.setGuardContext(guardContext);
   runtime.setLaunchChains(options.launchChains);
+  runtime.setLoneLaunchChains(options.loneLaunchChains);
   if (!options.launchChains) spdlog::info("launch chains off (--no-launch-chains): every launch goes alone");
   if (adapters) {
     auto host = std::make_unique<AdapterHost>();

@@ -80,6 +80,10 @@ class WorkerRuntime {
   // on unless the worker was started with --no-launch-chains). Set before serving.
   void setLaunchChains(bool enabled) { launchChains_ = enabled; }
   bool launchChains() const { return launchChains_; }
+  // Experimental (--lone-launch-chains, off by default): a lone launch goes through a kept
+  // one-node chain too (SharedMemoryChannel::loneLaunchChains). Set before serving.
+  void setLoneLaunchChains(bool enabled) { loneLaunchChains_ = enabled; }
+  bool loneLaunchChains() const { return loneLaunchChains_; }
 
   // The GPU the calls run on (the shared-memory transport registers its staging areas).
   GpuBackend& gpu() const { return gpu_; }
@@ -103,6 +107,7 @@ class WorkerRuntime {
   DeviceOutputCapture* output_;
   WorkerGuardContext guard_;
   bool launchChains_ = true;
+  bool loneLaunchChains_ = false;
   std::unique_ptr<AdapterHost> adapters_;
   TaintListener* taint_;
   Dispatcher dispatcher_;

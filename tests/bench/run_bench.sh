@@ -40,6 +40,8 @@
 #                           LD_LIBRARY_PATH, for a program that needs more (run_cufft_bench.sh: cuFFT)
 #   AGILEOS_BENCH_LIBRARIES libraries the program dlopens, colon-separated, bound into the sandbox
 #                           with agileos-sandbox --library (run_math_bench.sh: cuDNN's sublibraries)
+#   AGILEOS_BENCH_WORKER_ARGS  the daemon's worker.args, as JSON strings separated by commas (e.g.
+#                           '"--lone-launch-chains"' or '"--no-launch-chains"'), to compare worker modes
 #   OUT                     where the results go (./bench-out)
 #
 # Output, in $OUT, written as the run goes:
@@ -137,7 +139,7 @@ bench_daemon() {
   runtime_dir="$(harness_runtime_dir agileos-bench-run)"
   start_daemon --lifetime $((budget_s + 2 * timeout_s + 60)) --stop-wait 15 --quote 30 \
     --tail-file "$out_dir/daemon.log.tail" --tail-lines 40 daemon \
-    "$(daemon_config "$runtime_dir" warn '"worker": {"executable": "agileos-worker", "prestart": 2, "max_workers": 4}')" \
+    "$(daemon_config "$runtime_dir" warn "\"worker\": {\"executable\": \"agileos-worker\", \"prestart\": 2, \"max_workers\": 4, \"args\": [${AGILEOS_BENCH_WORKER_ARGS:-}]}")" \
     "$logs/agileosd.log" || exit 1
   say "daemon: listening after $daemon_waited s"
 }

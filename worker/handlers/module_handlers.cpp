@@ -366,7 +366,8 @@ void launchKernel(CallContext& ctx, const v1::CallRequest& request, v1::CallRepl
   // (worker/launch_batch.h); anything else goes now, after those held.
   LaunchBatch* held = ctx.shared != nullptr ? ctx.shared->launches : nullptr;
   if (held != nullptr && !ctx.shared->replyAwaited && !args.cooperative() && config.attributes.empty() &&
-      (ctx.shared->unawaitedQueued || !held->empty()) && ctx.session.launchChains.chaining()) {
+      (ctx.shared->unawaitedQueued || !held->empty() || ctx.shared->loneLaunchChains) &&
+      ctx.session.launchChains.chaining()) {
     if (!held->accepts(args.stream())) flushHeldLaunches(ctx);  // a batch holds one stream's launches
     held->hold(args.function(), args.stream(), config, args.params());
     return;

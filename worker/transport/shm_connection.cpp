@@ -87,6 +87,7 @@ std::string serveShmConnection(WorkerRuntime& runtime, const shm::MappedRegion& 
   DeferredOutcome deferred;
   LaunchBatch heldLaunches;
   shared.launches = runtime.launchChains() ? &heldLaunches : nullptr;
+  shared.loneLaunchChains = runtime.launchChains() && runtime.loneLaunchChains();
   std::string endReason;
   auto keepWaiting = [&] {
     if (stop.load()) {

@@ -239,6 +239,23 @@ TEST(LaunchBatch, WithEveryChainSlotTakenNewRunsGoOneByOne) {
   EXPECT_EQ(f.count(FakeGpuCall::kChainLaunch), std::uint64_t(LaunchChainCache::kMaxKept) + 1);
 }
 
+TEST(LaunchBatch, WithLoneLaunchChainsALaunchWithNothingQueuedUsesAOneNodeChain) {
+  Fixture f;
+  f.connection.shared.loneLaunchChains = true;
+  f.connection.launch(f.empty(), 1, false);
+  f.connection.launch(f.empty(), 1, false);
+  f.connection.launch(f.empty(), 2, false);
+  EXPECT_EQ(f.marks(), (std::vector<unsigned>{1, 1, 2}));
+  EXPECT_EQ(f.count(FakeGpuCall::kLaunchKernel), 0u);
+  EXPECT_EQ(f.count(FakeGpuCall::kChainCreate), 1u);
+  EXPECT_EQ(f.count(FakeGpuCall::kChainLaunch), 3u);
+  EXPECT_EQ(f.count(FakeGpuCall::kChainSetNode), 1u) << "only the third launch differed";
+  // An awaited launch still goes alone.
+  EXPECT_EQ(f.connection.send(requests::launchKernel(f.empty(), "", {3, 1, 1}), true, false).error(), 0);
+  EXPECT_EQ(f.count(FakeGpuCall::kLaunchKernel), 1u);
+  EXPECT_TRUE(f.connection.batch.empty());
+}
+
 TEST(LaunchBatch, KeptChainsGoWithTheirStreamTheModuleAndTheSession) {
   Fixture f;
   const std::uint64_t stream = f.client.createStream();
