@@ -12,22 +12,33 @@ namespace {
 struct Resolved {
   CUfunction function = nullptr;
   LaunchConfig config;
+  const std::string* params = nullptr;  // the held block
   std::vector<void*> pointers;
-  ChainNodeState state;
 };
 
-ChainNodeState stateOf(CUfunction function, const LaunchConfig& config, const std::string& params) {
+// What a chain node holds once it carries `launch` (a copy of its parameters: made only for a node
+// that is created or updated, never to compare).
+ChainNodeState stateOf(const Resolved& launch) {
   ChainNodeState state;
-  state.function = function;
-  state.grid[0] = config.gridX;
-  state.grid[1] = config.gridY;
-  state.grid[2] = config.gridZ;
-  state.block[0] = config.blockX;
-  state.block[1] = config.blockY;
-  state.block[2] = config.blockZ;
-  state.sharedMemBytes = config.sharedMemBytes;
-  state.params = params;
+  state.function = launch.function;
+  state.grid[0] = launch.config.gridX;
+  state.grid[1] = launch.config.gridY;
+  state.grid[2] = launch.config.gridZ;
+  state.block[0] = launch.config.blockX;
+  state.block[1] = launch.config.blockY;
+  state.block[2] = launch.config.blockZ;
+  state.sharedMemBytes = launch.config.sharedMemBytes;
+  state.params = *launch.params;
   return state;
+}
+
+// Whether `node` already carries `launch`, so that the node needs no update.
+bool carries(const ChainNodeState& node, const Resolved& launch) {
+  const LaunchConfig& c = launch.config;
+  return node.function == launch.function && node.grid[0] == c.gridX && node.grid[1] == c.gridY &&
+         node.grid[2] == c.gridZ && node.block[0] == c.blockX && node.block[1] == c.blockY &&
+         node.block[2] == c.blockZ && node.sharedMemBytes == c.sharedMemBytes &&
+         node.params == *launch.params;
 }
 
 ChainedLaunch chainedOf(Resolved& launch) { return {launch.function, launch.config, launch.pointers.data()}; }
@@ -51,16 +62,16 @@ class Submitter {
       for (Resolved& launch : launches) nodes.push_back(chainedOf(launch));
       LaunchChain created;
       if (ctx_.gpu.chainCreate(nodes, &created.handle) != CUDA_SUCCESS) return refused(launches);
-      for (const Resolved& launch : launches) created.nodes.push_back(launch.state);
+      for (const Resolved& launch : launches) created.nodes.push_back(stateOf(launch));
       kept = std::move(created);
     } else {
       for (std::size_t i = 0; i < launches.size(); ++i) {
-        if (kept->nodes[i] == launches[i].state) continue;
+        if (carries(kept->nodes[i], launches[i])) continue;
         if (ctx_.gpu.chainSetNode(kept->handle, i, chainedOf(launches[i])) != CUDA_SUCCESS) {
           ctx_.gpu.chainDestroy(kept->handle);  // its nodes are no longer known
           return refused(launches);
         }
-        kept->nodes[i] = launches[i].state;
+        kept->nodes[i] = stateOf(launches[i]);
       }
     }
     if (ctx_.gpu.chainLaunch(kept->handle, stream_) != CUDA_SUCCESS) {
@@ -126,9 +137,9 @@ CUresult LaunchBatch::flush(CallContext& ctx, std::string* what) {
       Resolved& launch = resolved.emplace_back();
       launch.function = function->function;
       launch.config = held.config;
+      launch.params = &held.params;
       for (const ParamLayout& param : *function->params)
         launch.pointers.push_back(held.params.data() + param.offset);
-      launch.state = stateOf(launch.function, launch.config, held.params);
     }
   }
   std::string submitted;

@@ -43,7 +43,6 @@ class LaunchBatch {
 
   bool empty() const { return held_.empty(); }
   bool full() const { return held_.size() >= kMaxHeld; }
-  std::size_t size() const { return held_.size(); }
   // True if a launch on `streamToken` may join the held ones (none held, or the same stream).
   bool accepts(std::uint64_t streamToken) const {
     return held_.empty() || held_.front().stream == streamToken;

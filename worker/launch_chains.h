@@ -31,8 +31,6 @@ struct ChainNodeState {
   unsigned block[3] = {1, 1, 1};
   unsigned sharedMemBytes = 0;
   std::string params;  // the packed parameter bytes
-
-  bool operator==(const ChainNodeState&) const = default;
 };
 
 struct LaunchChain {

@@ -43,7 +43,6 @@ inline constexpr long long typedTransform(int singlePrecisionType, Precision pre
   return singlePrecisionType + (static_cast<long long>(precision) << 8);
 }
 inline constexpr int transformOf(long long typeValue) { return static_cast<int>(typeValue & 0xff); }
-inline constexpr Precision precisionOf(long long typeValue) { return static_cast<Precision>(typeValue >> 8); }
 // The transform an `exec` runs (cufftExecC2C ... cufftExecZ2D).
 enum class ExecKind : int { kC2C = 0, kR2C = 1, kC2R = 2, kZ2Z = 3, kD2Z = 4, kZ2D = 5 };
 

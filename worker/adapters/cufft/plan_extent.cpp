@@ -65,18 +65,6 @@ bool isKnownType(long long type) {
   }
 }
 
-std::uint32_t inputElementBytes(cufftType type) {
-  if (!isKnownType(type)) return 0;
-  const std::uint32_t scalar = isDouble(type) ? 8 : 4;
-  return isReal(type, true) ? scalar : 2 * scalar;
-}
-
-std::uint32_t outputElementBytes(cufftType type) {
-  if (!isKnownType(type)) return 0;
-  const std::uint32_t scalar = isDouble(type) ? 8 : 4;
-  return isReal(type, false) ? scalar : 2 * scalar;
-}
-
 bool isKnownPrecision(cufftType type, Precision precision) {
   switch (precision) {
     case Precision::kStandard:

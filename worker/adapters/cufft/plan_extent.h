@@ -65,10 +65,6 @@ std::vector<long long> logicalShape(const PlanShape& shape, bool input);
 // Whether `type` is one of cuFFT's six transform types (an untrusted value).
 bool isKnownType(long long type);
 
-// Bytes of one input / output element of `type` (real or complex, single or double), or 0.
-std::uint32_t inputElementBytes(cufftType type);
-std::uint32_t outputElementBytes(cufftType type);
-
 // Whether `precision` may go with `type`: kStandard with any known type, half and bfloat16 with
 // the single-precision transforms only.
 bool isKnownPrecision(cufftType type, Precision precision);
