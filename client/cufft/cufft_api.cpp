@@ -538,16 +538,15 @@ AGILEOS_SHIM_EXPORT cufftResult cufftXtGetSizeMany(cufftHandle plan, int rank, l
                               workSize);
 }
 
-// The transform of the plan's type, as cufftExec<kind> (the direction is ignored for real
-// transforms, as cuFFT does).
+// The transform of the plan's type. The direction goes to the worker as the program gave it: the
+// worker runs real transforms through cuFFT's own cufftXtExec, which decides what a direction
+// means for them (it refuses a complex-to-real transform asked to go forward).
 AGILEOS_SHIM_EXPORT cufftResult cufftXtExec(cufftHandle plan, void* input, void* output, int direction) {
   if (!shim::plans().find(plan)) return CUFFT_INVALID_PLAN;
   const std::optional<std::int64_t> type = shim::plans().type(plan);
   if (!type) return CUFFT_INVALID_PLAN;  // created but never made
   const std::optional<ExecKind> kind = shim::kindOfType(*type);
   if (!kind) return CUFFT_INVALID_PLAN;
-  if (*kind == ExecKind::kR2C || *kind == ExecKind::kD2Z) direction = CUFFT_FORWARD;
-  if (*kind == ExecKind::kC2R || *kind == ExecKind::kZ2D) direction = CUFFT_INVERSE;
   return shim::exec("cufftXtExec", plan, *kind, input, output, direction);
 }
 

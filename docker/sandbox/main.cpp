@@ -46,6 +46,12 @@ namespace {
 
 constexpr int kSetupFailed = 125;
 constexpr const char* kShimName = "libagileos_cudart.so";
+// Library shims preloaded after the runtime shim when the shim directory has them. Preloading,
+// not only the soname in LD_LIBRARY_PATH, is what makes the shim win over a copy of the real
+// library that a program loads by path or through its own RPATH (PyTorch's wheels carry
+// libcufft.so.12 and load it so): cuFFT must run in the worker's adapter, since the real cuFFT
+// in the client would need private driver tables AgileOS does not serve.
+constexpr const char* kOptionalPreloadedShims[] = {"libagileos_cufft.so"};
 // Paths that hold the GPU stack or the kernel's interfaces: never kept.
 constexpr const char* kForbiddenPrefixes[] = {
     "/dev",        "/proc",       "/sys",           "/usr/local/cuda", "/usr/local/nvidia",
@@ -254,7 +260,11 @@ int run(const SandboxOptions& options) {
   plan.programPath = findProgram(options.program[0]);
   plan.programSource = canonical(plan.programPath, "PROGRAM");
   plan.programArgs.assign(options.program.begin() + 1, options.program.end());
-  plan.environment = {{"LD_PRELOAD", shimDir + "/" + kShimName},
+  std::string preload = shimDir + "/" + kShimName;
+  for (const char* name : kOptionalPreloadedShims) {
+    if (::access((shimDir + "/" + name).c_str(), R_OK) == 0) preload += ":" + shimDir + "/" + name;
+  }
+  plan.environment = {{"LD_PRELOAD", preload},
                       {"LD_LIBRARY_PATH", libraryPath},
                       {"AGILEOS_SOCKET", socketDir + "/agileosd.sock"},
                       {"HOME", "/tmp"},
@@ -276,7 +286,7 @@ int run(const SandboxOptions& options) {
   const uid_t hostId = lease->id();
 
   LibraryClosure closure;
-  const std::vector<std::string> loaderEnvironment = {"LD_PRELOAD=" + shimDir + "/" + kShimName,
+  const std::vector<std::string> loaderEnvironment = {"LD_PRELOAD=" + preload,
                                                       "LD_LIBRARY_PATH=" + libraryPath};
   if (!resolveLibraryClosure(plan.programSource, loaderEnvironment, hostId, hostId, &closure, &error))
     die(error);

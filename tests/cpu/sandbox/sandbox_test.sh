@@ -356,6 +356,18 @@ refused "every uid leased" "are in use" \
 refused "--inside-uid 0" "inside-uid" \
   sandbox --inside-uid 0 --keep-rw "$work/shared" -- /usr/bin/touch "$work/shared/ran"
 
+echo "== library shims preloaded after the runtime shim"
+# A shim directory that also holds the cuFFT shim: it is preloaded after the runtime shim, so that
+# it wins over a real libcufft a program loads by path (the fake runtime shim serves as both).
+mkdir -p "$work/shim-with-cufft"
+cp "$SHIM_DIR/libagileos_cudart.so" "$work/shim-with-cufft/libagileos_cudart.so"
+cp "$SHIM_DIR/libagileos_cudart.so" "$work/shim-with-cufft/libagileos_cufft.so"
+chmod 755 "$work/shim-with-cufft"
+preloaded="$("$SANDBOX" --socket-dir "$work/sockets" --shim "$work/shim-with-cufft" --state-dir "$STATE" \
+  "${tools[@]}" -- /bin/sh -c 'echo "preload=$LD_PRELOAD"')"
+check "the cuFFT shim is preloaded after the runtime shim when the shim directory has it" \
+  test "$preloaded" = "preload=$(readlink -f "$work/shim-with-cufft")/libagileos_cudart.so:$(readlink -f "$work/shim-with-cufft")/libagileos_cufft.so"
+
 echo "== --keep-rw"
 sandbox --keep-rw "$work/shared" -- /usr/bin/touch "$work/shared/ran"
 check "a --keep-rw path is writable inside" test -e "$work/shared/ran"

@@ -555,38 +555,21 @@ class CufftAdapter final : public worker::LibraryAdapter {
     void* out = reinterpret_cast<void*>(odata);
     const int dir = static_cast<int>(direction);
     cufftResult result = CUFFT_INVALID_VALUE;
-    if (plan->shape.precision != Precision::kStandard) {
+    const bool realTransform = kind != ExecKind::kC2C && kind != ExecKind::kZ2Z;
+    if (plan->shape.precision != Precision::kStandard || realTransform) {
       // A half or bfloat16 plan runs only through cufftXtExec (its buffers were checked above at
-      // that precision's element sizes).
+      // that precision's element sizes). So does every real transform: the direction arrives as
+      // the program gave it to cufftXtExec (cufftExec<R2C|C2R|...> send the one they imply), and
+      // cuFFT's cufftXtExec gives it the meaning it has natively.
       result = cufftXtExec(plan->handle(), in, out, dir);
       if (!libraryOk(call, result, "cufftXtExec")) return;
       call.result.set_status(CUFFT_SUCCESS);
       return;
     }
-    switch (kind) {
-      case ExecKind::kC2C:
-        result = cufftExecC2C(plan->handle(), static_cast<cufftComplex*>(in), static_cast<cufftComplex*>(out),
-                              dir);
-        break;
-      case ExecKind::kR2C:
-        result = cufftExecR2C(plan->handle(), static_cast<cufftReal*>(in), static_cast<cufftComplex*>(out));
-        break;
-      case ExecKind::kC2R:
-        result = cufftExecC2R(plan->handle(), static_cast<cufftComplex*>(in), static_cast<cufftReal*>(out));
-        break;
-      case ExecKind::kZ2Z:
-        result = cufftExecZ2Z(plan->handle(), static_cast<cufftDoubleComplex*>(in),
-                              static_cast<cufftDoubleComplex*>(out), dir);
-        break;
-      case ExecKind::kD2Z:
-        result = cufftExecD2Z(plan->handle(), static_cast<cufftDoubleReal*>(in),
-                              static_cast<cufftDoubleComplex*>(out));
-        break;
-      case ExecKind::kZ2D:
-        result = cufftExecZ2D(plan->handle(), static_cast<cufftDoubleComplex*>(in),
-                              static_cast<cufftDoubleReal*>(out));
-        break;
-    }
+    result = kind == ExecKind::kC2C ? cufftExecC2C(plan->handle(), static_cast<cufftComplex*>(in),
+                                                   static_cast<cufftComplex*>(out), dir)
+                                    : cufftExecZ2Z(plan->handle(), static_cast<cufftDoubleComplex*>(in),
+                                                   static_cast<cufftDoubleComplex*>(out), dir);
     if (!libraryOk(call, result, "cufftExec")) return;
     call.result.set_status(CUFFT_SUCCESS);
   }
