@@ -203,6 +203,16 @@ PointerCheck MemoryManager::check(ClientId client, DevicePtr p, std::uint64_t n)
   return table_.check(client, p, n);
 }
 
+bool MemoryManager::isUserAllocationBase(ClientId client, DevicePtr p, std::uint64_t* size) const {
+  if (p == 0) return false;
+  std::lock_guard lock(mutex_);
+  const std::optional<Allocation> entry = table_.find(p);
+  if (!entry || entry->base != p || entry->owner != client || entry->kind != AllocationKind::kUser)
+    return false;
+  if (size != nullptr) *size = entry->size;
+  return true;
+}
+
 bool MemoryManager::registerModuleGlobal(ClientId client, DevicePtr p, std::uint64_t size) {
   if (p == 0 || size == 0 || size > std::numeric_limits<DevicePtr>::max() - p) return false;
   if (touchesProtected(p, size)) return false;

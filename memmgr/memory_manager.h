@@ -97,6 +97,9 @@ class MemoryManager {
   // (including its module globals). Protected ranges are refused arithmetically
   // before any lookup. See AllocationTable::check for the order of verdicts.
   PointerCheck check(ClientId client, DevicePtr p, std::uint64_t n) const;
+  // True when p is the exact base of a live user allocation of `client` (what free() accepts);
+  // *size (if not null) is its requested size then.
+  bool isUserAllocationBase(ClientId client, DevicePtr p, std::uint64_t* size) const;
 
   // Records a module global so copies to it validate; it is removed by
   // forgetModuleGlobal or releaseClient, never by free(). Returns false for p == 0,

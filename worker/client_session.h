@@ -27,6 +27,7 @@
 #include "worker/launch_chains.h"
 #include "worker/protected_modules/module_set.h"
 #include "worker/session_guard.h"
+#include "worker/stream_ordered_memory.h"
 
 namespace agileos::worker {
 
@@ -142,6 +143,8 @@ class ClientSession {
   HandleTable<FunctionRecord> functions;
   // Instantiated launch chains for held launches (worker/launch_batch.h), by stream.
   LaunchChainCache launchChains;
+  // Stream-ordered allocations, their pending frees and the client's memory pools.
+  StreamOrderedMemory streamOrdered;
   // Page-locked host memory shared with the client (HostAlloc); only over the
   // shared-memory transport. `hostSegmentBytes` is their total size, never more than
   // `pinnedHostQuotaBytes` (set at attach, immutable after).

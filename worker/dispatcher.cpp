@@ -44,6 +44,7 @@ Dispatcher::Dispatcher() {
   registerDeviceHandlers(registry_);
   registerMemoryHandlers(registry_);
   registerVirtualMemoryHandlers(registry_);
+  registerStreamOrderedMemoryHandlers(registry_);
   registerStreamHandlers(registry_);
   registerEventHandlers(registry_);
   registerModuleHandlers(registry_);

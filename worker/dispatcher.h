@@ -40,6 +40,7 @@ class HandlerRegistry {
 void registerDeviceHandlers(HandlerRegistry& registry);
 void registerMemoryHandlers(HandlerRegistry& registry);
 void registerVirtualMemoryHandlers(HandlerRegistry& registry);
+void registerStreamOrderedMemoryHandlers(HandlerRegistry& registry);
 void registerStreamHandlers(HandlerRegistry& registry);
 void registerEventHandlers(HandlerRegistry& registry);
 void registerModuleHandlers(HandlerRegistry& registry);

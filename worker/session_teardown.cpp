@@ -9,6 +9,8 @@ namespace agileos::worker {
 
 void releaseStreamsAndEvents(GpuBackend& gpu, ClientSession& session) {
   session.launchChains.dropAll(gpu);
+  // Pending stream-ordered frees' events and the pools; the memory goes with the client's.
+  session.streamOrdered.dropAll(gpu);
   for (auto& [token, stream] : session.streams.drain()) gpu.streamDestroy(stream.stream);
   for (auto& [token, event] : session.events.drain()) gpu.eventDestroy(event.event);
 }

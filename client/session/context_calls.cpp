@@ -3,6 +3,7 @@
 #include "agileos/v1/client_api.pb.h"
 #include "client/session/device_allocations.h"
 #include "client/session/function_calls.h"
+#include "client/session/memory_pools.h"
 #include "client/session/resource_epoch.h"
 #include "client/session/streams.h"
 #include "client/session/worker_calls.h"
@@ -28,6 +29,7 @@ cudaError_t resetDevice() {
   if (error == cudaSuccess) {
     forgetAllStreams();
     forgetAllDeviceAllocations();
+    forgetAllMemoryPools();
   }
   forgetFunctionAttributes();
   return error;

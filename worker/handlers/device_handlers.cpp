@@ -23,8 +23,8 @@ int virtualAttributeValue(int attribute, int value) {
     case CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED:  // cudaHostRegister
     case CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM:
     case CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED:
-    case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED:  // cudaMallocAsync
-    case CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED:     // IPC crosses the client boundary
+    case CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES:  // pool handles would cross the client boundary
+    case CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED:             // IPC crosses the client boundary
     case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED:
     case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED:
       return 0;

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "worker/dispatcher.h"
+#include "worker/handlers/stream_ordered_memory_handlers.h"
 #include "worker/protected_modules/module_set.h"
 
 namespace agileos::worker {
@@ -29,13 +30,20 @@ void memAlloc(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& r
 void memFree(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) {
   const std::uint64_t p = request.mem_free().dptr();
   if (p == 0) return;
+  if (ctx.session.streamOrdered.isFreed(p)) {
+    refuse(reply, cudaErrorInvalidValue, "the allocation was already freed (cudaFreeAsync)");
+    return;
+  }
   // cudaFree synchronizes the device: no kernel may still use memory that is unmapped.
   if (ctx.memory.check(ctx.session.id(), p, 1) == memmgr::PointerCheck::kOk) {
     if (!succeeded(ctx, ctx.gpu.synchronizeContext(), reply, "cuCtxSynchronize")) return;
     // A module's DMA registration of this allocation ends before the memory does.
     if (ctx.session.protectedModules) ctx.session.protectedModules->revokeDmaFor(p);
+    // The synchronize finished every stream-ordered free's work too.
+    giveBackCompletedFrees(ctx);
   }
   const CUresult result = ctx.memory.free(ctx.session.id(), p);
+  if (result == CUDA_SUCCESS) ctx.session.streamOrdered.forgetAllocation(p);
   if (result == CUDA_ERROR_INVALID_VALUE) {
     refuse(reply, cudaErrorInvalidValue, "not the base of a live allocation of this client");
     return;

@@ -54,9 +54,9 @@ TEST_F(GeneratedStubsTest, ErrorStubReportsItsNameAndReturnsNotSupported) {
 }
 
 TEST_F(GeneratedStubsTest, PerThreadStreamStubReportsItsOwnName) {
-  void* pointer = nullptr;
-  EXPECT_EQ(cudaMallocAsync_ptsz(&pointer, 64, nullptr), cudaErrorNotSupported);
-  EXPECT_EQ(reportedSymbols(), std::vector<std::string>{"cudaMallocAsync_ptsz"});
+  int word = 0;
+  EXPECT_EQ(cudaStreamAttachMemAsync_ptsz(nullptr, &word, 0, cudaMemAttachSingle), cudaErrorNotSupported);
+  EXPECT_EQ(reportedSymbols(), std::vector<std::string>{"cudaStreamAttachMemAsync_ptsz"});
 }
 
 TEST_F(GeneratedStubsTest, VoidStubReportsItsName) {

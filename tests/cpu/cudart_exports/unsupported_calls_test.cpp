@@ -69,11 +69,10 @@ TEST_F(UnsupportedCallsTest, MallocManagedFailsClosed) {
 // A per-thread-default-stream variant is its own exported function, reached by programs built
 // with --default-stream per-thread, and must fail closed like its base function.
 TEST_F(UnsupportedCallsTest, PerThreadStreamVariantFailsClosed) {
-  auto* mallocAsync = entryPoint<decltype(cudaMallocAsync)>("cudaMallocAsync_ptsz");
-  ASSERT_NE(mallocAsync, nullptr) << dlerror();
-  void* pointer = nullptr;
-  EXPECT_EQ(mallocAsync(&pointer, 4096, nullptr), cudaErrorNotSupported);
-  EXPECT_EQ(pointer, nullptr);
+  auto* attachMem = entryPoint<decltype(cudaStreamAttachMemAsync)>("cudaStreamAttachMemAsync_ptsz");
+  ASSERT_NE(attachMem, nullptr) << dlerror();
+  int word = 0;
+  EXPECT_EQ(attachMem(nullptr, &word, 0, cudaMemAttachSingle), cudaErrorNotSupported);
   expectLastErrorIsNotSupported();
 }
 
