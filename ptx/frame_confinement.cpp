@@ -150,7 +150,7 @@ WritePlan planWrites(const Instruction& instruction, const MemoryClassification&
     const Operand& operand = instruction.operands[access.addressOperand];
     if (access.space == StateSpace::kParam) {
       const DeclaredName* d = operand.address ? scopes.find(operand.address->base) : nullptr;
-      if (d == nullptr || d->space != ".param" || access.sizeOperand ||
+      if (d == nullptr || d->space != ".param" || access.sizeOperand || access.extent ||
           !inside(*d, operand.address->offset, access.bytes)) {
         return refuse("a parameter store the guard cannot place inside a declared parameter (" +
                       print(instruction) + ")");
@@ -158,7 +158,7 @@ WritePlan planWrites(const Instruction& instruction, const MemoryClassification&
       continue;
     }
     if (!inFunc || (access.space != StateSpace::kLocal && access.space != StateSpace::kGeneric)) continue;
-    if (!operand.address || access.sizeOperand || access.bytes == 0)
+    if (!operand.address || access.sizeOperand || access.extent || access.bytes == 0)
       return refuse("a write to local memory the guard cannot bound (" + print(instruction) + ")");
     const AddressForm& form = *operand.address;
     if (!form.base.empty() && form.base[0] != '%') {

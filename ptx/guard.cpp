@@ -65,11 +65,18 @@ Operand addressOf(const std::string& reg) {
   return parsed.module.items[1].function.body[0].instruction.operands[1];
 }
 
+Operand registerOf(const std::string& reg) {
+  const ParseResult parsed = parse(".version 9.0\n.entry e()\n{\nmov.b32 %r, " + reg + ";\n}\n");
+  return parsed.module.items[1].function.body[0].instruction.operands[1];
+}
+
 // PTX text of the statements that check one access; registers are `reg` + suffix. For a
-// redirecting policy, *redirected is the register the access must use instead.
+// redirecting policy, *redirected is the register the access must use instead, and for a matrix
+// access with a stride register, *stride the 32-bit copy of it that was checked and that the
+// access must use (so that check and access read the same 32 bits, whatever the operand was).
 bool appendCheck(const Instruction& instruction, const MemoryAccess& access, std::size_t index,
                  const std::string& reg, const GuardOptions& options, std::string* text,
-                 std::string* redirected, std::string* error) {
+                 std::string* redirected, std::string* stride, std::string* error) {
   const Operand& operand = instruction.operands[access.addressOperand];
   if (!operand.address) {
     *error = "an address the guard cannot bound (" + print(instruction) + ")";
@@ -102,11 +109,16 @@ bool appendCheck(const Instruction& instruction, const MemoryAccess& access, std
   // and unmapped (memmgr::kGuardZone), so flagging them stops nothing that could work. The
   // zone's bounds have zero low words, so the test is on the address's high word alone:
   // (hi - zoneHi) < spanHi, two 32-bit instructions.
-  if (!access.sizeOperand && access.bytes == 0) {
+  const bool runtimeWidth = access.sizeOperand || access.extent;
+  if (!runtimeWidth && access.bytes == 0) {
     *error = "an access of unknown width (" + print(instruction) + ")";
     return false;
   }
-  if (!access.sizeOperand && redirects(options.policy) && access.bytes > options.redirectLimit) {
+  if (access.extent && !access.extent->strideOperand && access.extent->constantBytes > 0xFFFFFFFFull) {
+    *error = "a matrix access wider than 4 GiB (" + print(instruction) + ")";
+    return false;
+  }
+  if (!runtimeWidth && redirects(options.policy) && access.bytes > options.redirectLimit) {
     *error = "an access wider than the guard can redirect (" + print(instruction) + ")";
     return false;
   }
@@ -165,6 +177,31 @@ bool appendCheck(const Instruction& instruction, const MemoryAccess& access, std
       out << ".reg .pred " << big << ";\nsetp.gt.and.u64 " << big << ", " << sz << ", "
           << hexImmediate(options.redirectLimit) << ", " << v << ";\n@" << big << " trap;\n";
     }
+    if (access.extent) {
+      // A matrix fragment spans its lines a stride apart. The zone test on its first byte is
+      // sound only for a span under 4 GiB (see above): a wider one stops the kernel, hit or not.
+      // Then, as for a run-time copy size, a hit the quarantine cannot hold stops it too.
+      const MemoryAccess::Extent& extent = *access.extent;
+      const std::string sz = reg + "_s" + n;
+      out << ".reg .u64 " << sz << ";\n";
+      if (extent.strideOperand) {
+        const Operand& given = instruction.operands[*extent.strideOperand];
+        const std::string wide = reg + "_w" + n, copy = reg + "_st" + n;
+        // mov.b32 takes only a 32-bit register (ptxas refuses a wider one).
+        out << ".reg .b32 " << copy << ";\nmov.b32 " << copy << ", " << given.tokens[0].text << ";\n";
+        out << "cvt.u64.u32 " << sz << ", " << copy << ";\n";
+        *stride = copy;
+        out << "mul.lo.u64 " << sz << ", " << sz << ", " << hexImmediate(extent.bytesPerStride) << ";\n";
+        out << "add.u64 " << sz << ", " << sz << ", " << hexImmediate(extent.constantBytes) << ";\n";
+        out << ".reg .pred " << wide << ";\nsetp.gt.u64 " << wide << ", " << sz << ", 0xFFFFFFFF;\n@" << wide
+            << " trap;\n";
+      } else {
+        out << "mov.u64 " << sz << ", " << hexImmediate(extent.constantBytes) << ";\n";
+      }
+      const std::string big = reg + "_big" + n;
+      out << ".reg .pred " << big << ";\nsetp.gt.and.u64 " << big << ", " << sz << ", "
+          << hexImmediate(options.redirectLimit) << ", " << v << ";\n@" << big << " trap;\n";
+    }
     *redirected = r;
   }
   *text += out.str();
@@ -191,13 +228,16 @@ class Rewriter {
       std::string text;
       std::size_t guarded = 0;
       std::vector<std::pair<std::size_t, std::string>> redirections;  // operand, register
+      std::vector<std::pair<std::size_t, std::string>> strides;       // operand, register
       for (const MemoryAccess& access : c.accesses) {
         if (!access.mayReachGlobal()) continue;
-        std::string error, redirected;
-        if (!appendCheck(instruction, access, guarded, prefix_, options_, &text, &redirected, &error)) {
+        std::string error, redirected, stride;
+        if (!appendCheck(instruction, access, guarded, prefix_, options_, &text, &redirected, &stride,
+                         &error)) {
           return fail(instruction, error);
         }
         if (!redirected.empty()) redirections.emplace_back(access.addressOperand, redirected);
+        if (!stride.empty()) strides.emplace_back(*access.extent->strideOperand, stride);
         ++guarded;
       }
       if (guarded == 0) continue;
@@ -209,6 +249,7 @@ class Rewriter {
       block.block = parsed.module.items[1].function.body;
       Statement original = std::move(statement);
       for (const auto& [operand, reg] : redirections) original.instruction.operands[operand] = addressOf(reg);
+      for (const auto& [operand, reg] : strides) original.instruction.operands[operand] = registerOf(reg);
       block.block.push_back(std::move(original));
       statement = std::move(block);
       checked_ += guarded;
@@ -237,6 +278,57 @@ bool trusted(const Function& function, const GuardOptions& options) {
 }
 
 // ---------------------------------------------------------------- the independent checker
+
+// The span check of a matrix access (appendCheck): the span computed from the access's stride
+// operand, a 32-bit copy the guard made (or the constant span), a stop when it is 4 GiB or wider,
+// and a stop when a hit `v` is wider than the quarantine. `next` yields the instructions after the
+// redirection.
+template <typename Next>
+bool matrixSpanChecked(Next& next, const Instruction& access, const MemoryAccess::Extent& extent,
+                       const std::string& v, const GuardOptions& options, const std::string& prefix) {
+  const Instruction* first = next();
+  if (first == nullptr) return false;
+  std::string sz;
+  if (extent.strideOperand) {
+    const Instruction* cvt = next();
+    const Instruction* mul = next();
+    const Instruction* add = next();
+    const Instruction* wide = next();
+    const Instruction* stopWide = next();
+    // The access's stride is a 32-bit copy the guard made (mov.b32, guard prefix), and the span is
+    // computed from that very register.
+    const std::string stride = registerName(access.operands[*extent.strideOperand]);
+    if (!isForm(*first, "mov", {".b32"}, 2) || registerName(first->operands[0]) != stride ||
+        stride.rfind(prefix, 0) != 0 || cvt == nullptr || !isForm(*cvt, "cvt", {".u64", ".u32"}, 2) ||
+        registerName(cvt->operands[1]) != stride || mul == nullptr ||
+        !isForm(*mul, "mul", {".lo", ".u64"}, 3) || add == nullptr || !isForm(*add, "add", {".u64"}, 3) ||
+        wide == nullptr || !isForm(*wide, "setp", {".gt", ".u64"}, 3) || stopWide == nullptr) {
+      return false;
+    }
+    sz = registerName(cvt->operands[0]);
+    if (registerName(mul->operands[0]) != sz || registerName(mul->operands[1]) != sz ||
+        immediateValue(mul->operands[2]) != extent.bytesPerStride || registerName(add->operands[0]) != sz ||
+        registerName(add->operands[1]) != sz || immediateValue(add->operands[2]) != extent.constantBytes ||
+        registerName(wide->operands[1]) != sz || immediateValue(wide->operands[2]) != 0xFFFFFFFFull ||
+        !stopWide->predicate || stopWide->predicate->negated ||
+        stopWide->predicate->reg != registerName(wide->operands[0]) || stopWide->opcode != "trap") {
+      return false;
+    }
+  } else {
+    if (!isForm(*first, "mov", {".u64"}, 2) || immediateValue(first->operands[1]) != extent.constantBytes ||
+        extent.constantBytes > 0xFFFFFFFFull) {
+      return false;
+    }
+    sz = registerName(first->operands[0]);
+  }
+  const Instruction* big = next();
+  const Instruction* stop = next();
+  return big != nullptr && isForm(*big, "setp", {".gt", ".and", ".u64"}, 4) &&
+         registerName(big->operands[1]) == sz && immediateValue(big->operands[2]) == options.redirectLimit &&
+         registerName(big->operands[3]) == v && stop != nullptr && stop->predicate &&
+         !stop->predicate->negated && stop->predicate->reg == registerName(big->operands[0]) &&
+         stop->opcode == "trap";
+}
 
 // Does `checks` (the instructions before the access in its scope) contain, in order, a
 // complete check of `access` whose hit register is acted on by the policy? For a
@@ -298,7 +390,8 @@ bool checkPresent(const std::vector<const Instruction*>& checks, const Instructi
     }
     if (a.rfind(prefix, 0) != 0) continue;
     // 2. v = the high word of a lies in the guard zone (every access is narrower than 4 GiB)
-    if (!memory.sizeOperand && (memory.bytes == 0 || (redirect && memory.bytes > options.redirectLimit)))
+    if (!memory.sizeOperand && !memory.extent &&
+        (memory.bytes == 0 || (redirect && memory.bytes > options.redirectLimit)))
       continue;
     const Instruction* split = next();
     const Instruction* sub = next();
@@ -389,6 +482,7 @@ bool checkPresent(const std::vector<const Instruction*>& checks, const Instructi
         continue;
       }
     }
+    if (memory.extent && !matrixSpanChecked(next, access, *memory.extent, v, options, prefix)) continue;
     return true;
   }
   return false;

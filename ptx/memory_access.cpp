@@ -1,9 +1,12 @@
 #include "ptx/memory_access.h"
 
+#include <cstdio>
 #include <iterator>
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
+
+#include "ptx/parser.h"
 
 namespace agileos::ptx {
 namespace {
@@ -331,6 +334,62 @@ MemoryClassification classifyBarrier(const Instruction& instruction, StateSpace 
   return {};
 }
 
+// wmma.load.{a,b,c}.sync.aligned.layout.shape{.ss}.type r, [p]{, stride} and
+// wmma.store.d.sync.aligned.layout.shape{.ss}.type [p], r{, stride}: a fragment of `rows` rows
+// (columns, for .col) of `cols` elements each, `stride` elements apart (default: packed, stride =
+// cols). The span from p is ((rows - 1) * stride + cols) * element bytes.
+MemoryClassification classifyMatrixAccess(const Instruction& instruction, StateSpace space) {
+  const bool load = instruction.hasModifier(".load");
+  unsigned m = 0, n = 0, k = 0;
+  bool row = false, col = false;
+  char fragment = 0;
+  for (const std::string& modifier : instruction.modifiers) {
+    if (std::sscanf(modifier.c_str(), ".m%un%uk%u", &m, &n, &k) == 3) continue;
+    if (modifier == ".row") row = true;
+    if (modifier == ".col") col = true;
+    if (modifier.size() == 2 && modifier[0] == '.' &&
+        std::string_view("abcd").find(modifier[1]) != std::string::npos)
+      fragment = modifier[1];
+  }
+  const std::uint32_t element = elementBytes(instruction);
+  for (const char* subByte : {".s4", ".u4", ".b1"}) {
+    if (instruction.hasModifier(subByte))
+      return unsupported("'wmma' of a sub-byte fragment (" + std::string(subByte) + ")");
+  }
+  if (m == 0 || n == 0 || k == 0 || m > 64 || n > 64 || k > 256 || row == col || element == 0 ||
+      (load ? fragment == 'd' || fragment == 0 : fragment != 'd')) {
+    return unsupported("'wmma' of a shape, layout, fragment or type the guard does not know");
+  }
+  // The matrix in memory: A is m x k, B is k x n, C and D are m x n (rows x columns).
+  const unsigned height = fragment == 'a' ? m : fragment == 'b' ? k : m;
+  const unsigned width = fragment == 'a' ? k : n;
+  const std::uint64_t rows = row ? height : width;  // lines a stride apart
+  const std::uint64_t cols = row ? width : height;  // elements of one line
+  const std::size_t address = load ? 1 : 0;
+  MemoryClassification c = oneAccess(instruction, address, space, 1, load, !load);
+  if (c.verdict != Verdict::kAccess) return c;
+  MemoryAccess::Extent extent;
+  if (instruction.operands.size() > 3) return unsupported("'wmma' with more operands than its forms have");
+  if (instruction.operands.size() == 3) {
+    const Operand& stride = instruction.operands[2];
+    if (stride.kind == Operand::Kind::kRegister) {
+      extent.strideOperand = 2;
+      extent.bytesPerStride = (rows - 1) * element;
+      extent.constantBytes = cols * element;
+    } else if (const std::optional<std::uint64_t> value = immediateValue(stride);
+               stride.kind == Operand::Kind::kImmediate && value && *value <= 0xFFFFFFFFull) {
+      extent.constantBytes = ((rows - 1) * *value + cols) * element;
+    } else {
+      return unsupported("'wmma' with a stride that is neither a register nor a 32-bit immediate");
+    }
+  } else {
+    extent.constantBytes = rows * cols * element;
+  }
+  c.accesses[0].bytes = 0;
+  c.accesses[0].extent = extent;
+  return c;
+}
+
 // Matrix, texture and surface instructions: what the guard lets through without a check, and
 // what it cannot bound.
 MemoryClassification classifyMatrixOrTexture(const Instruction& instruction, StateSpace space) {
@@ -341,9 +400,12 @@ MemoryClassification classifyMatrixOrTexture(const Instruction& instruction, Sta
     return {};  // shared memory only: cannot reach global memory
   }
   if (o == "wmma" && !instruction.hasModifier(".load") && !instruction.hasModifier(".store")) return {};
-  if (o == "wgmma" && !instruction.hasModifier(".mma_async")) return {};
-  if (o == "wmma" || o == "wgmma" || o == "tcgen05")
-    return unsupported("'" + instruction.opcode + "' accesses a matrix with a run-time stride or descriptor");
+  if (o == "wmma") return classifyMatrixAccess(instruction, space);
+  // wgmma.mma_async reads its matrices from registers or through matrix descriptors, whose
+  // start-address field is an offset into the CTA's shared memory (14 bits of 16-byte units):
+  // a descriptor cannot name global memory, so the instruction reaches no global memory.
+  if (o == "wgmma") return {};
+  if (o == "tcgen05") return unsupported("'tcgen05' accesses tensor memory through descriptors");
   return unsupported("'" + instruction.opcode + "' uses texture or surface objects");
 }
 

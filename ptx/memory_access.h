@@ -8,8 +8,8 @@
 //     state space (generic included: a generic address may point anywhere) and the full
 //     width of the access in bytes (element size x vector length, or the copy size);
 //   - kUnsupported: it can reach memory in a way the guard cannot bound soundly (tensor
-//     copies through a CUtensorMap, multimem, texture and surface objects, matrix
-//     loads/stores with a runtime stride, an unknown memory opcode); the reason says why.
+//     copies through a CUtensorMap, multimem, texture and surface objects, sub-byte matrix
+//     fragments, an unknown memory opcode); the reason says why.
 //     The guard refuses such a module rather than load it unchecked.
 //
 // Opcodes the classifier does not know are kNone only if they are on its list of
@@ -46,6 +46,16 @@ struct MemoryAccess {
   std::optional<std::size_t> sizeOperand;
   bool reads = false;
   bool writes = false;
+  // Matrix loads and stores (wmma): the rows (or columns) of the fragment lie a stride apart,
+  // so the access spans stride * bytesPerStride + constantBytes bytes from the address, the
+  // stride being the run-time value (.u32, in elements) of `strideOperand`; without a register
+  // stride the span is constantBytes (the stride folded in). `bytes` is then 0.
+  struct Extent {
+    std::optional<std::size_t> strideOperand;
+    std::uint64_t bytesPerStride = 0;
+    std::uint64_t constantBytes = 0;
+  };
+  std::optional<Extent> extent;
 
   // True if this access can reach global memory, i.e. must be guarded.
   bool mayReachGlobal() const { return space == StateSpace::kGeneric || space == StateSpace::kGlobal; }

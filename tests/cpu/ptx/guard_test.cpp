@@ -229,6 +229,96 @@ TEST(PtxGuard, ARunTimeWidthTooWideToRedirectTraps) {
   }
 }
 
+// A wmma fragment is checked at its first byte, with its span: computed from the stride register
+// (a span of 4 GiB or more stops the kernel under every redirecting policy, hit or not), or the
+// constant span of an immediate or omitted stride. Every form assembles.
+TEST(PtxGuard, MatrixFragmentsAreCheckedWithTheirSpan) {
+  std::string text = kKernel;
+  text.insert(
+      text.find("\tret;"),
+      "\t.reg .b32 %hf<9>;\n\t.reg .f32 %acc<9>;\n"
+      "\twmma.load.a.sync.aligned.row.m16n16k16.global.f16 {%hf1, %hf2, %hf3, %hf4, %hf5, %hf6, %hf7, "
+      "%hf8}, [%rd2], %r1;\n"
+      "\twmma.store.d.sync.aligned.row.m16n16k16.global.f32 [%rd2], {%acc1, %acc2, %acc3, %acc4, %acc5, "
+      "%acc6, %acc7, %acc8}, 64;\n"
+      "\twmma.load.b.sync.aligned.col.m16n16k16.f16 {%hf1, %hf2, %hf3, %hf4, %hf5, %hf6, %hf7, %hf8}, "
+      "[%rd1];\n");
+  for (GuardPolicy policy : kAllPolicies) {
+    SCOPED_TRACE(toString(policy));
+    const GuardResult guarded = guardModule(parsed(text), options(policy));
+    ASSERT_TRUE(guarded.ok) << guarded.error;
+    const std::string printed = print(guarded.module);
+    if (redirects(policy)) {
+      EXPECT_NE(printed.find("mul.lo.u64\t%agileos_guard_s"), std::string::npos) << printed;
+      EXPECT_NE(printed.find(", 0x1e;"), std::string::npos) << "15 rows of 2-byte elements per stride";
+      EXPECT_NE(printed.find(", 0xFFFFFFFF;"), std::string::npos) << "the 4 GiB span stop";
+      EXPECT_NE(printed.find(", 0xf40;"), std::string::npos) << "(15 * 64 + 16) * 4 bytes";
+      EXPECT_NE(printed.find(", 0x200;"), std::string::npos) << "16 * 16 * 2 bytes";
+    }
+    EXPECT_TRUE(findUnguardedAccesses(guarded.module, options(policy), guarded.registerPrefix).empty());
+    std::string output;
+    EXPECT_EQ(assemble(printed, &output), 0) << output;
+  }
+}
+
+// The independent checker does not take a matrix access whose span check is missing or names
+// another stride.
+TEST(PtxGuard, TheCheckerRefusesAMatrixAccessWithoutItsSpanCheck) {
+  std::string text = kKernel;
+  text.insert(
+      text.find("\tret;"),
+      "\t.reg .b32 %hf<9>;\n"
+      "\twmma.load.a.sync.aligned.row.m16n16k16.global.f16 {%hf1, %hf2, %hf3, %hf4, %hf5, %hf6, %hf7, "
+      "%hf8}, [%rd2], %r1;\n");
+  const GuardResult guarded = guardModule(parsed(text), options(GuardPolicy::kTrap));
+  ASSERT_TRUE(guarded.ok) << guarded.error;
+  const std::string printed = print(guarded.module);
+  ASSERT_TRUE(
+      findUnguardedAccesses(guarded.module, options(GuardPolicy::kTrap), guarded.registerPrefix).empty());
+  // The access uses the guard's 32-bit copy of its stride.
+  EXPECT_NE(printed.find("mov.b32\t%agileos_guard_st0, %r1;"), std::string::npos) << printed;
+  // The access given back its own stride register: the checked copy is not what it uses.
+  std::string own = printed;
+  const std::size_t access = own.find("wmma.load.a");
+  ASSERT_NE(access, std::string::npos) << printed;
+  const std::size_t copy = own.find("%agileos_guard_st0", access);
+  ASSERT_NE(copy, std::string::npos) << printed;
+  own.replace(copy, std::string("%agileos_guard_st0").size(), "%r1");
+  EXPECT_FALSE(
+      findUnguardedAccesses(parsed(own), options(GuardPolicy::kTrap), guarded.registerPrefix).empty());
+  // The span computed from another register than the checked copy.
+  std::string other = printed;
+  const std::size_t cvt = other.find("cvt.u64.u32\t%agileos_guard_s");
+  ASSERT_NE(cvt, std::string::npos) << printed;
+  const std::size_t from = other.find("%agileos_guard_st0;", cvt);
+  ASSERT_NE(from, std::string::npos) << printed;
+  other.replace(from, std::string("%agileos_guard_st0;").size(), "%r2;");
+  EXPECT_FALSE(
+      findUnguardedAccesses(parsed(other), options(GuardPolicy::kTrap), guarded.registerPrefix).empty());
+  // The 4 GiB span stop removed.
+  std::string noWide = printed;
+  const std::size_t wide = noWide.find("@%agileos_guard_w");
+  ASSERT_NE(wide, std::string::npos) << printed;
+  noWide.erase(wide, noWide.find('\n', wide) - wide);
+  EXPECT_FALSE(
+      findUnguardedAccesses(parsed(noWide), options(GuardPolicy::kTrap), guarded.registerPrefix).empty());
+}
+
+// A stride in a 64-bit register: the guard's 32-bit copy of it does not assemble, so the module
+// cannot load with a check that read other bits than the access would.
+TEST(PtxGuard, AMatrixStrideInAWideRegisterDoesNotAssemble) {
+  std::string text = kKernel;
+  text.insert(
+      text.find("\tret;"),
+      "\t.reg .b32 %hf<9>;\n"
+      "\twmma.load.a.sync.aligned.row.m16n16k16.global.f16 {%hf1, %hf2, %hf3, %hf4, %hf5, %hf6, %hf7, "
+      "%hf8}, [%rd2], %rd3;\n");
+  const GuardResult guarded = guardModule(parsed(text), options(GuardPolicy::kTrap));
+  ASSERT_TRUE(guarded.ok) << guarded.error;
+  std::string output;
+  EXPECT_NE(assemble(print(guarded.module), &output), 0) << output;
+}
+
 TEST(PtxGuard, OptionsThatWouldBreakIsolationAreRefused) {
   GuardOptions unaligned = options();
   unaligned.protectedBegin += 4096;

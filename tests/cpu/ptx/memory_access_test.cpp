@@ -99,7 +99,13 @@ TEST(PtxMemoryAccess, WhatCannotBeBoundedIsRefusedWithAReason) {
            "multimem.ld_reduce.relaxed.sys.global.add.u32 %r1, [%rd1];",
            "tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f6}];",
            "sust.b.1d.b32.trap [%rd1, {%r1}], {%r2};",
-           "wmma.load.a.sync.aligned.row.m16n16k16.global.f16 {%r1, %r2}, [%rd1], %r3;",
+           "wmma.load.a.sync.aligned.row.m8n8k32.global.s4 {%r1}, [%rd1], %r3;",
+           "wmma.load.b.sync.aligned.col.m8n8k128.global.b1 {%r1}, [%rd1], %r3;",
+           "wmma.load.d.sync.aligned.row.m16n16k16.global.f32 {%f1}, [%rd1], %r3;",
+           "wmma.store.a.sync.aligned.row.m16n16k16.global.f16 [%rd1], {%r1}, %r3;",
+           "wmma.load.a.sync.aligned.m16n16k16.global.f16 {%r1}, [%rd1], %r3;",
+           "wmma.load.a.sync.aligned.row.col.m16n16k16.global.f16 {%r1}, [%rd1], %r3;",
+           "tcgen05.ld.sync.aligned.16x64b.x1.b32 {%r1}, [%r2];",
            "prefetch.tensormap [%rd1];",
            "frobnicate.global.u32 %r1, [%rd1];",
            "ld.global.shared.u32 %r1, [%rd1];",
@@ -110,6 +116,68 @@ TEST(PtxMemoryAccess, WhatCannotBeBoundedIsRefusedWithAReason) {
     EXPECT_EQ(m.verdict, Verdict::kUnsupported) << text;
     EXPECT_FALSE(m.reason.empty()) << text;
   }
+}
+
+// wmma fragments: ((lines - 1) * stride + line length) * element bytes from the address, the
+// lines being rows for .row and columns for .col of A (m x k), B (k x n), C and D (m x n).
+TEST(PtxMemoryAccess, MatrixFragmentsSpanTheirLinesAStrideApart) {
+  struct Case {
+    const char* text;
+    std::size_t address;
+    bool reads;
+    std::optional<std::size_t> strideOperand;
+    std::uint64_t bytesPerStride, constantBytes;
+  };
+  const Case cases[] = {
+      // A of m32n8k16, row major: 32 rows of 16 halves.
+      {"wmma.load.a.sync.aligned.row.m32n8k16.global.f16 {%r1, %r2}, [%rd1], %r3;", 1, true, 2, 31 * 2,
+       16 * 2},
+      // A of m32n8k16, column major: 16 columns of 32 halves.
+      {"wmma.load.a.sync.aligned.col.m32n8k16.f16 {%r1, %r2}, [%rd1], %r3;", 1, true, 2, 15 * 2, 32 * 2},
+      // B of m32n8k16 (16 x 8), row major: 16 rows of 8.
+      {"wmma.load.b.sync.aligned.row.m32n8k16.global.bf16 {%r1}, [%rd1], %r3;", 1, true, 2, 15 * 2, 8 * 2},
+      // C of m8n32k16 (8 x 32), column major: 32 columns of 8 floats.
+      {"wmma.load.c.sync.aligned.col.m8n32k16.global.f32 {%f1}, [%rd1], %r3;", 1, true, 2, 31 * 4, 8 * 4},
+      // D of m16n16k16, an immediate stride of 64: (15 * 64 + 16) floats.
+      {"wmma.store.d.sync.aligned.row.m16n16k16.global.f32 [%rd1], {%f1, %f2}, 64;", 0, false, std::nullopt,
+       0, (15 * 64 + 16) * 4},
+      // No stride: packed, 16 x 8 tf32 of m16n16k8's A... (m16 x k8), row major.
+      {"wmma.load.a.sync.aligned.row.m16n16k8.global.tf32 {%r1}, [%rd1];", 1, true, std::nullopt, 0,
+       16 * 8 * 4},
+      // f64 and s8.
+      {"wmma.load.b.sync.aligned.col.m8n8k4.global.f64 {%fd1}, [%rd1], %r3;", 1, true, 2, 7 * 8, 4 * 8},
+      {"wmma.load.a.sync.aligned.row.m16n16k16.global.s8 {%r1}, [%rd1], %r3;", 1, true, 2, 15, 16},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.text);
+    const MemoryClassification m = classifyMemory(instruction(c.text));
+    ASSERT_EQ(m.verdict, Verdict::kAccess) << m.reason;
+    ASSERT_EQ(m.accesses.size(), 1u);
+    const MemoryAccess& a = m.accesses[0];
+    EXPECT_EQ(a.addressOperand, c.address);
+    EXPECT_EQ(a.reads, c.reads);
+    EXPECT_EQ(a.writes, !c.reads);
+    EXPECT_EQ(a.bytes, 0u);
+    EXPECT_FALSE(a.sizeOperand);
+    ASSERT_TRUE(a.extent);
+    EXPECT_EQ(a.extent->strideOperand, c.strideOperand);
+    EXPECT_EQ(a.extent->bytesPerStride, c.bytesPerStride);
+    EXPECT_EQ(a.extent->constantBytes, c.constantBytes);
+  }
+  const MemoryClassification shared =
+      classifyMemory(instruction("wmma.load.a.sync.aligned.row.m16n16k16.shared.f16 {%r1}, [%r2], %r3;"));
+  ASSERT_EQ(shared.verdict, Verdict::kAccess);
+  EXPECT_FALSE(shared.accesses[0].mayReachGlobal());
+}
+
+// wgmma.mma_async names its matrices by registers and shared-memory descriptors only.
+TEST(PtxMemoryAccess, WarpgroupMmaReachesNoGlobalMemory) {
+  EXPECT_EQ(
+      classifyMemory(instruction("wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%f1, %f2, %f3, %f4}, "
+                                 "%rd1, %rd2, 1, 1, 1, 0, 0;"))
+          .verdict,
+      Verdict::kNone);
+  EXPECT_EQ(classifyMemory(instruction("wgmma.fence.sync.aligned;")).verdict, Verdict::kNone);
 }
 
 TEST(PtxMemoryAccess, ArithmeticAndAddressComputationAccessNothing) {

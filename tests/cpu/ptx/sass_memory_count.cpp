@@ -458,6 +458,19 @@ void countAllowance(const std::vector<Statement>& statements, std::size_t* count
     for (const MemoryAccess& access : classifyMemory(instruction).accesses) {
       if (atomic && access.space == StateSpace::kGeneric) *count += 2;
       if (cluster && access.space == StateSpace::kShared) *count += 1;
+      // A wmma fragment access (one checked access over its whole span) compiles to one load or
+      // store per element a thread holds at most: per 32-bit fragment register, one per 8- or
+      // 16-bit element packed in it (the elements of one register may come from different rows).
+      if (access.extent && access.mayReachGlobal()) {
+        const Operand& fragment = instruction.operands[access.addressOperand == 0 ? 1 : 0];
+        std::uint32_t element = 0;
+        for (const std::string& m : instruction.modifiers) {
+          if (const std::uint32_t b = typeBytes(m); b != 0) element = b;
+        }
+        const std::size_t perRegister = element != 0 && element < 4 ? 4 / element : 1;
+        const std::size_t registers = fragment.kind == Operand::Kind::kVector ? fragment.elements.size() : 1;
+        *count += registers * perRegister - 1;
+      }
     }
   }
 }

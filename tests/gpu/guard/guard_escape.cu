@@ -59,6 +59,7 @@
 #include <cuda.h>  // driver types only: the functions are resolved with dlsym in native mode
 #include <cuda_runtime.h>
 #include <dlfcn.h>
+#include <mma.h>
 
 #include <cstdarg>
 #include <cstdint>
@@ -351,6 +352,20 @@ __global__ void escape_cp_async_ca(const void* p, unsigned char* out) {
 }
 
 __global__ void escape_bulk_read(const void* p, unsigned char* out) { bulkReadInto(p, kBulkBytes, out); }
+
+// Matrix fragments (issue 17): a warp loads a 16 x 16 float tile with wmma.load.c through a run-time
+// stride (16) and stores it into the output with wmma.store.d; or stores a tile of the marker.
+constexpr unsigned kWmmaTileBytes = 16 * 16 * sizeof(float);
+__global__ void escape_wmma_load(const void* p, unsigned char* out, unsigned ldm) {
+  nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, float> tile;
+  nvcuda::wmma::load_matrix_sync(tile, static_cast<const float*>(p), ldm, nvcuda::wmma::mem_row_major);
+  nvcuda::wmma::store_matrix_sync(reinterpret_cast<float*>(out), tile, 16, nvcuda::wmma::mem_row_major);
+}
+__global__ void escape_wmma_store(void* p, unsigned ldm) {
+  nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, float> tile;
+  nvcuda::wmma::fill_fragment(tile, __uint_as_float(kMarker));
+  nvcuda::wmma::store_matrix_sync(static_cast<float*>(p), tile, ldm, nvcuda::wmma::mem_row_major);
+}
 
 __global__ void escape_bulk_write(void* p) { bulkWriteFrom<false>(p); }
 
@@ -684,6 +699,12 @@ const Route kRoutes[] = {
     {"bulk_read", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes (128 bytes)",
      Aim::kCanary, kBulkBytes, kReads | kBulkStatus,
      [](const Launch& l) { escape_bulk_read<<<1, 1>>>(at(l.target), l.out); }},
+    {"wmma_load", "wmma.load.c.sync.aligned.row.m16n16k16.global.f32 (16 x 16, run-time stride 16)",
+     Aim::kCanary, kWmmaTileBytes, kReads,
+     [](const Launch& l) { escape_wmma_load<<<1, 32>>>(at(l.target), l.out, 16u); }},
+    {"wmma_store", "wmma.store.d.sync.aligned.row.m16n16k16.global.f32 (16 x 16, run-time stride 16)",
+     Aim::kCanary, kWmmaTileBytes, kWrites,
+     [](const Launch& l) { escape_wmma_store<<<1, 32>>>(at(l.target), 16u); }},
     {"bulk_write", "cp.async.bulk.global.shared::cta.bulk_group (128 bytes)", Aim::kCanary, kBulkBytes,
      kWrites, [](const Launch& l) { escape_bulk_write<<<1, 1>>>(at(l.target)); }},
     {"bulk_reduce_add", "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u32 (128 bytes)",
