@@ -88,6 +88,16 @@ std::uint64_t workerIdOf(cudaMemPool_t pool) {
   return record == nullptr ? 0 : record->workerId;
 }
 
+// The device of a live pool handle; false when it is not one.
+bool deviceOf(cudaMemPool_t pool, int* device) {
+  Pools& all = pools();
+  std::lock_guard lock(all.mutex);
+  const PoolRecord* record = find(all, pool);
+  if (record == nullptr) return false;
+  *device = record->device;
+  return true;
+}
+
 }  // namespace
 
 cudaError_t defaultMemoryPool(int device, cudaMemPool_t* pool) {
@@ -262,13 +272,7 @@ cudaError_t trimMemoryPool(cudaMemPool_t pool, size_t minBytesToKeep) {
 
 cudaError_t setMemoryPoolAccess(cudaMemPool_t pool, const cudaMemAccessDesc* descs, size_t count) {
   int device = 0;
-  {
-    Pools& all = pools();
-    std::lock_guard lock(all.mutex);
-    const PoolRecord* record = find(all, pool);
-    if (record == nullptr) return cudaErrorInvalidValue;
-    device = record->device;
-  }
+  if (!deviceOf(pool, &device)) return cudaErrorInvalidValue;
   if (count != 0 && descs == nullptr) return cudaErrorInvalidValue;
   // A client has one device, which always reads and writes its own pools: only that can be set.
   for (size_t i = 0; i < count; ++i) {
@@ -283,13 +287,7 @@ cudaError_t setMemoryPoolAccess(cudaMemPool_t pool, const cudaMemAccessDesc* des
 cudaError_t memoryPoolAccess(cudaMemAccessFlags* flags, cudaMemPool_t pool, const cudaMemLocation* location) {
   if (flags == nullptr || location == nullptr) return cudaErrorInvalidValue;
   int device = 0;
-  {
-    Pools& all = pools();
-    std::lock_guard lock(all.mutex);
-    const PoolRecord* record = find(all, pool);
-    if (record == nullptr) return cudaErrorInvalidValue;
-    device = record->device;
-  }
+  if (!deviceOf(pool, &device)) return cudaErrorInvalidValue;
   if (location->type != cudaMemLocationTypeDevice) return cudaErrorInvalidValue;
   if (cudaError_t error = requireDevice(location->id); error != cudaSuccess) return error;
   *flags = location->id == device ? cudaMemAccessFlagsProtReadWrite : cudaMemAccessFlagsProtNone;
