@@ -260,6 +260,55 @@ void checkDeviceSettings() {
              "cudaFuncGetName(null)");
 }
 
+// Stream-ordered allocation through the runtime shim, the session and the worker.
+void checkStreamOrderedAllocation(cudaStream_t stream) {
+  int supported = 0;
+  checkError(cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, 0), cudaSuccess,
+             "cudaDevAttrMemoryPoolsSupported");
+  check(supported == 1, "the device reports memory pools");
+  void* p = nullptr;
+  checkError(cudaMallocAsync(&p, 4096, stream), cudaSuccess, "cudaMallocAsync");
+  check(p != nullptr, "cudaMallocAsync gave an address");
+  std::vector<unsigned char> bytes(4096, 0x3c), back(4096);
+  checkError(cudaMemcpyAsync(p, bytes.data(), bytes.size(), cudaMemcpyHostToDevice, stream), cudaSuccess,
+             "copy into a stream-ordered allocation");
+  checkError(cudaMemcpyAsync(back.data(), p, back.size(), cudaMemcpyDeviceToHost, stream), cudaSuccess,
+             "copy out of it");
+  checkError(cudaStreamSynchronize(stream), cudaSuccess, "synchronize");
+  check(bytes == back, "a stream-ordered allocation holds its bytes");
+  cudaMemPool_t pool = nullptr;
+  checkError(cudaDeviceGetDefaultMemPool(&pool, 0), cudaSuccess, "cudaDeviceGetDefaultMemPool");
+  std::uint64_t used = 0;
+  checkError(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used), cudaSuccess,
+             "UsedMemCurrent");
+  check(used == 4096, "the default pool uses what was allocated from it");
+  checkError(cudaFreeAsync(p, stream), cudaSuccess, "cudaFreeAsync");
+  checkError(cudaFreeAsync(p, stream), cudaErrorInvalidValue, "a second cudaFreeAsync is refused");
+  checkError(cudaFree(p), cudaErrorInvalidValue, "cudaFree after cudaFreeAsync is refused");
+  checkError(cudaStreamSynchronize(stream), cudaSuccess, "synchronize after the free");
+  checkError(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used), cudaSuccess,
+             "UsedMemCurrent after the free");
+  check(used == 0, "the free ran");
+  checkError(cudaFreeAsync(reinterpret_cast<void*>(0xF0000000000ull), stream), cudaErrorInvalidValue,
+             "cudaFreeAsync of the I/O aperture is refused");
+  checkError(
+      cudaMemPoolGetAttribute(reinterpret_cast<cudaMemPool_t>(&used), cudaMemPoolAttrUsedMemCurrent, &used),
+      cudaErrorInvalidValue, "a forged pool handle is refused");
+  cudaMemPoolProps props{};
+  props.allocType = cudaMemAllocationTypePinned;
+  props.location = {cudaMemLocationTypeDevice, 0};
+  props.handleTypes = cudaMemHandleTypePosixFileDescriptor;
+  cudaMemPool_t exported = nullptr;
+  checkError(cudaMemPoolCreate(&exported, &props), cudaErrorNotSupported, "an exportable pool is refused");
+  props.handleTypes = cudaMemHandleTypeNone;
+  cudaMemPool_t own = nullptr;
+  checkError(cudaMemPoolCreate(&own, &props), cudaSuccess, "cudaMemPoolCreate");
+  checkError(cudaMallocFromPoolAsync(&p, 1024, own, stream), cudaSuccess, "cudaMallocFromPoolAsync");
+  checkError(cudaFreeAsync(p, stream), cudaSuccess, "free from the explicit pool");
+  checkError(cudaMemPoolDestroy(own), cudaSuccess, "cudaMemPoolDestroy");
+  checkError(cudaMemPoolDestroy(pool), cudaErrorInvalidValue, "the default pool cannot be destroyed");
+}
+
 }  // namespace
 
 int main() {
@@ -370,6 +419,7 @@ int main() {
   checkHostCallbacks(stream, b, pinned);
   check3D();
   checkDeviceSettings();
+  checkStreamOrderedAllocation(stream);
 
   checkError(cudaStreamDestroy(stream), cudaSuccess, "cudaStreamDestroy");
   checkError(cudaStreamSynchronize(stream), cudaErrorInvalidResourceHandle, "destroyed stream is stale");
