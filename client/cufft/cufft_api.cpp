@@ -316,24 +316,7 @@ cufftResult typedShapeCall(const char* entryPoint, const char* operation, cufftH
 }
 
 // The transform of a plan's recorded type value (a cufftType, or a typed plan's value).
-std::optional<ExecKind> kindOfType(std::int64_t type) {
-  switch (adapters::cufft::transformOf(type)) {
-    case CUFFT_C2C:
-      return ExecKind::kC2C;
-    case CUFFT_R2C:
-      return ExecKind::kR2C;
-    case CUFFT_C2R:
-      return ExecKind::kC2R;
-    case CUFFT_Z2Z:
-      return ExecKind::kZ2Z;
-    case CUFFT_D2Z:
-      return ExecKind::kD2Z;
-    case CUFFT_Z2D:
-      return ExecKind::kZ2D;
-    default:
-      return std::nullopt;
-  }
-}
+std::optional<ExecKind> kindOfType(std::int64_t type) { return adapters::cufft::kindOfTransform(type); }
 
 // An operation on a plan with integer arguments and no result.
 cufftResult planStatus(const char* entryPoint, const char* operation, cufftHandle plan,

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <array>
+#include <optional>
+#include <utility>
 
 #include "proto/adapters/adapter_declaration.h"
 
@@ -46,6 +48,32 @@ inline constexpr int transformOf(long long typeValue) { return static_cast<int>(
 // The transform an `exec` runs (cufftExecC2C ... cufftExecZ2D).
 enum class ExecKind : int { kC2C = 0, kR2C = 1, kC2R = 2, kZ2Z = 3, kD2Z = 4, kZ2D = 5 };
 
+// Each ExecKind with the cufftType of the plans it runs on: the one table both sides read. The
+// values are cufft.h's (CUFFT_C2C = 0x29, ...; this header is read where cufft.h is not, and the
+// sides that include both check them).
+inline constexpr std::array<std::pair<ExecKind, int>, 6> kExecTransforms{{
+    {ExecKind::kC2C, 0x29},
+    {ExecKind::kR2C, 0x2a},
+    {ExecKind::kC2R, 0x2c},
+    {ExecKind::kZ2Z, 0x69},
+    {ExecKind::kD2Z, 0x6a},
+    {ExecKind::kZ2D, 0x6c},
+}};
+inline constexpr int transformOfKind(ExecKind kind) {
+  for (const auto& [k, type] : kExecTransforms) {
+    if (k == kind) return type;
+  }
+  return 0x29;  // unreachable for an ExecKind
+}
+// The ExecKind of a plan's type value (a typed plan's transform included); none for a value
+// that is no cufftType.
+inline constexpr std::optional<ExecKind> kindOfTransform(long long typeValue) {
+  for (const auto& [kind, type] : kExecTransforms) {
+    if (type == transformOf(typeValue)) return kind;
+  }
+  return std::nullopt;
+}
+
 namespace op {
 using enum ArgKind;
 // A plan shape: variant, n[rank], inembed (optional), istride, idist, onembed (optional),
@@ -62,7 +90,8 @@ inline constexpr std::array kHandleInteger{kHandle, kInteger};
 inline constexpr std::array kHandleTwoIntegers{kHandle, kInteger, kInteger};
 inline constexpr std::array kHandlePointer{kHandle, kDevicePointer};
 inline constexpr std::array kHandleStream{kHandle, kStream};
-// handle, ExecKind, idata, odata, direction (C2C/Z2Z only; ignored otherwise)
+// handle, ExecKind, idata, odata, direction (what cufftXtExec gets; for real transforms, the one
+// cufftExec<kind> implies unless the program called cufftXtExec)
 inline constexpr std::array kExec{kHandle, kInteger, kDevicePointer, kDevicePointer, kInteger};
 inline constexpr std::array kInteger1{kInteger};
 }  // namespace op

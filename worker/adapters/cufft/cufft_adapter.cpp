@@ -330,23 +330,13 @@ bool bound(AdapterInvocation& call) {
                      "the worker's context could not be made current");
 }
 
-cufftType typeOf(ExecKind kind) {
-  switch (kind) {
-    case ExecKind::kC2C:
-      return CUFFT_C2C;
-    case ExecKind::kR2C:
-      return CUFFT_R2C;
-    case ExecKind::kC2R:
-      return CUFFT_C2R;
-    case ExecKind::kZ2Z:
-      return CUFFT_Z2Z;
-    case ExecKind::kD2Z:
-      return CUFFT_D2Z;
-    case ExecKind::kZ2D:
-      return CUFFT_Z2D;
-  }
-  return CUFFT_C2C;
-}
+static_assert(adapters::cufft::transformOfKind(ExecKind::kC2C) == CUFFT_C2C &&
+              adapters::cufft::transformOfKind(ExecKind::kR2C) == CUFFT_R2C &&
+              adapters::cufft::transformOfKind(ExecKind::kC2R) == CUFFT_C2R &&
+              adapters::cufft::transformOfKind(ExecKind::kZ2Z) == CUFFT_Z2Z &&
+              adapters::cufft::transformOfKind(ExecKind::kD2Z) == CUFFT_D2Z &&
+              adapters::cufft::transformOfKind(ExecKind::kZ2D) == CUFFT_Z2D);
+cufftType typeOf(ExecKind kind) { return static_cast<cufftType>(adapters::cufft::transformOfKind(kind)); }
 
 class CufftAdapter final : public worker::LibraryAdapter {
  public:
