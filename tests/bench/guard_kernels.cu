@@ -11,6 +11,8 @@
 // and the original kernel then give bit-identical output even where ptxas contracts a
 // mul and an add differently in the two (the guard adds integer code around the accesses).
 // No kernel uses float atomics, whose order, and so whose result, varies from run to run.
+#include <mma.h>
+
 #include <cstdint>
 
 #include "guard_kernels.h"
@@ -265,4 +267,28 @@ extern "C" __global__ void byte_map(const std::uint8_t* __restrict__ in, std::ui
                                     std::uint64_t n) {
   for (std::uint64_t i = globalIndex(); i < n; i += gridStride())
     out[i] = static_cast<std::uint8_t>(in[i] * 3u + 1u);
+}
+
+// A TF32 tensor-core GEMM (C = A * B, n x n, row major) as the simple wmma samples write it: one
+// warp per 16 x 16 tile of C, every fragment loaded straight from global memory with a run-time
+// leading dimension, so each wmma load and store is checked over its span (issue 17).
+extern "C" __global__ void __launch_bounds__(kThreads)
+    wmma_tf32(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c, int n) {
+  using namespace nvcuda;
+  const int warp = static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) / kWarp);
+  const int tilesPerRow = n / 16;
+  const int tileRow = warp / tilesPerRow * 16, tileCol = warp % tilesPerRow * 16;
+  if (tileRow >= n) return;  // a whole warp: the warp index is the same for all its threads
+  wmma::fragment<wmma::matrix_a, 16, 16, 8, wmma::precision::tf32, wmma::row_major> fa;
+  wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, wmma::row_major> fb;
+  wmma::fragment<wmma::accumulator, 16, 16, 8, float> acc;
+  wmma::fill_fragment(acc, 0.0f);
+  for (int k = 0; k < n; k += 8) {
+    wmma::load_matrix_sync(fa, a + static_cast<std::size_t>(tileRow) * n + k, n);
+    wmma::load_matrix_sync(fb, b + static_cast<std::size_t>(k) * n + tileCol, n);
+    for (int i = 0; i < fa.num_elements; ++i) fa.x[i] = wmma::__float_to_tf32(fa.x[i]);
+    for (int i = 0; i < fb.num_elements; ++i) fb.x[i] = wmma::__float_to_tf32(fb.x[i]);
+    wmma::mma_sync(acc, fa, fb, acc);
+  }
+  wmma::store_matrix_sync(c + static_cast<std::size_t>(tileRow) * n + tileCol, acc, n, wmma::mem_row_major);
 }

@@ -333,6 +333,18 @@ std::vector<KernelSpec> kernelSpecs() {
          {kGemmThreads}});
   }
   {
+    const std::int32_t n = 2048;
+    const std::size_t bytes = std::size_t{n} * n * 4;
+    const std::uint64_t warps = std::uint64_t{n / 16} * (n / 16);
+    specs.push_back({"wmma_tf32",
+                     "TF32 tensor-core GEMM, wmma fragments from global memory",
+                     {{bytes, fillSignedFloats, 19, 0}, {bytes, fillSignedFloats, 20, 0}},
+                     {bytes},
+                     {In{0}, In{1}, Out{0}, n},
+                     {blocksFor(warps * kWarp)},
+                     oneD});
+  }
+  {
     const std::uint64_t n = 64 * kMi;
     const unsigned blocks = 2048;
     specs.push_back({"reduce_block",
