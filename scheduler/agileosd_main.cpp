@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <systemd/sd-daemon.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -65,6 +66,10 @@ int main(int argc, char** argv) {
     return 0;
   }
 
+  // Every log line goes to stderr, from the first one on: stdout carries only what
+  // --check-config prints (the effective configuration, which the install ships as the example).
+  ensureStandardDescriptorsOpen();
+  spdlog::set_default_logger(spdlog::stderr_color_mt("agileosd"));
   DaemonConfig config;
   if (command_line.config_path) {
     ConfigResult loaded = loadDaemonConfig(*command_line.config_path);
@@ -94,8 +99,6 @@ int main(int argc, char** argv) {
     return 0;
   }
 
-  ensureStandardDescriptorsOpen();
-  spdlog::set_default_logger(spdlog::stderr_color_mt("agileosd"));
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e [%l] %v");
   spdlog::set_level(spdlog::level::from_str(config.log_level));
   if (!worker_problem.empty()) spdlog::warn("{}; clients will be refused until it exists", worker_problem);
@@ -113,12 +116,18 @@ int main(int argc, char** argv) {
   DaemonServer server(options);
   if (!server.start(&error)) {
     spdlog::critical("cannot start: {}", error);
+    sd_notifyf(0, "STATUS=cannot start: %s", error.c_str());
     return 1;
   }
+  // Under systemd (Type=notify), ready once the client socket listens and the prestarted workers
+  // were launched; without NOTIFY_SOCKET this does nothing.
+  sd_notifyf(0, "READY=1\nSTATUS=listening on %s\nMAINPID=%d", config.socket_path.c_str(),
+             static_cast<int>(::getpid()));
   int received = 0;
   while (::sigwait(&stop_signals, &received) != 0) {
   }
   spdlog::info("received SIG{}; shutting down", ::sigabbrev_np(received));
+  sd_notify(0, "STOPPING=1");
   server.stop();
   return 0;
 }

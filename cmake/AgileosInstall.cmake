@@ -1,0 +1,55 @@
+# What `cmake --install` puts on a GPU host (docs/operations.md, "Installing"):
+#   bin/                      agileosd, agileos-worker, agileos-nvrtc-compiler, agileos-storage-service,
+#                             agileos-sandbox and its helper: one directory, since agileosd finds the
+#                             worker and the sandbox its helper next to themselves
+#   lib/agileos/shim/         the client shims, libagileos_client.so, and the NVIDIA sonames that
+#                             point at them (libcudart.so.13 is the runtime shim's own soname file)
+#   etc/agileos/agileosd.json every configuration key with its default (agileosd --check-config)
+#   lib/systemd/system/       agileosd.service (Type=notify)
+# The trusted executables find the CUDA libraries they load (cuFFT, NVRTC) through an RUNPATH on
+# the toolkit's library directory; the shims find libagileos_client.so through $ORIGIN.
+include(GNUInstallDirs)
+
+set(AGILEOS_SHIM_INSTALL_DIR ${CMAKE_INSTALL_LIBDIR}/agileos/shim)
+
+set(_agileos_trusted_executables agileosd agileos-worker agileos-nvrtc-compiler agileos-storage-service)
+# The toolkit's library directory as found here, and its usual names on a GPU host (lib64 where
+# the runtime-only packages install).
+set(_agileos_cuda_rpath "${CUDAToolkit_LIBRARY_DIR}")
+foreach(dir IN ITEMS "${CUDAToolkit_TARGET_DIR}/lib64" "${CUDAToolkit_TARGET_DIR}/lib")
+  if(NOT dir IN_LIST _agileos_cuda_rpath)
+    list(APPEND _agileos_cuda_rpath "${dir}")
+  endif()
+endforeach()
+foreach(target IN LISTS _agileos_trusted_executables)
+  set_target_properties(${target} PROPERTIES INSTALL_RPATH "${_agileos_cuda_rpath}")
+endforeach()
+install(TARGETS ${_agileos_trusted_executables} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT daemon)
+
+install(TARGETS agileos_cudart agileos_cuda agileos_cufft agileos_nvrtc agileos_client_session
+        LIBRARY DESTINATION ${AGILEOS_SHIM_INSTALL_DIR} COMPONENT shim)
+foreach(link IN ITEMS "libcudart.so.13=libagileos_cudart.so" "libcuda.so.1=libagileos_cuda.so"
+                      "libcufft.so.12=libagileos_cufft.so" "libnvrtc.so.13=libagileos_nvrtc.so")
+  string(REPLACE "=" ";" pair "${link}")
+  list(GET pair 0 soname)
+  list(GET pair 1 file)
+  install(CODE "file(CREATE_LINK ${file} \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${AGILEOS_SHIM_INSTALL_DIR}/${soname}\" SYMBOLIC)"
+          COMPONENT shim)
+endforeach()
+
+# The example configuration: the effective configuration of an empty one, every key at its default.
+set(_agileos_example_config ${CMAKE_BINARY_DIR}/agileosd.json.example)
+file(WRITE ${CMAKE_BINARY_DIR}/agileosd.empty.json "{}\n")
+add_custom_command(
+  OUTPUT ${_agileos_example_config}
+  COMMAND agileosd --config ${CMAKE_BINARY_DIR}/agileosd.empty.json --check-config > ${_agileos_example_config}
+  DEPENDS agileosd
+  COMMENT "agileosd --check-config: the example configuration"
+  VERBATIM)
+add_custom_target(agileos_example_config ALL DEPENDS ${_agileos_example_config})
+install(FILES ${_agileos_example_config} DESTINATION ${CMAKE_INSTALL_SYSCONFDIR}/agileos RENAME agileosd.json
+        COMPONENT daemon)
+
+configure_file(${PROJECT_SOURCE_DIR}/docker/systemd/agileosd.service.in ${CMAKE_BINARY_DIR}/agileosd.service @ONLY)
+install(FILES ${CMAKE_BINARY_DIR}/agileosd.service DESTINATION ${CMAKE_INSTALL_LIBDIR}/systemd/system
+        COMPONENT daemon)

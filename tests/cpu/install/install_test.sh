@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# What `cmake --install` puts on a host works as installed (issue 18): the layout
+# (cmake/AgileosInstall.cmake), the example configuration is valid and complete, the systemd unit
+# verifies, the installed daemon reports readiness through sd_notify, and a CUDA program runs
+# through the installed shims against the installed daemon (fake-GPU workers: the GPU worker needs
+# a GPU, so the build's fake worker is copied next to the installed daemon).
+#
+# Usage: install_test.sh BUILD_DIR FAKE_WORKER E2E_CLIENT
+set -uo pipefail
+build=$1 fake_worker=$2 client=$3
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root=$(mktemp -d /tmp/agileos-install.XXXXXX)
+trap 'rm -rf "$root"' EXIT
+prefix=$root/usr
+failures=0
+pass() { echo "PASS: $*"; }
+fail() {
+  echo "FAIL: $*"
+  failures=$((failures + 1))
+}
+check() {
+  local what=$1
+  shift
+  if "$@"; then pass "$what"; else fail "$what"; fi
+}
+
+cmake --install "$build" --prefix "$prefix" >"$root/install.log" 2>&1 || {
+  cat "$root/install.log"
+  echo "FAIL: cmake --install"
+  exit 1
+}
+
+echo "== layout"
+for file in bin/agileosd bin/agileos-worker bin/agileos-nvrtc-compiler bin/agileos-storage-service \
+  bin/agileos-sandbox bin/agileos-sandbox-exec; do
+  check "$file is an executable" test -x "$prefix/$file"
+done
+shim=$prefix/lib/agileos/shim
+for file in libagileos_cudart.so libagileos_cuda.so libagileos_cufft.so libagileos_nvrtc.so libagileos_client.so; do
+  check "shim $file" test -f "$shim/$file"
+done
+for link in libcudart.so.13:libagileos_cudart.so libcuda.so.1:libagileos_cuda.so \
+  libcufft.so.12:libagileos_cufft.so libnvrtc.so.13:libagileos_nvrtc.so; do
+  check "${link%%:*} points at ${link#*:}" test "$(readlink "$shim/${link%%:*}")" = "${link#*:}"
+done
+check "the runtime shim finds libagileos_client.so next to itself" \
+  bash -c 'ldd "$1/libagileos_cudart.so" | grep -q "libagileos_client.so => $1/libagileos_client.so"' _ "$shim"
+# The driver (libcuda.so.1) comes with the NVIDIA driver, not the toolkit: absent on a CPU machine.
+check "the installed worker finds the CUDA libraries it loads without LD_LIBRARY_PATH" \
+  bash -c '! env -u LD_LIBRARY_PATH ldd "$1" | grep "not found" | grep -qv "^[[:space:]]*libcuda\.so\.1 "' _ \
+  "$prefix/bin/agileos-worker"
+
+echo "== the example configuration"
+config=$prefix/etc/agileos/agileosd.json
+check "agileosd.json is installed" test -f "$config"
+check "the installed daemon accepts it" "$prefix/bin/agileosd" --config "$config" --check-config
+for key in socket_path runtime_dir placement worker guard memory privileges adapters modules services; do
+  check "it names $key" python3 -c 'import json, sys; sys.exit(0 if sys.argv[2] in json.load(open(sys.argv[1])) else 1)' \
+    "$config" "$key"
+done
+
+echo "== the systemd unit"
+unit=$prefix/lib/systemd/system/agileosd.service
+check "agileosd.service is installed" test -f "$unit"
+check "it is Type=notify" grep -qx 'Type=notify' "$unit"
+check "it keeps /run/agileos (runtime_dir) for the daemon" grep -qx 'RuntimeDirectory=agileos' "$unit"
+exec_start=$(sed -n 's/^ExecStart=//p' "$unit")
+check "ExecStart runs agileosd with the installed configuration" \
+  bash -c '[[ "$1" == */bin/agileosd\ --config\ */agileos/agileosd.json ]]' _ "$exec_start"
+if command -v systemd-analyze >/dev/null 2>&1; then
+  # Verified with its paths moved to this installation (the unit names the configured prefix).
+  sed -e "s|^ExecStart=.*|ExecStart=$prefix/bin/agileosd --config $config|" "$unit" >"$root/agileosd.service"
+  if systemd-analyze verify "$root/agileosd.service" >"$root/verify.log" 2>&1; then
+    pass "systemd-analyze verify"
+  else
+    cat "$root/verify.log"
+    fail "systemd-analyze verify"
+  fi
+else
+  echo "SKIP: systemd-analyze verify (no systemd-analyze here)"
+fi
+
+echo "== the installed daemon and shims, with fake-GPU workers"
+cp "$fake_worker" "$prefix/bin/agileos-worker-fake"
+run=$root/run
+mkdir -p "$run"
+cat >"$root/notify-config.json" <<JSON
+{"socket_path": "$run/agileosd.sock", "runtime_dir": "$run", "privileges": {"enabled": false},
+ "guard": {"cache_dir": "$root/cache"}, "worker": {"executable": "agileos-worker-fake", "prestart": 1}}
+JSON
+notify=$root/notify.sock
+python3 - "$notify" >"$root/notify.out" 2>&1 <<'PY' &
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+s.settimeout(20)
+try:
+    while True:
+        message = s.recv(4096).decode()
+        print(message.replace("\n", " | "), flush=True)
+        if "READY=1" in message:
+            break
+except socket.timeout:
+    print("no READY=1 within 20 s")
+PY
+listener=$!
+for _ in $(seq 50); do [[ -S $notify ]] && break; sleep 0.1; done
+NOTIFY_SOCKET=$notify "$prefix/bin/agileosd" --config "$root/notify-config.json" >"$root/daemon.log" 2>&1 &
+daemon=$!
+wait "$listener"
+check "agileosd tells systemd it is ready (sd_notify READY=1)" grep -q 'READY=1' "$root/notify.out"
+check "only once its socket listens" test -S "$run/agileosd.sock"
+kill "$daemon" 2>/dev/null
+wait "$daemon" 2>/dev/null
+cat "$root/notify.out"
+
+if bash "$here/../e2e/run_e2e.sh" "$prefix/bin" "$shim" "$client" >"$root/e2e.log" 2>&1; then
+  pass "a CUDA program runs through the installed shims against the installed daemon (two clients)"
+else
+  tail -40 "$root/e2e.log"
+  fail "a CUDA program through the installed shims"
+fi
+
+echo "$failures failed"
+((failures == 0))
