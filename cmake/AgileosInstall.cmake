@@ -50,6 +50,18 @@ add_custom_target(agileos_example_config ALL DEPENDS ${_agileos_example_config})
 install(FILES ${_agileos_example_config} DESTINATION ${CMAKE_INSTALL_SYSCONFDIR}/agileos RENAME agileosd.json
         COMPONENT daemon)
 
-configure_file(${PROJECT_SOURCE_DIR}/docker/systemd/agileosd.service.in ${CMAKE_BINARY_DIR}/agileosd.service @ONLY)
-install(FILES ${CMAKE_BINARY_DIR}/agileosd.service DESTINATION ${CMAKE_INSTALL_LIBDIR}/systemd/system
-        COMPONENT daemon)
+# The unit names the daemon and the configuration where this installation puts them: written at
+# install time, from the prefix given then (cmake --install --prefix), not the configured one.
+install(CODE "
+  set(_prefix \"\${CMAKE_INSTALL_PREFIX}\")
+  if(IS_ABSOLUTE \"${CMAKE_INSTALL_SYSCONFDIR}\")
+    set(AGILEOS_UNIT_SYSCONFDIR \"${CMAKE_INSTALL_SYSCONFDIR}\")
+  else()
+    set(AGILEOS_UNIT_SYSCONFDIR \"\${_prefix}/${CMAKE_INSTALL_SYSCONFDIR}\")
+  endif()
+  set(AGILEOS_UNIT_BINDIR \"\${_prefix}/${CMAKE_INSTALL_BINDIR}\")
+  set(AGILEOS_UNIT_DOCDIR \"\${_prefix}/${CMAKE_INSTALL_DOCDIR}\")
+  configure_file(\"${PROJECT_SOURCE_DIR}/docker/systemd/agileosd.service.in\"
+                 \"\$ENV{DESTDIR}\${_prefix}/${CMAKE_INSTALL_LIBDIR}/systemd/system/agileosd.service\" @ONLY)
+  message(STATUS \"Installing: \$ENV{DESTDIR}\${_prefix}/${CMAKE_INSTALL_LIBDIR}/systemd/system/agileosd.service\")
+" COMPONENT daemon)
