@@ -106,7 +106,7 @@ bool StreamOrderedMemory::isFreed(memmgr::DevicePtr base) const {
   return false;
 }
 
-void StreamOrderedMemory::notePendingFree(memmgr::DevicePtr base, CUevent event) {
+void StreamOrderedMemory::notePendingFree(memmgr::DevicePtr base, CUevent event, CUstream stream) {
   std::lock_guard lock(mutex_);
   Allocation allocation;
   if (auto it = live_.find(base); it != live_.end()) {
@@ -117,7 +117,7 @@ void StreamOrderedMemory::notePendingFree(memmgr::DevicePtr base, CUevent event)
     state->second.liveBytes -= allocation.size;
     state->second.pendingBytes += allocation.size;
   }
-  pending_.push_back(PendingFree{base, allocation, event});
+  pending_.push_back(PendingFree{base, allocation, event, stream});
 }
 
 void StreamOrderedMemory::forgetAllocation(memmgr::DevicePtr base) {
@@ -128,6 +128,43 @@ void StreamOrderedMemory::forgetAllocation(memmgr::DevicePtr base) {
     state->second.liveBytes -= it->second.size;
   }
   live_.erase(it);
+}
+
+memmgr::DevicePtr StreamOrderedMemory::takePendingOnStream(GpuBackend& gpu, std::uint64_t pool,
+                                                           std::uint64_t size, CUstream stream) {
+  CUevent event = nullptr;
+  memmgr::DevicePtr base = 0;
+  {
+    std::lock_guard lock(mutex_);
+    auto state = pools_.find(pool);
+    if (state == pools_.end()) return 0;
+    auto it = std::find_if(pending_.begin(), pending_.end(), [&](const PendingFree& f) {
+      return f.stream == stream && f.allocation.pool == pool && f.allocation.size == size;
+    });
+    if (it == pending_.end()) return 0;
+    base = it->base;
+    event = it->event;
+    state->second.pendingBytes -= size;
+    state->second.liveBytes += size;
+    live_[base] = it->allocation;
+    raiseHighs(state->second);
+    pending_.erase(it);
+  }
+  gpu.eventDestroy(event);
+  return base;
+}
+
+bool StreamOrderedMemory::waitForPendingFrees(GpuBackend& gpu) {
+  std::vector<CUevent> events;
+  {
+    std::lock_guard lock(mutex_);
+    for (const PendingFree& free : pending_) events.push_back(free.event);
+  }
+  // Waited for outside the lock; the events stay owned by the list (only this exclusive call of
+  // the client can take them meanwhile).
+  bool ok = true;
+  for (CUevent event : events) ok = gpu.eventSynchronize(event) == CUDA_SUCCESS && ok;
+  return ok;
 }
 
 std::vector<memmgr::DevicePtr> StreamOrderedMemory::takeCompletedFrees(GpuBackend& gpu) {

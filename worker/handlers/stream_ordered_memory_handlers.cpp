@@ -45,28 +45,35 @@ void allocate(CallContext& ctx, const v1::StreamOrderedMemory& args, v1::CallRep
     reply.mutable_stream_ordered_memory_result()->set_address(0);
     return;
   }
-  // A range the pool keeps cached (its release threshold) of exactly this size is taken first.
-  if (const memmgr::DevicePtr cached = ctx.session.streamOrdered.takeCached(args.pool(), args.size())) {
+  // First, as the driver does: a range freed on this very stream, whose earlier work the new
+  // allocation's work follows in stream order; then a range the pool keeps cached (its release
+  // threshold) of exactly this size.
+  StreamOrderedMemory& pools = ctx.session.streamOrdered;
+  if (const memmgr::DevicePtr reused = pools.takePendingOnStream(ctx.gpu, args.pool(), args.size(), stream)) {
+    reply.mutable_stream_ordered_memory_result()->set_address(reused);
+    return;
+  }
+  if (const memmgr::DevicePtr cached = pools.takeCached(args.pool(), args.size())) {
     reply.mutable_stream_ordered_memory_result()->set_address(cached);
     return;
   }
-  if (!ctx.session.streamOrdered.fits(args.pool(), args.size())) {
+  if (!pools.fits(args.pool(), args.size())) {
     refuse(reply, cudaErrorMemoryAllocation, "the memory pool's maximum size would be exceeded");
     return;
   }
   memmgr::DevicePtr base = 0;
   CUresult result = ctx.memory.allocate(ctx.session.id(), args.size(), &base);
   if (result == CUDA_ERROR_OUT_OF_MEMORY) {
-    // What the pools keep cached goes before the allocation fails (cudaMallocAsync would wait for
-    // nothing else either).
-    const std::vector<memmgr::DevicePtr> cached = ctx.session.streamOrdered.takeAllCached();
-    if (!cached.empty()) {
-      giveBack(ctx, cached);
-      result = ctx.memory.allocate(ctx.session.id(), args.size(), &base);
-    }
+    // Before the allocation fails: the frees still pending are waited for and given back, with
+    // what the pools keep cached.
+    pools.waitForPendingFrees(ctx.gpu);
+    giveBackCompletedFrees(ctx);
+    const std::vector<memmgr::DevicePtr> cached = pools.takeAllCached();
+    giveBack(ctx, cached);
+    result = ctx.memory.allocate(ctx.session.id(), args.size(), &base);
   }
   if (!succeeded(ctx, result, reply, "allocate")) return;
-  ctx.session.streamOrdered.noteAllocated(args.pool(), base, args.size());
+  pools.noteAllocated(args.pool(), base, args.size());
   reply.mutable_stream_ordered_memory_result()->set_address(base);
 }
 
@@ -86,7 +93,7 @@ void freeInStreamOrder(CallContext& ctx, const v1::StreamOrderedMemory& args, v1
     ctx.gpu.eventDestroy(event);
     return;
   }
-  ctx.session.streamOrdered.notePendingFree(base, event);
+  ctx.session.streamOrdered.notePendingFree(base, event, stream);
 }
 
 void usage(CallContext& ctx, std::uint64_t pool, v1::CallReply& reply) {

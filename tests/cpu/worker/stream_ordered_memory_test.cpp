@@ -201,6 +201,39 @@ TEST_F(StreamOrderedMemoryTest, CachedRangesGoBeforeAnAllocationFails) {
   EXPECT_EQ(usage(client).reserved_bytes(), 3 * kGiB);
 }
 
+// As the driver does: an allocation on the stream a free of the same size was made on takes that
+// range at once (its work runs after the work before the free); on another stream it does not.
+TEST_F(StreamOrderedMemoryTest, AnAllocationOnTheFreesStreamReusesItsRangeInStreamOrder) {
+  const std::uint64_t a = client.createStream(), b = client.createStream();
+  const std::size_t events = worker.gpu().liveEvents();
+  const DevicePtr p = allocate(client, 1 << 20, kDefaultPool, a);
+  ASSERT_EQ(freeAsync(client, p, a).error(), 0);
+  worker.gpu().failNext(FakeGpuCall::kEventQuery, CUDA_ERROR_NOT_READY);  // the free has not run yet
+  const DevicePtr other = allocate(client, 1 << 20, kDefaultPool, b);
+  EXPECT_NE(other, p) << "another stream does not follow the free's stream";
+  worker.gpu().failNext(FakeGpuCall::kEventQuery, CUDA_ERROR_NOT_READY);
+  const DevicePtr again = allocate(client, 1 << 20, kDefaultPool, a);
+  EXPECT_EQ(again, p) << "the free's own stream reuses its range";
+  EXPECT_EQ(worker.gpu().liveEvents(), events) << "the reused free's event is gone";
+  EXPECT_EQ(usage(client).used_bytes(), 2u << 20);
+  EXPECT_EQ(check(client, p), PointerCheck::kOk);
+  EXPECT_EQ(freeAsync(client, again, a).error(), 0) << "it can be freed again";
+}
+
+// Before a stream-ordered allocation fails for lack of memory, the frees still pending are waited
+// for and given back.
+TEST_F(StreamOrderedMemoryTest, PendingFreesAreWaitedForBeforeAnAllocationFails) {
+  constexpr std::uint64_t kGiB = 1ull << 30;
+  const std::uint64_t a = client.createStream(), b = client.createStream();
+  const DevicePtr big = allocate(client, 3 * kGiB, kDefaultPool, a);
+  ASSERT_NE(big, 0u);
+  ASSERT_EQ(freeAsync(client, big, a).error(), 0);
+  worker.gpu().failNext(FakeGpuCall::kEventQuery, CUDA_ERROR_NOT_READY);
+  const DevicePtr next = allocate(client, 3 * kGiB + 4096, kDefaultPool, b);
+  EXPECT_NE(next, 0u) << "the 4 GiB device holds it once the pending 3 GiB are given back";
+  EXPECT_EQ(check(client, big), next == big ? PointerCheck::kOk : PointerCheck::kUnknown);
+}
+
 TEST_F(StreamOrderedMemoryTest, PoolIdsAreThePerClientsOwn) {
   const std::uint64_t pool =
       client.call(step(v1::StreamOrderedMemory::POOL_CREATE)).stream_ordered_memory_result().pool();
