@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "modules/catalog/module_admission.h"
+#include "scheduler/audit_log.h"
 #include "scheduler/session_token.h"
 
 namespace agileos::scheduler {
@@ -164,7 +165,28 @@ bool readHello(SessionStream& stream, SessionUp* up, std::chrono::milliseconds t
   return ok;
 }
 
+// The kernel's identity of the peer, for the audit trail.
+nlohmann::json peerIdentity(const std::optional<PeerCredentials>& peer) {
+  if (!peer) return {{"credentials", "unknown"}};
+  return {{"uid", peer->uid}, {"gid", peer->gid}, {"pid", peer->pid}};
+}
+
 }  // namespace
+
+void SessionRunner::refuse(SessionStream& stream, const std::optional<PeerCredentials>& peer,
+                           const std::string& program, Refusal::Reason code, const std::string& reason) {
+  spdlog::info("session from {}: refused: {}", stream.peer(), reason);
+  if (options_.audit) {
+    nlohmann::json event = {{"event", "session_refused"},
+                            {"peer", stream.peer()},
+                            {"reason", reason},
+                            {"refusal", Refusal::Reason_Name(code)}};
+    event.update(peerIdentity(peer));
+    if (!program.empty()) event["program"] = program;
+    options_.audit->record(std::move(event));
+  }
+  writeRefusal(stream, code, reason);
+}
 
 void SessionRunner::run(SessionStream& stream) {
   SessionUp up;
@@ -172,49 +194,43 @@ void SessionRunner::run(SessionStream& stream) {
     spdlog::debug("session from {}: ended before Hello", stream.peer());
     return;
   }
+  // Who the client is, as the kernel says (not its Hello): its uid bounds its places, goes to the
+  // worker, which lets only that uid reach its endpoints, and to the audit trail.
+  const std::optional<PeerCredentials> peer = stream.credentials();
   if (!up.has_hello()) {
-    spdlog::info("session from {}: refused: first message is not Hello", stream.peer());
-    writeRefusal(stream, Refusal::BAD_REQUEST, "the first message of a Session must be Hello");
+    refuse(stream, peer, "", Refusal::BAD_REQUEST, "the first message of a Session must be Hello");
     return;
   }
   const agileos::v1::Hello& hello = up.hello();
+  const std::string program = loggable(hello.program());
   if (hello.protocol_version() != agileos::v1::PROTOCOL_VERSION_CURRENT) {
     const std::string message = "client speaks protocol version " + std::to_string(hello.protocol_version()) +
                                 "; this daemon speaks version " +
                                 std::to_string(agileos::v1::PROTOCOL_VERSION_CURRENT);
-    spdlog::info("session from {}: refused: {}", stream.peer(), message);
-    writeRefusal(stream, Refusal::VERSION_MISMATCH, message);
+    refuse(stream, peer, program, Refusal::VERSION_MISMATCH, message);
     return;
   }
 
   std::string guardPolicy, guardError;
   if (!admitGuardPolicy(options_.guard, hello.guard_policy(), &guardPolicy, &guardError)) {
-    spdlog::info("session from {}: refused: {}", stream.peer(), guardError);
-    writeRefusal(stream, Refusal::BAD_REQUEST, guardError);
+    refuse(stream, peer, program, Refusal::BAD_REQUEST, guardError);
     return;
   }
   std::vector<AdmittedModuleSetting> modules;
   if (std::string modulesError; !admitHelloModules(options_.modules, hello, &modules, &modulesError)) {
-    const std::string message = "module admission: " + modulesError;
-    spdlog::info("session from {}: refused: {}", stream.peer(), message);
-    writeRefusal(stream, Refusal::BAD_REQUEST, message);
+    refuse(stream, peer, program, Refusal::BAD_REQUEST, "module admission: " + modulesError);
     return;
   }
   if (std::string down = unavailableService(options_, modules); !down.empty()) {
-    spdlog::info("session from {}: refused: {}", stream.peer(), down);
-    writeRefusal(stream, Refusal::UNAVAILABLE, down);
+    refuse(stream, peer, program, Refusal::UNAVAILABLE, down);
     return;
   }
 
-  // Who the client is, as the kernel says (not its Hello): its uid bounds its places and goes to
-  // the worker, which lets only that uid reach its endpoints.
-  const std::optional<PeerCredentials> peer = stream.credentials();
   if (peer && options_.max_clients_per_uid != 0 && !takeUidPlace(peer->uid)) {
     const std::string message = "uid " + std::to_string(peer->uid) + " already holds " +
                                 std::to_string(options_.max_clients_per_uid) +
                                 " sessions (worker.max_clients_per_uid); try again later";
-    spdlog::info("session from {}: refused: {}", stream.peer(), message);
-    writeRefusal(stream, Refusal::BUSY, message);
+    refuse(stream, peer, program, Refusal::BUSY, message);
     return;
   }
   // Gives the place back however run() returns.
@@ -228,7 +244,6 @@ void SessionRunner::run(SessionStream& stream) {
   } place{this, peer.has_value() && options_.max_clients_per_uid != 0, peer ? peer->uid : 0};
 
   const ClientId client = next_client_id_.fetch_add(1);
-  const std::string program = loggable(hello.program());
   std::optional<std::string> token = mintSessionToken();
   if (!token) {
     spdlog::error("client {}: cannot read random bytes for a session token", client);
@@ -258,6 +273,15 @@ void SessionRunner::run(SessionStream& stream) {
           peer ? std::optional<uid_t>(peer->uid) : std::nullopt, options_.pinned_host_quota_bytes},
       [&stream] { return stream.gone(); });
   if (!placed.assigned) {
+    if (options_.audit) {
+      nlohmann::json event = {{"event", "session_refused"},
+                              {"peer", stream.peer()},
+                              {"reason", placed.message},
+                              {"refusal", Refusal::Reason_Name(toProto(placed.refusal))},
+                              {"program", program}};
+      event.update(peerIdentity(peer));
+      options_.audit->record(std::move(event));
+    }
     writeRefusal(stream, toProto(placed.refusal), placed.message);
     return;
   }
@@ -275,6 +299,22 @@ void SessionRunner::run(SessionStream& stream) {
     return;
   }
   spdlog::info("client {}: assigned worker {} at {}", client, placed.worker, placed.endpoint);
+  if (options_.audit) {
+    nlohmann::json event = {{"event", "session_start"},
+                            {"client", client},
+                            {"peer", stream.peer()},
+                            {"program", program},
+                            {"claimed_pid", hello.pid()},
+                            {"guard_policy", guardPolicy},
+                            {"memory_quota_bytes", memoryQuota},
+                            {"worker", placed.worker}};
+    event.update(peerIdentity(peer));
+    nlohmann::json moduleNames = nlohmann::json::array();
+    for (const agileos::v1::ModuleRequest& request : hello.modules())
+      moduleNames.push_back(loggable(request.name()));
+    event["modules"] = std::move(moduleNames);
+    options_.audit->record(std::move(event));
+  }
 
   // The watcher tells the client when its worker goes away; this thread waits for the client.
   std::thread watcher([&] {
@@ -297,6 +337,11 @@ void SessionRunner::run(SessionStream& stream) {
   watcher.join();
   pool_.release(client);
   spdlog::info("client {}: session closed", client);
+  if (options_.audit) {
+    nlohmann::json event = {{"event", "session_end"}, {"client", client}};
+    event.update(peerIdentity(peer));
+    options_.audit->record(std::move(event));
+  }
 }
 
 bool SessionRunner::takeUidPlace(uid_t uid) {

@@ -23,6 +23,7 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 
@@ -32,6 +33,8 @@
 #include "scheduler/worker_pool.h"
 
 namespace agileos::scheduler {
+
+class AuditLog;  // scheduler/audit_log.h
 
 struct SessionOptions {
   // After SessionEnded is sent, how long the client has to close its side of the stream.
@@ -55,6 +58,9 @@ struct SessionOptions {
   // Why service `name` cannot serve a new client ("" when it can): the daemon asks its service
   // supervisor (ServiceSupervisor::unavailableReason). Null: every service counts as available.
   std::function<std::string(const std::string& name)> service_unavailable;
+  // The audit trail (config audit_log): session starts with the kernel's identity of the peer,
+  // refusals with their reasons, ends. Null: none.
+  std::shared_ptr<AuditLog> audit;
 };
 
 class SessionRunner {
@@ -66,6 +72,9 @@ class SessionRunner {
   void run(SessionStream& stream);
 
  private:
+  // Refuses the session: the operational log, the audit trail and the client all get `reason`.
+  void refuse(SessionStream& stream, const std::optional<PeerCredentials>& peer, const std::string& program,
+              agileos::v1::Refusal::Reason code, const std::string& reason);
   // Takes one of `uid`'s places (max_clients_per_uid); false if it holds them all.
   bool takeUidPlace(uid_t uid);
   void giveUidPlace(uid_t uid);

@@ -139,6 +139,10 @@ std::string checkCacheDir(std::string_view value) {
 
 std::string checkRuntimeDir(std::string_view value) { return checkAbsolutePath(value, kMaxRuntimeDirBytes); }
 
+std::string checkAuditLog(std::string_view value) {
+  return value.empty() ? "" : checkAbsolutePath(value, kMaxRuntimeDirBytes);
+}
+
 std::string checkExecutable(std::string_view value) {
   if (value.empty()) return "expected a non-empty path";
   if (value.find('\0') != std::string_view::npos) return "must not contain NUL characters";
@@ -429,6 +433,7 @@ ConfigResult parseDaemonConfig(std::string_view json_text) {
   top.readString("runtime_dir", &config.runtime_dir, checkRuntimeDir);
   top.readString("log_level", &config.log_level, checkLogLevel);
   top.readString("placement", &config.placement, checkPlacement);
+  top.readString("audit_log", &config.audit_log, checkAuditLog);
   if (const json* worker = top.readObject("worker"); worker != nullptr) {
     WorkerConfig& w = config.worker;
     JsonObjectReader reader(*worker, top.childPath("worker"), &result.errors);
@@ -577,6 +582,7 @@ std::string toJsonText(const DaemonConfig& config) {
       {"runtime_dir", config.runtime_dir},
       {"log_level", config.log_level},
       {"placement", config.placement},
+      {"audit_log", config.audit_log},
       {"worker",
        {{"executable", config.worker.executable},
         {"device", config.worker.device},

@@ -175,6 +175,9 @@ struct DaemonConfig {
   std::string runtime_dir = "/run/agileos";
   std::string log_level = "info";       // trace|debug|info|warn|error
   std::string placement = "dedicated";  // the only policy so far
+  // The audit trail (scheduler/audit_log.h): an absolute path of a JSON-lines file the daemon
+  // appends to; empty: none.
+  std::string audit_log;
   WorkerConfig worker;
   GuardSection guard;
   MemorySection memory;

@@ -13,6 +13,7 @@
 #include <mutex>
 
 #include "agileos/v1/client_api.grpc.pb.h"
+#include "scheduler/audit_log.h"
 #include "scheduler/dedicated_placement.h"
 #include "scheduler/runtime_files.h"
 #include "scheduler/session_stream.h"
@@ -130,6 +131,7 @@ DaemonServerOptions serverOptionsFromConfig(const DaemonConfig& config, const st
   options.socket_path = config.socket_path;
   options.runtime_dir = config.runtime_dir;
   options.placement = config.placement;
+  options.audit_log = config.audit_log;
   options.max_threads = static_cast<int>(config.worker.max_workers) * 2 + 8;
   options.pool.worker_executable = resolveExecutable(config.worker.executable, daemon_dir);
   options.pool.worker_args = config.worker.args;
@@ -181,6 +183,12 @@ bool DaemonServer::start(std::string* error) {
   if (!policy) {
     *error = "unknown placement policy '" + options_.placement + "'";
     return false;
+  }
+  // The audit trail first: a daemon that cannot record who it serves does not serve.
+  std::shared_ptr<AuditLog> audit;
+  if (!options_.audit_log.empty()) {
+    audit = AuditLog::open(options_.audit_log, error);
+    if (!audit) return false;
   }
   if (!ensureDirectory(options_.runtime_dir, error)) return false;
   if (!prepareSocketPath(options_.socket_path, error)) return false;
@@ -238,6 +246,7 @@ bool DaemonServer::start(std::string* error) {
   }
   pool_ = std::make_unique<WorkerPool>(std::move(pool_options), std::move(policy));
   SessionOptions session = options_.session;
+  session.audit = std::move(audit);
   session.service_unavailable = [services = services_.get()](const std::string& name) {
     return services->unavailableReason(name);
   };

@@ -34,6 +34,7 @@ struct DaemonServerOptions {
   std::string socket_path;
   std::string runtime_dir;
   std::string placement = "dedicated";
+  std::string audit_log;  // opened at start() (scheduler/audit_log.h); empty: no audit trail
   // Upper bound on gRPC server threads. Each live session holds one; sessions beyond the
   // worker slots are refused quickly, so max_workers * 2 + 8 leaves ample room.
   int max_threads = 16;

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
 
@@ -241,6 +242,63 @@ TEST_F(DaemonE2ETest, OneUidHoldsAtMostMaxClientsPerUidSessions) {
     }
   }
   EXPECT_TRUE(served) << "the uid's place came back when its session ended";
+}
+
+// The audit trail (config audit_log): one JSON line per session start, refusal and end, with the
+// peer's identity from the kernel.
+TEST_F(DaemonE2ETest, TheAuditTrailRecordsSessionsAndRefusalsWithTheKernelsIdentity) {
+  DaemonServerOptions options = makeOptions();
+  options.audit_log = dir_.file("audit.jsonl");
+  startServer(options);
+  std::uint64_t clientId = 0;
+  {
+    TestClient client(socketPath());
+    const auto reply = client.hello();
+    ASSERT_TRUE(reply.has_value() && reply->has_assignment());
+    clientId = reply->assignment().client_id();
+    EXPECT_TRUE(client.closesCleanly());
+  }
+  {
+    TestClient client(socketPath());
+    const auto reply = client.hello(2u);
+    ASSERT_TRUE(reply.has_value() && reply->has_refusal());
+  }
+  std::vector<nlohmann::json> lines;
+  ASSERT_TRUE(waitUntil([&] {
+    lines.clear();
+    std::ifstream in(dir_.file("audit.jsonl"));
+    for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line));
+    return lines.size() >= 3;
+  }));
+  ASSERT_EQ(lines.size(), 3u);
+  const auto find = [&](const std::string& event) {
+    for (const nlohmann::json& line : lines) {
+      if (line.value("event", "") == event) return line;
+    }
+    return nlohmann::json();
+  };
+  const nlohmann::json start = find("session_start"), end = find("session_end"),
+                       refused = find("session_refused");
+  ASSERT_FALSE(start.is_null());
+  EXPECT_EQ(start["client"], clientId);
+  EXPECT_EQ(start["uid"], ::getuid());
+  EXPECT_EQ(start["pid"], ::getpid()) << "the kernel's pid of the peer, not the Hello's claim";
+  EXPECT_TRUE(start.contains("time") && start.contains("program") && start.contains("worker"));
+  ASSERT_FALSE(end.is_null());
+  EXPECT_EQ(end["client"], clientId);
+  ASSERT_FALSE(refused.is_null());
+  EXPECT_EQ(refused["refusal"], "VERSION_MISMATCH");
+  EXPECT_THAT(refused["reason"].get<std::string>(), HasSubstr("protocol version 2"));
+  EXPECT_EQ(refused["uid"], ::getuid());
+}
+
+TEST_F(DaemonE2ETest, ADaemonThatCannotOpenItsAuditTrailDoesNotStart) {
+  DaemonServerOptions options = makeOptions();
+  options.audit_log = dir_.file("no-such-directory/audit.jsonl");
+  DaemonServer server(std::move(options));
+  std::string error;
+  EXPECT_FALSE(server.start(&error));
+  EXPECT_THAT(error, HasSubstr("audit_log"));
 }
 
 TEST_F(DaemonE2ETest, ProtocolVersionMismatchIsRefused) {
