@@ -13,10 +13,7 @@ const v1::DeviceInfo* deviceDescription(CUresult* result) {
 
 CUresult requireDevice(CUdevice device) {
   if (CUresult result = requireInitialized(); result != CUDA_SUCCESS) return result;
-  CUresult result = CUDA_SUCCESS;
-  const v1::DeviceInfo* info = deviceDescription(&result);
-  if (info == nullptr) return result;
-  return device >= 0 && device < info->device_count() ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+  return toDriverResult(checkDeviceOrdinal(device));
 }
 
 }  // namespace agileos::client::cuda_shim

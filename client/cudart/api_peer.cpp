@@ -16,18 +16,10 @@ using namespace agileos::client;
 
 namespace {
 
-// cudaSuccess when `device` names a device of this client, else why not.
-cudaError_t checkDevice(int device) {
-  cudaError_t error = cudaSuccess;
-  const agileos::v1::DeviceInfo* info = deviceInfo(&error);
-  if (info == nullptr) return error;
-  return device >= 0 && device < info->device_count() ? cudaSuccess : cudaErrorInvalidDevice;
-}
-
 cudaError_t memcpyPeer(void* dst, int dstDevice, const void* src, int srcDevice, size_t count,
                        cudaStream_t stream, bool async) {
-  if (cudaError_t error = checkDevice(dstDevice); error != cudaSuccess) return recordError(error);
-  if (cudaError_t error = checkDevice(srcDevice); error != cudaSuccess) return recordError(error);
+  if (cudaError_t error = checkDeviceOrdinal(dstDevice); error != cudaSuccess) return recordError(error);
+  if (cudaError_t error = checkDeviceOrdinal(srcDevice); error != cudaSuccess) return recordError(error);
   if (count == 0) return cudaSuccess;
   CopyTarget target;
   target.async = async;
@@ -46,8 +38,8 @@ extern "C" {
 
 cudaError_t cudaDeviceCanAccessPeer(int* canAccessPeer, int device, int peerDevice) {
   if (canAccessPeer == nullptr) return recordError(cudaErrorInvalidValue);
-  if (cudaError_t error = checkDevice(device); error != cudaSuccess) return recordError(error);
-  if (cudaError_t error = checkDevice(peerDevice); error != cudaSuccess) return recordError(error);
+  if (cudaError_t error = checkDeviceOrdinal(device); error != cudaSuccess) return recordError(error);
+  if (cudaError_t error = checkDeviceOrdinal(peerDevice); error != cudaSuccess) return recordError(error);
   *canAccessPeer = 0;  // the only valid pair is (0, 0), and a device is not its own peer
   return cudaSuccess;
 }
@@ -57,13 +49,13 @@ cudaError_t cudaDeviceCanAccessPeer(int* canAccessPeer, int device, int peerDevi
 cudaError_t cudaDeviceEnablePeerAccess(int peerDevice, unsigned int flags) {
   (void)peerDevice;
   (void)flags;
-  if (cudaError_t error = checkDevice(0); error != cudaSuccess) return recordError(error);
+  if (cudaError_t error = checkDeviceOrdinal(0); error != cudaSuccess) return recordError(error);
   return recordError(cudaErrorInvalidDevice);
 }
 
 cudaError_t cudaDeviceDisablePeerAccess(int peerDevice) {
   (void)peerDevice;
-  if (cudaError_t error = checkDevice(0); error != cudaSuccess) return recordError(error);
+  if (cudaError_t error = checkDeviceOrdinal(0); error != cudaSuccess) return recordError(error);
   return recordError(cudaErrorInvalidDevice);
 }
 
@@ -72,8 +64,8 @@ cudaError_t cudaDeviceDisablePeerAccess(int peerDevice) {
 cudaError_t cudaDeviceGetP2PAttribute(int* value, enum cudaDeviceP2PAttr attr, int srcDevice, int dstDevice) {
   (void)attr;
   if (value == nullptr) return recordError(cudaErrorInvalidValue);
-  if (cudaError_t error = checkDevice(srcDevice); error != cudaSuccess) return recordError(error);
-  if (cudaError_t error = checkDevice(dstDevice); error != cudaSuccess) return recordError(error);
+  if (cudaError_t error = checkDeviceOrdinal(srcDevice); error != cudaSuccess) return recordError(error);
+  if (cudaError_t error = checkDeviceOrdinal(dstDevice); error != cudaSuccess) return recordError(error);
   return recordError(cudaErrorInvalidDevice);
 }
 

@@ -47,14 +47,6 @@ PoolRecord* find(Pools& all, cudaMemPool_t pool) {
   return it == all.records.end() ? nullptr : it->second.get();
 }
 
-cudaError_t requireDevice(int device) {
-  cudaError_t error = cudaSuccess;
-  const v1::DeviceInfo* info = deviceInfo(&error);
-  if (info == nullptr) return error;
-  if (device < 0 || device >= info->device_count()) return cudaErrorInvalidDevice;
-  return cudaSuccess;
-}
-
 PoolRecord* defaultRecordLocked(Pools& all, int device) {
   PoolRecord*& record = all.defaults[device];
   if (record == nullptr) {
@@ -102,7 +94,7 @@ bool deviceOf(cudaMemPool_t pool, int* device) {
 
 cudaError_t defaultMemoryPool(int device, cudaMemPool_t* pool) {
   if (pool == nullptr) return cudaErrorInvalidValue;
-  if (cudaError_t error = requireDevice(device); error != cudaSuccess) return error;
+  if (cudaError_t error = checkDeviceOrdinal(device); error != cudaSuccess) return error;
   Pools& all = pools();
   std::lock_guard lock(all.mutex);
   *pool = handleOf(defaultRecordLocked(all, device));
@@ -111,7 +103,7 @@ cudaError_t defaultMemoryPool(int device, cudaMemPool_t* pool) {
 
 cudaError_t currentMemoryPool(int device, cudaMemPool_t* pool) {
   if (pool == nullptr) return cudaErrorInvalidValue;
-  if (cudaError_t error = requireDevice(device); error != cudaSuccess) return error;
+  if (cudaError_t error = checkDeviceOrdinal(device); error != cudaSuccess) return error;
   Pools& all = pools();
   std::lock_guard lock(all.mutex);
   auto it = all.current.find(device);
@@ -120,7 +112,7 @@ cudaError_t currentMemoryPool(int device, cudaMemPool_t* pool) {
 }
 
 cudaError_t setCurrentMemoryPool(int device, cudaMemPool_t pool) {
-  if (cudaError_t error = requireDevice(device); error != cudaSuccess) return error;
+  if (cudaError_t error = checkDeviceOrdinal(device); error != cudaSuccess) return error;
   Pools& all = pools();
   std::lock_guard lock(all.mutex);
   PoolRecord* record = find(all, pool);
@@ -133,7 +125,7 @@ cudaError_t createMemoryPool(const cudaMemPoolProps* props, cudaMemPool_t* pool)
   if (props == nullptr || pool == nullptr) return cudaErrorInvalidValue;
   if (props->allocType != cudaMemAllocationTypePinned) return cudaErrorInvalidValue;
   if (props->location.type != cudaMemLocationTypeDevice) return cudaErrorNotSupported;
-  if (cudaError_t error = requireDevice(props->location.id); error != cudaSuccess) return error;
+  if (cudaError_t error = checkDeviceOrdinal(props->location.id); error != cudaSuccess) return error;
   // Shareable handles (exporting the pool to another process) would cross the client boundary.
   if (props->handleTypes != cudaMemHandleTypeNone) return cudaErrorNotSupported;
   v1::StreamOrderedMemoryResult result;
@@ -277,7 +269,7 @@ cudaError_t setMemoryPoolAccess(cudaMemPool_t pool, const cudaMemAccessDesc* des
   // A client has one device, which always reads and writes its own pools: only that can be set.
   for (size_t i = 0; i < count; ++i) {
     if (descs[i].location.type != cudaMemLocationTypeDevice) return cudaErrorInvalidValue;
-    if (cudaError_t error = requireDevice(descs[i].location.id); error != cudaSuccess) return error;
+    if (cudaError_t error = checkDeviceOrdinal(descs[i].location.id); error != cudaSuccess) return error;
     if (descs[i].location.id != device || descs[i].flags != cudaMemAccessFlagsProtReadWrite)
       return cudaErrorInvalidDevice;
   }
@@ -289,7 +281,7 @@ cudaError_t memoryPoolAccess(cudaMemAccessFlags* flags, cudaMemPool_t pool, cons
   int device = 0;
   if (!deviceOf(pool, &device)) return cudaErrorInvalidValue;
   if (location->type != cudaMemLocationTypeDevice) return cudaErrorInvalidValue;
-  if (cudaError_t error = requireDevice(location->id); error != cudaSuccess) return error;
+  if (cudaError_t error = checkDeviceOrdinal(location->id); error != cudaSuccess) return error;
   *flags = location->id == device ? cudaMemAccessFlagsProtReadWrite : cudaMemAccessFlagsProtNone;
   return cudaSuccess;
 }

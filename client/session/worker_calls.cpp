@@ -87,4 +87,11 @@ const v1::DeviceInfo* deviceInfo(cudaError_t* error) {
   return info;
 }
 
+cudaError_t checkDeviceOrdinal(int device) {
+  cudaError_t error = cudaSuccess;
+  const v1::DeviceInfo* info = deviceInfo(&error);
+  if (info == nullptr) return error;
+  return device >= 0 && device < info->device_count() ? cudaSuccess : cudaErrorInvalidDevice;
+}
+
 }  // namespace agileos::client

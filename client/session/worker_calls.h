@@ -43,4 +43,8 @@ cudaError_t absorbReply(const v1::CallRequest& request, const v1::CallReply& rep
 // The worker's device description, fetched once. Null with *error set if unavailable.
 const v1::DeviceInfo* deviceInfo(cudaError_t* error);
 
+// cudaSuccess when `device` names a device of this client (an ordinal below the worker's device
+// count), cudaErrorInvalidDevice when it does not, or why the description is unavailable.
+cudaError_t checkDeviceOrdinal(int device);
+
 }  // namespace agileos::client
