@@ -106,7 +106,7 @@ bool StreamOrderedMemory::isFreed(memmgr::DevicePtr base) const {
   return false;
 }
 
-void StreamOrderedMemory::notePendingFree(memmgr::DevicePtr base, CUevent event, CUstream stream) {
+void StreamOrderedMemory::notePendingFree(memmgr::DevicePtr base, CUevent event, std::uint64_t streamToken) {
   std::lock_guard lock(mutex_);
   Allocation allocation;
   if (auto it = live_.find(base); it != live_.end()) {
@@ -117,7 +117,7 @@ void StreamOrderedMemory::notePendingFree(memmgr::DevicePtr base, CUevent event,
     state->second.liveBytes -= allocation.size;
     state->second.pendingBytes += allocation.size;
   }
-  pending_.push_back(PendingFree{base, allocation, event, stream});
+  pending_.push_back(PendingFree{base, allocation, event, streamToken});
 }
 
 void StreamOrderedMemory::forgetAllocation(memmgr::DevicePtr base) {
@@ -131,7 +131,7 @@ void StreamOrderedMemory::forgetAllocation(memmgr::DevicePtr base) {
 }
 
 memmgr::DevicePtr StreamOrderedMemory::takePendingOnStream(GpuBackend& gpu, std::uint64_t pool,
-                                                           std::uint64_t size, CUstream stream) {
+                                                           std::uint64_t size, std::uint64_t streamToken) {
   CUevent event = nullptr;
   memmgr::DevicePtr base = 0;
   {
@@ -139,7 +139,7 @@ memmgr::DevicePtr StreamOrderedMemory::takePendingOnStream(GpuBackend& gpu, std:
     auto state = pools_.find(pool);
     if (state == pools_.end()) return 0;
     auto it = std::find_if(pending_.begin(), pending_.end(), [&](const PendingFree& f) {
-      return f.stream == stream && f.allocation.pool == pool && f.allocation.size == size;
+      return f.streamToken == streamToken && f.allocation.pool == pool && f.allocation.size == size;
     });
     if (it == pending_.end()) return 0;
     base = it->base;

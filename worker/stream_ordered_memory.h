@@ -67,14 +67,17 @@ class StreamOrderedMemory {
   // True when `base` was freed in stream order and is pending or cached: a second free of it is
   // refused.
   bool isFreed(memmgr::DevicePtr base) const;
-  // Puts `base` on the pending list with `event` (recorded on the free's `stream`); the list owns
-  // the event from here on. `base` may be a cudaMalloc allocation (counted in no pool).
-  void notePendingFree(memmgr::DevicePtr base, CUevent event, CUstream stream);
-  // Stream-ordered reuse: a pending free of exactly `size` bytes of `pool`, freed on `stream`, is
-  // live again for an allocation on that same stream (the work after the allocation runs after
-  // the work before the free, as natively). Its event is destroyed. 0 when there is none.
+  // Puts `base` on the pending list with `event` (recorded on the free's stream, `streamToken`);
+  // the list owns the event from here on. `base` may be a cudaMalloc allocation (counted in no
+  // pool).
+  void notePendingFree(memmgr::DevicePtr base, CUevent event, std::uint64_t streamToken);
+  // Stream-ordered reuse: a pending free of exactly `size` bytes of `pool`, freed on the stream
+  // `streamToken` names, is live again for an allocation on that same stream (the work after the
+  // allocation runs after the work before the free, as natively). Its event is destroyed. 0 when
+  // there is none. Streams are told apart by their tokens, which are never reused: the driver may
+  // give a new stream the handle of a destroyed one, whose work the new stream does not follow.
   memmgr::DevicePtr takePendingOnStream(GpuBackend& gpu, std::uint64_t pool, std::uint64_t size,
-                                        CUstream stream);
+                                        std::uint64_t streamToken);
   // Waits for every pending free's event (when an allocation would otherwise fail for lack of
   // memory), so that the next takeCompletedFrees() takes them all. False if a wait failed.
   bool waitForPendingFrees(GpuBackend& gpu);
@@ -113,7 +116,7 @@ class StreamOrderedMemory {
     memmgr::DevicePtr base = 0;
     Allocation allocation;  // pool 0: not a pool allocation
     CUevent event = nullptr;
-    CUstream stream = nullptr;  // the free's stream
+    std::uint64_t streamToken = 0;  // the free's stream (0: the legacy stream)
   };
   struct PoolState {
     std::uint64_t liveBytes = 0;

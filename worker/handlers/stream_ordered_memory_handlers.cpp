@@ -31,6 +31,10 @@ namespace {
 
 using Step = v1::StreamOrderedMemory::Step;
 
+// The stream a token names, as stream-ordered reuse tells streams apart: 0 and 1 are both the
+// legacy stream (resolveStream); any other token is one stream's for its whole life.
+std::uint64_t streamIdentity(std::uint64_t token) { return token == 1 ? 0 : token; }
+
 bool knownPool(CallContext& ctx, std::uint64_t pool, v1::CallReply& reply) {
   if (ctx.session.streamOrdered.poolExists(pool)) return true;
   return refuse(reply, cudaErrorInvalidValue, "not a memory pool of this client");
@@ -49,7 +53,8 @@ void allocate(CallContext& ctx, const v1::StreamOrderedMemory& args, v1::CallRep
   // allocation's work follows in stream order; then a range the pool keeps cached (its release
   // threshold) of exactly this size.
   StreamOrderedMemory& pools = ctx.session.streamOrdered;
-  if (const memmgr::DevicePtr reused = pools.takePendingOnStream(ctx.gpu, args.pool(), args.size(), stream)) {
+  if (const memmgr::DevicePtr reused =
+          pools.takePendingOnStream(ctx.gpu, args.pool(), args.size(), streamIdentity(args.stream()))) {
     reply.mutable_stream_ordered_memory_result()->set_address(reused);
     return;
   }
@@ -93,7 +98,7 @@ void freeInStreamOrder(CallContext& ctx, const v1::StreamOrderedMemory& args, v1
     ctx.gpu.eventDestroy(event);
     return;
   }
-  ctx.session.streamOrdered.notePendingFree(base, event, stream);
+  ctx.session.streamOrdered.notePendingFree(base, event, streamIdentity(args.stream()));
 }
 
 void usage(CallContext& ctx, std::uint64_t pool, v1::CallReply& reply) {

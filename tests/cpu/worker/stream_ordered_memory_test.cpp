@@ -220,6 +220,36 @@ TEST_F(StreamOrderedMemoryTest, AnAllocationOnTheFreesStreamReusesItsRangeInStre
   EXPECT_EQ(freeAsync(client, again, a).error(), 0) << "it can be freed again";
 }
 
+// A stream created after the free's stream was destroyed does not follow that stream's work, even
+// when the driver gives it the same handle (as the fake does here): no reuse there.
+TEST(StreamOrderedMemoryReuse, AStreamMadeAfterTheFreesStreamWasDestroyedDoesNotReuseItsRange) {
+  FakeGpuConfig config;
+  config.reuseDestroyedStreamHandles = true;
+  WorkerHarness worker(config);
+  TestClient client = worker.attach(1);
+  const std::uint64_t a = client.createStream();
+  const v1::CallReply allocated =
+      client.call(step(v1::StreamOrderedMemory::ALLOC, kDefaultPool, 1 << 20, 0, a));
+  ASSERT_EQ(allocated.error(), 0);
+  const DevicePtr p = allocated.stream_ordered_memory_result().address();
+  ASSERT_EQ(client.call(step(v1::StreamOrderedMemory::FREE, 0, 0, p, a)).error(), 0);
+  worker.gpu().failNext(FakeGpuCall::kEventQuery, CUDA_ERROR_NOT_READY);
+  ASSERT_EQ(client.call(requests::streamDestroy(a)).error(), 0);
+  const std::uint64_t b = client.createStream();
+  worker.gpu().failNext(FakeGpuCall::kEventQuery, CUDA_ERROR_NOT_READY);
+  const v1::CallReply other = client.call(step(v1::StreamOrderedMemory::ALLOC, kDefaultPool, 1 << 20, 0, b));
+  ASSERT_EQ(other.error(), 0);
+  EXPECT_NE(other.stream_ordered_memory_result().address(), p);
+}
+
+// The legacy stream has two spellings (0 and cudaStreamLegacy): one stream for reuse.
+TEST_F(StreamOrderedMemoryTest, BothSpellingsOfTheLegacyStreamAreOneStreamForReuse) {
+  const DevicePtr p = allocate(client, 1 << 20, kDefaultPool, 0);
+  ASSERT_EQ(freeAsync(client, p, 1).error(), 0);
+  worker.gpu().failNext(FakeGpuCall::kEventQuery, CUDA_ERROR_NOT_READY);
+  EXPECT_EQ(allocate(client, 1 << 20, kDefaultPool, 0), p);
+}
+
 // Before a stream-ordered allocation fails for lack of memory, the frees still pending are waited
 // for and given back.
 TEST_F(StreamOrderedMemoryTest, PendingFreesAreWaitedForBeforeAnAllocationFails) {

@@ -143,6 +143,9 @@ struct FakeGpuConfig {
   // does, a launch grows the context's stack to the kernel's local memory (rounded up to 16
   // bytes) and keeps it there.
   std::map<std::string, int> localBytesByKernel;
+  // A new stream gets the handle of the stream destroyed last, as the driver may give it, so
+  // tests can show that nothing keyed by a stream handle outlives the stream.
+  bool reuseDestroyedStreamHandles = false;
 };
 
 // One copy or memset a caller asked for (refused ones included).
@@ -377,6 +380,7 @@ class FakeGpuBackend final : public GpuBackend {
                         bool cooperative);
 
   const FakeGpuConfig config_;
+  std::vector<CUstream> destroyedStreams_;  // reuseDestroyedStreamHandles: the next handles to give
   DeviceDescription description_;
 
   mutable std::mutex mutex_;

@@ -25,7 +25,12 @@ CUresult FakeGpuBackend::streamCreate(unsigned flags, int priority, CUstream* st
     return CUDA_ERROR_INVALID_VALUE;
   }
   (void)priority;  // the driver clamps priorities into the range; nothing here depends on it
-  *stream = reinterpret_cast<CUstream>(nextObject_ += 0x10);
+  if (config_.reuseDestroyedStreamHandles && !destroyedStreams_.empty()) {
+    *stream = destroyedStreams_.back();
+    destroyedStreams_.pop_back();
+  } else {
+    *stream = reinterpret_cast<CUstream>(nextObject_ += 0x10);
+  }
   streams_.emplace(*stream, nextStreamId_++);
   return CUDA_SUCCESS;
 }
@@ -36,6 +41,7 @@ CUresult FakeGpuBackend::streamDestroy(CUstream stream) {
   if (streams_.erase(stream) == 0) {
     return misused("streamDestroy of a stream that is not live: " + hex(stream), CUDA_ERROR_INVALID_HANDLE);
   }
+  if (config_.reuseDestroyedStreamHandles) destroyedStreams_.push_back(stream);
   return CUDA_SUCCESS;
 }
 
