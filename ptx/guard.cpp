@@ -158,10 +158,11 @@ bool appendCheck(const Instruction& instruction, const MemoryAccess& access, std
       out << "mov.u64 " << t << ", " << hexImmediate(target) << ";\n";
     }
     out << "selp.b64 " << r << ", " << t << ", " << a << ", " << v << ";\n";
+    // A run-time width (a copy's size operand, a matrix fragment's span) is computed into `sz`;
+    // a hit the quarantine (or remap window) cannot hold then stops the kernel.
+    const std::string sz = reg + "_s" + n;
     if (access.sizeOperand) {
-      // A run-time width the quarantine (or remap window) cannot hold stops the kernel.
       const Operand& size = instruction.operands[*access.sizeOperand];
-      const std::string sz = reg + "_s" + n;
       out << ".reg .u64 " << sz << ";\n";
       if (size.kind == Operand::Kind::kImmediate) {
         out << "mov.u64 " << sz << ", ";
@@ -173,16 +174,11 @@ bool appendCheck(const Instruction& instruction, const MemoryAccess& access, std
         *error = "a copy size the guard cannot read (" + print(instruction) + ")";
         return false;
       }
-      const std::string big = reg + "_big" + n;
-      out << ".reg .pred " << big << ";\nsetp.gt.and.u64 " << big << ", " << sz << ", "
-          << hexImmediate(options.redirectLimit) << ", " << v << ";\n@" << big << " trap;\n";
     }
     if (access.extent) {
       // A matrix fragment spans its lines a stride apart. The zone test on its first byte is
       // sound only for a span under 4 GiB (see above): a wider one stops the kernel, hit or not.
-      // Then, as for a run-time copy size, a hit the quarantine cannot hold stops it too.
       const MemoryAccess::Extent& extent = *access.extent;
-      const std::string sz = reg + "_s" + n;
       out << ".reg .u64 " << sz << ";\n";
       if (extent.strideOperand) {
         const Operand& given = instruction.operands[*extent.strideOperand];
@@ -198,6 +194,8 @@ bool appendCheck(const Instruction& instruction, const MemoryAccess& access, std
       } else {
         out << "mov.u64 " << sz << ", " << hexImmediate(extent.constantBytes) << ";\n";
       }
+    }
+    if (access.sizeOperand || access.extent) {
       const std::string big = reg + "_big" + n;
       out << ".reg .pred " << big << ";\nsetp.gt.and.u64 " << big << ", " << sz << ", "
           << hexImmediate(options.redirectLimit) << ", " << v << ";\n@" << big << " trap;\n";
@@ -279,6 +277,20 @@ bool trusted(const Function& function, const GuardOptions& options) {
 
 // ---------------------------------------------------------------- the independent checker
 
+// The stop of a hit `v` whose run-time width `sz` the quarantine cannot hold (appendCheck): the
+// next two instructions. `next` yields them.
+template <typename Next>
+bool quarantineStopFollows(Next& next, const std::string& sz, const std::string& v,
+                           const GuardOptions& options) {
+  const Instruction* big = next();
+  const Instruction* stop = next();
+  return big != nullptr && isForm(*big, "setp", {".gt", ".and", ".u64"}, 4) &&
+         registerName(big->operands[1]) == sz && immediateValue(big->operands[2]) == options.redirectLimit &&
+         registerName(big->operands[3]) == v && stop != nullptr && stop->predicate &&
+         !stop->predicate->negated && stop->predicate->reg == registerName(big->operands[0]) &&
+         stop->opcode == "trap";
+}
+
 // The span check of a matrix access (appendCheck): the span computed from the access's stride
 // operand, a 32-bit copy the guard made (or the constant span), a stop when it is 4 GiB or wider,
 // and a stop when a hit `v` is wider than the quarantine. `next` yields the instructions after the
@@ -321,13 +333,7 @@ bool matrixSpanChecked(Next& next, const Instruction& access, const MemoryAccess
     }
     sz = registerName(first->operands[0]);
   }
-  const Instruction* big = next();
-  const Instruction* stop = next();
-  return big != nullptr && isForm(*big, "setp", {".gt", ".and", ".u64"}, 4) &&
-         registerName(big->operands[1]) == sz && immediateValue(big->operands[2]) == options.redirectLimit &&
-         registerName(big->operands[3]) == v && stop != nullptr && stop->predicate &&
-         !stop->predicate->negated && stop->predicate->reg == registerName(big->operands[0]) &&
-         stop->opcode == "trap";
+  return quarantineStopFollows(next, sz, v, options);
 }
 
 // Does `checks` (the instructions before the access in its scope) contain, in order, a
@@ -466,21 +472,13 @@ bool checkPresent(const std::vector<const Instruction*>& checks, const Instructi
     }
     if (memory.sizeOperand) {
       const Instruction* sz = next();
-      const Instruction* big = next();
-      const Instruction* stop = next();
       const Operand& sizeOperand = access.operands[*memory.sizeOperand];
       const bool sizeOk = sz != nullptr && ((isForm(*sz, "cvt", {".u64", ".u32"}, 2) &&
                                              registerName(sz->operands[1]) == registerName(sizeOperand)) ||
                                             (isForm(*sz, "mov", {".u64"}, 2) &&
                                              sizeOperand.kind == Operand::Kind::kImmediate &&
                                              immediateValue(sz->operands[1]) == immediateValue(sizeOperand)));
-      if (!sizeOk || big == nullptr || !isForm(*big, "setp", {".gt", ".and", ".u64"}, 4) ||
-          registerName(big->operands[1]) != registerName(sz->operands[0]) ||
-          immediateValue(big->operands[2]) != options.redirectLimit || registerName(big->operands[3]) != v ||
-          stop == nullptr || !stop->predicate || stop->predicate->negated ||
-          stop->predicate->reg != registerName(big->operands[0]) || stop->opcode != "trap") {
-        continue;
-      }
+      if (!sizeOk || !quarantineStopFollows(next, registerName(sz->operands[0]), v, options)) continue;
     }
     if (memory.extent && !matrixSpanChecked(next, access, *memory.extent, v, options, prefix)) continue;
     return true;
