@@ -21,16 +21,6 @@ void giveBack(CallContext& ctx, const std::vector<memmgr::DevicePtr>& bases) {
   }
 }
 
-}  // namespace
-
-void giveBackCompletedFrees(CallContext& ctx) {
-  giveBack(ctx, ctx.session.streamOrdered.takeCompletedFrees(ctx.gpu));
-}
-
-namespace {
-
-using Step = v1::StreamOrderedMemory::Step;
-
 // The stream a token names, as stream-ordered reuse tells streams apart: 0 and 1 are both the
 // legacy stream (resolveStream); any other token is one stream's for its whole life.
 std::uint64_t streamIdentity(std::uint64_t token) { return token == 1 ? 0 : token; }
@@ -164,6 +154,10 @@ void streamOrderedMemory(CallContext& ctx, const v1::CallRequest& request, v1::C
 }
 
 }  // namespace
+
+void giveBackCompletedFrees(CallContext& ctx) {
+  giveBack(ctx, ctx.session.streamOrdered.takeCompletedFrees(ctx.gpu));
+}
 
 void registerStreamOrderedMemoryHandlers(HandlerRegistry& registry) {
   // Exclusive: a completed free given back invalidates addresses other calls may be using.
