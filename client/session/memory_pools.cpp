@@ -217,7 +217,7 @@ cudaError_t memoryPoolAttribute(cudaMemPool_t pool, cudaMemPoolAttr attribute, v
 
 cudaError_t setMemoryPoolAttribute(cudaMemPool_t pool, cudaMemPoolAttr attribute, const void* value) {
   if (value == nullptr) return cudaErrorInvalidValue;
-  std::uint64_t workerId = 0;
+  std::uint64_t workerId = 0, bytes = 0;
   v1::StreamOrderedMemory::Step step = v1::StreamOrderedMemory::STEP_UNSPECIFIED;
   {
     Pools& all = pools();
@@ -235,7 +235,8 @@ cudaError_t setMemoryPoolAttribute(cudaMemPool_t pool, cudaMemPoolAttr attribute
         record->reuseAllowInternalDependencies = *static_cast<const int*>(value) != 0;
         return cudaSuccess;
       case cudaMemPoolAttrReleaseThreshold:
-        record->releaseThreshold = *static_cast<const std::uint64_t*>(value);
+        bytes = *static_cast<const std::uint64_t*>(value);  // read once: the program's memory
+        record->releaseThreshold = bytes;
         workerId = record->workerId;
         step = v1::StreamOrderedMemory::POOL_SET_RELEASE_THRESHOLD;
         break;
@@ -251,8 +252,6 @@ cudaError_t setMemoryPoolAttribute(cudaMemPool_t pool, cudaMemPoolAttr attribute
         return cudaErrorInvalidValue;
     }
   }
-  const std::uint64_t bytes =
-      attribute == cudaMemPoolAttrReleaseThreshold ? *static_cast<const std::uint64_t*>(value) : 0;
   return poolStep(step, workerId, nullptr, bytes);
 }
 
