@@ -173,18 +173,23 @@ nlohmann::json peerIdentity(const std::optional<PeerCredentials>& peer) {
 
 }  // namespace
 
+void SessionRunner::auditRefusal(SessionStream& stream, const std::optional<PeerCredentials>& peer,
+                                 const std::string& program, Refusal::Reason code,
+                                 const std::string& reason) {
+  if (!options_.audit) return;
+  nlohmann::json event = {{"event", "session_refused"},
+                          {"peer", stream.peer()},
+                          {"reason", reason},
+                          {"refusal", Refusal::Reason_Name(code)}};
+  event.update(peerIdentity(peer));
+  if (!program.empty()) event["program"] = program;
+  options_.audit->record(std::move(event));
+}
+
 void SessionRunner::refuse(SessionStream& stream, const std::optional<PeerCredentials>& peer,
                            const std::string& program, Refusal::Reason code, const std::string& reason) {
   spdlog::info("session from {}: refused: {}", stream.peer(), reason);
-  if (options_.audit) {
-    nlohmann::json event = {{"event", "session_refused"},
-                            {"peer", stream.peer()},
-                            {"reason", reason},
-                            {"refusal", Refusal::Reason_Name(code)}};
-    event.update(peerIdentity(peer));
-    if (!program.empty()) event["program"] = program;
-    options_.audit->record(std::move(event));
-  }
+  auditRefusal(stream, peer, program, code, reason);
   writeRefusal(stream, code, reason);
 }
 
@@ -273,15 +278,8 @@ void SessionRunner::run(SessionStream& stream) {
           peer ? std::optional<uid_t>(peer->uid) : std::nullopt, options_.pinned_host_quota_bytes},
       [&stream] { return stream.gone(); });
   if (!placed.assigned) {
-    if (options_.audit) {
-      nlohmann::json event = {{"event", "session_refused"},
-                              {"peer", stream.peer()},
-                              {"reason", placed.message},
-                              {"refusal", Refusal::Reason_Name(toProto(placed.refusal))},
-                              {"program", program}};
-      event.update(peerIdentity(peer));
-      options_.audit->record(std::move(event));
-    }
+    // The pool logged why; the trail and the client get it here.
+    auditRefusal(stream, peer, program, toProto(placed.refusal), placed.message);
     writeRefusal(stream, toProto(placed.refusal), placed.message);
     return;
   }

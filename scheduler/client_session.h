@@ -72,6 +72,9 @@ class SessionRunner {
   void run(SessionStream& stream);
 
  private:
+  // Records a refusal in the audit trail, if there is one.
+  void auditRefusal(SessionStream& stream, const std::optional<PeerCredentials>& peer,
+                    const std::string& program, agileos::v1::Refusal::Reason code, const std::string& reason);
   // Refuses the session: the operational log, the audit trail and the client all get `reason`.
   void refuse(SessionStream& stream, const std::optional<PeerCredentials>& peer, const std::string& program,
               agileos::v1::Refusal::Reason code, const std::string& reason);
