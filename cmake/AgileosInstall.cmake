@@ -25,6 +25,8 @@ foreach(target IN LISTS _agileos_trusted_executables)
   set_target_properties(${target} PROPERTIES INSTALL_RPATH "${_agileos_cuda_rpath}")
 endforeach()
 install(TARGETS ${_agileos_trusted_executables} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT daemon)
+# The admin CLI (links no CUDA library).
+install(TARGETS agileosctl RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT daemon)
 
 install(TARGETS agileos_cudart agileos_cuda agileos_cufft agileos_nvrtc agileos_client_session
         LIBRARY DESTINATION ${AGILEOS_SHIM_INSTALL_DIR} COMPONENT shim)

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -84,7 +85,10 @@ int main(int argc, char** argv) {
     printErrors(errors);
     return 1;
   }
-  const DaemonServerOptions options = serverOptionsFromConfig(config, currentExecutableDir());
+  DaemonServerOptions options = serverOptionsFromConfig(config, currentExecutableDir());
+  // Absolute, so that a reload reads the same file whatever the working directory is by then.
+  if (command_line.config_path)
+    options.config_path = std::filesystem::absolute(*command_line.config_path).string();
   const std::string worker_problem = executableProblem("worker.executable", options.pool.worker_executable);
 
   if (command_line.check_config) {

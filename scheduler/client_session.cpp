@@ -9,6 +9,7 @@
 
 #include "modules/catalog/module_admission.h"
 #include "scheduler/audit_log.h"
+#include "scheduler/session_registry.h"
 #include "scheduler/session_token.h"
 
 namespace agileos::scheduler {
@@ -176,6 +177,7 @@ nlohmann::json peerIdentity(const std::optional<PeerCredentials>& peer) {
 void SessionRunner::auditRefusal(SessionStream& stream, const std::optional<PeerCredentials>& peer,
                                  const std::string& program, Refusal::Reason code,
                                  const std::string& reason) {
+  if (options_.registry) options_.registry->countRefusal(Refusal::Reason_Name(code));
   if (!options_.audit) return;
   nlohmann::json event = {{"event", "session_refused"},
                           {"peer", stream.peer()},
@@ -222,7 +224,7 @@ void SessionRunner::run(SessionStream& stream) {
     return;
   }
   std::vector<AdmittedModuleSetting> modules;
-  if (std::string modulesError; !admitHelloModules(options_.modules, hello, &modules, &modulesError)) {
+  if (std::string modulesError; !admitHelloModules(*this->modules(), hello, &modules, &modulesError)) {
     refuse(stream, peer, program, Refusal::BAD_REQUEST, "module admission: " + modulesError);
     return;
   }
@@ -270,6 +272,10 @@ void SessionRunner::run(SessionStream& stream) {
       memoryQuota == 0 ? std::string("none") : std::to_string(memoryQuota) + " bytes");
 
   SessionEndSignal end_signal;
+  std::vector<std::string> admittedNames;  // "name version", for the audit trail and the registry
+  for (const AdmittedModuleSetting& module : modules)
+    admittedNames.push_back(module.name + " " + module.version);
+  const auto placementStarted = std::chrono::steady_clock::now();
   const AcquireResult placed = pool_.acquire(
       client, *token, [&end_signal](const std::string& reason) { end_signal.workerEnded(reason); },
       ClientAttachSetting{
@@ -277,6 +283,8 @@ void SessionRunner::run(SessionStream& stream) {
           admittedAdapterOperations(options_.adapters), std::move(modules), memoryQuota,
           peer ? std::optional<uid_t>(peer->uid) : std::nullopt, options_.pinned_host_quota_bytes},
       [&stream] { return stream.gone(); });
+  if (options_.registry)
+    options_.registry->countPlacementWait(std::chrono::steady_clock::now() - placementStarted);
   if (!placed.assigned) {
     // The pool logged why; the trail and the client get it here.
     auditRefusal(stream, peer, program, toProto(placed.refusal), placed.message);
@@ -311,10 +319,20 @@ void SessionRunner::run(SessionStream& stream) {
     for (const agileos::v1::ModuleRequest& request : hello.modules())
       moduleNames.push_back(loggable(request.name()));
     event["modules"] = std::move(moduleNames);
+    event["admitted_modules"] = admittedNames;
     options_.audit->record(std::move(event));
   }
 
-  // The watcher tells the client when its worker goes away; this thread waits for the client.
+  // From here until the stream has ended, an administrator may end the session (the registry's
+  // `end` only records and wakes, like the pool's callback).
+  if (options_.registry) {
+    options_.registry->add(
+        SessionInfo{client, peer, program, guardPolicy, memoryQuota, std::move(admittedNames), placed.worker,
+                    std::chrono::system_clock::now()},
+        [&end_signal](const std::string& reason) { end_signal.workerEnded(reason); });
+  }
+  // The watcher tells the client when its worker goes away (or an administrator ends the
+  // session); this thread waits for the client.
   std::thread watcher([&] {
     const std::optional<std::string> reason = end_signal.waitForWorkerEnd();
     if (!reason) return;
@@ -331,6 +349,7 @@ void SessionRunner::run(SessionStream& stream) {
     spdlog::warn("client {}: sent a message after Hello; ending its session", client);
     stream.cancel();
   }
+  if (options_.registry) options_.registry->remove(client);  // before end_signal goes out of scope
   end_signal.streamEnded();
   watcher.join();
   pool_.release(client);
@@ -340,6 +359,17 @@ void SessionRunner::run(SessionStream& stream) {
     event.update(peerIdentity(peer));
     options_.audit->record(std::move(event));
   }
+}
+
+std::shared_ptr<const ModulesSection> SessionRunner::modules() const {
+  std::lock_guard lock(modules_mu_);
+  return modules_;
+}
+
+void SessionRunner::setModules(ModulesSection modules) {
+  auto replacement = std::make_shared<const ModulesSection>(std::move(modules));
+  std::lock_guard lock(modules_mu_);
+  modules_ = std::move(replacement);
 }
 
 bool SessionRunner::takeUidPlace(uid_t uid) {

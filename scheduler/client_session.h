@@ -34,7 +34,8 @@
 
 namespace agileos::scheduler {
 
-class AuditLog;  // scheduler/audit_log.h
+class AuditLog;         // scheduler/audit_log.h
+class SessionRegistry;  // scheduler/session_registry.h
 
 struct SessionOptions {
   // After SessionEnded is sent, how long the client has to close its side of the stream.
@@ -61,15 +62,26 @@ struct SessionOptions {
   // The audit trail (config audit_log): session starts with the kernel's identity of the peer,
   // refusals with their reasons, ends. Null: none.
   std::shared_ptr<AuditLog> audit;
+  // The live sessions and the session counters (admin API, metrics). Null: none kept.
+  std::shared_ptr<SessionRegistry> registry;
 };
 
 class SessionRunner {
  public:
   // `pool` must outlive every run() call.
-  SessionRunner(WorkerPool& pool, SessionOptions options) : pool_(pool), options_(std::move(options)) {}
+  SessionRunner(WorkerPool& pool, SessionOptions options)
+      : pool_(pool),
+        options_(std::move(options)),
+        modules_(std::make_shared<const ModulesSection>(options_.modules)) {}
 
   // Serves one stream until it is over.
   void run(SessionStream& stream);
+
+  // The module pool and allowed list new sessions are admitted against (SessionOptions::modules
+  // until replaced). A replacement applies to sessions whose Hello is admitted after it; live
+  // sessions keep what they were admitted with.
+  std::shared_ptr<const ModulesSection> modules() const;
+  void setModules(ModulesSection modules);
 
  private:
   // Records a refusal in the audit trail, if there is one.
@@ -87,6 +99,8 @@ class SessionRunner {
   std::atomic<ClientId> next_client_id_{1};
   std::mutex uid_places_mu_;
   std::map<uid_t, std::uint32_t> uid_places_;  // uid -> sessions it holds; no zero entries
+  mutable std::mutex modules_mu_;
+  std::shared_ptr<const ModulesSection> modules_;  // under modules_mu_; never null
 };
 
 }  // namespace agileos::scheduler

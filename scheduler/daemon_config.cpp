@@ -375,6 +375,53 @@ std::vector<std::string> admittedAdapterOperations(const AdaptersSection& adapte
   return out;
 }
 
+std::string adminSocketPath(const DaemonConfig& config) {
+  return config.admin.socket_path.empty() ? config.runtime_dir + "-admin/admin.sock"
+                                          : config.admin.socket_path;
+}
+
+namespace {
+
+// "host:port" with a port in 1..65535, or "".
+std::string checkListenAddress(std::string_view value) {
+  if (value.empty()) return "";
+  const std::size_t colon = value.rfind(':');
+  if (colon == std::string_view::npos || colon == 0) return "expected \"host:port\", e.g. \"127.0.0.1:9464\"";
+  const std::string_view port = value.substr(colon + 1);
+  if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string_view::npos ||
+      std::stoi(std::string(port)) == 0 || std::stoi(std::string(port)) > 65535) {
+    return "expected a port in 1..65535 after the last ':'";
+  }
+  return "";
+}
+
+std::string parentOf(const std::string& path) {
+  const std::size_t slash = path.rfind('/');
+  return slash == std::string::npos || slash == 0 ? "/" : path.substr(0, slash);
+}
+
+// The admin socket must not be where clients can reach it: the clients' socket directory and
+// the runtime directory are bind-mounted into sandboxes and containers (the CDI spec mounts the
+// socket's directory). The default, <runtime_dir>-admin, is a sibling of both.
+void checkAdminSocket(const DaemonConfig& config, std::vector<std::string>* errors) {
+  if (!config.admin.enabled) return;
+  const std::string path = adminSocketPath(config);
+  if (path.size() > kMaxUnixSocketPathBytes) {
+    errors->push_back("admin.socket_path: " + path + " is longer than a unix socket address holds");
+  }
+  const std::string dir = parentOf(path);
+  const auto within = [](const std::string& inner, const std::string& outer) {
+    return inner == outer || inner.starts_with(outer + "/");
+  };
+  if (dir == parentOf(config.socket_path) || within(dir, config.runtime_dir)) {
+    errors->push_back("admin.socket_path: " + path +
+                      " is in a directory clients can see (the clients' socket directory or runtime_dir); "
+                      "give it a directory of its own");
+  }
+}
+
+}  // namespace
+
 std::vector<std::string> checkConsistency(const DaemonConfig& config) {
   std::vector<std::string> errors;
   if (config.worker.prestart > config.worker.max_workers) {
@@ -383,6 +430,7 @@ std::vector<std::string> checkConsistency(const DaemonConfig& config) {
                      std::to_string(config.worker.max_workers));
   }
   checkPrivileges(config, &errors);
+  checkAdminSocket(config, &errors);
   if (config.memory.pinned_total_bytes != 0 &&
       config.memory.pinned_per_client_bytes > config.memory.pinned_total_bytes) {
     errors.push_back(
@@ -483,6 +531,26 @@ ConfigResult parseDaemonConfig(std::string_view json_text) {
     reader.readInteger("worker_uid_count", 1, kMaxWorkerUids, &p.worker_uid_count);
     reader.readInteger("service_uid_base", 1, kMaxUnprivilegedId, &p.service_uid_base);
     reader.readInteger("shared_gid", 1, kMaxUnprivilegedId, &p.shared_gid);
+    reader.finish();
+  }
+  if (const json* section = top.readObject("admin"); section != nullptr) {
+    JsonObjectReader reader(*section, top.childPath("admin"), &result.errors);
+    if (const json* enabled = reader.readValue("enabled"); enabled != nullptr) {
+      if (enabled->is_boolean()) {
+        config.admin.enabled = enabled->get<bool>();
+      } else {
+        reader.fail("enabled", "expected true or false, got " + agileos::modules::describeJson(*enabled));
+      }
+    }
+    reader.readString("socket_path", &config.admin.socket_path, [](std::string_view value) {
+      return value.empty() ? std::string() : checkSocketPath(value);
+    });
+    reader.readInteger("gid", 0, kMaxUnprivilegedId, &config.admin.gid);
+    reader.finish();
+  }
+  if (const json* section = top.readObject("metrics"); section != nullptr) {
+    JsonObjectReader reader(*section, top.childPath("metrics"), &result.errors);
+    reader.readString("listen", &config.metrics.listen, checkListenAddress);
     reader.finish();
   }
   if (const json* section = top.readObject("adapters"); section != nullptr) {
@@ -609,6 +677,11 @@ std::string toJsonText(const DaemonConfig& config) {
       {"adapters", config.adapters.admitted},
       {"modules", modulesToJson(config.modules)},
       {"services", servicesToJson(config.services)},
+      {"admin",
+       {{"enabled", config.admin.enabled},
+        {"socket_path", config.admin.socket_path},
+        {"gid", config.admin.gid}}},
+      {"metrics", {{"listen", config.metrics.listen}}},
   };
   return out.dump(2);
 }

@@ -168,6 +168,24 @@ struct ServiceConfig {
   std::uint32_t restart_window_s = 60;
 };
 
+// agileosd's admin API (scheduler/admin_service.h): a socket that root and one group reach.
+struct AdminSection {
+  bool enabled = true;
+  // "" = <runtime_dir>-admin/admin.sock (adminSocketPath). Never in the clients' socket
+  // directory or the runtime directory, which sandboxes see (checkConsistency).
+  std::string socket_path;
+  // The group that may use the admin API besides root: the socket is root's, mode 0660, this
+  // group's (0: root's group only).
+  std::uint32_t gid = 0;
+};
+
+// The Prometheus metrics endpoint (scheduler/daemon_metrics.h).
+struct MetricsSection {
+  // "host:port" the HTTP endpoint /metrics listens on, e.g. "127.0.0.1:9464"; "" = none (the
+  // admin API's GetMetrics still serves the same text).
+  std::string listen;
+};
+
 struct DaemonConfig {
   std::string socket_path = "/run/agileos/agileosd.sock";
   // Worker sockets: <runtime_dir>/worker-<id>/call.sock (and call.shm.sock); service sockets:
@@ -186,7 +204,12 @@ struct DaemonConfig {
   ModulesSection modules;
   // Started in this order at daemon start; every module's non-empty `service` names one of them.
   std::vector<ServiceConfig> services;
+  AdminSection admin;
+  MetricsSection metrics;
 };
+
+// The admin socket's path: admin.socket_path, or <runtime_dir>-admin/admin.sock when it is empty.
+std::string adminSocketPath(const DaemonConfig& config);
 
 // The admitted operations as the worker takes them: "library.operation" or "library.*".
 std::vector<std::string> admittedAdapterOperations(const AdaptersSection& adapters);

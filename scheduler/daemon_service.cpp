@@ -1,6 +1,7 @@
 #include "scheduler/daemon_service.h"
 
 #include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
 #include <grpcpp/resource_quota.h>
 #include <spdlog/spdlog.h>
 #include <sys/random.h>
@@ -13,9 +14,13 @@
 #include <mutex>
 
 #include "agileos/v1/client_api.grpc.pb.h"
+#include "scheduler/admin_service.h"
 #include "scheduler/audit_log.h"
+#include "scheduler/daemon_admin_backend.h"
+#include "scheduler/daemon_metrics.h"
 #include "scheduler/dedicated_placement.h"
 #include "scheduler/runtime_files.h"
+#include "scheduler/session_registry.h"
 #include "scheduler/session_stream.h"
 
 namespace agileos::scheduler {
@@ -132,6 +137,11 @@ DaemonServerOptions serverOptionsFromConfig(const DaemonConfig& config, const st
   options.runtime_dir = config.runtime_dir;
   options.placement = config.placement;
   options.audit_log = config.audit_log;
+  if (config.admin.enabled) {
+    options.admin_socket_path = adminSocketPath(config);
+    options.admin_gid = static_cast<gid_t>(config.admin.gid);
+  }
+  options.metrics_listen = config.metrics.listen;
   options.max_threads = static_cast<int>(config.worker.max_workers) * 2 + 8;
   options.pool.worker_executable = resolveExecutable(config.worker.executable, daemon_dir);
   options.pool.worker_args = config.worker.args;
@@ -244,9 +254,31 @@ bool DaemonServer::start(std::string* error) {
       return false;
     }
   }
+  sessions_ = std::make_shared<SessionRegistry>();
+  pool_options.on_event = [sessions = sessions_, audit](const PoolEvent& event) {
+    nlohmann::json record = {{"worker", event.worker}};
+    switch (event.kind) {
+      case PoolEvent::Kind::kWorkerTainted:
+        record.update({{"event", "worker_tainted"}, {"reason", event.reason}});
+        break;
+      case PoolEvent::Kind::kWorkerDrained:
+        record.update({{"event", "worker_drained"}, {"reason", event.reason}});
+        break;
+      case PoolEvent::Kind::kGuardHits:
+        sessions->countGuardHits(event.policy, event.new_hits);
+        record.update({{"event", "guard_hits"},
+                       {"client", event.client},
+                       {"policy", event.policy},
+                       {"new_hits", event.new_hits},
+                       {"hits", event.guard_hits}});
+        break;
+    }
+    if (audit) audit->record(std::move(record));
+  };
   pool_ = std::make_unique<WorkerPool>(std::move(pool_options), std::move(policy));
   SessionOptions session = options_.session;
-  session.audit = std::move(audit);
+  session.registry = sessions_;
+  session.audit = audit;
   session.service_unavailable = [services = services_.get()](const std::string& name) {
     return services->unavailableReason(name);
   };
@@ -255,6 +287,7 @@ bool DaemonServer::start(std::string* error) {
   service_ = std::make_unique<GrpcService>(*runner_, *listener_);
 
   // No listening port: the daemon accepts itself (PeerListener) and hands each connection over.
+  grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
   grpc::ResourceQuota quota("agileosd");
   quota.SetMaxThreads(options_.max_threads);
@@ -276,10 +309,32 @@ bool DaemonServer::start(std::string* error) {
     return false;
   }
   pool_->start();
+  metrics_ = std::make_shared<DaemonMetrics>(*pool_, *services_, *sessions_);
+  if (!startOperatorInterfaces(audit, error)) {
+    running_ = true;  // stop() undoes everything started so far
+    stop();
+    return false;
+  }
+  server_->GetHealthCheckService()->SetServingStatus(true);
   running_ = true;
   spdlog::info("agileosd: serving unix:{} (runtime dir {}, up to {} server threads)", options_.socket_path,
                options_.runtime_dir, options_.max_threads);
   return true;
+}
+
+bool DaemonServer::startOperatorInterfaces(const std::shared_ptr<AuditLog>& audit, std::string* error) {
+  if (!options_.metrics_listen.empty()) {
+    metrics_endpoint_ = MetricsEndpoint::start(options_.metrics_listen, metrics_, error);
+    if (!metrics_endpoint_) return false;
+    spdlog::info("metrics: http://{}/metrics", options_.metrics_listen);
+  }
+  if (options_.admin_socket_path.empty()) return true;
+  admin_backend_ = std::make_unique<DaemonAdminBackend>(DaemonAdminParts{
+      *pool_, *services_, *sessions_, *runner_, *metrics_, options_.config_path,
+      static_cast<std::uint32_t>(options_.pool.max_workers), std::chrono::system_clock::now()});
+  admin_ = std::make_unique<AdminServer>(
+      AdminServerOptions{options_.admin_socket_path, options_.admin_gid, audit}, *admin_backend_);
+  return admin_->start(error);
 }
 
 void DaemonServer::stop() {
@@ -291,6 +346,9 @@ void DaemonServer::stop() {
   // lets gRPC send the statuses of the finished handlers (it writes them after a handler
   // returns) and then cancels what is left and drops connections: an unbounded graceful
   // shutdown would also wait for idle clients to acknowledge GOAWAY, which a client need not do.
+  if (server_->GetHealthCheckService() != nullptr) server_->GetHealthCheckService()->SetServingStatus(false);
+  admin_.reset();  // the operator's view goes first: it reads the pool
+  metrics_endpoint_.reset();
   listener_->stop();  // no new connections
   pool_->stop();
   if (!service_->waitUntilIdle(options_.rpc_drain_timeout)) {

@@ -3,7 +3,9 @@
 // the workers in WorkerPool and the services in ServiceSupervisor, none of which sees a gRPC type.
 //
 // Order: services start before the pool and the listener (a client's worker may need one at
-// once) and stop after them (a worker may use one until it is gone).
+// once) and stop after them (a worker may use one until it is gone). The admin API and the
+// metrics endpoint start after the pool and stop before it. Both gRPC servers answer the
+// standard grpc.health.v1 Health service (SERVING while the daemon serves).
 //
 // Socket permissions: the socket file is mode 0666 so that clients in sandboxes running as any
 // user can connect. Access control is by mount namespace: only containers into which the
@@ -30,11 +32,22 @@ class Server;
 
 namespace agileos::scheduler {
 
+class AdminServer;
+class DaemonAdminBackend;
+class DaemonMetrics;
+class MetricsEndpoint;
+class SessionRegistry;
+
 struct DaemonServerOptions {
   std::string socket_path;
   std::string runtime_dir;
   std::string placement = "dedicated";
   std::string audit_log;  // opened at start() (scheduler/audit_log.h); empty: no audit trail
+  // The admin API (scheduler/admin_service.h); empty socket path: none.
+  std::string admin_socket_path;
+  gid_t admin_gid = 0;
+  std::string metrics_listen;  // "host:port" of the Prometheus endpoint; empty: none
+  std::string config_path;     // the file the admin API's ReloadModules re-reads; may be empty
   // Upper bound on gRPC server threads. Each live session holds one; sessions beyond the
   // worker slots are refused quickly, so max_workers * 2 + 8 leaves ample room.
   int max_threads = 16;
@@ -85,14 +98,23 @@ class DaemonServer {
 
   WorkerPool& pool() { return *pool_; }
   ServiceSupervisor& services() { return *services_; }
+  SessionRegistry& sessions() { return *sessions_; }
+  const DaemonMetrics& metrics() const { return *metrics_; }
 
  private:
   class GrpcService;
+  // The metrics endpoint and the admin API, once the pool runs. False with *error.
+  bool startOperatorInterfaces(const std::shared_ptr<class AuditLog>& audit, std::string* error);
 
   const DaemonServerOptions options_;
   std::unique_ptr<ServiceSupervisor> services_;
   std::unique_ptr<WorkerPool> pool_;
+  std::shared_ptr<SessionRegistry> sessions_;
   std::unique_ptr<SessionRunner> runner_;
+  std::shared_ptr<DaemonMetrics> metrics_;
+  std::unique_ptr<MetricsEndpoint> metrics_endpoint_;
+  std::unique_ptr<DaemonAdminBackend> admin_backend_;
+  std::unique_ptr<AdminServer> admin_;
   std::unique_ptr<PeerListener> listener_;
   std::unique_ptr<GrpcService> service_;
   std::unique_ptr<grpc::Server> server_;

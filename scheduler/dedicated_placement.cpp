@@ -6,7 +6,7 @@ namespace agileos::scheduler {
 
 bool DedicatedPlacement::isSpare(const WorkerSummary& worker) const {
   const bool up = worker.phase == WorkerPhase::kReady || worker.phase == WorkerPhase::kStarting;
-  return up && worker.active_clients == 0 && !worker.has_served && !worker.tainted;
+  return up && worker.active_clients == 0 && !worker.has_served && !worker.tainted && !worker.draining;
 }
 
 bool DedicatedPlacement::retireWhenIdle(const WorkerSummary& worker) const { return worker.has_served; }
@@ -47,7 +47,7 @@ PlacementDecision DedicatedPlacement::place(const PoolSummary& pool) const {
   const bool slot_freeing =
       std::any_of(pool.workers.begin(), pool.workers.end(), [&](const WorkerSummary& w) {
         return w.phase == WorkerPhase::kRetiring || w.phase == WorkerPhase::kExiting ||
-               (w.active_clients == 0 && (w.tainted || retireWhenIdle(w)));
+               (w.active_clients == 0 && (w.tainted || w.draining || retireWhenIdle(w)));
       });
   if (slot_freeing) {
     decision.kind = PlacementDecision::Kind::kWait;

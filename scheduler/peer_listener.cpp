@@ -38,7 +38,8 @@ std::optional<int> descriptorOfPeer(const std::string& peer) {
 
 PeerListener::~PeerListener() { stop(); }
 
-bool PeerListener::start(const std::string& socket_path, grpc::Server* server, std::string* error) {
+bool PeerListener::start(const std::string& socket_path, grpc::Server* server, std::string* error,
+                         mode_t mode, std::optional<gid_t> group) {
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
   if (socket_path.size() >= sizeof address.sun_path) {
@@ -51,8 +52,12 @@ bool PeerListener::start(const std::string& socket_path, grpc::Server* server, s
     *error = errnoText("socket");
     return false;
   }
+  // The mode and group are set before listen(): until then a connect is refused, so nobody
+  // reaches the socket under the permissions bind() gave it.
   if (::bind(listen_fd_, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0 ||
-      ::chmod(socket_path.c_str(), 0666) != 0 || ::listen(listen_fd_, kBacklog) != 0) {
+      ::chmod(socket_path.c_str(), mode) != 0 ||
+      (group && ::chown(socket_path.c_str(), static_cast<uid_t>(-1), *group) != 0) ||
+      ::listen(listen_fd_, kBacklog) != 0) {
     *error = errnoText("listen on unix:" + socket_path);
     ::close(listen_fd_);
     listen_fd_ = -1;

@@ -50,9 +50,12 @@ class PeerListener {
   PeerListener(const PeerListener&) = delete;
   PeerListener& operator=(const PeerListener&) = delete;
 
-  // Binds and listens on `socket_path` (mode 0666: sandboxed clients of any uid connect; who they
-  // are is what SO_PEERCRED says) and starts accepting into `server`, which must outlive stop().
-  bool start(const std::string& socket_path, grpc::Server* server, std::string* error);
+  // Binds and listens on `socket_path` and starts accepting into `server`, which must outlive
+  // stop(). The socket file gets `mode` and, when given, `group`: 0666 for the clients' socket
+  // (sandboxed clients of any uid connect; who they are is what SO_PEERCRED says), 0600 or 0660
+  // with the admin group for the admin socket.
+  bool start(const std::string& socket_path, grpc::Server* server, std::string* error, mode_t mode = 0666,
+             std::optional<gid_t> group = std::nullopt);
   // Stops accepting and closes the listening socket (connections already handed over stay).
   void stop();
 

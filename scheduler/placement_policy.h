@@ -35,6 +35,8 @@ struct WorkerSummary {
   std::size_t active_clients = 0;
   bool has_served = false;  // an attach was ever sent to it (its context has seen a client)
   bool tainted = false;     // it reported that its context can no longer be trusted
+  bool draining = false;    // an administrator drained it (WorkerPool::drain): like tainted, it
+                            // takes no new clients and retires once idle
 };
 
 struct PoolSummary {
@@ -72,7 +74,8 @@ class PlacementPolicy {
   virtual PlacementDecision place(const PoolSummary& pool) const = 0;
 
   // Whether a worker that has no active clients left (after a release) must be retired rather
-  // than kept for later clients. Tainted workers are always retired, whatever this says.
+  // than kept for later clients. Tainted and draining workers are always retired, whatever this
+  // says.
   virtual bool retireWhenIdle(const WorkerSummary& worker) const = 0;
 
   // Whether `worker` counts as a spare: ready or starting, able to take a new client right away.

@@ -105,7 +105,8 @@ AcquireResult WorkerPool::acquire(ClientId client, std::string session_token, Se
   entry.token = std::move(session_token);
   entry.on_ended = std::move(on_ended);
   entry.guard = std::move(guard);
-  entry.deadline = Clock::now() + queueWait();
+  entry.queued_at = Clock::now();
+  entry.deadline = entry.queued_at + queueWait();
   queue_.push_back(client);
   spdlog::debug("client {}: queued", client);
   wakeSupervisor();
@@ -148,8 +149,32 @@ PoolSnapshot WorkerPool::snapshot() const {
     w.clients.assign(worker.clients.begin(), worker.clients.end());
     w.has_served = worker.has_served;
     w.tainted = worker.tainted;
+    w.taint_reason = worker.taint_reason;
+    w.draining = worker.draining;
+    w.drain_reason = worker.drain_reason;
+    w.uid = worker.uid;
+    w.calls = worker.calls;
+    out.calls.add(worker.calls);
     out.workers.push_back(std::move(w));
   }
+  out.calls.add(reaped_calls_);
+  const auto now = Clock::now();
+  for (const auto& [id, client] : clients_) {
+    if (client.state == ClientState::kRefused) continue;
+    ClientSnapshot c;
+    c.id = id;
+    c.state = stateName(client.state);
+    c.worker = client.worker;
+    c.memory_quota_bytes = client.guard.memory_quota_bytes;
+    c.peer_uid = client.guard.peer_uid;
+    if (client.state == ClientState::kQueued) {
+      c.waited = std::chrono::duration_cast<std::chrono::milliseconds>(now - client.queued_at);
+      ++out.queued;
+    }
+    c.usage = client.usage;
+    out.client_list.push_back(std::move(c));
+  }
+  out.device = options_.device;
   out.clients = clients_.size();
   out.counters = counters_;
   out.consecutive_start_failures = consecutive_start_failures_;
@@ -465,11 +490,13 @@ void WorkerPool::retireIdleWorkers() {
   std::vector<WorkerId> ids;
   for (const auto& [id, worker] : workers_) {
     if (worker.phase != WorkerPhase::kReady || !worker.clients.empty()) continue;
-    if (worker.tainted || policy_->retireWhenIdle(summarize(worker))) ids.push_back(id);
+    if (worker.tainted || worker.draining || policy_->retireWhenIdle(summarize(worker))) ids.push_back(id);
   }
   for (WorkerId id : ids) {
     Worker& worker = workers_.at(id);
-    beginRetire(worker, worker.tainted ? "tainted" : "its client was released");
+    beginRetire(worker, worker.tainted    ? "tainted"
+                        : worker.draining ? "drained: " + worker.drain_reason
+                                          : "its client was released");
   }
 }
 
@@ -546,6 +573,7 @@ WorkerSummary WorkerPool::summarize(const Worker& worker) const {
   out.phase = worker.phase;
   out.has_served = worker.has_served;
   out.tainted = worker.tainted;
+  out.draining = worker.draining;
   for (ClientId id : worker.clients) {
     auto it = clients_.find(id);
     if (it == clients_.end()) continue;
@@ -572,6 +600,33 @@ WorkerPool::Client* WorkerPool::findClient(ClientId id) {
 WorkerPool::Worker* WorkerPool::findWorker(WorkerId id) {
   auto it = workers_.find(id);
   return it == workers_.end() ? nullptr : &it->second;
+}
+
+bool WorkerPool::drain(WorkerId id, const std::string& reason, std::string* error) {
+  std::lock_guard lock(mu_);
+  Worker* worker = findWorker(id);
+  if (worker == nullptr) {
+    *error = "no worker " + std::to_string(id);
+    return false;
+  }
+  if (worker->phase == WorkerPhase::kRetiring || worker->phase == WorkerPhase::kExiting) {
+    *error = "worker " + std::to_string(id) + " is already going away (" + toString(worker->phase) + ")";
+    return false;
+  }
+  if (!worker->draining) {
+    worker->draining = true;
+    worker->drain_reason = reason;
+    ++counters_.drained;
+    spdlog::warn("worker {} (pid {}): drained ({}); it takes no new clients and retires once idle", id,
+                 worker->process->pid(), reason);
+    notify(PoolEvent{PoolEvent::Kind::kWorkerDrained, id, 0, 0, 0, reason, ""});
+  }
+  wakeSupervisor();
+  return true;
+}
+
+void WorkerPool::notify(const PoolEvent& event) const {
+  if (options_.on_event) options_.on_event(event);
 }
 
 void WorkerPool::wakeSupervisor() {

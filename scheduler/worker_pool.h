@@ -44,8 +44,21 @@
 #include "scheduler/placement_policy.h"
 #include "scheduler/process_credentials.h"
 #include "scheduler/worker_process.h"
+#include "scheduler/worker_usage.h"
 
 namespace agileos::scheduler {
+
+// What the pool tells PoolOptions::on_event.
+struct PoolEvent {
+  enum class Kind { kWorkerTainted, kWorkerDrained, kGuardHits };
+  Kind kind = Kind::kWorkerTainted;
+  WorkerId worker = 0;
+  ClientId client = 0;           // kGuardHits
+  std::uint64_t guard_hits = 0;  // kGuardHits: the client's count so far
+  std::uint64_t new_hits = 0;    // kGuardHits: since the last report
+  std::string reason;            // kWorkerTainted, kWorkerDrained
+  std::string policy;            // kGuardHits: the client's guard policy
+};
 
 struct PoolOptions {
   std::string worker_executable;  // resolved path of agileos-worker
@@ -92,6 +105,10 @@ struct PoolOptions {
     std::string lease_dir;
   };
   std::optional<Identities> identities;
+  // Told of what the operator must be able to trace (the audit trail): a worker tainted or
+  // drained, new kernel memory guard hits of a client. Called on the supervisor thread with the
+  // pool's lock held: it must only record, never call back into the pool. Null: nobody is told.
+  std::function<void(const PoolEvent&)> on_event;
 };
 
 // Called at most once per client, from the supervisor thread with the pool's lock held, when
@@ -117,6 +134,22 @@ struct WorkerSnapshot {
   std::vector<ClientId> clients;  // every client the worker holds, releasing ones included
   bool has_served = false;
   bool tainted = false;
+  std::string taint_reason;  // when tainted
+  bool draining = false;
+  std::string drain_reason;  // when draining
+  std::optional<uid_t> uid;  // its own uid (PoolOptions::identities); none: the daemon's
+  CallTotals calls;          // its calls since it started, as last reported
+};
+
+// A client as the pool holds it, with what its worker last reported of it.
+struct ClientSnapshot {
+  ClientId id = 0;
+  std::string state;    // "queued", "awaiting_worker", "attaching", "attached", "releasing", "ended"
+  WorkerId worker = 0;  // 0 while queued
+  std::uint64_t memory_quota_bytes = 0;
+  std::optional<uid_t> peer_uid;
+  std::chrono::milliseconds waited{0};  // in the admission queue, so far (while queued)
+  std::optional<ClientUsage> usage;     // none until its worker has reported
 };
 
 struct PoolCounters {
@@ -127,11 +160,18 @@ struct PoolCounters {
   std::uint64_t reaped = 0;
   std::uint64_t sigterm_sent = 0;
   std::uint64_t sigkill_sent = 0;
+  std::uint64_t tainted = 0;  // workers tainted
+  std::uint64_t drained = 0;  // workers drained by an administrator
+  std::uint64_t retired = 0;  // workers asked to shut down (idle, tainted, drained, at stop)
 };
 
 struct PoolSnapshot {
-  std::vector<WorkerSnapshot> workers;  // id order
-  std::size_t clients = 0;              // client entries of any state
+  std::vector<WorkerSnapshot> workers;      // id order
+  std::size_t clients = 0;                  // client entries of any state
+  std::vector<ClientSnapshot> client_list;  // id order; refused ones left out
+  std::size_t queued = 0;                   // clients waiting in the admission queue
+  int device = 0;                           // the CUDA device ordinal of every worker
+  CallTotals calls;                         // every worker's calls, the reaped ones' included (monotonic)
   PoolCounters counters;
   std::uint32_t consecutive_start_failures = 0;
   std::chrono::milliseconds current_backoff{0};  // 0 when the last start succeeded
@@ -199,6 +239,11 @@ class WorkerPool {
 
   PoolSnapshot snapshot() const;
 
+  // Drains `worker`: it takes no new clients and retires once its clients are gone (a spare
+  // retires at once and is replaced). False with *error if there is no such worker or it is
+  // already going away.
+  bool drain(WorkerId worker, const std::string& reason, std::string* error);
+
  private:
   using Clock = std::chrono::steady_clock;
 
@@ -223,6 +268,8 @@ class WorkerPool {
     WorkerId worker = 0;
     Clock::time_point deadline;  // for the current state, where it has one
     std::optional<AcquireResult> outcome;
+    Clock::time_point queued_at;       // when acquire() queued it
+    std::optional<ClientUsage> usage;  // its worker's last report
   };
 
   struct Worker {
@@ -240,6 +287,10 @@ class WorkerPool {
     std::set<ClientId> clients;
     bool has_served = false;
     bool tainted = false;
+    std::string taint_reason;
+    bool draining = false;
+    std::string drain_reason;
+    CallTotals calls;  // its last usage report's
     bool sigterm_sent = false;
     Clock::time_point deadline;  // starting: ready by; retiring: next escalation
     // Set when the control channel reached EOF outside retirement: reaped by then, or killed.
@@ -287,6 +338,9 @@ class WorkerPool {
   // The worker is dead or must die now: SIGKILL it, end or refuse its clients.
   void markWorkerLost(Worker& worker, const std::string& reason);
   void taint(Worker& worker, const std::string& reason);
+  // Keeps a usage report (taints the worker if it breaks the rules of worker_usage.h).
+  void recordUsage(Worker& worker, const agileos::v1::internal::WorkerUsage& report);
+  void notify(const PoolEvent& event) const;
   void noteStartFailure(const std::string& reason);
   void refuse(Client& client, RefusalKind kind, const std::string& message);
   void detachClient(Client& client);
@@ -315,6 +369,7 @@ class WorkerPool {
   bool stopping_ = false;
   bool stop_begun_ = false;  // beginStop() ran on the supervisor
   PoolCounters counters_;
+  CallTotals reaped_calls_;  // the calls of every reaped worker
   std::uint32_t consecutive_start_failures_ = 0;
   std::chrono::milliseconds current_backoff_{0};
   Clock::time_point next_start_allowed_{};

@@ -58,6 +58,7 @@ void WorkerPool::reapExited() {
   }
   for (WorkerId id : reaped) {
     Worker& worker = workers_.at(id);
+    reaped_calls_.add(worker.calls);  // the pool's totals stay monotonic
     worker.process->closeControl();
     releaseWorkerFiles(worker);
     workers_.erase(id);
@@ -165,10 +166,31 @@ void WorkerPool::handleMessage(Worker& worker, const WorkerToDaemon& message) {
       return taint(worker, "reported its context untrusted (client " +
                                std::to_string(message.tainted().client_id()) +
                                "): " + printable(message.tainted().reason()));
+    case WorkerToDaemon::kUsage:
+      return recordUsage(worker, message.usage());
     case WorkerToDaemon::MSG_NOT_SET:
       break;
   }
   taint(worker, "sent an empty or unknown control message");
+}
+
+void WorkerPool::recordUsage(Worker& worker, const agileos::v1::internal::WorkerUsage& report) {
+  std::string error;
+  std::optional<ParsedWorkerUsage> parsed = parseWorkerUsage(report, worker.clients, &error);
+  if (!parsed) return taint(worker, "sent a usage report that breaks the rules: " + error);
+  worker.calls = std::move(parsed->calls);
+  for (const auto& [id, usage] : parsed->clients) {
+    Client* client = findClient(id);
+    if (client == nullptr) continue;
+    const std::uint64_t before = client->usage ? client->usage->guard_hits : 0;
+    if (usage.guard_hits > before) {
+      spdlog::warn("client {} (worker {}): {} new kernel memory guard hit(s), {} in all", id, worker.id,
+                   usage.guard_hits - before, usage.guard_hits);
+      notify(PoolEvent{PoolEvent::Kind::kGuardHits, worker.id, id, usage.guard_hits,
+                       usage.guard_hits - before, "", client->guard.policy});
+    }
+    client->usage = usage;
+  }
 }
 
 WorkerPool::Worker* WorkerPool::spawnWorker(std::string* error) {
@@ -265,6 +287,7 @@ void WorkerPool::beginRetire(Worker& worker, const std::string& reason) {
   if (worker.phase == WorkerPhase::kRetiring || worker.phase == WorkerPhase::kExiting) return;
   worker.end_reason = reason;
   spdlog::info("worker {} (pid {}): retiring ({})", worker.id, worker.process->pid(), reason);
+  ++counters_.retired;
   setPhase(worker, WorkerPhase::kRetiring);
   worker.deadline = Clock::now() + options_.shutdown_grace;
   if (worker.process->controlFd() < 0) return;  // already closed: the escalation deadline does the rest
@@ -322,6 +345,9 @@ void WorkerPool::markWorkerLost(Worker& worker, const std::string& reason) {
 void WorkerPool::taint(Worker& worker, const std::string& reason) {
   if (worker.tainted) return;
   worker.tainted = true;
+  worker.taint_reason = reason;
+  ++counters_.tainted;
+  notify(PoolEvent{PoolEvent::Kind::kWorkerTainted, worker.id, 0, 0, 0, reason, ""});
   spdlog::warn("worker {} (pid {}): tainted: {}; it takes no new clients and retires once idle", worker.id,
                worker.process->pid(), reason);
 }

@@ -181,6 +181,9 @@ class ClientSession {
   // (coverLocalMemory); written under limitsMutex, only ever with the context's real value.
   std::atomic<std::size_t> stackCovered{0};
 
+  // Calls dispatched for this client (the daemon's admin API).
+  std::atomic<std::uint64_t> calls{0};
+
   // Set once the session is being torn down; calls racing with teardown are refused.
   std::atomic<bool> closing{false};
 

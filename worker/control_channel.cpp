@@ -3,6 +3,8 @@
 #include <poll.h>
 #include <spdlog/spdlog.h>
 
+#include <cerrno>
+
 #include "proto/framing.h"
 #include "worker/module_cache/compiled_module_cache.h"
 
@@ -77,8 +79,23 @@ void ControlChannel::contextTainted(ClientId client, const std::string& reason) 
   send(message);
 }
 
+void ControlChannel::sendUsage(const WorkerRuntime& runtime, std::optional<ClientId> only) {
+  v1::internal::WorkerToDaemon message;
+  runtime.usage(message.mutable_usage(), only);
+  send(message);
+}
+
 void ControlChannel::serve(WorkerRuntime& runtime) {
   for (;;) {
+    // Between messages, a usage report every interval while clients are attached. A read is
+    // started only once the channel is readable, so the wait never blocks a report.
+    pollfd readable{fd_, POLLIN, 0};
+    const int ready = ::poll(&readable, 1, static_cast<int>(usageInterval_.count()));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready == 0) {
+      if (runtime.clientCount() != 0) sendUsage(runtime);
+      continue;
+    }
     v1::internal::DaemonToWorker message;
     const wire::FrameStatus status = wire::readFrame(fd_, &message);
     if (status != wire::FrameStatus::kOk) {
@@ -122,6 +139,7 @@ void ControlChannel::serve(WorkerRuntime& runtime) {
       }
       case v1::internal::DaemonToWorker::kRelease: {
         const ClientId client = message.release().client_id();
+        sendUsage(runtime, client);  // its last numbers, before release() clears them
         runtime.release(client);
         v1::internal::WorkerToDaemon reply;
         reply.mutable_released()->set_client_id(client);

@@ -3,7 +3,9 @@
 //
 // serve() runs on the worker's main thread: it answers attach/release, and
 // returns on shutdown or when the daemon's end closes (the worker must not
-// outlive its daemon). Notifications (taint) may be sent from any thread.
+// outlive its daemon); between messages it reports usage (WorkerUsage) every second while
+// clients are attached, and a client's last usage just before acknowledging its release.
+// Notifications (taint) may be sent from any thread.
 #pragma once
 
 #include <sys/types.h>
@@ -37,10 +39,16 @@ class ControlChannel final : public TaintListener {
 
   void contextTainted(ClientId client, const std::string& reason) override;
 
+  // How often serve() reports usage (WorkerUsage) while clients are attached. Set before serve().
+  void setUsageInterval(std::chrono::milliseconds interval) { usageInterval_ = interval; }
+
  private:
   bool send(const v1::internal::WorkerToDaemon& message);
+  // Usage of every attached client (or of `only`) and the call counts, to the daemon.
+  void sendUsage(const WorkerRuntime& runtime, std::optional<ClientId> only = std::nullopt);
 
   int fd_;
+  std::chrono::milliseconds usageInterval_{1000};
   std::mutex writeMutex_;
   std::mutex taintMutex_;
   bool taintReported_ = false;

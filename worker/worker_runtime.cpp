@@ -131,7 +131,10 @@ WorkerRuntime::CallStatus WorkerRuntime::call(const Binding& attached, const v1:
   const bool launch = request.op_case() == v1::CallRequest::kLaunchKernel;
   auto dispatch = [&] {
     if (holding && !launch) flushHeldLaunches(ctx);
+    const auto started = std::chrono::steady_clock::now();
     dispatcher_.dispatch(ctx, request, reply);
+    statistics_.record(request, reply, std::chrono::steady_clock::now() - started);
+    attached.session->calls.fetch_add(1, std::memory_order_relaxed);
     if (holding && (!shared->unawaitedQueued || shared->launches->full())) flushHeldLaunches(ctx);
   };
   if (dispatcher_.exclusivity(request) == Exclusivity::kInvalidates) {
@@ -154,6 +157,27 @@ WorkerRuntime::CallStatus WorkerRuntime::call(const Binding& attached, const v1:
 
 bool WorkerRuntime::isAttachedToken(const std::string& sessionToken) const {
   return findByToken(sessionToken).has_value();
+}
+
+void WorkerRuntime::usage(v1::internal::WorkerUsage* usage, std::optional<ClientId> only) const {
+  std::vector<std::shared_ptr<ClientSession>> sessions;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& [id, attached] : clients_) {
+      if (!only || *only == id) sessions.push_back(attached.session);
+    }
+  }
+  for (const auto& session : sessions) {
+    v1::internal::ClientUsage* out = usage->add_clients();
+    out->set_client_id(session->id());
+    out->set_device_memory_bytes(memory_.chargedBytes(session->id()));
+    out->set_pinned_host_bytes(session->hostSegmentBytes.load(std::memory_order_relaxed));
+    out->set_calls(session->calls.load(std::memory_order_relaxed));
+    out->set_guard_poisoned(session->guard.poisoned.load(std::memory_order_relaxed));
+    std::lock_guard guardLock(session->guard.mutex);
+    out->set_guard_hits(session->guard.hitsSeen);
+  }
+  statistics_.report(usage);
 }
 
 std::size_t WorkerRuntime::clientCount() const {

@@ -22,6 +22,7 @@
 
 #include "worker/adapters/library_adapter.h"
 #include "worker/call_context.h"
+#include "worker/call_statistics.h"
 #include "worker/device_output.h"
 #include "worker/dispatcher.h"
 #include "worker/protected_modules/admitted_module.h"
@@ -72,6 +73,11 @@ class WorkerRuntime {
 
   std::size_t clientCount() const;
 
+  // What the attached clients hold and have done, and the worker's call counts since it started
+  // (the daemon's admin API and metrics). With `only`, that client's usage alone (its last report
+  // before its release).
+  void usage(v1::internal::WorkerUsage* usage, std::optional<ClientId> only = std::nullopt) const;
+
   // The worker's part of the kernel memory guard (cache, test hook). Set before serving.
   void setGuardContext(const WorkerGuardContext& guard) { guard_ = guard; }
   // The trusted library adapters this worker hosts. Set before serving.
@@ -111,6 +117,7 @@ class WorkerRuntime {
   std::unique_ptr<AdapterHost> adapters_;
   TaintListener* taint_;
   Dispatcher dispatcher_;
+  CallStatistics statistics_;
   protected_modules::PluginLibraryCache pluginLibraries_;  // every client's module instances share these
 
   mutable std::mutex mutex_;

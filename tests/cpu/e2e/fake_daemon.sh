@@ -1,12 +1,14 @@
 # Sourced by the CPU end-to-end scripts: start_fake_daemon BIN_DIR [EXTRA_JSON] starts agileosd
 # with fake-GPU workers in a fresh directory ($dir, removed at exit with the daemon stopped),
-# EXTRA_JSON being further top-level config members (",\n  \"modules\": {...}"). On return the
+# EXTRA_JSON being further top-level config members (",\n  \"modules\": {...}"; @DIR@ in it
+# stands for $dir). On return the
 # daemon listens, $daemon is its pid and AGILEOS_SOCKET points at it (FAKE_WORKER names another
 # fake worker executable, e.g. agileos-worker-fake-sass); the preloaded shim may
 # bring a sanitizer runtime in after the program, which ASAN_OPTIONS allows.
 start_fake_daemon() {
   local bin=$1 extra=${2:-}
   dir=$(mktemp -d /tmp/agileos-e2e.XXXXXX)
+  extra=${extra//@DIR@/$dir}
   trap 'stop_fake_daemon' EXIT
   # As root, the workers run as uids of their own (privileges, the daemon's default) when the
   # build tree is reachable by such a uid; otherwise the run says why they do not.

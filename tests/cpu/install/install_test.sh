@@ -32,7 +32,7 @@ cmake --install "$build" --prefix "$prefix" >"$root/install.log" 2>&1 || {
 
 echo "== layout"
 for file in bin/agileosd bin/agileos-worker bin/agileos-nvrtc-compiler bin/agileos-storage-service \
-  bin/agileos-sandbox bin/agileos-sandbox-exec; do
+  bin/agileos-sandbox bin/agileos-sandbox-exec bin/agileosctl; do
   check "$file is an executable" test -x "$prefix/$file"
 done
 shim=$prefix/lib/agileos/shim
@@ -63,7 +63,7 @@ echo "== the systemd unit"
 unit=$prefix/lib/systemd/system/agileosd.service
 check "agileosd.service is installed" test -f "$unit"
 check "it is Type=notify" grep -qx 'Type=notify' "$unit"
-check "it keeps /run/agileos (runtime_dir) for the daemon" grep -qx 'RuntimeDirectory=agileos' "$unit"
+check "it keeps /run/agileos (runtime_dir) and /run/agileos-admin for the daemon" grep -qx 'RuntimeDirectory=agileos agileos-admin' "$unit"
 check "ExecStart runs the installed agileosd with the installed configuration" \
   grep -qx "ExecStart=$prefix/bin/agileosd --config $config" "$unit"
 if command -v systemd-analyze >/dev/null 2>&1; then
@@ -107,6 +107,8 @@ daemon=$!
 wait "$listener"
 check "agileosd tells systemd it is ready (sd_notify READY=1)" grep -q 'READY=1' "$root/notify.out"
 check "only once its socket listens" test -S "$run/agileosd.sock"
+check "the installed agileosctl finds it healthy over the admin socket" \
+  test "$("$prefix/bin/agileosctl" --socket "$run-admin/admin.sock" health)" = SERVING
 kill "$daemon" 2>/dev/null
 wait "$daemon" 2>/dev/null
 cat "$root/notify.out"

@@ -41,6 +41,46 @@ TEST(DaemonConfig, EmptyObjectGivesDocumentedDefaults) {
   EXPECT_EQ(c.guard.cache_max_bytes, 1ull << 30);
 }
 
+TEST(DaemonConfig, AdminAndMetricsSections) {
+  const ConfigResult defaults = parseDaemonConfig("{}");
+  ASSERT_TRUE(defaults.ok()) << joined(defaults.errors);
+  EXPECT_TRUE(defaults.config->admin.enabled);
+  EXPECT_EQ(adminSocketPath(*defaults.config), "/run/agileos-admin/admin.sock")
+      << "a sibling of the runtime directory, which clients see";
+  EXPECT_EQ(defaults.config->admin.gid, 0u);
+  EXPECT_EQ(defaults.config->metrics.listen, "");
+
+  const ConfigResult set = parseDaemonConfig(
+      R"({"admin": {"socket_path": "/run/agileos-ops/a.sock", "gid": 1234}, "metrics": {"listen": "127.0.0.1:9464"}})");
+  ASSERT_TRUE(set.ok()) << joined(set.errors);
+  EXPECT_EQ(adminSocketPath(*set.config), "/run/agileos-ops/a.sock");
+  EXPECT_EQ(set.config->admin.gid, 1234u);
+  EXPECT_EQ(set.config->metrics.listen, "127.0.0.1:9464");
+  EXPECT_THAT(toJsonText(*set.config), HasSubstr("\"listen\": \"127.0.0.1:9464\""));
+}
+
+TEST(DaemonConfig, TheAdminSocketMayNotBeWhereClientsCanReachIt) {
+  for (const char* path : {"/run/agileos/admin.sock", "/run/agileos/worker-9/admin.sock"}) {
+    const ConfigResult result =
+        parseDaemonConfig(std::string(R"({"admin": {"socket_path": ")") + path + R"("}})");
+    EXPECT_FALSE(result.ok()) << path;
+    EXPECT_THAT(joined(result.errors), HasSubstr("admin.socket_path")) << path;
+  }
+  EXPECT_TRUE(
+      parseDaemonConfig(R"({"admin": {"enabled": false, "socket_path": "/run/agileos/admin.sock"}})").ok())
+      << "a disabled admin API has no socket";
+}
+
+TEST(DaemonConfig, MetricsListenIsHostAndPort) {
+  for (const char* bad : {"9464", ":9464", "localhost:", "localhost:0", "localhost:70000", "localhost:9x"}) {
+    const ConfigResult result =
+        parseDaemonConfig(std::string(R"({"metrics": {"listen": ")") + bad + R"("}})");
+    EXPECT_FALSE(result.ok()) << bad;
+    EXPECT_THAT(joined(result.errors), HasSubstr("metrics.listen")) << bad;
+  }
+  EXPECT_TRUE(parseDaemonConfig(R"({"metrics": {"listen": "[::1]:9464"}})").ok());
+}
+
 TEST(DaemonConfig, GuardPolicyAdmission) {
   GuardSection guard;
   guard.policy = "trap";

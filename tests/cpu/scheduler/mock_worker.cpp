@@ -8,7 +8,10 @@
 //                      logs its client, token, guard setting and modules (in attach order)
 //   --mode=M           normal (default) | fail-start | never-ready | crash-after-attach |
 //                      ignore-shutdown (also ignores SIGTERM) | wrong-ack (acknowledges an
-//                      attach with the wrong client id)
+//                      attach with the wrong client id) | usage (after each attach, reports the
+//                      client's usage twice: 1 MiB held, 7 calls, 2 then 5 guard hits, and
+//                      3 mem_alloc calls) | foreign-usage (after each attach, reports usage of
+//                      a client it was never given)
 //   --device-memory=N  the device memory it reports when ready (default 0: unknown); an attach
 //                      logs the client's memory quota as quota=N, its pinned host share as
 //                      pinned=N|none (and its uid as uid=U)
@@ -186,6 +189,24 @@ int main(int argc, char** argv) {
                  (message.attach().has_peer_uid() ? std::to_string(message.attach().peer_uid()) : "none"));
         reply.mutable_attached()->set_client_id(mode == "wrong-ack" ? client + 1000 : client);
         send(control, reply);
+        if (mode == "usage" || mode == "foreign-usage") {
+          for (std::uint64_t hits : {2, 5}) {
+            WorkerToDaemon report;
+            auto* usage = report.mutable_usage()->add_clients();
+            usage->set_client_id(mode == "usage" ? client : client + 1000);
+            usage->set_device_memory_bytes(1 << 20);
+            usage->set_calls(7);
+            usage->set_guard_hits(hits);
+            auto* calls = report.mutable_usage()->add_operations();
+            calls->set_operation("mem_alloc");
+            calls->set_calls(3);
+            calls->set_latency_ns_sum(3000);
+            for (int i = 0; i < 15; ++i) calls->add_latency_buckets(i == 0 ? 3 : 0);
+            report.mutable_usage()->set_bytes_host_to_device(4096);
+            send(control, report);
+          }
+          logEvent("usage client=" + std::to_string(client));
+        }
         if (mode == "crash-after-attach") {
           logEvent("crash");
           ::_exit(3);

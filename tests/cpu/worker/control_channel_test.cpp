@@ -88,6 +88,14 @@ TEST_F(ControlChannelTest, AttachAndReleaseAreAcknowledgedAndTakeEffect) {
   EXPECT_GT(worker_.memory().bytesInUse(7), 0u);
 
   send(release(7));
+  // The client's last usage comes first, while it still holds its memory.
+  reply = receive();
+  ASSERT_TRUE(reply.has_value());
+  ASSERT_TRUE(reply->has_usage());
+  ASSERT_EQ(reply->usage().clients_size(), 1);
+  EXPECT_EQ(reply->usage().clients(0).client_id(), 7u);
+  EXPECT_GE(reply->usage().clients(0).device_memory_bytes(), 4096u);
+  EXPECT_EQ(reply->usage().clients(0).calls(), 1u);
   reply = receive();
   ASSERT_TRUE(reply.has_value());
   ASSERT_TRUE(reply->has_released());
@@ -95,6 +103,35 @@ TEST_F(ControlChannelTest, AttachAndReleaseAreAcknowledgedAndTakeEffect) {
   EXPECT_EQ(client.callStatus(requests::deviceSynchronize()), WorkerRuntime::CallStatus::kUnauthenticated);
   EXPECT_EQ(worker_.memory().bytesInUse(7), 0u);
   EXPECT_EQ(worker_.runtime().clientCount(), 0u);
+}
+
+TEST_F(ControlChannelTest, WhileClientsAreAttachedUsageIsReportedEveryInterval) {
+  channel_->setUsageInterval(std::chrono::milliseconds(50));
+  startServing();
+  EXPECT_FALSE(receive(std::chrono::milliseconds(300)).has_value()) << "no client, no report";
+  send(attach(7, "secret-token"));
+  ASSERT_TRUE(receive().has_value());  // attached
+  TestClient client(worker_.runtime(), 7, "secret-token");
+  const auto pointer = client.malloc(1 << 16);
+  client.write(pointer, std::string(1 << 16, '\x42'));
+  std::optional<WorkerToDaemon> report;
+  for (int i = 0; i < 20 && !(report && report->has_usage() && report->usage().bytes_host_to_device() != 0);
+       ++i)
+    report = receive();
+  ASSERT_TRUE(report && report->has_usage());
+  EXPECT_EQ(report->usage().bytes_host_to_device(), 1u << 16);
+  ASSERT_EQ(report->usage().clients_size(), 1);
+  EXPECT_GE(report->usage().clients(0).device_memory_bytes(), 1u << 16);
+  bool sawAlloc = false;
+  for (const auto& operation : report->usage().operations()) {
+    if (operation.operation() != "mem_alloc") continue;
+    sawAlloc = true;
+    EXPECT_EQ(operation.calls(), 1u);
+    std::uint64_t bucketed = 0;
+    for (std::uint64_t n : operation.latency_buckets()) bucketed += n;
+    EXPECT_EQ(bucketed, 1u) << "every call lands in exactly one bucket";
+  }
+  EXPECT_TRUE(sawAlloc);
 }
 
 TEST_F(ControlChannelTest, DuplicateAttachIsNotAcknowledged) {
