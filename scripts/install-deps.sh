@@ -7,7 +7,7 @@ packages=(
   cmake ninja-build g++ python3 pkg-config
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libspdlog-dev nlohmann-json3-dev libgtest-dev liblz4-dev libzstd-dev libssl-dev
-  clang libclang-rt-14-dev util-linux libseccomp-dev strace bubblewrap libcli11-dev libsystemd-dev
+  clang libclang-rt-14-dev util-linux libseccomp-dev strace bubblewrap libcli11-dev libsystemd-dev prometheus-cpp-dev
 )
 
 missing=()
