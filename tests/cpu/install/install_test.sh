@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # What `cmake --install` puts on a host works as installed (issue 18): the layout
-# (cmake/AgileosInstall.cmake), the example configuration is valid and complete, the systemd unit
+# (cmake/AgileosInstall.cmake), the example configuration is valid and complete, the CDI spec names
+# the installed shims, the systemd unit
 # verifies, the installed daemon reports readiness through sd_notify, and a CUDA program runs
 # through the installed shims against the installed daemon (fake-GPU workers: the GPU worker needs
 # a GPU, so the build's fake worker is copied next to the installed daemon).
@@ -58,6 +59,25 @@ for key in socket_path runtime_dir placement worker guard memory privileges adap
   check "it names $key" python3 -c 'import json, sys; sys.exit(0 if sys.argv[2] in json.load(open(sys.argv[1])) else 1)' \
     "$config" "$key"
 done
+
+echo "== the CDI spec (docs/containers.md)"
+cdi=$prefix/etc/cdi/agileos.json
+check "etc/cdi/agileos.json is installed" test -f "$cdi"
+check "it is kind agileos.io/gpu, binds the installed shim directory and sets LD_PRELOAD, no device node" \
+  python3 - "$cdi" "$(realpath "$shim")" <<'PY'
+import json, sys
+spec = json.load(open(sys.argv[1]))
+shim_mount = spec["containerEdits"]["mounts"][0]
+env = spec["devices"][0]["containerEdits"]["env"]
+ok = (spec["kind"] == "agileos.io/gpu" and [d["name"] for d in spec["devices"]] == ["0", "all"]
+      and shim_mount["hostPath"] == sys.argv[2] and shim_mount["containerPath"] == "/opt/agileos/shim"
+      and "AGILEOS_SOCKET=/run/agileos/agileosd.sock" in env
+      and any(e.startswith("LD_PRELOAD=/opt/agileos/shim/libagileos_cudart.so:") for e in env)
+      and "deviceNodes" not in json.dumps(spec))
+sys.exit(0 if ok else print(json.dumps(spec, indent=1)) or 1)
+PY
+check "the installed agileosd prints the same spec" \
+  bash -c 'cmp -s "$1" <("$2" --cdi-spec)' _ "$cdi" "$prefix/bin/agileosd"
 
 echo "== the systemd unit"
 unit=$prefix/lib/systemd/system/agileosd.service
