@@ -4,6 +4,7 @@
 #                             worker and the sandbox its helper next to themselves
 #   lib/agileos/shim/         the client shims, libagileos_client.so, and the NVIDIA sonames that
 #                             point at them (libcudart.so.13 is the runtime shim's own soname file)
+#   lib/agileos/shim/deps/    the shims' library closure but glibc (gRPC, protobuf, abseil, libstdc++)
 #   etc/agileos/agileosd.json every configuration key with its default (agileosd --check-config)
 #   lib/systemd/system/       agileosd.service (Type=notify)
 #   etc/cdi/agileos.json      the CDI spec for the default configuration (agileosd --cdi-spec;
@@ -36,6 +37,37 @@ foreach(link IN ITEMS "libcudart.so.13=libagileos_cudart.so" "libcuda.so.1=libag
   install(CODE "file(CREATE_LINK ${file} \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${AGILEOS_SHIM_INSTALL_DIR}/${soname}\" SYMBOLIC)"
           COMPONENT shim)
 endforeach()
+
+# The shims' library closure, in lib/agileos/shim/deps/: every library the shims and
+# libagileos_client.so need, directly or not, but glibc's, copied from this host at install time,
+# so that a container image with nothing but glibc runs them (docs/containers.md). They find it
+# through their RPATH/RUNPATH ($ORIGIN/deps, client/session/CMakeLists.txt), never through
+# LD_LIBRARY_PATH. Debian's static archives cannot be linked into the shims instead: protobuf's,
+# re2's, several of abseil's and libstdc++'s are built for executables (local-exec TLS
+# relocations, R_X86_64_TPOFF32), which a shared object cannot hold.
+install(CODE "
+  set(_shim \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${AGILEOS_SHIM_INSTALL_DIR}\")
+  file(GET_RUNTIME_DEPENDENCIES
+    LIBRARIES \"\${_shim}/libagileos_client.so\" \"\${_shim}/libagileos_cudart.so\" \"\${_shim}/libagileos_cuda.so\"
+              \"\${_shim}/libagileos_cufft.so\" \"\${_shim}/libagileos_nvrtc.so\"
+    RESOLVED_DEPENDENCIES_VAR _resolved
+    UNRESOLVED_DEPENDENCIES_VAR _unresolved
+    # glibc is the image's; the shims' own files and sonames are in the directory already.
+    PRE_EXCLUDE_REGEXES
+      \"^(libc|libm|libmvec|libdl|libpthread|librt|libresolv|libutil|libanl|libnsl|libBrokenLocale)\\\\.so\"
+      \"^ld-linux.*\\\\.so\" \"^libagileos_\" \"^libcudart\\\\.so\"
+    POST_EXCLUDE_FILES_STRICT \"\${_shim}/libagileos_client.so\")
+  if(_unresolved)
+    message(FATAL_ERROR \"the shims need libraries that are not found here: \${_unresolved}\")
+  endif()
+  file(REMOVE_RECURSE \"\${_shim}/deps\")
+  file(MAKE_DIRECTORY \"\${_shim}/deps\")
+  foreach(_library IN LISTS _resolved)
+    get_filename_component(_name \"\${_library}\" NAME)
+    file(COPY_FILE \"\${_library}\" \"\${_shim}/deps/\${_name}\")
+    message(STATUS \"Installing: \${_shim}/deps/\${_name} (from \${_library})\")
+  endforeach()
+" COMPONENT shim)
 
 # The example configuration: the effective configuration of an empty one, every key at its default.
 set(_agileos_example_config ${CMAKE_BINARY_DIR}/agileosd.json.example)
