@@ -51,6 +51,27 @@ check "the installed worker finds the CUDA libraries it loads without LD_LIBRARY
   bash -c '! env -u LD_LIBRARY_PATH ldd "$1" | grep "not found" | grep -qv "^[[:space:]]*libcuda\.so\.1 "' _ \
   "$prefix/bin/agileos-worker"
 
+echo "== the shims need nothing of the host but glibc (docs/containers.md)"
+# Every NEEDED of every file in the shim directory and deps/ is glibc's or a file there; with an
+# empty library search, the loader finds all of them (the RPATHs), none outside the two.
+glibc_floor=2.36  # the highest GLIBC_ version anything there needs; docs/containers.md states it
+glibc='^(libc|libm|libmvec|libdl|libpthread|librt|libresolv|libutil|ld-linux-x86-64)\.so'
+check "lib/agileos/shim/deps holds the closure" test -f "$shim/deps/libprotobuf.so.32" -a -f "$shim/deps/libstdc++.so.6"
+needed_outside=$(for file in "$shim"/*.so "$shim"/deps/*; do
+  readelf -dW "$file" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'
+done | sort -u | grep -vE "$glibc" | while read -r name; do
+  [[ -e $shim/$name || -e $shim/deps/$name ]] || echo "$name"
+done)
+check "every library a shim needs is glibc's or in the shim directory (outside: ${needed_outside:-none})" \
+  test -z "$needed_outside"
+check "the loader resolves every shim's libraries there, with no library path" \
+  bash -c 'for f in "$1"/libagileos_cudart.so "$1"/libagileos_cuda.so; do
+    env -u LD_LIBRARY_PATH ldd "$f" | awk "/=>/ {print \$3}" | grep -vE "/(libc|libm|libdl|libpthread|librt)\.so" |
+      grep -v "^$(realpath "$1")/" | grep -q . && exit 1
+  done; exit 0' _ "$shim"
+floor=$(for file in "$shim"/*.so "$shim"/deps/*; do objdump -T "$file"; done | grep -oE 'GLIBC_[0-9]+\.[0-9]+' | sort -uV | tail -1)
+check "the glibc floor is GLIBC_$glibc_floor (measured: $floor)" test "$floor" = "GLIBC_$glibc_floor"
+
 echo "== the example configuration"
 config=$prefix/etc/agileos/agileosd.json
 check "agileosd.json is installed" test -f "$config"
