@@ -1,6 +1,7 @@
 // agileosd: the AgileOS daemon. Parses the command line and config, starts DaemonServer, and
 // waits for SIGTERM/SIGINT to stop it. Exit status: 0 after a clean stop (and for a valid
-// --check-config), 1 for an invalid config or a failed start, 2 for a bad command line.
+// --check-config or --cdi-spec), 1 for an invalid config or a failed start, 2 for a bad command
+// line.
 #include <fcntl.h>
 #include <signal.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -10,11 +11,13 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <string>
 #include <vector>
 
+#include "scheduler/cdi_spec.h"
 #include "scheduler/command_line.h"
 #include "scheduler/daemon_config.h"
 #include "scheduler/daemon_service.h"
@@ -53,6 +56,28 @@ std::vector<std::string> serviceExecutableProblems(const SupervisorOptions& serv
   return problems;
 }
 
+// --cdi-spec: the spec for this configuration and the shim directory (the installation's unless
+// --cdi-shim-dir names one), on stdout. The directory is resolved (realpath): the spec binds it
+// into containers, and a container engine binds what a link points at.
+int printCdiSpec(const CommandLine& command_line, const DaemonConfig& config) {
+  const std::string named = command_line.cdi_shim_dir.value_or(installedShimDir(currentExecutableDir()));
+  char* resolved = ::realpath(named.c_str(), nullptr);
+  if (resolved == nullptr) {
+    std::fprintf(stderr, "agileosd: --cdi-spec: shim directory %s: %s\n", named.c_str(),
+                 std::strerror(errno));
+    return 1;
+  }
+  CdiSpecInputs inputs{resolved, {}, config.socket_path, config.runtime_dir};
+  std::free(resolved);
+  std::string error;
+  if (!findPreloadedShims(inputs.shim_dir, &inputs.preloaded_shims, &error)) {
+    std::fprintf(stderr, "agileosd: --cdi-spec: %s\n", error.c_str());
+    return 1;
+  }
+  std::fputs(cdiSpecText(inputs).c_str(), stdout);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -68,7 +93,8 @@ int main(int argc, char** argv) {
   }
 
   // Every log line goes to stderr, from the first one on: stdout carries only what
-  // --check-config prints (the effective configuration, which the install ships as the example).
+  // --check-config prints (the effective configuration, which the install ships as the example)
+  // and --cdi-spec (the CDI spec, installed as etc/cdi/agileos.json).
   ensureStandardDescriptorsOpen();
   spdlog::set_default_logger(spdlog::stderr_color_mt("agileosd"));
   DaemonConfig config;
@@ -85,6 +111,7 @@ int main(int argc, char** argv) {
     printErrors(errors);
     return 1;
   }
+  if (command_line.cdi_spec) return printCdiSpec(command_line, config);
   DaemonServerOptions options = serverOptionsFromConfig(config, currentExecutableDir());
   // Absolute, so that a reload reads the same file whatever the working directory is by then.
   if (command_line.config_path)

@@ -30,12 +30,17 @@ bool parseCommandLine(const std::vector<std::string>& args, CommandLine* out, st
       target = &out->socket_path;
     } else if (token.name == "--log-level") {
       target = &out->log_level;
-    } else if (token.name == "--check-config" || token.name == "--help" || token.name == "-h") {
+    } else if (token.name == "--cdi-shim-dir") {
+      target = &out->cdi_shim_dir;
+    } else if (token.name == "--check-config" || token.name == "--cdi-spec" || token.name == "--help" ||
+               token.name == "-h") {
       if (token.inline_value) {
         *error = std::string(token.name) + " takes no value";
         return false;
       }
-      (token.name == "--check-config" ? out->check_config : out->help) = true;
+      (token.name == "--check-config" ? out->check_config
+       : token.name == "--cdi-spec"   ? out->cdi_spec
+                                      : out->help) = true;
       continue;
     } else {
       *error = "unknown option '" + args[i] + "'";
@@ -53,6 +58,14 @@ bool parseCommandLine(const std::vector<std::string>& args, CommandLine* out, st
       *error = std::string(token.name) + " needs a value";
       return false;
     }
+  }
+  if (out->cdi_shim_dir && !out->cdi_spec) {
+    *error = "--cdi-shim-dir needs --cdi-spec";
+    return false;
+  }
+  if (out->cdi_spec && out->check_config) {
+    *error = "--cdi-spec and --check-config are two different outputs; give one";
+    return false;
   }
   return true;
 }
@@ -78,12 +91,16 @@ std::vector<std::string> applyOverrides(const CommandLine& command_line, DaemonC
 
 const char* usageText() {
   return "usage: agileosd [--config FILE] [--socket PATH] [--log-level trace|debug|info|warn|error]\n"
-         "                [--check-config] [--help]\n"
+         "                [--check-config] [--cdi-spec [--cdi-shim-dir DIR]] [--help]\n"
          "\n"
          "  --config FILE     JSON configuration (see docs/operations.md); defaults apply without it\n"
          "  --socket PATH     overrides socket_path from the config\n"
          "  --log-level L     overrides log_level from the config\n"
-         "  --check-config    validate the configuration, print the effective config, exit 0 or 1\n";
+         "  --check-config    validate the configuration, print the effective config, exit 0 or 1\n"
+         "  --cdi-spec        print the Container Device Interface spec (kind agileos.io/gpu) for this\n"
+         "                    configuration and the installed shims (docs/containers.md), exit 0 or 1\n"
+         "  --cdi-shim-dir DIR  the shim directory --cdi-spec names (default: the installation's,\n"
+         "                    lib/agileos/shim beside this agileosd's bin/)\n";
 }
 
 }  // namespace agileos::scheduler

@@ -1,5 +1,6 @@
 // agileosd's command line:
-//   agileosd [--config FILE] [--socket PATH] [--log-level LEVEL] [--check-config] [--help]
+//   agileosd [--config FILE] [--socket PATH] [--log-level LEVEL] [--check-config]
+//            [--cdi-spec [--cdi-shim-dir DIR]] [--help]
 // Each option also accepts the --name=value form. Values given here override the config file.
 //
 // Thread-safety: plain functions; no shared state.
@@ -18,6 +19,8 @@ struct CommandLine {
   std::optional<std::string> socket_path;
   std::optional<std::string> log_level;
   bool check_config = false;  // validate, print the effective config, exit 0 (valid) or 1
+  bool cdi_spec = false;      // print the CDI spec (scheduler/cdi_spec.h) for the config, exit 0 or 1
+  std::optional<std::string> cdi_shim_dir;  // --cdi-spec's shim directory; absent: the installed one
   bool help = false;
 };
 

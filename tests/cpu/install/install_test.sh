@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # What `cmake --install` puts on a host works as installed (issue 18): the layout
-# (cmake/AgileosInstall.cmake), the example configuration is valid and complete, the systemd unit
+# (cmake/AgileosInstall.cmake), the example configuration is valid and complete, the CDI spec names
+# the installed shims, the systemd unit
 # verifies, the installed daemon reports readiness through sd_notify, and a CUDA program runs
 # through the installed shims against the installed daemon (fake-GPU workers: the GPU worker needs
 # a GPU, so the build's fake worker is copied next to the installed daemon).
@@ -50,6 +51,27 @@ check "the installed worker finds the CUDA libraries it loads without LD_LIBRARY
   bash -c '! env -u LD_LIBRARY_PATH ldd "$1" | grep "not found" | grep -qv "^[[:space:]]*libcuda\.so\.1 "' _ \
   "$prefix/bin/agileos-worker"
 
+echo "== the shims need nothing of the host but glibc (docs/containers.md)"
+# Every NEEDED of every file in the shim directory and deps/ is glibc's or a file there; with an
+# empty library search, the loader finds all of them (the RPATHs), none outside the two.
+glibc_floor=2.36  # the highest GLIBC_ version anything there needs; docs/containers.md states it
+glibc='^(libc|libm|libmvec|libdl|libpthread|librt|libresolv|libutil|ld-linux-x86-64)\.so'
+check "lib/agileos/shim/deps holds the closure" test -f "$shim/deps/libprotobuf.so.32" -a -f "$shim/deps/libstdc++.so.6"
+needed_outside=$(for file in "$shim"/*.so "$shim"/deps/*; do
+  readelf -dW "$file" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'
+done | sort -u | grep -vE "$glibc" | while read -r name; do
+  [[ -e $shim/$name || -e $shim/deps/$name ]] || echo "$name"
+done)
+check "every library a shim needs is glibc's or in the shim directory (outside: ${needed_outside:-none})" \
+  test -z "$needed_outside"
+check "the loader resolves every shim's libraries there, with no library path" \
+  bash -c 'for f in "$1"/libagileos_cudart.so "$1"/libagileos_cuda.so; do
+    env -u LD_LIBRARY_PATH ldd "$f" | awk "/=>/ {print \$3}" | grep -vE "/(libc|libm|libdl|libpthread|librt)\.so" |
+      grep -v "^$(realpath "$1")/" | grep -q . && exit 1
+  done; exit 0' _ "$shim"
+floor=$(for file in "$shim"/*.so "$shim"/deps/*; do objdump -T "$file"; done | grep -oE 'GLIBC_[0-9]+\.[0-9]+' | sort -uV | tail -1)
+check "the glibc floor is GLIBC_$glibc_floor (measured: $floor)" test "$floor" = "GLIBC_$glibc_floor"
+
 echo "== the example configuration"
 config=$prefix/etc/agileos/agileosd.json
 check "agileosd.json is installed" test -f "$config"
@@ -58,6 +80,25 @@ for key in socket_path runtime_dir placement worker guard memory privileges adap
   check "it names $key" python3 -c 'import json, sys; sys.exit(0 if sys.argv[2] in json.load(open(sys.argv[1])) else 1)' \
     "$config" "$key"
 done
+
+echo "== the CDI spec (docs/containers.md)"
+cdi=$prefix/etc/cdi/agileos.json
+check "etc/cdi/agileos.json is installed" test -f "$cdi"
+check "it is kind agileos.io/gpu, binds the installed shim directory and sets LD_PRELOAD, no device node" \
+  python3 - "$cdi" "$(realpath "$shim")" <<'PY'
+import json, sys
+spec = json.load(open(sys.argv[1]))
+shim_mount = spec["containerEdits"]["mounts"][0]
+env = spec["devices"][0]["containerEdits"]["env"]
+ok = (spec["kind"] == "agileos.io/gpu" and [d["name"] for d in spec["devices"]] == ["0", "all"]
+      and shim_mount["hostPath"] == sys.argv[2] and shim_mount["containerPath"] == "/opt/agileos/shim"
+      and "AGILEOS_SOCKET=/run/agileos/agileosd.sock" in env
+      and any(e.startswith("LD_PRELOAD=/opt/agileos/shim/libagileos_cudart.so:") for e in env)
+      and "deviceNodes" not in json.dumps(spec))
+sys.exit(0 if ok else print(json.dumps(spec, indent=1)) or 1)
+PY
+check "the installed agileosd prints the same spec" \
+  bash -c 'cmp -s "$1" <("$2" --cdi-spec)' _ "$cdi" "$prefix/bin/agileosd"
 
 echo "== the systemd unit"
 unit=$prefix/lib/systemd/system/agileosd.service
