@@ -1,0 +1,39 @@
+// agileos-device-plugin: the kubelet device plugin for AgileOS (docs/kubernetes.md). Runs beside
+// agileosd on a GPU node; advertises agileos.io/gpu and answers Allocate with the CDI device
+// agileos.io/gpu=<device> and the same edits spelled out: the shims and the daemon's socket, never
+// a device node. Stops on SIGTERM or SIGINT.
+#include <signal.h>
+#include <spdlog/spdlog.h>
+
+#include <thread>
+
+#include "docker/device_plugin/plugin_options.h"
+#include "docker/device_plugin/plugin_runner.h"
+
+int main(int argc, char** argv) {
+  using namespace agileos::device_plugin;
+  PluginOptions options;
+  int exit_code = 0;
+  if (!parseOptions(argc, argv, &options, &exit_code)) return exit_code;
+  spdlog::set_level(spdlog::level::from_str(options.log_level));
+  spdlog::set_pattern("[%Y-%m-%dT%H:%M:%S.%e] [%l] agileos-device-plugin: %v");
+
+  // Blocked before any thread starts (gRPC's included), so only the waiting thread takes them.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  PluginRunner runner(options);
+  std::thread waiter([&] {
+    int signal = 0;
+    sigwait(&stop_signals, &signal);
+    spdlog::info("signal {}: stopping", signal);
+    runner.requestStop();
+  });
+  const int code = runner.run();
+  // run() returns only after a stop request, which only the waiter makes: it has returned.
+  waiter.join();
+  return code;
+}
