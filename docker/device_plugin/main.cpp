@@ -5,8 +5,10 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 
+#include <cstdio>
 #include <thread>
 
+#include "docker/device_plugin/daemon_probe.h"
 #include "docker/device_plugin/plugin_options.h"
 #include "docker/device_plugin/plugin_runner.h"
 
@@ -15,6 +17,12 @@ int main(int argc, char** argv) {
   PluginOptions options;
   int exit_code = 0;
   if (!parseOptions(argc, argv, &options, &exit_code)) return exit_code;
+  if (options.check_daemon) {
+    const bool accepts = daemonAcceptsConnections(options.daemon_socket);
+    std::printf("agileosd at %s: %s\n", options.daemon_socket.c_str(),
+                accepts ? "accepts connections" : "does not accept connections");
+    return accepts ? 0 : 1;
+  }
   spdlog::set_level(spdlog::level::from_str(options.log_level));
   spdlog::set_pattern("[%Y-%m-%dT%H:%M:%S.%e] [%l] agileos-device-plugin: %v");
 

@@ -77,10 +77,15 @@ bool parseOptions(int argc, char** argv, PluginOptions* options, int* exit_code)
   app.add_option("--log-level", options->log_level, "trace, debug, info, warn or error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
       ->capture_default_str();
+  app.add_flag(
+      "--check-daemon", options->check_daemon,
+      "exit 0 if --daemon-socket accepts a connection, 1 if not (a probe for the daemon's container)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
-    *exit_code = app.exit(error);
+    // --help exits 0; a flag CLI11 cannot parse is a usage error, 2 as is customary, whatever
+    // CLI11's own code for it.
+    *exit_code = app.exit(error) == 0 ? 0 : 2;
     return false;
   }
   options->allocate_mode = modes.at(mode);

@@ -32,10 +32,14 @@ struct PluginOptions {
   int poll_interval_ms = 1000;
   AllocateMode allocate_mode = AllocateMode::kBoth;
   std::string log_level = "info";
+  // Probe only: answer whether daemon_socket accepts a connection, and exit (the readiness and
+  // liveness probes of agileosd's container, docker/kubernetes/agileos-daemonset.yaml).
+  bool check_daemon = false;
 };
 
 // Parses argv into *options. Returns false with *exit_code set when the program must exit: 0 after
-// --help, 1 with the error printed for a bad flag or an invalid combination (checkOptions).
+// --help, 2 for a flag that does not parse, 1 for values that cannot work (checkOptions); the
+// error is printed.
 bool parseOptions(int argc, char** argv, PluginOptions* options, int* exit_code);
 
 // Every reason the options cannot work, empty when they can: relative paths, an endpoint that is

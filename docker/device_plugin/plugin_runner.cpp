@@ -14,7 +14,8 @@ constexpr std::chrono::milliseconds kRegisterTimeout{5000};
 
 }  // namespace
 
-PluginRunner::PluginRunner(PluginOptions options) : options_(std::move(options)) {}
+PluginRunner::PluginRunner(PluginOptions options)
+    : options_(std::move(options)), kubelet_watch_(options_.plugin_dir, "kubelet.sock") {}
 
 void PluginRunner::step() {
   const bool healthy = daemonAcceptsConnections(options_.daemon_socket);
@@ -40,6 +41,10 @@ void PluginRunner::step() {
   }
 
   const std::string kubelet = options_.plugin_dir + "/kubelet.sock";
+  if (kubelet_watch_.created() && registered_) {
+    spdlog::info("{} was created anew (kubelet restart); registering again", kubelet);
+    registered_.reset();
+  }
   const std::optional<SocketIdentity> current = socketIdentity(kubelet);
   if (!current) {
     if (registered_) spdlog::warn("{} is gone; waiting for the kubelet", kubelet);
