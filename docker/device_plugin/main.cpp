@@ -3,6 +3,7 @@
 // agileos.io/gpu=<device> and the same edits spelled out: the shims and the daemon's socket, never
 // a device node. Stops on SIGTERM or SIGINT.
 #include <signal.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
@@ -23,8 +24,10 @@ int main(int argc, char** argv) {
                 accepts ? "accepts connections" : "does not accept connections");
     return accepts ? 0 : 1;
   }
+  // Logs go to stderr, stdout stays for --check-daemon's answer.
+  spdlog::set_default_logger(spdlog::stderr_color_mt("agileos-device-plugin"));
   spdlog::set_level(spdlog::level::from_str(options.log_level));
-  spdlog::set_pattern("[%Y-%m-%dT%H:%M:%S.%e] [%l] agileos-device-plugin: %v");
+  spdlog::set_pattern("[%Y-%m-%dT%H:%M:%S.%e] [%l] %n: %v");
 
   // Blocked before any thread starts (gRPC's included), so only the waiting thread takes them.
   sigset_t stop_signals;

@@ -19,9 +19,9 @@ bool registerWithKubelet(const std::string& kubelet_socket, const PluginOptions&
   request.mutable_options()->set_get_preferred_allocation_available(false);
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + timeout);
-  // Waits for the channel to connect within the deadline, rather than failing at once while the
-  // kubelet is still starting its server on a socket it just created.
-  context.set_wait_for_ready(true);
+  // Not wait_for_ready: a kubelet.sock that exists is bound and listening, so a failed connect
+  // means a stale socket, and the runner retries at its next interval instead of blocking the
+  // health checks until the deadline.
   v1beta1::Empty reply;
   const grpc::Status status = stub->Register(&context, request, &reply);
   if (!status.ok()) {
