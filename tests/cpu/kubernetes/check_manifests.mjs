@@ -20,7 +20,18 @@ import {spawnSync} from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import {parseAllDocuments} from 'yaml';
+
+// The npm packages come from scripts/install-deps.sh (npm ci here): say so when they are missing.
+let parseAllDocuments;
+try {
+  ({parseAllDocuments} = await import('yaml'));
+  await import('kubernetes-models/v1/Pod');
+} catch (error) {
+  console.error(`check_manifests: ${error.message}`);
+  console.error(
+      'check_manifests: its npm packages are missing: run scripts/install-deps.sh (npm ci in tests/cpu/kubernetes)');
+  process.exit(1);
+}
 
 const args = process.argv.slice(2);
 const rootIndex = args.indexOf('--root');
@@ -169,8 +180,9 @@ function checkReferences(documents, errors) {
   const containers = [...(pod.initContainers ?? []), ...pod.containers];
   const container = (name) => pod.containers.find((c) => c.name === name);
   // A path a container sees is the host's at the same path: what the plugin hands to clients,
-  // and the socket path the daemon reports to them, are host paths.
-  const hostMountOf = (c, wanted) => {
+  // and the socket path the daemon reports to them, are host paths. (The kubelet's directory alone
+  // may sit elsewhere on the host: the plugin registers its socket by file name.)
+  const hostMountOf = (c, wanted, samePath) => {
     for (const mount of c.volumeMounts ?? []) {
       const volume = volumes.get(mount.name);
       if (!volume) {
@@ -185,7 +197,7 @@ function checkReferences(documents, errors) {
           error: `${wanted} is mounted from a ${
               Object.keys(volume).filter((k) => k !== 'name')[0]} volume, not the host's`
         };
-      if (normal(volume.hostPath.path) !== normal(mount.mountPath))
+      if (samePath && normal(volume.hostPath.path) !== normal(mount.mountPath))
         return {
           mount,
           volume,
@@ -196,11 +208,12 @@ function checkReferences(documents, errors) {
     }
     return {error: `${wanted} is not mounted`};
   };
-  const needHostPath = (c, wanted, what, {writable = false} = {}) => {
-    const found = hostMountOf(c, wanted);
+  const needHostPath = (c, wanted, what, {writable = false, samePath = true} = {}) => {
+    const found = hostMountOf(c, wanted, samePath);
     if (found.error) return fail(`container ${c.name}, ${what}: ${found.error}`);
     if (writable && found.mount.readOnly)
       fail(`container ${c.name}, ${what}: ${wanted} is mounted read-only`);
+    return found;
   };
   for (const c of containers) {
     for (const mount of c.volumeMounts ?? [])
@@ -243,9 +256,10 @@ function checkReferences(documents, errors) {
   expect('--slots', maxWorkers);
   expect('--device', device);
   const pluginDir = flagValue(pluginCommand, '--plugin-dir') ?? '/var/lib/kubelet/device-plugins';
-  if (normal(pluginDir) !== '/var/lib/kubelet/device-plugins')
-    fail(`device-plugin --plugin-dir ${pluginDir} is not the kubelet's`);
-  needHostPath(plugin, pluginDir, '--plugin-dir', {writable: true});
+  const kubeletDir = needHostPath(plugin, pluginDir, '--plugin-dir', {writable: true, samePath: false});
+  if (kubeletDir && path.posix.basename(normal(kubeletDir.volume.hostPath.path)) !== 'device-plugins')
+    fail(`device-plugin --plugin-dir is mounted from ${
+        kubeletDir.volume.hostPath.path}, not a kubelet's device-plugins directory`);
   needHostPath(plugin, socketPath, '--daemon-socket');
   const shimDir = flagValue(pluginCommand, '--shim-dir') ?? '/usr/local/lib/agileos/shim';
   needHostPath(plugin, shimDir, '--shim-dir');
@@ -368,6 +382,13 @@ const breakages = [
     (d) => {
       find(d, 'DaemonSet').spec.template.spec.volumes.find((v) => v.name === 'run').hostPath.path =
           '/var/run/agileos-host';
+    }
+  ],
+  [
+    'the kubelet directory from another host path', /not a kubelet's device-plugins directory/,
+    (d) => {
+      find(d, 'DaemonSet').spec.template.spec.volumes.find((v) => v.name === 'device-plugins').hostPath.path =
+          '/var/lib/kubelet/plugins';
     }
   ],
   [
