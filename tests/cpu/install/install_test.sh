@@ -33,7 +33,7 @@ cmake --install "$build" --prefix "$prefix" >"$root/install.log" 2>&1 || {
 
 echo "== layout"
 for file in bin/agileosd bin/agileos-worker bin/agileos-nvrtc-compiler bin/agileos-storage-service \
-  bin/agileos-sandbox bin/agileos-sandbox-exec bin/agileosctl; do
+  bin/agileos-sandbox bin/agileos-sandbox-exec bin/agileosctl bin/agileos-device-plugin; do
   check "$file is an executable" test -x "$prefix/$file"
 done
 shim=$prefix/lib/agileos/shim
@@ -75,6 +75,9 @@ check "the glibc floor is GLIBC_$glibc_floor (measured: $floor)" test "$floor" =
 echo "== the example configuration"
 config=$prefix/etc/agileos/agileosd.json
 check "agileosd.json is installed" test -f "$config"
+for manifest in 00-namespace 10-serviceaccount 20-configmap 30-daemonset example/vectoradd-pod; do
+  check "the Kubernetes manifest $manifest.yaml is installed" test -f "$prefix/share/agileos/kubernetes/$manifest.yaml"
+done
 check "the installed daemon accepts it" "$prefix/bin/agileosd" --config "$config" --check-config
 for key in socket_path runtime_dir placement worker guard memory privileges adapters modules services; do
   check "it names $key" python3 -c 'import json, sys; sys.exit(0 if sys.argv[2] in json.load(open(sys.argv[1])) else 1)' \
