@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <mutex>
 #include <optional>
@@ -233,6 +234,19 @@ void SessionRunner::run(SessionStream& stream) {
     return;
   }
 
+  std::optional<int> device;
+  if (hello.has_device()) {
+    device = hello.device();
+    if (!options_.devices.empty() &&
+        std::find(options_.devices.begin(), options_.devices.end(), *device) == options_.devices.end()) {
+      std::string served;
+      for (int d : options_.devices) served += (served.empty() ? "" : ", ") + std::to_string(d);
+      refuse(stream, peer, program, Refusal::BAD_REQUEST,
+             "device " + std::to_string(*device) + " is not served here (worker.devices: " + served + ")");
+      return;
+    }
+  }
+
   if (peer && options_.max_clients_per_uid != 0 && !takeUidPlace(peer->uid)) {
     const std::string message = "uid " + std::to_string(peer->uid) + " already holds " +
                                 std::to_string(options_.max_clients_per_uid) +
@@ -280,7 +294,7 @@ void SessionRunner::run(SessionStream& stream) {
       client, *token, [&end_signal](const std::string& reason) { end_signal.workerEnded(reason); },
       ClientAttachSetting{
           guardPolicy, options_.guard.sass_only == "allow", options_.guard.require == "always",
-          admittedAdapterOperations(options_.adapters), std::move(modules), memoryQuota,
+          admittedAdapterOperations(options_.adapters), std::move(modules), memoryQuota, device,
           peer ? std::optional<uid_t>(peer->uid) : std::nullopt, options_.pinned_host_quota_bytes},
       [&stream] { return stream.gone(); });
   if (options_.registry)

@@ -52,6 +52,8 @@ struct SessionOptions {
   std::optional<std::uint64_t> pinned_host_quota_bytes;
   // Sessions one uid (SO_PEERCRED) may hold at once; 0: no limit (WorkerConfig).
   std::uint32_t max_clients_per_uid = 0;
+  // The devices a client may ask for (Hello.device; PoolOptions::devices). Empty: any (tests).
+  std::vector<int> devices;
   // Which library adapter operations a client may call.
   AdaptersSection adapters;
   // Which protected modules a client may ask for (Hello.modules), from which pool.

@@ -23,6 +23,7 @@ void fillClient(const ClientSnapshot& pooled, const SessionInfo* session, admin:
   out->set_id(pooled.id);
   out->set_state(pooled.state);
   out->set_worker(pooled.worker);
+  if (pooled.device) out->set_device(*pooled.device);
   out->set_memory_quota_bytes(pooled.memory_quota_bytes);
   out->set_queued_ms(static_cast<std::uint64_t>(pooled.waited.count()));
   if (pooled.peer_uid) out->set_uid(*pooled.peer_uid);
@@ -69,7 +70,7 @@ admin::Status DaemonAdminBackend::status() const {
     w->set_id(worker.id);
     w->set_pid(worker.pid);
     w->set_phase(toString(worker.phase));
-    w->set_device(pool.device);
+    w->set_device(worker.device);
     if (worker.uid) w->set_uid(*worker.uid);
     for (ClientId id : worker.clients) w->add_clients(id);
     w->set_tainted(worker.tainted);
@@ -100,7 +101,7 @@ admin::Status DaemonAdminBackend::status() const {
     for (const auto& dependency : entry.depends) m->add_depends(dependency.name);
   }
   out.set_queued(static_cast<std::uint32_t>(pool.queued));
-  out.set_device(pool.device);
+  for (int device : pool.devices) out.add_devices(device);
   out.set_max_workers(parts_.max_workers);
   out.set_started_unix_ms(unixMillis(parts_.started));
   return out;

@@ -375,6 +375,10 @@ std::vector<std::string> admittedAdapterOperations(const AdaptersSection& adapte
   return out;
 }
 
+std::vector<int> servedDevices(const DaemonConfig& config) {
+  return config.worker.devices.empty() ? std::vector<int>{config.worker.device} : config.worker.devices;
+}
+
 std::string adminSocketPath(const DaemonConfig& config) {
   return config.admin.socket_path.empty() ? config.runtime_dir + "-admin/admin.sock"
                                           : config.admin.socket_path;
@@ -493,6 +497,28 @@ ConfigResult parseDaemonConfig(std::string_view json_text) {
     reader.readInteger("queue_wait_ms", 0, kMaxStartTimeoutMs, &w.queue_wait_ms);
     reader.readInteger("max_clients_per_uid", 0, kMaxClientsPerUid, &w.max_clients_per_uid);
     reader.readStringArray("args", &w.args, checkWorkerArg);
+    if (const json* devices = reader.readArray("devices"); devices != nullptr) {
+      const std::string path = reader.childPath("devices");
+      for (std::size_t i = 0; i < devices->size(); ++i) {
+        const json& item = (*devices)[i];
+        const std::string where = path + "[" + std::to_string(i) + "]";
+        if (!item.is_number_integer() || item.get<std::int64_t>() < 0 ||
+            item.get<std::int64_t>() > std::numeric_limits<int>::max()) {
+          result.errors.push_back(where + ": expected a device ordinal (an integer >= 0), got " +
+                                  describeJson(item));
+          continue;
+        }
+        const int device = item.get<int>();
+        if (std::find(w.devices.begin(), w.devices.end(), device) != w.devices.end()) {
+          result.errors.push_back(where + ": device " + std::to_string(device) + " is listed twice");
+          continue;
+        }
+        w.devices.push_back(device);
+      }
+      if (w.device != 0 && !w.devices.empty()) {
+        result.errors.push_back(path + ": give worker.devices or worker.device, not both");
+      }
+    }
     reader.finish();
   }
   if (const json* guard = top.readObject("guard"); guard != nullptr) {
@@ -659,6 +685,7 @@ std::string toJsonText(const DaemonConfig& config) {
         {"start_timeout_ms", config.worker.start_timeout_ms},
         {"queue_wait_ms", config.worker.queue_wait_ms},
         {"max_clients_per_uid", config.worker.max_clients_per_uid},
+        {"devices", config.worker.devices},
         {"args", config.worker.args}}},
       {"guard",
        {{"policy", config.guard.policy},

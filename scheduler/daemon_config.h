@@ -30,7 +30,10 @@ struct WorkerConfig {
   // Worker binary. A relative path is resolved against the directory of the agileosd binary
   // (see resolveExecutable in runtime_files.h).
   std::string executable = "agileos-worker";
-  int device = 0;                 // CUDA device ordinal the workers open
+  int device = 0;  // CUDA device ordinal the workers open, when `devices` is empty
+  // Every CUDA device ordinal this daemon serves (unique); each gets workers of its own and a
+  // client goes to one of them (scheduler/device_choice.h). Empty: [device].
+  std::vector<int> devices;
   std::uint32_t prestart = 1;     // ready workers kept waiting for clients (<= max_workers)
   std::uint32_t max_workers = 4;  // hard cap on worker processes; beyond it clients queue (queue_wait_ms)
   std::uint32_t start_timeout_ms = 60000;  // a worker not ready by then is killed and counted as failed
@@ -207,6 +210,9 @@ struct DaemonConfig {
   AdminSection admin;
   MetricsSection metrics;
 };
+
+// The devices served: worker.devices, or [worker.device] when it is empty.
+std::vector<int> servedDevices(const DaemonConfig& config);
 
 // The admin socket's path: admin.socket_path, or <runtime_dir>-admin/admin.sock when it is empty.
 std::string adminSocketPath(const DaemonConfig& config);

@@ -5,6 +5,7 @@
 #include <prometheus/text_serializer.h>
 
 #include <exception>
+#include <map>
 
 #include "proto/wire/call_latency_buckets.h"
 #include "scheduler/service_supervisor.h"
@@ -130,20 +131,25 @@ void collectCalls(const CallTotals& calls, std::vector<MetricFamily>* out) {
 }
 
 void collectMemory(const PoolSnapshot& pool, std::vector<MetricFamily>* out) {
-  double device = 0, pinned = 0, quota = 0;
+  std::map<int, double> held_on, quota_on;
+  for (int device : pool.devices) held_on[device] = quota_on[device] = 0;
+  double pinned = 0;
   for (const ClientSnapshot& client : pool.client_list) {
-    quota += static_cast<double>(client.memory_quota_bytes);
+    if (!client.device) continue;  // queued: nothing placed yet
+    quota_on[*client.device] += static_cast<double>(client.memory_quota_bytes);
     if (!client.usage) continue;
-    device += static_cast<double>(client.usage->device_memory_bytes);
+    held_on[*client.device] += static_cast<double>(client.usage->device_memory_bytes);
     pinned += static_cast<double>(client.usage->pinned_host_bytes);
   }
-  MetricFamily held = family("device_memory_held_bytes",
-                             "Device memory the clients hold (charged to their quotas)", MetricType::Gauge);
-  addGauge(held, device);
+  MetricFamily held =
+      family("device_memory_held_bytes",
+             "Device memory the clients hold (charged to their quotas), by device", MetricType::Gauge);
+  for (const auto& [device, bytes] : held_on) addGauge(held, bytes, {{"device", std::to_string(device)}});
   out->push_back(std::move(held));
   MetricFamily promised = family("device_memory_quota_bytes",
-                                 "The placed clients' device-memory quotas, summed", MetricType::Gauge);
-  addGauge(promised, quota);
+                                 "The placed clients' device-memory quotas, by device", MetricType::Gauge);
+  for (const auto& [device, bytes] : quota_on)
+    addGauge(promised, bytes, {{"device", std::to_string(device)}});
   out->push_back(std::move(promised));
   MetricFamily host =
       family("pinned_host_memory_held_bytes", "Page-locked host memory the clients hold", MetricType::Gauge);
@@ -152,12 +158,15 @@ void collectMemory(const PoolSnapshot& pool, std::vector<MetricFamily>* out) {
 }
 
 void collectWorkers(const PoolSnapshot& pool, std::vector<MetricFamily>* out) {
-  MetricFamily workers = family("workers", "Worker processes, by phase", MetricType::Gauge);
-  for (WorkerPhase phase :
-       {WorkerPhase::kStarting, WorkerPhase::kReady, WorkerPhase::kRetiring, WorkerPhase::kExiting}) {
-    double n = 0;
-    for (const WorkerSnapshot& worker : pool.workers) n += worker.phase == phase ? 1 : 0;
-    addGauge(workers, n, {{"phase", toString(phase)}});
+  MetricFamily workers = family("workers", "Worker processes, by device and phase", MetricType::Gauge);
+  for (int device : pool.devices) {
+    for (WorkerPhase phase :
+         {WorkerPhase::kStarting, WorkerPhase::kReady, WorkerPhase::kRetiring, WorkerPhase::kExiting}) {
+      double n = 0;
+      for (const WorkerSnapshot& worker : pool.workers)
+        n += worker.phase == phase && worker.device == device ? 1 : 0;
+      addGauge(workers, n, {{"device", std::to_string(device)}, {"phase", toString(phase)}});
+    }
   }
   out->push_back(std::move(workers));
   const PoolCounters& c = pool.counters;

@@ -167,7 +167,8 @@ DaemonServerOptions serverOptionsFromConfig(const DaemonConfig& config, const st
   options.session.adapters = config.adapters;
   options.session.modules = config.modules;
   options.pool.runtime_dir = config.runtime_dir;
-  options.pool.device = config.worker.device;
+  options.pool.devices = servedDevices(config);
+  options.session.devices = options.pool.devices;
   options.pool.worker_log_level = config.log_level;
   options.pool.prestart = config.worker.prestart;
   options.pool.max_workers = config.worker.max_workers;

@@ -154,6 +154,7 @@ PoolSnapshot WorkerPool::snapshot() const {
     w.drain_reason = worker.drain_reason;
     w.uid = worker.uid;
     w.calls = worker.calls;
+    w.device = worker.device;
     out.calls.add(worker.calls);
     out.workers.push_back(std::move(w));
   }
@@ -165,6 +166,7 @@ PoolSnapshot WorkerPool::snapshot() const {
     c.id = id;
     c.state = stateName(client.state);
     c.worker = client.worker;
+    if (const auto w = workers_.find(client.worker); w != workers_.end()) c.device = w->second.device;
     c.memory_quota_bytes = client.guard.memory_quota_bytes;
     c.peer_uid = client.guard.peer_uid;
     if (client.state == ClientState::kQueued) {
@@ -174,7 +176,7 @@ PoolSnapshot WorkerPool::snapshot() const {
     c.usage = client.usage;
     out.client_list.push_back(std::move(c));
   }
-  out.device = options_.device;
+  out.devices = options_.devices;
   out.clients = clients_.size();
   out.counters = counters_;
   out.consecutive_start_failures = consecutive_start_failures_;
@@ -291,11 +293,15 @@ void WorkerPool::enforceDeadlines() {
       case ClientState::kQueued:
         // Where every worker slot is held, the slot is the reason, whatever else is short: a
         // pinned host share of total / max_workers runs out exactly when the slots do.
-        if (std::string shortfall = capacityShortfall(*client); !shortfall.empty() && !everySlotHeld()) {
+        if (std::string shortfall = pinnedHostShortfall(*client); !shortfall.empty() && !everySlotHeld()) {
           refuse(*client, RefusalKind::kBusy,
-                 std::string(pinnedHostShortfall(*client).empty() ? "no device memory"
-                                                                  : "no pinned host memory") +
-                     " became free within " + msText(queueWait()) + ": " + shortfall +
+                 "no pinned host memory became free within " + msText(queueWait()) + ": " + shortfall +
+                     " (worker.queue_wait_ms); try again later");
+          break;
+        }
+        if (const DeviceChoice choice = chooseDeviceFor(*client); !choice.device && !everySlotHeld()) {
+          refuse(*client, RefusalKind::kBusy,
+                 "no device memory became free within " + msText(queueWait()) + ": " + choice.shortfall +
                      " (worker.queue_wait_ms); try again later");
           break;
         }
@@ -361,11 +367,16 @@ void WorkerPool::schedulePendingClients() {
     queue_.pop_front();
     Client* client = findClient(id);
     if (client == nullptr || client->state != ClientState::kQueued) continue;
-    // Capacity first, in line: a client whose quota does not fit waits, and everyone behind it
-    // with it (first come, first served: a smaller quota does not overtake).
-    if (std::string shortfall = capacityShortfall(*client); !shortfall.empty()) {
-      // A quota or share larger than the whole capacity never fits ("its ..."): no use waiting.
-      if (options_.queue_wait.count() == 0 || shortfall.rfind("its ", 0) == 0) {
+    // Capacity first, in line: a client whose quota (or pinned host share) fits no device waits,
+    // and everyone behind it with it (first come, first served: a smaller quota does not overtake).
+    std::string shortfall = pinnedHostShortfall(*client);
+    const DeviceChoice choice = shortfall.empty() ? chooseDeviceFor(*client) : DeviceChoice{};
+    if (shortfall.empty() && !choice.device) shortfall = choice.shortfall;
+    if (!shortfall.empty()) {
+      // A quota or share larger than the whole capacity never fits ("its ..."), nor does a device
+      // that is not served: no use waiting.
+      if (options_.queue_wait.count() == 0 || shortfall.rfind("its ", 0) == 0 ||
+          shortfall.find("is not served") != std::string::npos) {
         refuse(*client, RefusalKind::kBusy, shortfall);
         continue;
       }
@@ -375,7 +386,8 @@ void WorkerPool::schedulePendingClients() {
       return;
     }
     capacity_wait_reason_.clear();
-    const PlacementDecision decision = policy_->place(summary());
+    const int device = *choice.device;
+    const PlacementDecision decision = policy_->place(summary(device));
     switch (decision.kind) {
       case PlacementDecision::Kind::kUseWorker: {
         Worker* worker = findWorker(decision.worker);
@@ -388,7 +400,7 @@ void WorkerPool::schedulePendingClients() {
       }
       case PlacementDecision::Kind::kStartWorker: {
         std::string error;
-        Worker* worker = spawnWorker(&error);
+        Worker* worker = spawnWorker(device, &error);
         if (worker == nullptr) {
           noteStartFailure(error);
           refuse(*client, RefusalKind::kInternal, "cannot start a worker: " + error);
@@ -414,9 +426,14 @@ void WorkerPool::schedulePendingClients() {
 }
 
 bool WorkerPool::everySlotHeld() const {
-  const PlacementDecision decision = policy_->place(summary());
-  return decision.kind == PlacementDecision::Kind::kWait ||
-         (decision.kind == PlacementDecision::Kind::kRefuse && decision.refusal == RefusalKind::kBusy);
+  for (int device : options_.devices) {
+    const PlacementDecision decision = policy_->place(summary(device));
+    const bool held =
+        decision.kind == PlacementDecision::Kind::kWait ||
+        (decision.kind == PlacementDecision::Kind::kRefuse && decision.refusal == RefusalKind::kBusy);
+    if (!held) return false;
+  }
+  return true;
 }
 
 std::chrono::milliseconds WorkerPool::queueWait() const {
@@ -444,29 +461,44 @@ std::uint64_t WorkerPool::promisedToPlacedClients(
   return promised;
 }
 
-std::string WorkerPool::capacityShortfall(const Client& client) const {
-  if (std::string shortfall = pinnedHostShortfall(client); !shortfall.empty()) return shortfall;
-  const std::uint64_t quota = client.guard.memory_quota_bytes;
-  // Without a quota there is nothing to reserve; before any worker reported the device's
-  // memory there is nothing to compare with (the first client then meets its quota alone).
-  if (quota == 0 || device_memory_bytes_ == 0) return {};
-  const std::uint64_t capacity = device_memory_bytes_ > options_.memory_reserve_bytes
-                                     ? device_memory_bytes_ - options_.memory_reserve_bytes
-                                     : 0;
-  const std::uint64_t promised =
-      promisedToPlacedClients([](const ClientAttachSetting& setting) { return setting.memory_quota_bytes; });
-  auto gib = [](std::uint64_t bytes) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.1f GiB", static_cast<double>(bytes) / (1ull << 30));
-    return std::string(text);
-  };
-  if (quota > capacity) {
-    return "its memory quota (" + gib(quota) + ") exceeds what the device can promise (" + gib(capacity) +
-           " = device memory - memory.reserve_bytes)";
+std::vector<DeviceLoad> WorkerPool::deviceLoads() const {
+  std::vector<DeviceLoad> loads;
+  for (int device : options_.devices) {
+    DeviceLoad load;
+    load.device = device;
+    if (auto it = device_memory_bytes_.find(device); it != device_memory_bytes_.end())
+      load.memory_bytes = it->second;
+    loads.push_back(load);
   }
-  if (promised <= capacity && quota <= capacity - promised) return {};
-  return "the device's memory is promised to other clients (" + gib(promised) + " of " + gib(capacity) +
-         "; this client's quota is " + gib(quota) + ")";
+  // Quotas count from placement until the worker says released (as promisedToPlacedClients).
+  for (const auto& [id, client] : clients_) {
+    const Worker* worker = nullptr;
+    if (auto it = workers_.find(client.worker); it != workers_.end()) worker = &it->second;
+    if (worker == nullptr) continue;
+    for (DeviceLoad& load : loads) {
+      if (load.device != worker->device) continue;
+      switch (client.state) {
+        case ClientState::kAwaitingWorker:
+        case ClientState::kAttaching:
+        case ClientState::kAttached:
+          ++load.active_clients;
+          load.promised_bytes += client.guard.memory_quota_bytes;
+          break;
+        case ClientState::kReleaseRequested:
+        case ClientState::kReleasing:
+          load.promised_bytes += client.guard.memory_quota_bytes;
+          break;
+        default:
+          break;
+      }
+    }
+  }
+  return loads;
+}
+
+DeviceChoice WorkerPool::chooseDeviceFor(const Client& client) const {
+  return chooseDevice(deviceLoads(), client.guard.device, client.guard.memory_quota_bytes,
+                      options_.memory_reserve_bytes);
 }
 
 // Whether every client's pinned host share, this one's included, fits the host-wide total.
@@ -500,28 +532,35 @@ void WorkerPool::retireIdleWorkers() {
   }
 }
 
+std::size_t WorkerPool::sparesOf(int device) const {
+  std::size_t spares = 0;
+  for (const auto& [id, worker] : workers_) {
+    if (worker.device == device && policy_->isSpare(summarize(worker))) ++spares;
+  }
+  return spares;
+}
+
 void WorkerPool::replenishSpares() {
   if (Clock::now() < next_start_allowed_) return;
-  std::size_t spares = 0;
-  for (const auto& [id, worker] : workers_) spares += policy_->isSpare(summarize(worker)) ? 1 : 0;
-  while (spares < options_.prestart && workers_.size() < options_.max_workers) {
-    std::string error;
-    if (spawnWorker(&error) == nullptr) return noteStartFailure(error);
-    ++spares;
+  // `prestart` spares for each device, in the configured order, within max_workers in all.
+  for (int device : options_.devices) {
+    for (std::size_t spares = sparesOf(device);
+         spares < options_.prestart && workers_.size() < options_.max_workers; ++spares) {
+      std::string error;
+      if (spawnWorker(device, &error) == nullptr) return noteStartFailure(error);
+    }
   }
 }
 
 WorkerPool::Clock::duration WorkerPool::nextWakeup() const {
   const auto now = Clock::now();
   auto next = now + kReapPollInterval;
-  std::size_t spares = 0;
   for (const auto& [id, worker] : workers_) {
     if (worker.phase == WorkerPhase::kExiting || worker.exit_deadline)
       next = std::min(next, now + kDyingPollInterval);
     if (worker.phase == WorkerPhase::kStarting || worker.phase == WorkerPhase::kRetiring) {
       next = std::min(next, worker.deadline);
     }
-    spares += policy_->isSpare(summarize(worker)) ? 1 : 0;
   }
   for (const auto& [id, client] : clients_) {
     if (client.state == ClientState::kQueued || client.state == ClientState::kAttaching ||
@@ -530,7 +569,9 @@ WorkerPool::Clock::duration WorkerPool::nextWakeup() const {
     }
   }
   // Only a future backoff expiry is a wake-up reason; a past one with no spawn means the cap is reached.
-  if (!stop_begun_ && spares < options_.prestart && next_start_allowed_ > now) {
+  const bool short_of_spares = std::any_of(options_.devices.begin(), options_.devices.end(),
+                                           [&](int device) { return sparesOf(device) < options_.prestart; });
+  if (!stop_begun_ && short_of_spares && next_start_allowed_ > now) {
     next = std::min(next, next_start_allowed_);
   }
   return std::max(next - now, Clock::duration::zero());
@@ -583,12 +624,20 @@ WorkerSummary WorkerPool::summarize(const Worker& worker) const {
   return out;
 }
 
-PoolSummary WorkerPool::summary() const {
+PoolSummary WorkerPool::summary(int device) const {
   PoolSummary out;
-  out.max_workers = options_.max_workers;
+  std::size_t others = 0;
+  for (const auto& [id, worker] : workers_) {
+    if (worker.device == device) {
+      out.workers.push_back(summarize(worker));
+    } else {
+      ++others;
+    }
+  }
+  // The slots are shared: another device's workers hold theirs (max_workers >= workers_.size()).
+  out.max_workers = options_.max_workers > others ? options_.max_workers - others : 0;
   out.start_backoff_active = Clock::now() < next_start_allowed_;
   out.last_start_failure = last_start_failure_;
-  for (const auto& [id, worker] : workers_) out.workers.push_back(summarize(worker));
   return out;
 }
 

@@ -39,6 +39,7 @@
 #include <thread>
 #include <vector>
 
+#include "scheduler/device_choice.h"
 #include "scheduler/endpoint_owner.h"
 #include "scheduler/ids.h"
 #include "scheduler/placement_policy.h"
@@ -64,9 +65,11 @@ struct PoolOptions {
   std::string worker_executable;  // resolved path of agileos-worker
   std::vector<std::string> worker_args;
   std::string runtime_dir;  // worker sockets: <runtime_dir>/worker-<id>/call.sock and call.shm.sock
-  int device = 0;
+  // The CUDA device ordinals this pool serves (worker.devices), each with workers of its own; a
+  // client goes to one of them (device_choice.h) and sees only that one.
+  std::vector<int> devices = {0};
   std::string worker_log_level = "info";
-  std::size_t prestart = 1;
+  std::size_t prestart = 1;  // spare workers per device
   std::size_t max_workers = 4;
   std::chrono::milliseconds start_timeout{60000};  // spawn -> ready; also a client's wait for a worker
   // Admission queue: while every worker slot is held by active clients, a new client waits
@@ -139,13 +142,15 @@ struct WorkerSnapshot {
   std::string drain_reason;  // when draining
   std::optional<uid_t> uid;  // its own uid (PoolOptions::identities); none: the daemon's
   CallTotals calls;          // its calls since it started, as last reported
+  int device = 0;            // the CUDA device ordinal it opened
 };
 
 // A client as the pool holds it, with what its worker last reported of it.
 struct ClientSnapshot {
   ClientId id = 0;
-  std::string state;    // "queued", "awaiting_worker", "attaching", "attached", "releasing", "ended"
-  WorkerId worker = 0;  // 0 while queued
+  std::string state;          // "queued", "awaiting_worker", "attaching", "attached", "releasing", "ended"
+  WorkerId worker = 0;        // 0 while queued
+  std::optional<int> device;  // once placed
   std::uint64_t memory_quota_bytes = 0;
   std::optional<uid_t> peer_uid;
   std::chrono::milliseconds waited{0};  // in the admission queue, so far (while queued)
@@ -170,7 +175,7 @@ struct PoolSnapshot {
   std::size_t clients = 0;                  // client entries of any state
   std::vector<ClientSnapshot> client_list;  // id order; refused ones left out
   std::size_t queued = 0;                   // clients waiting in the admission queue
-  int device = 0;                           // the CUDA device ordinal of every worker
+  std::vector<int> devices;                 // the CUDA device ordinals served (PoolOptions::devices)
   CallTotals calls;                         // every worker's calls, the reaped ones' included (monotonic)
   PoolCounters counters;
   std::uint32_t consecutive_start_failures = 0;
@@ -201,6 +206,9 @@ struct ClientAttachSetting {
   // The client's device-memory quota (MemorySection); 0: none. Admitted only while it fits the
   // device's capacity (PoolOptions::memory_reserve_bytes).
   std::uint64_t memory_quota_bytes = 0;
+  // The device the client asked for (Hello.device, one of PoolOptions::devices); none: the pool
+  // chooses (device_choice.h).
+  std::optional<int> device;
   // The client's uid as the kernel reported it on the daemon's socket (SO_PEERCRED); the worker
   // lets only this uid (and root) reach its endpoints. nullopt: unknown (in-process tests).
   std::optional<uid_t> peer_uid;
@@ -276,6 +284,7 @@ class WorkerPool {
     WorkerId id = 0;
     std::unique_ptr<WorkerProcess> process;
     WorkerPhase phase = WorkerPhase::kStarting;
+    int device = 0;  // the CUDA device ordinal it was started for
     std::string endpoint;
     std::string socket_dir;    // <runtime_dir>/worker-<id>: made before the spawn, removed when reaped
     std::string socket_path;   // file the worker binds; removed when it is reaped
@@ -319,7 +328,9 @@ class WorkerPool {
   // Removes the worker's sockets and directory, clears its uid's processes and frees the uid.
   void releaseWorkerFiles(Worker& worker);
   // Capacity admission (PoolOptions::memory_reserve_bytes): "" if `client` fits now, else why not.
-  std::string capacityShortfall(const Client& client) const;
+  // The device `client` would go to now (device_choice.h), or why none can take it.
+  DeviceChoice chooseDeviceFor(const Client& client) const;
+  std::vector<DeviceLoad> deviceLoads() const;
   std::string pinnedHostShortfall(const Client& client) const;
   // Whether the placement policy would make a new client wait for a worker slot now.
   bool everySlotHeld() const;
@@ -330,7 +341,7 @@ class WorkerPool {
   // How long a queued client waits before it is refused (its deadline in kQueued).
   std::chrono::milliseconds queueWait() const;
 
-  Worker* spawnWorker(std::string* error);
+  Worker* spawnWorker(int device, std::string* error);
   void placeOnWorker(Worker& worker, Client& client);
   void sendAttach(Worker& worker, Client& client);
   bool sendToWorker(Worker& worker, const agileos::v1::internal::DaemonToWorker& message);
@@ -346,7 +357,11 @@ class WorkerPool {
   void detachClient(Client& client);
   void setPhase(Worker& worker, WorkerPhase phase);
   void setClientState(Client& client, ClientState state);
-  PoolSummary summary() const;
+  // What the placement policy sees for `device`: its workers, and the slots of max_workers that
+  // the other devices' workers leave.
+  PoolSummary summary(int device) const;
+  // Spare workers of `device` (PlacementPolicy::isSpare).
+  std::size_t sparesOf(int device) const;
   WorkerSummary summarize(const Worker& worker) const;
   Client* findClient(ClientId id);
   Worker* findWorker(WorkerId id);
@@ -360,8 +375,8 @@ class WorkerPool {
   std::map<WorkerId, Worker> workers_;
   std::map<ClientId, Client> clients_;
   std::deque<ClientId> queue_;  // kQueued clients, FIFO
-  std::uint64_t device_memory_bytes_ =
-      0;                              // the device's memory as the first ready worker reported it; 0: unknown
+  // Each device's memory as its first ready worker reported it; absent: unknown yet.
+  std::map<int, std::uint64_t> device_memory_bytes_;
   std::string capacity_wait_reason_;  // why the first in line waits for capacity; "" if it does not
   WorkerId next_worker_id_ = 1;
   std::optional<UidRange> worker_uids_;  // with PoolOptions::identities

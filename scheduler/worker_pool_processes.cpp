@@ -112,8 +112,14 @@ void WorkerPool::handleMessage(Worker& worker, const WorkerToDaemon& message) {
       worker.shm_endpoint = reported_shm;
       if (std::string problem = recordEndpoints(worker); !problem.empty())
         return markWorkerLost(worker, problem);
+      // A worker on another GPU than the one it was started for would put its clients where the
+      // capacity accounting does not look.
+      if (message.ready().device() != worker.device) {
+        return markWorkerLost(worker, "reported device " + std::to_string(message.ready().device()) +
+                                          " instead of the requested " + std::to_string(worker.device));
+      }
       if (message.ready().device_memory_bytes() != 0)
-        device_memory_bytes_ = message.ready().device_memory_bytes();
+        device_memory_bytes_[worker.device] = message.ready().device_memory_bytes();
       setPhase(worker, WorkerPhase::kReady);
       spdlog::info("worker {} (pid {}): device {} ({}) at {}", worker.id, worker.process->pid(),
                    message.ready().device(), printable(message.ready().device_name()), worker.endpoint);
@@ -193,14 +199,15 @@ void WorkerPool::recordUsage(Worker& worker, const agileos::v1::internal::Worker
   }
 }
 
-WorkerPool::Worker* WorkerPool::spawnWorker(std::string* error) {
+WorkerPool::Worker* WorkerPool::spawnWorker(int device, std::string* error) {
   const WorkerId id = next_worker_id_++;
   Worker candidate;
   candidate.id = id;
+  candidate.device = device;
   WorkerLaunchSpec spec;
   spec.executable = options_.worker_executable;
   spec.worker_id = id;
-  spec.device = options_.device;
+  spec.device = device;
   spec.log_level = options_.worker_log_level;
   spec.extra_args = options_.worker_args;
   if (!prepareWorkerFiles(candidate, &spec, error)) {

@@ -2,9 +2,13 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <climits>
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 
 #include "client/common/log.h"
 #include "client/common/reply_trace.h"
@@ -74,6 +78,18 @@ DaemonSession::Result DaemonSession::open(const std::string& socketPath) {
     }
     memoryQuota = *parsed;
   }
+  std::optional<std::int32_t> device;
+  if (const char* text = std::getenv("AGILEOS_DEVICE"); text != nullptr) {
+    char* end = nullptr;
+    errno = 0;
+    const long value = std::strtol(text, &end, 10);
+    if (*text == '\0' || *end != '\0' || errno != 0 || value < 0 || value > INT32_MAX) {
+      result.message =
+          std::string("AGILEOS_DEVICE=\"") + text + "\" is not a device ordinal (an integer >= 0)";
+      return result;
+    }
+    device = static_cast<std::int32_t>(value);
+  }
   channel_ = grpc::CreateChannel("unix:" + socketPath, grpc::InsecureChannelCredentials());
   stub_ = v1::Daemon::NewStub(channel_);
   context_ = std::make_unique<grpc::ClientContext>();
@@ -96,6 +112,8 @@ DaemonSession::Result DaemonSession::open(const std::string& socketPath) {
   }
   // The device memory it asks for; the daemon grants at most its own quota (memory.quota_bytes).
   hello->set_memory_quota_bytes(memoryQuota);
+  // The daemon's GPU it asks for; unset: the daemon places it by free capacity.
+  if (device) hello->set_device(*device);
   v1::SessionDown down;
   if (!stream_->Write(up) || !stream_->Read(&down)) {
     const grpc::Status status = stream_->Finish();

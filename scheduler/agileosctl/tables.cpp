@@ -60,14 +60,16 @@ std::string humanBytes(std::uint64_t bytes) {
 }
 
 std::string clientsTable(const admin::Status& status) {
-  std::vector<std::vector<std::string>> rows = {{"CLIENT", "STATE", "WORKER", "UID", "PID", "PROGRAM",
-                                                 "MEMORY", "QUOTA", "CALLS", "GUARD", "HITS", "MODULES"}};
+  std::vector<std::vector<std::string>> rows = {{"CLIENT", "STATE", "WORKER", "DEVICE", "UID", "PID",
+                                                 "PROGRAM", "MEMORY", "QUOTA", "CALLS", "GUARD", "HITS",
+                                                 "MODULES"}};
   for (const admin::Client& c : status.clients()) {
     const bool reported = c.usage_reported();
     rows.push_back(
         {std::to_string(c.id()),
          c.state() == "queued" ? "queued " + std::to_string(c.queued_ms()) + " ms" : c.state(),
-         c.worker() == 0 ? "-" : std::to_string(c.worker()), c.has_uid() ? std::to_string(c.uid()) : "?",
+         c.worker() == 0 ? "-" : std::to_string(c.worker()),
+         c.has_device() ? std::to_string(c.device()) : "-", c.has_uid() ? std::to_string(c.uid()) : "?",
          c.has_pid() ? std::to_string(c.pid()) : "?", orDash(c.program()),
          reported ? humanBytes(c.device_memory_bytes()) : "?",
          c.memory_quota_bytes() == 0 ? "none" : humanBytes(c.memory_quota_bytes()),
@@ -114,10 +116,11 @@ std::string modulesTable(const admin::Status& status) {
 std::string statusText(const admin::Status& status) {
   std::size_t attached = 0;
   for (const admin::Client& c : status.clients()) attached += c.state() == "attached" ? 1 : 0;
-  std::string out = "device " + std::to_string(status.device()) + ": " + std::to_string(attached) +
-                    " client(s) attached, " + std::to_string(status.queued()) + " queued; " +
-                    std::to_string(status.workers_size()) + " worker(s) of at most " +
-                    std::to_string(status.max_workers()) + "\n\n";
+  std::string devices;
+  for (int device : status.devices()) devices += (devices.empty() ? "" : ",") + std::to_string(device);
+  std::string out = "device(s) " + devices + ": " + std::to_string(attached) + " client(s) attached, " +
+                    std::to_string(status.queued()) + " queued; " + std::to_string(status.workers_size()) +
+                    " worker(s) of at most " + std::to_string(status.max_workers()) + "\n\n";
   out += clientsTable(status) + "\n" + workersTable(status);
   if (status.services_size() != 0) out += "\n" + servicesTable(status);
   if (status.modules_size() != 0) out += "\n" + modulesTable(status);

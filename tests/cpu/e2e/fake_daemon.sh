@@ -1,7 +1,7 @@
 # Sourced by the CPU end-to-end scripts: start_fake_daemon BIN_DIR [EXTRA_JSON] starts agileosd
 # with fake-GPU workers in a fresh directory ($dir, removed at exit with the daemon stopped),
 # EXTRA_JSON being further top-level config members (",\n  \"modules\": {...}"; @DIR@ in it
-# stands for $dir). On return the
+# stands for $dir; WORKER_EXTRA adds members to the worker object). On return the
 # daemon listens, $daemon is its pid and AGILEOS_SOCKET points at it (FAKE_WORKER names another
 # fake worker executable, e.g. agileos-worker-fake-sass); the preloaded shim may
 # bring a sanitizer runtime in after the program, which ASAN_OPTIONS allows.
@@ -28,7 +28,7 @@ start_fake_daemon() {
   "log_level": "info",
   "privileges": {"enabled": $privileges},
   "guard": {"cache_dir": "$dir/module-cache"},
-  "worker": {"executable": "${FAKE_WORKER:-agileos-worker-fake}", "prestart": 1, "max_workers": 3}$extra
+  "worker": {"executable": "${FAKE_WORKER:-agileos-worker-fake}", "prestart": 1, "max_workers": 3${WORKER_EXTRA:-}}$extra
 }
 JSON
   "$bin/agileosd" --config "$dir/config.json" >"$dir/daemon.log" 2>&1 &

@@ -4,6 +4,9 @@
 set -euo pipefail
 bin=$1 lib=$2 client=$3 ctl=$4
 source "$(dirname "${BASH_SOURCE[0]}")/fake_daemon.sh"
+# Two devices of the fake GPU host: a client that asks for one gets it, one that does not is
+# placed by free capacity.
+export WORKER_EXTRA=', "devices": [0, 1]'
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 start_fake_daemon "$bin" ",
   \"audit_log\": \"@DIR@/audit.log\",
@@ -46,7 +49,7 @@ scrape >"$dir/scrape"
 check "a first scrape: no session yet" test "$(metric agileos_sessions_started_total)" = 0
 
 # A client that holds 64 MiB until told to release, or until its session is ended.
-LD_PRELOAD=$lib/libagileos_cudart.so "$client" "$dir/release" 67108864 >"$dir/client.log" 2>&1 &
+AGILEOS_DEVICE=1 LD_PRELOAD=$lib/libagileos_cudart.so "$client" "$dir/release" 67108864 >"$dir/client.log" 2>&1 &
 client_pid=$!
 check "the client holds its memory" wait_for 60 grep -q holding "$dir/client.log"
 listed() {
@@ -55,6 +58,9 @@ listed() {
 }
 check "agileosctl lists the client with its memory (a usage report within seconds)" wait_for 20 listed
 client_id=$(json_field "$dir/clients.json" "d['clients'][0]['id']")
+check "the daemon serves both devices" test "$(json_field "$dir/clients.json" "d['devices']")" = "[0, 1]"
+check "the client is on the device it asked for (AGILEOS_DEVICE=1)" \
+  test "$(json_field "$dir/clients.json" "d['clients'][0]['device']")" = 1
 check "the client's pid and uid are the kernel's" \
   test "$(json_field "$dir/clients.json" "(d['clients'][0]['pid'], d['clients'][0]['uid'])")" = "($client_pid, $EUID)"
 check "the table shows the memory held" bash -c "'$ctl' --socket '$admin' clients | grep -q '64.0 MiB'"
@@ -65,7 +71,11 @@ check "metrics: one session" test "$(metric agileos_sessions)" = 1
 check "metrics: the allocation was counted" at_least "$(metric agileos_calls_total 'operation="mem_alloc"')" 1
 check "metrics: the 64 MiB copy was counted" \
   at_least "$(metric agileos_bytes_copied_total 'direction="host_to_device"')" 67108864
-check "metrics: the memory is held" at_least "$(metric agileos_device_memory_held_bytes)" 67108864
+check "metrics: the memory is held on device 1" \
+  at_least "$(metric agileos_device_memory_held_bytes 'device="1"')" 67108864
+check "metrics: none on device 0" test "$(metric agileos_device_memory_held_bytes 'device="0"')" = 0
+check "metrics: a ready worker on each device" \
+  test "$(metric agileos_workers 'device="0",phase="ready"')$(metric agileos_workers 'device="1",phase="ready"')" != 00
 check "metrics: call latency histogram" at_least "$(metric agileos_call_duration_seconds_count 'operation="mem_alloc"')" 1
 check "metrics over the admin API equal in name" bash -c "'$ctl' --socket '$admin' metrics | grep -q '^agileos_sessions_started_total 1'"
 
@@ -74,6 +84,9 @@ client_status=0
 wait "$client_pid" || client_status=$?
 check "the client saw its session end (exit 3)" test "$client_status" = 3
 grep -q "session over" "$dir/client.log" || { cat "$dir/client.log"; }
+# A client that asks for a device the daemon does not serve is refused with the reason.
+AGILEOS_DEVICE=3 LD_PRELOAD=$lib/libagileos_cudart.so "$client" "$dir/release" 4096 >"$dir/client3.log" 2>&1 || true
+check "a device that is not served is refused" grep -q "device 3 is not served here" "$dir/client3.log"
 check "ending an unknown session is refused" bash -c "! '$ctl' --socket '$admin' end 999999 2>/dev/null"
 
 # Drain a worker that holds no client: it retires and a fresh spare replaces it.
@@ -112,9 +125,14 @@ if ((EUID == 0)) && command -v setpriv >/dev/null; then
   chmod 0666 "$admin"
   "${nobody[@]}" "$ctl" --socket "$admin" clients >"$dir/denied.log" 2>&1 || true
   check "with the socket opened up, the credential check refuses" grep -q "admin API is for root" "$dir/denied.log"
-  "${nobody[@]}" "$ctl" --socket "$admin" drain 1 >"$dir/denied.log" 2>&1 || true
+  ctl --json workers >"$dir/workers-before.json"
+  victim=$(json_field "$dir/workers-before.json" "d['workers'][0]['id']")
+  drains_before=$(grep -c '"action":"drain_worker"' "$dir/audit.log" || true)
+  "${nobody[@]}" "$ctl" --socket "$admin" drain "$victim" >"$dir/denied.log" 2>&1 || true
   check "and refuses actions" grep -q "admin API is for root" "$dir/denied.log"
-  check "the refused drain changed nothing" bash -c "! grep -q '\"action\":\"drain_worker\",\"done\":true.*\"worker\":1\\b' '$dir/audit.log'"
+  ctl --json workers >"$dir/workers-after.json"
+  check "the refused drain changed nothing" test "$(json_field "$dir/workers-after.json" "[w.get('draining', False) for w in d['workers'] if w['id'] == '$victim']")" = "[False]"
+  check "and reached neither the pool nor the trail" test "$(grep -c '"action":"drain_worker"' "$dir/audit.log" || true)" = "$drains_before"
 else
   echo "SKIP non-administrator checks: need root and setpriv"
 fi

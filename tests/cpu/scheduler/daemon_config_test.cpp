@@ -59,6 +59,29 @@ TEST(DaemonConfig, AdminAndMetricsSections) {
   EXPECT_THAT(toJsonText(*set.config), HasSubstr("\"listen\": \"127.0.0.1:9464\""));
 }
 
+TEST(DaemonConfig, OneDaemonServesTheDevicesItIsGiven) {
+  const ConfigResult defaults = parseDaemonConfig("{}");
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(servedDevices(*defaults.config), (std::vector<int>{0}));
+  const ConfigResult one = parseDaemonConfig(R"({"worker": {"device": 2}})");
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(servedDevices(*one.config), (std::vector<int>{2}));
+  const ConfigResult several = parseDaemonConfig(R"({"worker": {"devices": [1, 0, 3]}})");
+  ASSERT_TRUE(several.ok()) << joined(several.errors);
+  EXPECT_EQ(servedDevices(*several.config), (std::vector<int>{1, 0, 3})) << "in the configured order";
+  EXPECT_THAT(toJsonText(*several.config), HasSubstr("\"devices\""));
+  for (const auto& [text, expected] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"worker": {"devices": [0, 0]}})", "worker.devices[1]: device 0 is listed twice"},
+           {R"({"worker": {"devices": [-1]}})", "worker.devices[0]: expected a device ordinal"},
+           {R"({"worker": {"devices": ["0"]}})", "worker.devices[0]: expected a device ordinal"},
+           {R"({"worker": {"devices": 0}})", "worker.devices"},
+           {R"({"worker": {"device": 1, "devices": [0, 1]}})", "not both"}}) {
+    const ConfigResult result = parseDaemonConfig(text);
+    EXPECT_FALSE(result.ok()) << text;
+    EXPECT_THAT(joined(result.errors), HasSubstr(expected)) << text;
+  }
+}
+
 TEST(DaemonConfig, TheAdminSocketMayNotBeWhereClientsCanReachIt) {
   for (const char* path : {"/run/agileos/admin.sock", "/run/agileos/worker-9/admin.sock"}) {
     const ConfigResult result =

@@ -11,7 +11,8 @@
 //                      attach with the wrong client id) | usage (after each attach, reports the
 //                      client's usage twice: 1 MiB held, 7 calls, 2 then 5 guard hits, and
 //                      3 mem_alloc calls) | foreign-usage (after each attach, reports usage of
-//                      a client it was never given)
+//                      a client it was never given) | wrong-device (reports ready on the device
+//                      after the one it was started for)
 //   --device-memory=N  the device memory it reports when ready (default 0: unknown); an attach
 //                      logs the client's memory quota as quota=N, its pinned host share as
 //                      pinned=N|none (and its uid as uid=U)
@@ -147,7 +148,7 @@ int main(int argc, char** argv) {
     listenAtEndpoint(flags["endpoint"]);
     WorkerToDaemon ready;
     ready.mutable_ready()->set_endpoint(flags["endpoint"]);
-    ready.mutable_ready()->set_device(std::atoi(flags["device"].c_str()));
+    ready.mutable_ready()->set_device(std::atoi(flags["device"].c_str()) + (mode == "wrong-device" ? 1 : 0));
     ready.mutable_ready()->set_device_name("mock device");
     if (flags.count("device-memory") != 0) {
       ready.mutable_ready()->set_device_memory_bytes(

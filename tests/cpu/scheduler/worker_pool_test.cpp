@@ -103,7 +103,7 @@ TEST_F(WorkerPoolTest, PrestartsReadyWorkersWithTheContractCommandLine) {
   PoolOptions options = testing::mockPoolOptions(dir_);
   options.prestart = 2;
   options.max_workers = 4;
-  options.device = 1;
+  options.devices = {1};
   startPool(options);
   ASSERT_TRUE(waitUntil([&] { return countPhase(WorkerPhase::kReady) == 2; }));
   EXPECT_EQ(pool_->snapshot().counters.spawned, 2u);
@@ -268,7 +268,7 @@ TEST_F(WorkerPoolTest, AQuotaLargerThanTheCapacityIsRefusedAtOnce) {
   // Refused by the capacity check itself, not by the queue's deadline (whose message says
   // "no device memory became free within").
   EXPECT_THAT(a.message,
-              HasSubstr("its memory quota (81.0 GiB) exceeds what the device can promise (80.0 GiB"));
+              HasSubstr("its memory quota (81.0 GiB) exceeds what device 0 can promise (80.0 GiB"));
   EXPECT_THAT(a.message, Not(HasSubstr("became free within")));
 }
 

@@ -164,8 +164,9 @@ CUresult FakeGpuBackend::misused(std::string what, CUresult result) {
 CUresult FakeGpuBackend::init(int device, std::string* error) {
   std::lock_guard lock(mutex_);
   if (auto injected = enter(FakeGpuCall::kInit)) return *injected;
-  if (device != 0) {
-    if (error != nullptr) *error = "the fake GPU backend has only device 0";
+  if (device < 0 || device >= config_.deviceCount) {
+    if (error != nullptr)
+      *error = "the fake GPU backend has devices 0.." + std::to_string(config_.deviceCount - 1) + " only";
     return CUDA_ERROR_INVALID_DEVICE;
   }
   initialized_ = true;

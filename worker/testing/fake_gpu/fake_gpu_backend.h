@@ -134,6 +134,8 @@ struct FakeGpuConfig {
   int computeMajor = 9;
   int computeMinor = 0;
   std::uint64_t memoryBytes = 4ull << 30;  // physical capacity, also totalGlobalMem
+  // Device ordinals init() accepts, [0, deviceCount): a worker process emulates the one it opened.
+  int deviceCount = 1;
   std::size_t granularity = 2u << 20;
   // An ELF (SASS) image loads as a module without symbols (its code cannot be emulated), so
   // tests can see the worker let a SASS-only image through; otherwise it is refused

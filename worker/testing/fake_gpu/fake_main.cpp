@@ -7,6 +7,9 @@
 
 int main(int argc, char** argv) {
   agileos::worker::FakeGpuConfig config;
+  // A host of four GPUs, so that one daemon serving several devices (worker.devices) can be
+  // tested end to end; each worker process emulates the device it was started for.
+  config.deviceCount = 4;
 #ifdef AGILEOS_FAKE_GPU_LOADS_SASS
   config.acceptElfImages = true;
 #endif
