@@ -176,7 +176,7 @@ main() {
   mkdir -p "$bundle"/{bin,shim,deps,programs,bench,guard,modules,module-programs,tenants,tools}
   copy_required "$bundle/bin" "$build/bin/agileosd" "$build/bin/agileos-worker" "$build/bin/agileos-nvrtc-compiler" \
     "$build/bin/agileos-sandbox" "$build/bin/agileos-sandbox-exec" \
-    "$build/bin/adversary_wire" "$build/bin/sandbox_probe" "$build/bin/agileos-storage-service"
+    "$build/bin/adversary_wire" "$build/bin/sandbox_probe" "$build/bin/agileos-storage-service" "$build/bin/agileosctl"
   # bubblewrap (Debian's), which agileos-sandbox finds next to itself: the GPU machine has none.
   copy_required "$bundle/bin" "$(command -v bwrap || echo /usr/bin/bwrap)"
   # Issue 5: the example modules' artifacts, their GPU test programs and the storage benchmark.

@@ -688,6 +688,9 @@ tenants_step() { summary_script_step tenants tenants/run_tenant_suite.sh tenants
 # 2G-01..2G-09.
 tenant_matrix_step() { summary_script_step tenant_matrix tenants/two_tenant_matrix.sh tenant_matrix_summary.txt 200; }
 
+# Issue 18: agileosctl, metrics, health and the audit trail against real workers (its own daemon).
+operator_step() { summary_script_step operator operator/run_operator_suite.sh operator_summary.txt 200; }
+
 # The protected-module tests (issue 5) need their own daemon (a module pool and the storage
 # service): tests/gpu/modules/run_module_suite.sh runs them; each of its results counts here.
 protected_modules_step() {
@@ -874,6 +877,7 @@ nvrtc_jail_step
 protected_modules_step
 tenants_step
 tenant_matrix_step
+operator_step
 service_after_attacks
 math_libraries_step
 exit 0
