@@ -71,7 +71,9 @@ struct SessionGuard {
   memmgr::DevicePtr page = 0;     // the guard page (the options derive from it: guardOptionsFor)
   CUstream readStream = nullptr;  // non-blocking: reading the count waits for nothing else
   memmgr::DevicePtr canary = 0;
-  std::uint64_t hitsSeen = 0;
+  // Written under the mutex; atomic so that the worker's usage report reads it without the mutex,
+  // which a hit-count read holds across a device copy.
+  std::atomic<std::uint64_t> hitsSeen{0};
 
   bool applied = false;           // a module was guarded (under the mutex)
   bool notAppliedLogged = false;  // (under the mutex)

@@ -174,8 +174,7 @@ void WorkerRuntime::usage(v1::internal::WorkerUsage* usage, std::optional<Client
     out->set_pinned_host_bytes(session->hostSegmentBytes.load(std::memory_order_relaxed));
     out->set_calls(session->calls.load(std::memory_order_relaxed));
     out->set_guard_poisoned(session->guard.poisoned.load(std::memory_order_relaxed));
-    std::lock_guard guardLock(session->guard.mutex);
-    out->set_guard_hits(session->guard.hitsSeen);
+    out->set_guard_hits(session->guard.hitsSeen.load(std::memory_order_relaxed));
   }
   statistics_.report(usage);
 }

@@ -159,9 +159,10 @@ void checkGuardAfterSynchronize(CallContext& ctx, v1::CallReply& reply) {
     spdlog::error("client {}: the guard's hit count cannot be read", ctx.session.id());
     return;
   }
-  if (hits == guard.hitsSeen) return;
-  const std::uint64_t fresh = hits - guard.hitsSeen;
-  guard.hitsSeen = hits;
+  const std::uint64_t seen = guard.hitsSeen.load();
+  if (hits == seen) return;
+  const std::uint64_t fresh = hits - seen;
+  guard.hitsSeen.store(hits);
   switch (guard.setting.ptx.policy) {
     case ptx::GuardPolicy::kPoison:
       spdlog::warn(
