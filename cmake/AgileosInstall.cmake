@@ -73,6 +73,10 @@ install(CODE "
   endforeach()
 " COMPONENT shim)
 
+# The documentation, where the unit's Documentation= points (share/doc/AgileOS).
+file(GLOB _agileos_docs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/docs/*.md)
+install(FILES ${PROJECT_SOURCE_DIR}/README.md ${_agileos_docs} DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT daemon)
+
 # The example configuration: the effective configuration of an empty one, every key at its default.
 set(_agileos_example_config ${CMAKE_BINARY_DIR}/agileosd.json.example)
 file(WRITE ${CMAKE_BINARY_DIR}/agileosd.empty.json "{}\n")

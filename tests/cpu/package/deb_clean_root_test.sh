@@ -168,6 +168,25 @@ mount -t tmpfs -o mode=755,nosuid,nodev run "$root/run"
 mount --bind "$cache/apt-archives" "$root/var/cache/apt/archives"
 in_root() { chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C "$@"; }
 
+# The maintainer scripts call systemctl only where systemd runs (/run/systemd/system). The root has
+# no systemd: it gets that directory and, where systemd puts it, a systemctl that records its
+# arguments and the maintainer script that called it, one call a line, so that what agileos's
+# scripts would ask of systemd is checked (never start, never enable). Other packages' scripts
+# call it too (the Depends' own, on install), which the check leaves out.
+mkdir -p "$root/run/systemd/system"
+cat >"$root/usr/bin/systemctl" <<'SH'
+#!/bin/sh
+echo "$(tr '\000' ' ' </proc/$PPID/cmdline)| $*" >>/run/systemctl.calls
+SH
+chmod 755 "$root/usr/bin/systemctl"
+# agileos's scripts' calls since the last look, joined by "; ".
+systemctl_calls() {
+  [[ -f $root/run/systemctl.calls ]] || return 0
+  sed -n 's|^.*/var/lib/dpkg/info/agileos\.[a-z]* .*[|] ||p' "$root/run/systemctl.calls" | paste -sd';' | sed 's/;/; /g'
+  sed -n '/\/var\/lib\/dpkg\/info\/agileos\./!s/^/  systemctl called by another script: /p' "$root/run/systemctl.calls" >&2
+  rm -f "$root/run/systemctl.calls"
+}
+
 # --- apt installs the package and its Depends
 phase "apt-get install ./$(basename "$deb")"
 mkdir -p "$root/tmp/pkg"
@@ -224,9 +243,21 @@ exec_start=$(sed -n 's/^ExecStart=//p' "$unit")
 check "the unit's ExecStart runs /usr/bin/agileosd with /etc/agileos/agileosd.json ($exec_start)" \
   test "$exec_start" = "/usr/bin/agileosd --config /etc/agileos/agileosd.json"
 check "the CDI spec binds the installed shim directory" grep -q '"hostPath": "/usr/lib/agileos/shim"' "$root/etc/cdi/agileos.json"
+calls=$(systemctl_calls)
+check "postinst asked systemd only to reload its units (systemctl calls: ${calls:-none})" \
+  test "$calls" = "--system daemon-reload"
 check "postinst started nothing: no process in the root, no /run/agileos" \
   test -z "$(processes_in_root)" -a ! -e "$root/run/agileos"
 check "the service is not enabled" test ! -e "$root/etc/systemd/system/multi-user.target.wants/agileosd.service"
+check "the unit's Documentation= names an installed directory" \
+  test -d "$root$(sed -n 's|^Documentation=file://||p' "$root/lib/systemd/system/agileosd.service")"
+# An upgrade (here: the same version again): prerm leaves the service running, postinst restarts
+# it only if it runs (try-restart), so an upgrade does not start a stopped service either.
+in_root DEBIAN_FRONTEND=noninteractive apt-get install -y -q --reinstall -o Dpkg::Use-Pty=0 \
+  "/tmp/pkg/$(basename "$deb")" >"$work/reinstall.log" 2>&1 || { cat "$work/reinstall.log"; fail "apt-get install --reinstall"; }
+calls=$(systemctl_calls)
+check "on upgrade the scripts reload systemd and restart the service only if it runs (systemctl calls: ${calls:-none})" \
+  test "$calls" = "--system daemon-reload; try-restart agileosd.service"
 
 # Every ELF file of the package (but the shims' private closure, whose files the shims' RPATH finds)
 # finds its libraries in the root: the Depends bring all but the CUDA ones. The shims are looked at
@@ -333,6 +364,9 @@ mkdir -p "$root/etc/systemd/system/multi-user.target.wants"
 ln -s /lib/systemd/system/agileosd.service "$root/etc/systemd/system/multi-user.target.wants/agileosd.service"
 in_root DEBIAN_FRONTEND=noninteractive apt-get remove -y -q -o Dpkg::Use-Pty=0 agileos >"$work/remove.log" 2>&1 ||
   { cat "$work/remove.log"; fail "apt-get remove"; }
+calls=$(systemctl_calls)
+check "on remove the scripts stop the service and reload systemd (systemctl calls: ${calls:-none})" \
+  test "$calls" = "stop agileosd.service; --system daemon-reload"
 check "after remove, dpkg keeps only the conffiles (status config-files)" \
   test "$(in_root dpkg-query -W -f='${Status}' agileos)" = "deinstall ok config-files"
 check "after remove, the conffiles are there, the edited one as edited" \
@@ -343,6 +377,8 @@ done <"$work/files" || true)
 check "after remove, no other file of the package is left (left: ${left:-none})" test -z "$left"
 in_root DEBIAN_FRONTEND=noninteractive apt-get purge -y -q -o Dpkg::Use-Pty=0 agileos >"$work/purge.log" 2>&1 ||
   { cat "$work/purge.log"; fail "apt-get purge"; }
+calls=$(systemctl_calls)
+check "on purge the scripts reload systemd (systemctl calls: ${calls:-none})" test "$calls" = "--system daemon-reload"
 check "after purge, dpkg knows nothing of agileos" \
   bash -c '! chroot "$1" dpkg-query -W -f="\${Status}" agileos 2>/dev/null | grep -qv "^unknown ok not-installed$"' _ "$root"
 while read -r path; do
