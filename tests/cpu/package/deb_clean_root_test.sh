@@ -73,7 +73,7 @@ mkdir -p "$cache/apt-archives/partial"
 work=$(mktemp -d "$cache/run.XXXXXX")
 chmod 755 "$work"
 root=$work/root
-daemon= listener=
+daemon='' listener=''
 # The processes whose root is the scratch root: only this test starts any there.
 processes_in_root() {
   local proc
@@ -234,7 +234,7 @@ check "every CUDA soname in the package is a link to a shim" bash -c '
     [[ -L $2$f && $(readlink "$2$f") == libagileos_* ]] || { echo "  $f is not a link to a shim"; exit 1; }
   done' _ "$work/files" "$root"
 conffiles=$(in_root dpkg-query -W -f='${Conffiles}\n' agileos | awk 'NF {print $1, $2}' | sort)
-check "the conffiles are /etc/agileos/agileosd.json and /etc/cdi/agileos.json ($(echo $conffiles))" \
+check "the conffiles are /etc/agileos/agileosd.json and /etc/cdi/agileos.json ($(tr '\n' ' ' <<<"$conffiles"))" \
   test "$(awk '{print $1}' <<<"$conffiles" | tr '\n' ' ')" = "/etc/agileos/agileosd.json /etc/cdi/agileos.json "
 check "dpkg's checksums of the conffiles match the installed files" bash -c '
   while read -r f sum; do [[ $(md5sum <"$2$f" | cut -d" " -f1) == "$sum" ]] || exit 1; done <<<"$1"' _ "$conffiles" "$root"
