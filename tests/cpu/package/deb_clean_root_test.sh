@@ -124,13 +124,15 @@ make_minimal_root() {
 key=$( (declare -f make_minimal_root; echo "$suite $mirror") | sha256sum | cut -c1-16)
 minbase=$cache/minbase-$key
 mirror_host=$(sed -E 's|^[a-z]+://([^/:]+).*|\1|' <<<"$mirror")
-mirror_reachable() { timeout 15 bash -c "exec 3<>/dev/tcp/$mirror_host/80" 2>/dev/null; }
+mirror_port=$(sed -nE 's|^[a-z]+://[^/:]+:([0-9]+).*|\1|p' <<<"$mirror")
+[[ -n $mirror_port ]] || { [[ $mirror == https:* ]] && mirror_port=443 || mirror_port=80; }
+mirror_reachable() { timeout 15 bash -c "exec 3<>/dev/tcp/$mirror_host/$mirror_port" 2>/dev/null; }
 exec 9>"$cache/lock"
 flock -w 900 9
 if [[ ! -f $minbase/complete ]]; then
   phase "debootstrap --variant=minbase $suite (no cached root for key $key)"
   command -v debootstrap >/dev/null || skip "debootstrap is not installed (scripts/install-deps.sh installs it) and no root is cached"
-  rm -rf --one-file-system "$cache"/minbase-* "$cache"/building.*
+  rm -rf --one-file-system "$cache"/building.*
   building=$(mktemp -d "$cache/building.XXXXXX")
   if ! make_minimal_root "$building/root" >"$work/debootstrap.log" 2>&1; then
     rm -rf --one-file-system "$building"
@@ -140,6 +142,8 @@ if [[ ! -f $minbase/complete ]]; then
     exit 1
   fi
   touch "$building/complete"
+  # Roots of other recipes are stale: a root is kept only for the recipe that made it.
+  rm -rf --one-file-system "$cache"/minbase-*
   mv "$building" "$minbase"
 else
   phase "the cached minimal root $minbase"
@@ -150,11 +154,13 @@ flock -u 9
 phase "copy the minimal root"
 cp -a --reflink=auto "$minbase/root" "$root"
 chmod 755 "$root"
-cp /etc/resolv.conf "$root/etc/resolv.conf"
+# The host's resolver, for apt (a cached root's may be stale).
+[[ -e /etc/resolv.conf ]] && cp -L /etc/resolv.conf "$root/etc/resolv.conf"
 mount -t proc proc "$root/proc"
 # A minimal /dev: the host's null, zero, full, random, urandom and tty nodes, a private /dev/shm.
 mount -t tmpfs -o mode=755,nosuid dev "$root/dev"
 for node in null zero full random urandom tty; do
+  [[ -e /dev/$node ]] || continue
   touch "$root/dev/$node"
   mount --bind "/dev/$node" "$root/dev/$node"
 done
