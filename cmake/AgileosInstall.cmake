@@ -9,6 +9,7 @@
 #   lib/systemd/system/       agileosd.service (Type=notify)
 #   etc/cdi/agileos.json      the CDI spec for the default configuration (agileosd --cdi-spec;
 #                             docs/containers.md)
+#   share/doc/AgileOS/        README.md and docs/ (the unit's Documentation=)
 # For the prefix /usr (the Debian package, cmake/AgileosPackage.cmake) etc/ is /etc and the unit
 # goes to /lib/systemd/system (below, "decided at install time").
 # The trusted executables find the CUDA libraries they load (cuFFT, NVRTC) through an RUNPATH on
