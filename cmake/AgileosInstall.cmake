@@ -9,6 +9,9 @@
 #   lib/systemd/system/       agileosd.service (Type=notify)
 #   etc/cdi/agileos.json      the CDI spec for the default configuration (agileosd --cdi-spec;
 #                             docs/containers.md)
+#   share/doc/AgileOS/        README.md and docs/ (the unit's Documentation=)
+# For the prefix /usr (the Debian package, cmake/AgileosPackage.cmake) etc/ is /etc and the unit
+# goes to /lib/systemd/system (below, "decided at install time").
 # The trusted executables find the CUDA libraries they load (cuFFT, NVRTC) through an RUNPATH on
 # the toolkit's library directory; the shims find libagileos_client.so through $ORIGIN.
 # AGILEOS_SHIM_INSTALL_DIR is set in the top-level CMakeLists.txt (agileosd needs it to build).
@@ -71,6 +74,10 @@ install(CODE "
   endforeach()
 " COMPONENT shim)
 
+# The documentation, where the unit's Documentation= points (share/doc/AgileOS).
+file(GLOB _agileos_docs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/docs/*.md)
+install(FILES ${PROJECT_SOURCE_DIR}/README.md ${_agileos_docs} DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT daemon)
+
 # The example configuration: the effective configuration of an empty one, every key at its default.
 set(_agileos_example_config ${CMAKE_BINARY_DIR}/agileosd.json.example)
 file(WRITE ${CMAKE_BINARY_DIR}/agileosd.empty.json "{}\n")
@@ -82,23 +89,50 @@ add_custom_command(
   COMMENT "agileosd --check-config: the example configuration"
   VERBATIM)
 add_custom_target(agileos_example_config ALL DEPENDS ${_agileos_example_config})
-install(FILES ${_agileos_example_config} DESTINATION ${CMAKE_INSTALL_SYSCONFDIR}/agileos RENAME agileosd.json
-        COMPONENT daemon)
+
+# Where the configuration, the CDI spec and the unit go, decided at install time from the prefix
+# given then (cmake --install --prefix, or /usr for the Debian package, cmake/AgileosPackage.cmake),
+# as install(CODE) that sets _sysconfdir and _unitdir (absolute, without DESTDIR):
+#   sysconfdir  CMAKE_INSTALL_SYSCONFDIR when it is absolute; /etc for the prefix /usr (GNU's rule,
+#               GNUInstallDirs' CMAKE_INSTALL_FULL_SYSCONFDIR, and Debian's: a package's
+#               configuration is in /etc, never /usr/etc); <prefix>/etc otherwise;
+#   unitdir     /lib/systemd/system for the prefix /usr (where Debian 12's packages put units, and
+#               what its systemd.pc says: dpkg does not know that /lib and /usr/lib are one
+#               directory on a merged-/usr system, so packaged files keep their historical paths);
+#               <prefix>/lib/systemd/system otherwise (never a multiarch libdir: systemd does not
+#               look there).
+# The unit and the CDI spec name these paths, so the three always agree.
+set(_agileos_install_dirs "
+  set(_prefix \"\${CMAKE_INSTALL_PREFIX}\")
+  if(IS_ABSOLUTE \"${CMAKE_INSTALL_SYSCONFDIR}\")
+    set(_sysconfdir \"${CMAKE_INSTALL_SYSCONFDIR}\")
+  elseif(_prefix STREQUAL \"/usr\")
+    set(_sysconfdir /etc)
+  else()
+    set(_sysconfdir \"\${_prefix}/${CMAKE_INSTALL_SYSCONFDIR}\")
+  endif()
+  if(_prefix STREQUAL \"/usr\")
+    set(_unitdir /lib/systemd/system)
+  else()
+    set(_unitdir \"\${_prefix}/lib/systemd/system\")
+  endif()
+")
+# file(INSTALL) adds DESTDIR to an absolute destination itself and records the file in the
+# install manifest.
+install(CODE "${_agileos_install_dirs}
+  file(INSTALL \"${_agileos_example_config}\" DESTINATION \"\${_sysconfdir}/agileos\"
+       RENAME agileosd.json)
+" COMPONENT daemon)
 
 # The unit names the daemon and the configuration where this installation puts them: written at
 # install time, from the prefix given then (cmake --install --prefix), not the configured one.
-install(CODE "
-  set(_prefix \"\${CMAKE_INSTALL_PREFIX}\")
-  if(IS_ABSOLUTE \"${CMAKE_INSTALL_SYSCONFDIR}\")
-    set(AGILEOS_UNIT_SYSCONFDIR \"${CMAKE_INSTALL_SYSCONFDIR}\")
-  else()
-    set(AGILEOS_UNIT_SYSCONFDIR \"\${_prefix}/${CMAKE_INSTALL_SYSCONFDIR}\")
-  endif()
+install(CODE "${_agileos_install_dirs}
+  set(AGILEOS_UNIT_SYSCONFDIR \"\${_sysconfdir}\")
   set(AGILEOS_UNIT_BINDIR \"\${_prefix}/${CMAKE_INSTALL_BINDIR}\")
   set(AGILEOS_UNIT_DOCDIR \"\${_prefix}/${CMAKE_INSTALL_DOCDIR}\")
   configure_file(\"${PROJECT_SOURCE_DIR}/docker/systemd/agileosd.service.in\"
-                 \"\$ENV{DESTDIR}\${_prefix}/${CMAKE_INSTALL_LIBDIR}/systemd/system/agileosd.service\" @ONLY)
-  message(STATUS \"Installing: \$ENV{DESTDIR}\${_prefix}/${CMAKE_INSTALL_LIBDIR}/systemd/system/agileosd.service\")
+                 \"\$ENV{DESTDIR}\${_unitdir}/agileosd.service\" @ONLY)
+  message(STATUS \"Installing: \$ENV{DESTDIR}\${_unitdir}/agileosd.service\")
 " COMPONENT daemon)
 
 # The CDI spec (scheduler/cdi_spec.h), written at install time by the installed agileosd: it names
@@ -106,13 +140,8 @@ install(CODE "
 # cmake --install). For the default configuration (socket_path and runtime_dir /run/agileos); a
 # host that changes them regenerates it (docs/containers.md). Under DESTDIR (a staged install) the
 # staging prefix is taken out of the paths, so the spec names where the tree will be.
-install(CODE "
-  set(_prefix \"\${CMAKE_INSTALL_PREFIX}\")
-  if(IS_ABSOLUTE \"${CMAKE_INSTALL_SYSCONFDIR}\")
-    set(_cdi_dir \"\$ENV{DESTDIR}${CMAKE_INSTALL_SYSCONFDIR}/cdi\")
-  else()
-    set(_cdi_dir \"\$ENV{DESTDIR}\${_prefix}/${CMAKE_INSTALL_SYSCONFDIR}/cdi\")
-  endif()
+install(CODE "${_agileos_install_dirs}
+  set(_cdi_dir \"\$ENV{DESTDIR}\${_sysconfdir}/cdi\")
   execute_process(COMMAND \"\$ENV{DESTDIR}\${_prefix}/${CMAKE_INSTALL_BINDIR}/agileosd\" --cdi-spec
                   OUTPUT_VARIABLE _spec RESULT_VARIABLE _status ERROR_VARIABLE _error)
   if(NOT _status EQUAL 0)
