@@ -52,38 +52,34 @@ RpcOutcome AdminClient::metrics(std::string* text) {
   return outcome;
 }
 
+// An action RPC: its reply's message goes to *message.
+template <typename Request, typename Rpc>
+RpcOutcome act(const std::shared_ptr<grpc::Channel>& channel, const Request& request, Rpc rpc,
+               std::string* message) {
+  auto stub = admin::Admin::NewStub(channel);
+  admin::ActionReply reply;
+  RpcOutcome outcome =
+      invoke([&](grpc::ClientContext* context) { return ((*stub).*rpc)(context, request, &reply); });
+  *message = reply.message();
+  return outcome;
+}
+
 RpcOutcome AdminClient::drainWorker(std::uint64_t worker, const std::string& reason, std::string* message) {
-  auto stub = admin::Admin::NewStub(channel_);
   admin::DrainWorkerRequest request;
   request.set_worker(worker);
   request.set_reason(reason);
-  admin::ActionReply reply;
-  RpcOutcome outcome =
-      invoke([&](grpc::ClientContext* context) { return stub->DrainWorker(context, request, &reply); });
-  *message = reply.message();
-  return outcome;
+  return act(channel_, request, &admin::Admin::Stub::DrainWorker, message);
 }
 
 RpcOutcome AdminClient::endSession(std::uint64_t client, const std::string& reason, std::string* message) {
-  auto stub = admin::Admin::NewStub(channel_);
   admin::EndSessionRequest request;
   request.set_client(client);
   request.set_reason(reason);
-  admin::ActionReply reply;
-  RpcOutcome outcome =
-      invoke([&](grpc::ClientContext* context) { return stub->EndSession(context, request, &reply); });
-  *message = reply.message();
-  return outcome;
+  return act(channel_, request, &admin::Admin::Stub::EndSession, message);
 }
 
 RpcOutcome AdminClient::reloadModules(std::string* message) {
-  auto stub = admin::Admin::NewStub(channel_);
-  admin::ActionReply reply;
-  RpcOutcome outcome = invoke([&](grpc::ClientContext* context) {
-    return stub->ReloadModules(context, admin::ReloadModulesRequest(), &reply);
-  });
-  *message = reply.message();
-  return outcome;
+  return act(channel_, admin::ReloadModulesRequest(), &admin::Admin::Stub::ReloadModules, message);
 }
 
 RpcOutcome checkHealth(const std::string& socket_path, std::string* status) {
