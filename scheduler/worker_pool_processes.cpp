@@ -184,6 +184,8 @@ void WorkerPool::recordUsage(Worker& worker, const agileos::v1::internal::Worker
   std::string error;
   std::optional<ParsedWorkerUsage> parsed = parseWorkerUsage(report, worker.clients, &error);
   if (!parsed) return taint(worker, "sent a usage report that breaks the rules: " + error);
+  if (!neverDecreases(worker.calls, parsed->calls))
+    return taint(worker, "sent a usage report whose cumulative counts went back");
   worker.calls = std::move(parsed->calls);
   for (const auto& [id, usage] : parsed->clients) {
     Client* client = findClient(id);

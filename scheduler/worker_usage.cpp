@@ -36,6 +36,10 @@ std::optional<ParsedWorkerUsage> parseWorkerUsage(const v1::internal::WorkerUsag
                                                   const std::set<ClientId>& held, std::string* error) {
   ParsedWorkerUsage out;
   for (const v1::internal::ClientUsage& client : report.clients()) {
+    if (out.clients.contains(client.client_id())) {
+      *error = "reported client " + std::to_string(client.client_id()) + " twice";
+      return std::nullopt;
+    }
     if (!held.contains(client.client_id())) {
       *error = "reported usage of client " + std::to_string(client.client_id()) + ", which it does not hold";
       return std::nullopt;
@@ -55,6 +59,10 @@ std::optional<ParsedWorkerUsage> parseWorkerUsage(const v1::internal::WorkerUsag
                operation.operation() + ", not " + std::to_string(kBuckets);
       return std::nullopt;
     }
+    if (out.calls.operations.contains(operation.operation())) {
+      *error = "reported " + operation.operation() + " twice";
+      return std::nullopt;
+    }
     OperationTotals& totals = out.calls.operations[operation.operation()];
     totals.calls = operation.calls();
     totals.errors = operation.errors();
@@ -65,6 +73,25 @@ std::optional<ParsedWorkerUsage> parseWorkerUsage(const v1::internal::WorkerUsag
   out.calls.bytes_device_to_host = report.bytes_device_to_host();
   out.calls.bytes_device_to_device = report.bytes_device_to_device();
   return out;
+}
+
+bool neverDecreases(const CallTotals& before, const CallTotals& after) {
+  if (after.bytes_host_to_device < before.bytes_host_to_device ||
+      after.bytes_device_to_host < before.bytes_device_to_host ||
+      after.bytes_device_to_device < before.bytes_device_to_device) {
+    return false;
+  }
+  for (const auto& [name, was] : before.operations) {
+    auto it = after.operations.find(name);
+    if (it == after.operations.end()) return false;
+    const OperationTotals& now = it->second;
+    if (now.calls < was.calls || now.errors < was.errors || now.latency_ns_sum < was.latency_ns_sum)
+      return false;
+    for (std::size_t i = 0; i < was.latency_buckets.size() && i < now.latency_buckets.size(); ++i) {
+      if (now.latency_buckets[i] < was.latency_buckets[i]) return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace agileos::scheduler

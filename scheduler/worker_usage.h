@@ -2,8 +2,9 @@
 // daemon keeps it for the admin API and the metrics.
 //
 // A worker runs untrusted kernels in its context, so its reports are checked before they are
-// kept (parseWorkerUsage): only operations of the wire table, the agreed number of latency
-// buckets, only clients the worker holds. Nothing the daemon decides depends on them; they are
+// kept (parseWorkerUsage): only operations of the wire table, each once, the agreed number of
+// latency buckets, only clients the worker holds, each once; and counts that never go back
+// (neverDecreases). Nothing the daemon decides depends on them; they are
 // what the operator sees.
 #pragma once
 
@@ -54,5 +55,9 @@ struct ParsedWorkerUsage {
 // clients the worker holds.
 std::optional<ParsedWorkerUsage> parseWorkerUsage(const v1::internal::WorkerUsage& report,
                                                   const std::set<ClientId>& held, std::string* error);
+
+// Whether every count of `after` is at least the same count of `before` (a worker's counts are
+// cumulative; one that goes back breaks the rules, and would make the exported counters reset).
+bool neverDecreases(const CallTotals& before, const CallTotals& after);
 
 }  // namespace agileos::scheduler

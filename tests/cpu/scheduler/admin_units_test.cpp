@@ -72,6 +72,32 @@ TEST(WorkerUsage, ReportsThatBreakTheRulesAreRefused) {
   EXPECT_FALSE(parseWorkerUsage(reportOf(7, "launch_kernel", 0), {7}, &error));
 }
 
+TEST(WorkerUsage, AClientOrOperationReportedTwiceIsRefused) {
+  std::string error;
+  v1::internal::WorkerUsage twice = reportOf(7, "memset", kBuckets);
+  *twice.add_clients() = twice.clients(0);
+  EXPECT_FALSE(parseWorkerUsage(twice, {7}, &error));
+  EXPECT_THAT(error, HasSubstr("twice"));
+  twice = reportOf(7, "memset", kBuckets);
+  *twice.add_operations() = twice.operations(0);
+  EXPECT_FALSE(parseWorkerUsage(twice, {7}, &error));
+  EXPECT_THAT(error, HasSubstr("memset twice"));
+}
+
+TEST(WorkerUsage, CumulativeCountsNeverGoBack) {
+  CallTotals before, after;
+  before.operations["mem_alloc"] = {5, 0, 100, {3, 2}};
+  after.operations["mem_alloc"] = {6, 0, 120, {4, 2}};
+  EXPECT_TRUE(neverDecreases(before, after));
+  EXPECT_TRUE(neverDecreases({}, after)) << "the first report";
+  after.operations["mem_alloc"].latency_buckets = {2, 4};
+  EXPECT_FALSE(neverDecreases(before, after)) << "a bucket went back";
+  EXPECT_FALSE(neverDecreases(before, CallTotals{})) << "an operation vanished";
+  CallTotals bytes = before;
+  before.bytes_device_to_host = 10;
+  EXPECT_FALSE(neverDecreases(before, bytes));
+}
+
 TEST(WorkerUsage, TotalsAddPerOperationAndBucket) {
   CallTotals a, b;
   a.operations["mem_alloc"] = {2, 1, 100, {1, 1}};
