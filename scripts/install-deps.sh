@@ -9,7 +9,7 @@ packages=(
   libspdlog-dev nlohmann-json3-dev libgtest-dev liblz4-dev libzstd-dev libssl-dev
   clang libclang-rt-14-dev util-linux libseccomp-dev strace bubblewrap libcli11-dev libsystemd-dev prometheus-cpp-dev
   podman crun  # tests/cpu/container: a CUDA program in a container through the CDI spec
-  debootstrap  # tests/cpu/package: the .deb installed into a minimal Debian root
+  debootstrap dpkg-dev  # tests/cpu/package: dpkg-shlibdeps for the .deb, which is installed into a minimal Debian root
 )
 
 missing=()
