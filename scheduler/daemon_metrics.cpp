@@ -110,8 +110,9 @@ void collectCalls(const CallTotals& calls, std::vector<MetricFamily>* out) {
   MetricFamily count = family("calls_total", "Calls workers dispatched, by operation", MetricType::Counter);
   MetricFamily errors =
       family("call_errors_total", "Calls answered with an error, by operation", MetricType::Counter);
-  MetricFamily latency =
-      family("call_duration_seconds", "Time in the worker's dispatch, by operation", MetricType::Histogram);
+  MetricFamily latency = family("call_duration_seconds",
+                                "Time in the worker's dispatch of the calls clients waited for, by operation",
+                                MetricType::Histogram);
   const std::vector<double> bounds = callLatencyBoundsSeconds();
   for (const auto& [operation, totals] : calls.operations) {
     addCounter(count, static_cast<double>(totals.calls), {{"operation", operation}});

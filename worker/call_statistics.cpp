@@ -39,14 +39,16 @@ void countCopied(const v1::CallRequest& request, std::atomic<std::uint64_t>& toD
 }  // namespace
 
 void CallStatistics::record(const v1::CallRequest& request, const v1::CallReply& reply,
-                            std::chrono::nanoseconds elapsed) {
+                            std::optional<std::chrono::nanoseconds> elapsed) {
   const auto op = static_cast<std::size_t>(request.op_case());
   if (op == 0 || op >= kSlots) return;
   Slot& slot = slots_[op];
   slot.calls.fetch_add(1, kRelaxed);
-  slot.latencyNsSum.fetch_add(static_cast<std::uint64_t>(std::max<std::int64_t>(elapsed.count(), 0)),
-                              kRelaxed);
-  slot.buckets[bucketOf(elapsed)].fetch_add(1, kRelaxed);
+  if (elapsed) {
+    slot.latencyNsSum.fetch_add(static_cast<std::uint64_t>(std::max<std::int64_t>(elapsed->count(), 0)),
+                                kRelaxed);
+    slot.buckets[bucketOf(*elapsed)].fetch_add(1, kRelaxed);
+  }
   if (reply.error() != 0) {
     slot.errors.fetch_add(1, kRelaxed);
     return;
