@@ -122,7 +122,7 @@ finish() {
   stop_daemon
   # The compiled-module cache lies beside the runtime directory, not in it: sandboxes see the
   # runtime directory (its sockets), and must not see the cache.
-  if [[ -n "$runtime_dir" ]]; then rm -rf -- "$runtime_dir" "$runtime_dir-module-cache"; fi
+  if [[ -n "$runtime_dir" ]]; then rm -rf -- "$runtime_dir" "$runtime_dir-module-cache" "$runtime_dir-admin"; fi
   tar -C "$logs" -czf "$out_dir/logs.tar.gz" . 2>/dev/null
   rm -rf -- "$logs"
   ((status == 77)) && return

@@ -24,7 +24,7 @@ cleanup() {
     kill -TERM "$daemon_pid" 2>/dev/null
     wait "$daemon_pid" 2>/dev/null
   fi
-  rm -rf -- "$runtime_dir"
+  rm -rf -- "$runtime_dir" "$runtime_dir-admin"
 }
 trap cleanup EXIT
 

@@ -67,7 +67,7 @@ finish() {
     pkill -KILL -f "agileos-storage-service --root $files"
   fi
   tar -czf "$out_dir/modules_logs.tar.gz" -C "$runtime_dir" logs 2>/dev/null
-  rm -rf -- "$runtime_dir" "$runtime_dir-services"
+  rm -rf -- "$runtime_dir" "$runtime_dir-services" "$runtime_dir-admin"
 }
 harness_exit_trap finish
 

@@ -34,7 +34,7 @@ readonly GIB=$((1 << 30))
 finish() {
   stop_daemon
   tar -czf "$out_dir/tenants_logs.tar.gz" -C "$logs" . 2>/dev/null
-  rm -rf -- "$runtime_dir" "$logs"
+  rm -rf -- "$runtime_dir" "$runtime_dir-admin" "$logs"
   summary_line "tenant suite" # "tenant suite: N passed, M failed"
   ((failed == 0)) || harness_exit_status=1
 }

@@ -173,7 +173,7 @@ finish() {
   stop_daemon
   if [[ -n "$go_fd" ]]; then exec {go_fd}>&-; fi
   tar -czf "$out_dir/tenant_matrix_logs.tar.gz" -C "$logs" . 2>/dev/null
-  rm -rf -- "$runtime_dir" "$logs"
+  rm -rf -- "$runtime_dir" "$runtime_dir-admin" "$logs"
   say ""
   summary_line "tenant matrix" # "tenant matrix: N passed, M failed"
   if ((status > 1)); then
