@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "agileos/v1/admin.grpc.pb.h"
@@ -20,11 +21,6 @@ namespace admin = agileos::v1::admin;
 // Requests are a few ids and a reason; nothing bigger is read.
 constexpr int kMaxAdminRequestBytes = 16 * 1024;
 constexpr std::size_t kMaxReasonBytes = 512;
-
-std::string parentOf(const std::string& path) {
-  const std::size_t slash = path.rfind('/');
-  return slash == std::string::npos || slash == 0 ? "/" : path.substr(0, slash);
-}
 
 // A reason for the log, the trail and a client's SessionEnded: one printable, bounded line.
 std::string printableReason(const std::string& text, const char* fallback) {
@@ -126,9 +122,24 @@ bool AdminServer::start(std::string* error) {
   // Root can give the socket to the admin group; a daemon of another uid keeps its own group
   // (the admin API is then for root and its own uid).
   const gid_t group = ::geteuid() == 0 ? options_.admin_gid : ::getegid();
-  const std::string dir = parentOf(options_.socket_path);
-  if (!ensureDirectory(dir, error) || !restrictDirectory(dir, ::geteuid(), group, 0750, error) ||
-      !prepareSocketPath(options_.socket_path, error)) {
+  const std::string dir = parentDirectory(options_.socket_path);
+  if (!ensureDirectory(dir, error)) {
+    *error = "admin socket: " + *error;
+    return false;
+  }
+  // The directory is tightened only when it is the socket's own (the default,
+  // <runtime_dir>-admin): a configured path in a shared directory (/run, /tmp) must not take that
+  // directory from everyone else. The socket's own mode and group and the credential check of
+  // every call hold either way.
+  if (holdsOnly(dir, std::filesystem::path(options_.socket_path).filename())) {
+    if (!restrictDirectory(dir, ::geteuid(), group, 0750, error)) {
+      *error = "admin socket: " + *error;
+      return false;
+    }
+  } else {
+    spdlog::warn("admin API: {} holds other files; its permissions are left as they are", dir);
+  }
+  if (!prepareSocketPath(options_.socket_path, error)) {
     *error = "admin socket: " + *error;
     return false;
   }

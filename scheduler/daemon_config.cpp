@@ -399,11 +399,6 @@ std::string checkListenAddress(std::string_view value) {
   return "";
 }
 
-std::string parentOf(const std::string& path) {
-  const std::size_t slash = path.rfind('/');
-  return slash == std::string::npos || slash == 0 ? "/" : path.substr(0, slash);
-}
-
 // The admin socket must not be where clients can reach it: the clients' socket directory and
 // the runtime directory are bind-mounted into sandboxes and containers (the CDI spec mounts the
 // socket's directory). The default, <runtime_dir>-admin, is a sibling of both.
@@ -413,11 +408,11 @@ void checkAdminSocket(const DaemonConfig& config, std::vector<std::string>* erro
   if (path.size() > kMaxUnixSocketPathBytes) {
     errors->push_back("admin.socket_path: " + path + " is longer than a unix socket address holds");
   }
-  const std::string dir = parentOf(path);
+  const std::string dir = parentDirectory(path);
   const auto within = [](const std::string& inner, const std::string& outer) {
     return inner == outer || inner.starts_with(outer + "/");
   };
-  if (dir == parentOf(config.socket_path) || within(dir, config.runtime_dir)) {
+  if (dir == parentDirectory(config.socket_path) || within(dir, config.runtime_dir)) {
     errors->push_back("admin.socket_path: " + path +
                       " is in a directory clients can see (the clients' socket directory or runtime_dir); "
                       "give it a directory of its own");

@@ -62,6 +62,19 @@ bool restrictDirectory(const std::string& path, uid_t uid, gid_t gid, mode_t mod
   return ok;
 }
 
+std::string parentDirectory(const std::string& path) {
+  const std::size_t slash = path.rfind('/');
+  return slash == std::string::npos || slash == 0 ? "/" : path.substr(0, slash);
+}
+
+bool holdsOnly(const std::string& path, const std::string& own_name) {
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(path, error)) {
+    if (entry.path().filename() != own_name) return false;
+  }
+  return !error;
+}
+
 bool ensureDirectory(const std::string& path, std::string* error) {
   std::string prefix;
   std::size_t start = 0;

@@ -18,6 +18,15 @@ bool ensureDirectory(const std::string& path, std::string* error);
 // `mode` (setgid included). False with *error otherwise.
 bool restrictDirectory(const std::string& path, uid_t uid, gid_t gid, mode_t mode, std::string* error);
 
+// The directory part of an absolute path: "/run/agileos-admin" for "/run/agileos-admin/admin.sock",
+// "/" for "/admin.sock".
+std::string parentDirectory(const std::string& path);
+
+// Whether the directory `path` holds nothing but entries named `own_name` (or nothing): a directory
+// of its own, which may be restricted for that one file without taking anything from anyone else.
+// False when it cannot be read.
+bool holdsOnly(const std::string& path, const std::string& own_name);
+
 // Makes `socket_path` ready for bind(): creates its directory, removes a stale socket file left
 // by an earlier daemon. Refuses (false, *error) if a daemon still accepts connections there, or
 // if the path holds something other than a socket (never deletes a regular file).
