@@ -23,6 +23,11 @@ std::uint64_t unpromised(const DeviceLoad& load, std::uint64_t reserve_bytes) {
   return load.promised_bytes < capacity ? capacity - load.promised_bytes : 0;
 }
 
+// Whether `quota` exceeds what the device can promise at all (known memory less the reserve).
+bool neverFits(const DeviceLoad& load, std::uint64_t quota, std::uint64_t reserve_bytes) {
+  return quota != 0 && load.memory_bytes != 0 && quota > capacityOf(load, reserve_bytes);
+}
+
 }  // namespace
 
 std::string memoryShortfall(const DeviceLoad& load, std::uint64_t quota, std::uint64_t reserve_bytes) {
@@ -48,13 +53,18 @@ DeviceChoice chooseDevice(const std::vector<DeviceLoad>& loads, std::optional<in
       if (load.device != *requested) continue;
       choice.shortfall = memoryShortfall(load, quota, reserve_bytes);
       if (choice.shortfall.empty()) choice.device = load.device;
+      choice.never = neverFits(load, quota, reserve_bytes);
       return choice;
     }
     choice.shortfall = "device " + std::to_string(*requested) + " is not served here (worker.devices)";
+    choice.never = true;
     return choice;
   }
   const DeviceLoad* best = nullptr;
-  const DeviceLoad* closest = nullptr;  // the best of those that do not fit, for the reason
+  // Of those that do not fit now, the best where the quota could fit later, else the best of all:
+  // the reason given.
+  const DeviceLoad* closest = nullptr;
+  bool closest_never = true;
   auto better = [&](const DeviceLoad& a, const DeviceLoad* b) {
     if (b == nullptr) return true;
     // More unpromised memory first, then fewer clients, then the lower ordinal.
@@ -64,14 +74,22 @@ DeviceChoice chooseDevice(const std::vector<DeviceLoad>& loads, std::optional<in
   for (const DeviceLoad& load : loads) {
     const bool fits = memoryShortfall(load, quota, reserve_bytes).empty();
     if (fits && better(load, best)) best = &load;
-    if (!fits && better(load, closest)) closest = &load;
+    if (fits) continue;
+    const bool never = neverFits(load, quota, reserve_bytes);
+    if (closest == nullptr || (closest_never && !never) ||
+        (closest_never == never && better(load, closest))) {
+      closest = &load;
+      closest_never = never;
+    }
   }
   if (best != nullptr) {
     choice.device = best->device;
   } else if (closest != nullptr) {
     choice.shortfall = memoryShortfall(*closest, quota, reserve_bytes);
+    choice.never = closest_never;
   } else {
     choice.shortfall = "no device is served (worker.devices is empty)";
+    choice.never = true;
   }
   return choice;
 }

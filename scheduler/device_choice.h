@@ -5,7 +5,9 @@
 // nothing. Otherwise the client goes where its memory quota fits with the most memory left
 // unpromised (device memory - memory.reserve_bytes - the quotas of the clients placed there);
 // ties go to the device with the fewest active clients, then to the lowest ordinal. A device
-// whose memory no worker has reported yet counts as fitting, with nothing promised known.
+// whose memory no worker has reported yet counts as fitting, with nothing promised known. When
+// none fits, the reason given is that of a device where the quota could fit once memory is
+// released, if there is one.
 //
 // Pure functions of their arguments: the pool calls them under its lock (worker_pool.cpp), the
 // tests call them directly.
@@ -28,6 +30,9 @@ struct DeviceLoad {
 struct DeviceChoice {
   std::optional<int> device;  // none: no device fits; `shortfall` says why
   std::string shortfall;      // for the best candidate when none fits
+  // No device can ever take the client (the device it asked for is not served, or its quota
+  // exceeds what every device can promise): waiting for memory to be released is no use.
+  bool never = false;
 };
 
 // `loads` has one entry per served device, in the configured order. `quota` 0 fits anywhere.

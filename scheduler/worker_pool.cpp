@@ -370,13 +370,17 @@ void WorkerPool::schedulePendingClients() {
     // Capacity first, in line: a client whose quota (or pinned host share) fits no device waits,
     // and everyone behind it with it (first come, first served: a smaller quota does not overtake).
     std::string shortfall = pinnedHostShortfall(*client);
+    // A pinned share larger than the host's total never fits ("its ..."); DeviceChoice says
+    // whether a device ever can.
+    bool never = shortfall.rfind("its ", 0) == 0;
     const DeviceChoice choice = shortfall.empty() ? chooseDeviceFor(*client) : DeviceChoice{};
-    if (shortfall.empty() && !choice.device) shortfall = choice.shortfall;
+    if (shortfall.empty() && !choice.device) {
+      shortfall = choice.shortfall;
+      never = choice.never;
+    }
     if (!shortfall.empty()) {
-      // A quota or share larger than the whole capacity never fits ("its ..."), nor does a device
-      // that is not served: no use waiting.
-      if (options_.queue_wait.count() == 0 || shortfall.rfind("its ", 0) == 0 ||
-          shortfall.find("is not served") != std::string::npos) {
+      // No use waiting for what can never fit.
+      if (options_.queue_wait.count() == 0 || never) {
         refuse(*client, RefusalKind::kBusy, shortfall);
         continue;
       }

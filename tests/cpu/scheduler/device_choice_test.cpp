@@ -50,6 +50,23 @@ TEST(DeviceChoice, ARequestedDeviceIsThatOneOrNone) {
   EXPECT_THAT(absent.shortfall, HasSubstr("device 7 is not served"));
 }
 
+TEST(DeviceChoice, ItSaysWhenNoDeviceCanEverTakeTheClient) {
+  // Device 0 is too small for the quota; device 1 could take it once its clients release memory.
+  const std::vector<DeviceLoad> mixed = {{0, 16 * kGiB, 0, 0}, {1, 80 * kGiB, 70 * kGiB, 4}};
+  const DeviceChoice later = chooseDevice(mixed, std::nullopt, 20 * kGiB, 0);
+  EXPECT_FALSE(later.device);
+  EXPECT_FALSE(later.never) << "device 1 can take it later, though device 0 has more unpromised memory";
+  EXPECT_THAT(later.shortfall, HasSubstr("memory of device 1 is promised"));
+  const DeviceChoice tooBig = chooseDevice(mixed, std::nullopt, 90 * kGiB, 0);
+  EXPECT_FALSE(tooBig.device);
+  EXPECT_TRUE(tooBig.never);
+  EXPECT_THAT(tooBig.shortfall, HasSubstr("exceeds what device"));
+  EXPECT_TRUE(chooseDevice(mixed, 0, 20 * kGiB, 0).never) << "asked for the device that is too small";
+  EXPECT_FALSE(chooseDevice(mixed, 1, 20 * kGiB, 0).never);
+  EXPECT_TRUE(chooseDevice(mixed, 5, 0, 0).never) << "not served";
+  EXPECT_FALSE(chooseDevice({{0, 0, 0, 0}}, std::nullopt, 90 * kGiB, 0).never) << "memory not reported yet";
+}
+
 TEST(DeviceChoice, NoDeviceNoChoice) { EXPECT_FALSE(chooseDevice({}, std::nullopt, 0, 0).device); }
 
 }  // namespace
