@@ -11,6 +11,7 @@
 #include "scheduler/admin_access.h"
 #include "scheduler/audit_log.h"
 #include "scheduler/peer_listener.h"
+#include "scheduler/printable_line.h"
 #include "scheduler/runtime_files.h"
 
 namespace agileos::scheduler {
@@ -24,12 +25,7 @@ constexpr std::size_t kMaxReasonBytes = 512;
 
 // A reason for the log, the trail and a client's SessionEnded: one printable, bounded line.
 std::string printableReason(const std::string& text, const char* fallback) {
-  std::string out;
-  for (char ch : text.substr(0, kMaxReasonBytes)) {
-    const auto byte = static_cast<unsigned char>(ch);
-    out += (byte < 0x20 || byte >= 0x7f) ? '?' : ch;
-  }
-  return out.empty() ? fallback : out;
+  return text.empty() ? fallback : printableLine(text, kMaxReasonBytes);
 }
 
 }  // namespace
@@ -75,10 +71,15 @@ class AdminServer::Service final : public admin::Admin::Service {
   }
 
  private:
-  // nullopt when the caller may administer; else the status to answer with.
-  std::optional<grpc::Status> authorize(grpc::ServerContext* context, const char* rpc) {
+  // nullopt when the caller may administer (its credentials then in *caller, if asked for); else
+  // the status to answer with.
+  std::optional<grpc::Status> authorize(grpc::ServerContext* context, const char* rpc,
+                                        PeerCredentials* caller = nullptr) {
     const std::optional<PeerCredentials> peer = listener_.credentialsOf(context->peer());
-    if (peer && isAdministrator(*peer, options_.admin_gid, ::geteuid())) return std::nullopt;
+    if (peer && isAdministrator(*peer, options_.admin_gid, ::geteuid())) {
+      if (caller != nullptr) *caller = *peer;
+      return std::nullopt;
+    }
     spdlog::warn("admin: {} refused to {} (uid {}, pid {}): not root, the daemon's uid or in group {}", rpc,
                  context->peer(), peer ? std::to_string(peer->uid) : "unknown",
                  peer ? std::to_string(peer->pid) : "unknown", options_.admin_gid);
@@ -90,16 +91,16 @@ class AdminServer::Service final : public admin::Admin::Service {
   template <typename Action>
   grpc::Status act(grpc::ServerContext* context, const char* name, nlohmann::json details,
                    admin::ActionReply* reply, Action action) {
-    if (auto denied = authorize(context, name)) return *denied;
+    PeerCredentials peer;
+    if (auto denied = authorize(context, name, &peer)) return *denied;
     std::string message;
     const bool done = action(&message);
-    const std::optional<PeerCredentials> peer = listener_.credentialsOf(context->peer());
-    spdlog::info("admin: {} by uid {} (pid {}): {}{}", name, peer ? peer->uid : 0, peer ? peer->pid : 0,
+    spdlog::info("admin: {} by uid {} (pid {}): {}{}", name, peer.uid, peer.pid,
                  done ? "" : "refused: ", message);
     if (options_.audit) {
       nlohmann::json event = {
           {"event", "admin_action"}, {"action", name}, {"done", done}, {"message", message}};
-      if (peer) event.update({{"uid", peer->uid}, {"gid", peer->gid}, {"pid", peer->pid}});
+      event.update({{"uid", peer.uid}, {"gid", peer.gid}, {"pid", peer.pid}});
       event.update(details);
       options_.audit->record(std::move(event));
     }

@@ -10,6 +10,7 @@
 
 #include "modules/catalog/module_admission.h"
 #include "scheduler/audit_log.h"
+#include "scheduler/printable_line.h"
 #include "scheduler/session_registry.h"
 #include "scheduler/session_token.h"
 
@@ -21,16 +22,7 @@ using agileos::v1::SessionDown;
 using agileos::v1::SessionUp;
 
 // Hello.program is untrusted text; it only ever reaches the log, one printable line.
-std::string loggable(const std::string& text) {
-  constexpr std::size_t kMax = 128;
-  std::string out;
-  for (char ch : text.substr(0, kMax)) {
-    const auto byte = static_cast<unsigned char>(ch);
-    out += (byte < 0x20 || byte >= 0x7f) ? '?' : ch;
-  }
-  if (text.size() > kMax) out += "...";
-  return out;
-}
+std::string loggable(const std::string& text) { return printableLine(text, 128); }
 
 Refusal::Reason toProto(RefusalKind kind) {
   switch (kind) {

@@ -66,9 +66,7 @@ std::vector<double> callLatencyBoundsSeconds() {
 void collectSessions(const SessionCounters& counters, const PoolSnapshot& pool,
                      std::vector<MetricFamily>* out) {
   MetricFamily active = family("sessions", "Sessions assigned to a worker now", MetricType::Gauge);
-  std::size_t attached = 0;
-  for (const ClientSnapshot& client : pool.client_list) attached += client.state == "attached" ? 1 : 0;
-  addGauge(active, static_cast<double>(attached));
+  addGauge(active, static_cast<double>(pool.attached));
   out->push_back(std::move(active));
 
   MetricFamily started = family("sessions_started_total", "Sessions assigned a worker", MetricType::Counter);

@@ -24,13 +24,6 @@ std::vector<SessionInfo> SessionRegistry::list() const {
   return out;
 }
 
-std::optional<SessionInfo> SessionRegistry::find(ClientId client) const {
-  std::lock_guard lock(mu_);
-  auto it = sessions_.find(client);
-  if (it == sessions_.end()) return std::nullopt;
-  return it->second.info;
-}
-
 bool SessionRegistry::end(ClientId client, const std::string& reason) {
   std::lock_guard lock(mu_);
   auto it = sessions_.find(client);

@@ -60,7 +60,6 @@ class SessionRegistry {
   void remove(ClientId client);
 
   std::vector<SessionInfo> list() const;
-  std::optional<SessionInfo> find(ClientId client) const;
   // Ends `client`'s session with `reason`; false if there is no such live session.
   bool end(ClientId client, const std::string& reason);
 

@@ -173,6 +173,7 @@ PoolSnapshot WorkerPool::snapshot() const {
       c.waited = std::chrono::duration_cast<std::chrono::milliseconds>(now - client.queued_at);
       ++out.queued;
     }
+    if (client.state == ClientState::kAttached) ++out.attached;
     c.usage = client.usage;
     out.client_list.push_back(std::move(c));
   }

@@ -175,6 +175,7 @@ struct PoolSnapshot {
   std::size_t clients = 0;                  // client entries of any state
   std::vector<ClientSnapshot> client_list;  // id order; refused ones left out
   std::size_t queued = 0;                   // clients waiting in the admission queue
+  std::size_t attached = 0;                 // clients attached to their worker
   std::vector<int> devices;                 // the CUDA device ordinals served (PoolOptions::devices)
   CallTotals calls;                         // every worker's calls, the reaped ones' included (monotonic)
   PoolCounters counters;

@@ -92,8 +92,7 @@ int main(int argc, char** argv) {
     RpcOutcome outcome = *drain ? client.drainWorker(id, reason, &message)
                          : *end ? client.endSession(id, reason, &message)
                                 : client.reloadModules(&message);
-    if (!outcome.ok)
-      return fail(drain->parsed() ? "drain" : end->parsed() ? "end" : "reload-modules", outcome);
+    if (!outcome.ok) return fail(app.get_subcommands().front()->get_name(), outcome);
     std::printf("%s\n", message.c_str());
     return 0;
   }
