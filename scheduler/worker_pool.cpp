@@ -447,21 +447,24 @@ std::chrono::milliseconds WorkerPool::queueWait() const {
   return options_.queue_wait.count() > 0 ? options_.queue_wait : options_.start_timeout;
 }
 
+bool WorkerPool::holdsCapacity(ClientState state) {
+  switch (state) {
+    case ClientState::kAwaitingWorker:
+    case ClientState::kAttaching:
+    case ClientState::kAttached:
+    case ClientState::kReleaseRequested:
+    case ClientState::kReleasing:  // its share is not back until the worker says released
+      return true;
+    default:
+      return false;
+  }
+}
+
 std::uint64_t WorkerPool::promisedToPlacedClients(
     const std::function<std::uint64_t(const ClientAttachSetting&)>& amountOf) const {
   std::uint64_t promised = 0;
   for (const auto& [id, other] : clients_) {
-    switch (other.state) {
-      case ClientState::kAwaitingWorker:
-      case ClientState::kAttaching:
-      case ClientState::kAttached:
-      case ClientState::kReleaseRequested:
-      case ClientState::kReleasing:  // its share is not back until the worker says released
-        promised += amountOf(other.guard);
-        break;
-      default:
-        break;
-    }
+    if (holdsCapacity(other.state)) promised += amountOf(other.guard);
   }
   return promised;
 }
@@ -475,27 +478,16 @@ std::vector<DeviceLoad> WorkerPool::deviceLoads() const {
       load.memory_bytes = it->second;
     loads.push_back(load);
   }
-  // Quotas count from placement until the worker says released (as promisedToPlacedClients).
+  // Quotas count from placement until the worker says released (holdsCapacity); a client being
+  // released no longer counts as active.
   for (const auto& [id, client] : clients_) {
-    const Worker* worker = nullptr;
-    if (auto it = workers_.find(client.worker); it != workers_.end()) worker = &it->second;
-    if (worker == nullptr) continue;
+    auto worker = workers_.find(client.worker);
+    if (worker == workers_.end() || !holdsCapacity(client.state)) continue;
     for (DeviceLoad& load : loads) {
-      if (load.device != worker->device) continue;
-      switch (client.state) {
-        case ClientState::kAwaitingWorker:
-        case ClientState::kAttaching:
-        case ClientState::kAttached:
-          ++load.active_clients;
-          load.promised_bytes += client.guard.memory_quota_bytes;
-          break;
-        case ClientState::kReleaseRequested:
-        case ClientState::kReleasing:
-          load.promised_bytes += client.guard.memory_quota_bytes;
-          break;
-        default:
-          break;
-      }
+      if (load.device != worker->second.device) continue;
+      load.promised_bytes += client.guard.memory_quota_bytes;
+      if (client.state != ClientState::kReleaseRequested && client.state != ClientState::kReleasing)
+        ++load.active_clients;
     }
   }
   return loads;

@@ -267,6 +267,9 @@ class WorkerPool {
     kRefused,           // outcome is a refusal; acquire() drops the entry
   };
   static const char* stateName(ClientState state);
+  // Whether a client in `state` holds a promise of capacity: placed, attached, or not yet released
+  // by its worker.
+  static bool holdsCapacity(ClientState state);
 
   struct Client {
     ClientId id = 0;
