@@ -58,7 +58,15 @@ tools=$root/tools
 for deb in "$bundle"/debs/*.deb; do dpkg -x "$deb" "$tools" || { fail "dpkg -x $(basename "$deb")"; exit 1; }; done
 export PATH="$tools/usr/bin:$PATH"
 tool_libs="$bundle/tool-libs"
-mkdir -p "$root/podman/tmp" "$root/cdi" "$root/etc"
+mkdir -p "$root/podman/tmp" "$root/cdi" "$root/etc" "$root/wrappers"
+# podman starts conmon, and conmon crun, with an environment of their own: LD_LIBRARY_PATH does
+# not reach them, and the GPU machine has none of their libraries (glib, yajl, ...). Each runs
+# through a wrapper that names the bundled ones. (The container's own environment is the OCI
+# spec's, which the wrappers do not touch.)
+for tool in conmon crun; do
+  printf '#!/bin/sh\nLD_LIBRARY_PATH=%q exec %q "$@"\n' "$tool_libs" "$tools/usr/bin/$tool" >"$root/wrappers/$tool"
+  chmod 755 "$root/wrappers/$tool"
+done
 cat >"$root/etc/storage.conf" <<CONF
 [storage]
 driver = "vfs"
@@ -67,18 +75,18 @@ graphroot = "$root/podman/graph"
 CONF
 cat >"$root/etc/containers.conf" <<CONF
 [engine]
-conmon_path = ["$tools/usr/bin/conmon"]
+conmon_path = ["$root/wrappers/conmon"]
 helper_binaries_dir = ["$tools/usr/lib/podman"]
 events_logger = "none"
 cgroup_manager = "cgroupfs"
 [engine.runtimes]
-crun = ["$tools/usr/bin/crun"]
+crun = ["$root/wrappers/crun"]
 CONF
 export CONTAINERS_STORAGE_CONF=$root/etc/storage.conf CONTAINERS_CONF=$root/etc/containers.conf
 export CONTAINERS_REGISTRIES_CONF=$tools/etc/containers/registries.conf
 hard_nproc=$(ulimit -Hu)
 [[ $hard_nproc == unlimited || $hard_nproc -gt 32768 ]] && hard_nproc=32768
-podman=(env LD_LIBRARY_PATH="$tool_libs" "$tools/usr/bin/podman" --runtime "$tools/usr/bin/crun"
+podman=(env LD_LIBRARY_PATH="$tool_libs" "$tools/usr/bin/podman" --runtime "$root/wrappers/crun"
   --tmpdir "$root/podman/tmp")
 podman_run=("${podman[@]}" run --rm --network none --cgroups disabled
   --ulimit "nofile=$(ulimit -Hn):$(ulimit -Hn)" --ulimit "nproc=$hard_nproc:$hard_nproc")

@@ -131,7 +131,7 @@ else
         fail "quotas: tenant $name was not refused memory beyond its quota"
       fi
     done
-    if grep -q "waits: the device's memory is promised to other clients" "$logs/agileosd.quotas.log"; then
+    if grep -qE "waits: the memory of device [0-9]+ is promised to other clients" "$logs/agileosd.quotas.log"; then
       pass "quotas: the daemon says why C waits ($(grep -m1 -o "waits: .*" "$logs/agileosd.quotas.log"))"
     else
       fail "quotas: the daemon's log does not say why C waited"
