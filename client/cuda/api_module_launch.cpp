@@ -109,6 +109,7 @@ CUresult launch(CUfunction f, LaunchShape shape, void** kernelParams, void** ext
   std::shared_ptr<const KernelLayout> layout;
   if (CUresult result = functionLayout(f, &layout); result != CUDA_SUCCESS) return result;
   if (kernelParams != nullptr && extra != nullptr) return CUDA_ERROR_INVALID_VALUE;
+  shape.function = f;
   if (extra != nullptr) {
     const void* buffer = nullptr;
     std::size_t size = 0;

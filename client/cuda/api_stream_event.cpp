@@ -40,13 +40,7 @@ CUresult streamPriority(CUstream hStream, int* priority, DefaultStream spelling)
 // (client/session/stream_event_calls.h); a host function is not called after an error of the
 // earlier work, a callback is, with that error.
 CUresult launchHostFunc(CUstream hStream, CUhostFn fn, void* userData, DefaultStream spelling) {
-  if (fn == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  if (CUresult result = inContext([&] { return synchronizeStream(runtimeStream(hStream), spelling); });
-      result != CUDA_SUCCESS) {
-    return result;
-  }
-  fn(userData);
-  return CUDA_SUCCESS;
+  return inContext([&] { return runHostFunction(runtimeStream(hStream), spelling, fn, userData); });
 }
 
 CUresult addCallback(CUstream hStream, CUstreamCallback callback, void* userData, unsigned flags,

@@ -13,11 +13,7 @@ namespace {
 // cudaLaunchHostFunc: "the function will not be called in the event of an error in
 // the CUDA context", so any failure of the earlier work is returned instead.
 cudaError_t launchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void* userData, DefaultStream spelling) {
-  if (fn == nullptr) return recordError(cudaErrorInvalidValue);
-  if (cudaError_t error = synchronizeStream(stream, spelling); error != cudaSuccess)
-    return recordError(error);
-  fn(userData);
-  return cudaSuccess;
+  return recordError(runHostFunction(stream, spelling, fn, userData));
 }
 
 // cudaStreamAddCallback: the callback receives the stream's status, so an error of

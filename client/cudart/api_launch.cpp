@@ -46,7 +46,8 @@ cudaError_t launch(const void* func, dim3 grid, dim3 block, void** args, size_t 
   if (cudaError_t error = ModuleRegistry::instance().kernel(func, &layout); error != cudaSuccess) {
     return recordError(error);
   }
-  const LaunchShape shape{grid, block, sharedMem, stream, spelling, kind == LaunchKind::kCooperative};
+  LaunchShape shape{grid, block, sharedMem, stream, spelling, kind == LaunchKind::kCooperative};
+  shape.function = func;
   return recordError(launchKernel(layout, shape, args));
 }
 
@@ -68,6 +69,7 @@ cudaError_t launchEx(const cudaLaunchConfig_t* config, const void* func, void** 
   LaunchShape shape{config->gridDim, config->blockDim, config->dynamicSmemBytes,
                     config->stream,  spelling,         attributes.cooperative};
   shape.attributes = attributes.view();
+  shape.function = func;
   return recordError(launchKernel(layout, shape, args));
 }
 

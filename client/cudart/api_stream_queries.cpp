@@ -1,15 +1,16 @@
-// Stream identity and stream-capture status (cudart exports).
-//
-// AgileOS does not offer stream capture (cudaStreamBeginCapture fails closed: a
-// graph would replay work the worker has not validated call by call), so no stream
-// is ever capturing and the capture queries answer cudaStreamCaptureStatusNone.
-// They still validate the stream with the worker first: a forged or destroyed
-// stream is cudaErrorInvalidResourceHandle, as natively, not "not capturing".
+// Stream identity and stream capture (cudart exports). Capture is the client's
+// (client/session/stream_capture.h): work on a capturing stream becomes graph nodes, which the
+// worker validates when a graph made of them is launched. The capture queries still validate
+// the stream with the worker first: a forged or destroyed stream is
+// cudaErrorInvalidResourceHandle, as natively, not "not capturing".
 #include <cuda_runtime_api.h>
 
 #include <cstring>
+#include <vector>
 
+#include "client/cudart/graph_params.h"
 #include "client/session/error_state.h"
+#include "client/session/stream_capture.h"
 #include "client/session/stream_event_calls.h"
 #include "client/session/streams.h"
 #include "client/session/worker_calls.h"
@@ -36,25 +37,94 @@ cudaError_t isCapturing(cudaStream_t stream, cudaStreamCaptureStatus* status, De
   if (status == nullptr) return recordError(cudaErrorInvalidValue);
   unsigned long long id = 0;
   if (cudaError_t error = streamId(stream, spelling, &id); error != cudaSuccess) return recordError(error);
-  *status = cudaStreamCaptureStatusNone;
+  std::uint64_t token = 0;
+  if (cudaError_t error = resolveStream(stream, spelling, &token); error != cudaSuccess)
+    return recordError(error);
+  *status = captureInfo(token).status;
   return cudaSuccess;
 }
 
 // The documented contract: only the status is valid unless it is Active; the
-// optional outputs are cleared so that nothing stale is read as a capture.
+// optional outputs are cleared then so that nothing stale is read as a capture.
 cudaError_t getCaptureInfo(cudaStream_t stream, cudaStreamCaptureStatus* status, unsigned long long* id,
                            cudaGraph_t* graph, const cudaGraphNode_t** dependencies,
                            const cudaGraphEdgeData** edgeData, size_t* numDependencies,
                            DefaultStream spelling) {
   if (status == nullptr) return recordError(cudaErrorInvalidValue);
   if (edgeData != nullptr && dependencies == nullptr) return recordError(cudaErrorInvalidValue);
-  if (cudaError_t error = isCapturing(stream, status, spelling); error != cudaSuccess) return error;
-  if (id != nullptr) *id = 0;
-  if (graph != nullptr) *graph = nullptr;
-  if (dependencies != nullptr) *dependencies = nullptr;
-  if (edgeData != nullptr) *edgeData = nullptr;
-  if (numDependencies != nullptr) *numDependencies = 0;
+  unsigned long long streamIdentity = 0;
+  if (cudaError_t error = streamId(stream, spelling, &streamIdentity); error != cudaSuccess) {
+    return recordError(error);
+  }
+  std::uint64_t token = 0;
+  if (cudaError_t error = resolveStream(stream, spelling, &token); error != cudaSuccess)
+    return recordError(error);
+  const CaptureInfo info = captureInfo(token);
+  *status = info.status;
+  const bool active = info.status == cudaStreamCaptureStatusActive;
+  if (id != nullptr) *id = active ? info.id : 0;
+  if (graph != nullptr) *graph = active ? cudart_graphs::handleOf(info.graph) : nullptr;
+  const size_t count = active ? info.dependencies->size() : 0;
+  if (dependencies != nullptr) {
+    *dependencies = count > 0 ? reinterpret_cast<const cudaGraphNode_t*>(info.dependencies->data()) : nullptr;
+  }
+  if (edgeData != nullptr) {
+    // Every edge a capture makes is a default edge.
+    thread_local std::vector<cudaGraphEdgeData> tDefaultEdges;
+    tDefaultEdges.assign(count, cudaGraphEdgeData{});
+    *edgeData = count > 0 ? tDefaultEdges.data() : nullptr;
+  }
+  if (numDependencies != nullptr) *numDependencies = count;
   return cudaSuccess;
+}
+
+cudaError_t beginCapture(cudaStream_t stream, cudaStreamCaptureMode mode, cudaGraph_t graph,
+                         const cudaGraphNode_t* dependencies, const cudaGraphEdgeData* edgeData, size_t count,
+                         DefaultStream spelling) {
+  int modeValue = 0;
+  static_assert(sizeof modeValue == sizeof mode);
+  std::memcpy(&modeValue, &mode, sizeof modeValue);
+  if (edgeData != nullptr) {
+    for (size_t i = 0; i < count; ++i) {
+      if (edgeData[i].from_port != 0 || edgeData[i].to_port != 0 || edgeData[i].type != 0) {
+        return recordError(cudaErrorNotSupported);
+      }
+    }
+  }
+  std::vector<Node*> list;
+  if (cudaError_t error = cudart_graphs::dependencyList(dependencies, count, &list); error != cudaSuccess) {
+    return recordError(error);
+  }
+  std::uint64_t token = 0;
+  if (cudaError_t error = resolveStream(stream, spelling, &token); error != cudaSuccess)
+    return recordError(error);
+  return recordError(agileos::client::beginCapture(
+      token, modeValue, graph == nullptr ? nullptr : cudart_graphs::graphOf(graph), list));
+}
+
+cudaError_t endCapture(cudaStream_t stream, cudaGraph_t* graph, DefaultStream spelling) {
+  if (graph == nullptr) return recordError(cudaErrorInvalidValue);
+  std::uint64_t token = 0;
+  if (cudaError_t error = resolveStream(stream, spelling, &token); error != cudaSuccess)
+    return recordError(error);
+  Graph* captured = nullptr;
+  const cudaError_t error = agileos::client::endCapture(token, &captured);
+  *graph = captured == nullptr ? nullptr : cudart_graphs::handleOf(captured);
+  return recordError(error);
+}
+
+cudaError_t updateDependencies(cudaStream_t stream, cudaGraphNode_t* dependencies,
+                               const cudaGraphEdgeData* edgeData, size_t count, unsigned flags,
+                               DefaultStream spelling) {
+  if (edgeData != nullptr) return recordError(cudaErrorNotSupported);
+  std::vector<Node*> list;
+  if (cudaError_t error = cudart_graphs::dependencyList(dependencies, count, &list); error != cudaSuccess) {
+    return recordError(error);
+  }
+  std::uint64_t token = 0;
+  if (cudaError_t error = resolveStream(stream, spelling, &token); error != cudaSuccess)
+    return recordError(error);
+  return recordError(updateCaptureDependencies(token, list, flags));
 }
 
 }  // namespace
@@ -97,6 +167,50 @@ cudaError_t cudaStreamGetCaptureInfo_ptsz(cudaStream_t stream,
                                           size_t* numDependencies_out) {
   return getCaptureInfo(stream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out,
                         numDependencies_out, DefaultStream::kPerThread);
+}
+
+cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode) {
+  return beginCapture(stream, mode, nullptr, nullptr, nullptr, 0, DefaultStream::kLegacy);
+}
+cudaError_t cudaStreamBeginCapture_ptsz(cudaStream_t stream, enum cudaStreamCaptureMode mode) {
+  return beginCapture(stream, mode, nullptr, nullptr, nullptr, 0, DefaultStream::kPerThread);
+}
+
+cudaError_t cudaStreamBeginCaptureToGraph(cudaStream_t stream, cudaGraph_t graph,
+                                          const cudaGraphNode_t* dependencies,
+                                          const cudaGraphEdgeData* dependencyData, size_t numDependencies,
+                                          enum cudaStreamCaptureMode mode) {
+  if (graph == nullptr) return recordError(cudaErrorInvalidValue);
+  return beginCapture(stream, mode, graph, dependencies, dependencyData, numDependencies,
+                      DefaultStream::kLegacy);
+}
+cudaError_t cudaStreamBeginCaptureToGraph_ptsz(cudaStream_t stream, cudaGraph_t graph,
+                                               const cudaGraphNode_t* dependencies,
+                                               const cudaGraphEdgeData* dependencyData,
+                                               size_t numDependencies, enum cudaStreamCaptureMode mode) {
+  if (graph == nullptr) return recordError(cudaErrorInvalidValue);
+  return beginCapture(stream, mode, graph, dependencies, dependencyData, numDependencies,
+                      DefaultStream::kPerThread);
+}
+
+cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* pGraph) {
+  return endCapture(stream, pGraph, DefaultStream::kLegacy);
+}
+cudaError_t cudaStreamEndCapture_ptsz(cudaStream_t stream, cudaGraph_t* pGraph) {
+  return endCapture(stream, pGraph, DefaultStream::kPerThread);
+}
+
+cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t stream, cudaGraphNode_t* dependencies,
+                                                const cudaGraphEdgeData* dependencyData,
+                                                size_t numDependencies, unsigned int flags) {
+  return updateDependencies(stream, dependencies, dependencyData, numDependencies, flags,
+                            DefaultStream::kLegacy);
+}
+cudaError_t cudaStreamUpdateCaptureDependencies_ptsz(cudaStream_t stream, cudaGraphNode_t* dependencies,
+                                                     const cudaGraphEdgeData* dependencyData,
+                                                     size_t numDependencies, unsigned int flags) {
+  return updateDependencies(stream, dependencies, dependencyData, numDependencies, flags,
+                            DefaultStream::kPerThread);
 }
 
 cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode* mode) {

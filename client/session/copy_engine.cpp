@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "client/common/connection.h"
 #include "client/session/device_allocations.h"
@@ -9,6 +10,7 @@
 #include "client/session/host_allocations.h"
 #include "client/session/module_registry.h"
 #include "client/session/parallel_copy.h"
+#include "client/session/stream_capture.h"
 #include "client/session/streams.h"
 #include "client/session/worker_calls.h"
 
@@ -132,7 +134,8 @@ cudaError_t stagedDeviceToHost(StagedCalls& staged, char* dst, std::uint64_t src
 
 }  // namespace
 
-cudaError_t copyHostToDevice(std::uint64_t dst, const void* src, std::uint64_t bytes, CopyTarget target) {
+static cudaError_t copyHostToDeviceNow(std::uint64_t dst, const void* src, std::uint64_t bytes,
+                                       CopyTarget target) {
   if (cudaError_t sticky = stickyError(); sticky != cudaSuccess) return sticky;
   noteStreamWork(target);
   if (auto shared = HostAllocations::instance().sharedRange(src, bytes)) {
@@ -161,7 +164,7 @@ cudaError_t copyHostToDevice(std::uint64_t dst, const void* src, std::uint64_t b
   return cudaSuccess;
 }
 
-cudaError_t copyDeviceToHost(void* dst, std::uint64_t src, std::uint64_t bytes, CopyTarget target) {
+static cudaError_t copyDeviceToHostNow(void* dst, std::uint64_t src, std::uint64_t bytes, CopyTarget target) {
   if (cudaError_t sticky = stickyError(); sticky != cudaSuccess) return sticky;
   noteStreamWork(target);
   if (auto shared = HostAllocations::instance().sharedRange(dst, bytes)) {
@@ -193,7 +196,8 @@ cudaError_t copyDeviceToHost(void* dst, std::uint64_t src, std::uint64_t bytes, 
   return cudaSuccess;
 }
 
-cudaError_t copyDeviceToDevice(std::uint64_t dst, std::uint64_t src, std::uint64_t bytes, CopyTarget target) {
+static cudaError_t copyDeviceToDeviceNow(std::uint64_t dst, std::uint64_t src, std::uint64_t bytes,
+                                         CopyTarget target) {
   noteStreamWork(target);
   v1::CallRequest request;
   v1::MemcpyDtoD* copy = request.mutable_memcpy_dtod();
@@ -209,7 +213,7 @@ cudaError_t copyDeviceToDevice(std::uint64_t dst, std::uint64_t src, std::uint64
   return invoke(request, &reply);
 }
 
-cudaError_t fillDevice(std::uint64_t dst, int value, std::uint64_t bytes, CopyTarget target) {
+static cudaError_t fillDeviceNow(std::uint64_t dst, int value, std::uint64_t bytes, CopyTarget target) {
   // A memset of device memory, even cudaMemset, is asynchronous with respect to the host in
   // CUDA, so one on a range the client knows to be its own goes out without waiting.
   noteWorkPosted(target.stream);
@@ -233,8 +237,8 @@ bool isDeviceAddress(const void* p) {
   return ModuleRegistry::instance().isDeviceVariableAddress(address);
 }
 
-cudaError_t copyByKind(void* dst, const void* src, std::uint64_t bytes, cudaMemcpyKind kind,
-                       CopyTarget target) {
+static cudaError_t copyByKindNow(void* dst, const void* src, std::uint64_t bytes, cudaMemcpyKind kind,
+                                 CopyTarget target) {
   if (kind == cudaMemcpyDefault) {
     const bool dstDevice = isDeviceAddress(dst);
     const bool srcDevice = isDeviceAddress(src);
@@ -251,45 +255,118 @@ cudaError_t copyByKind(void* dst, const void* src, std::uint64_t bytes, cudaMemc
       return cudaSuccess;
     case cudaMemcpyHostToDevice:
       if (src == nullptr) return cudaErrorInvalidValue;
-      return copyHostToDevice(dstAddress, src, bytes, target);
+      return copyHostToDeviceNow(dstAddress, src, bytes, target);
     case cudaMemcpyDeviceToHost:
       if (dst == nullptr) return cudaErrorInvalidValue;
-      return copyDeviceToHost(dst, srcAddress, bytes, target);
+      return copyDeviceToHostNow(dst, srcAddress, bytes, target);
     case cudaMemcpyDeviceToDevice:
-      return copyDeviceToDevice(dstAddress, srcAddress, bytes, target);
+      return copyDeviceToDeviceNow(dstAddress, srcAddress, bytes, target);
     default:
       return cudaErrorInvalidMemcpyDirection;
   }
 }
 
-cudaError_t copyRows(void* dst, std::uint64_t dpitch, const void* src, std::uint64_t spitch,
-                     std::uint64_t width, std::uint64_t height, cudaMemcpyKind kind, CopyTarget target) {
+static cudaError_t copyRowsNow(void* dst, std::uint64_t dpitch, const void* src, std::uint64_t spitch,
+                               std::uint64_t width, std::uint64_t height, cudaMemcpyKind kind,
+                               CopyTarget target) {
   if (width == 0 || height == 0) return cudaSuccess;
   if (dpitch == width && spitch == width) {
     if (height > UINT64_MAX / width) return cudaErrorInvalidValue;
-    return copyByKind(dst, src, width * height, kind, target);
+    return copyByKindNow(dst, src, width * height, kind, target);
   }
   for (std::uint64_t row = 0; row < height; ++row) {
     void* dstRow = static_cast<char*>(dst) + row * dpitch;
     const void* srcRow = static_cast<const char*>(src) + row * spitch;
-    if (cudaError_t error = copyByKind(dstRow, srcRow, width, kind, target); error != cudaSuccess)
+    if (cudaError_t error = copyByKindNow(dstRow, srcRow, width, kind, target); error != cudaSuccess)
       return error;
   }
   return cudaSuccess;
 }
 
-cudaError_t fillRows(std::uint64_t dst, std::uint64_t pitch, int value, std::uint64_t width,
-                     std::uint64_t height, CopyTarget target) {
+static cudaError_t fillRowsNow(std::uint64_t dst, std::uint64_t pitch, int value, std::uint64_t width,
+                               std::uint64_t height, CopyTarget target) {
   if (width == 0 || height == 0) return cudaSuccess;
   if (pitch == width) {
     if (height > UINT64_MAX / width) return cudaErrorInvalidValue;
-    return fillDevice(dst, value, width * height, target);
+    return fillDeviceNow(dst, value, width * height, target);
   }
   for (std::uint64_t row = 0; row < height; ++row) {
-    if (cudaError_t error = fillDevice(dst + row * pitch, value, width, target); error != cudaSuccess)
+    if (cudaError_t error = fillDeviceNow(dst + row * pitch, value, width, target); error != cudaSuccess)
       return error;
   }
   return cudaSuccess;
+}
+
+// While the target stream captures (stream_capture.h), an *Async copy or memset becomes a node of
+// the capture; a synchronous one on a capturing stream is refused. nullopt: send it now.
+static std::optional<cudaError_t> captured(const CopyTarget& target, NodeKind kind, NodeWork work) {
+  if (!target.async || !anyCapture()) return std::nullopt;
+  if (!target.returnsEarly) return refusedInCapture(target.stream);
+  return capturedWork(target.stream, kind, std::move(work));
+}
+
+static std::optional<cudaError_t> capturedCopy(void* dst, std::uint64_t dpitch, const void* src,
+                                               std::uint64_t spitch, std::uint64_t width,
+                                               std::uint64_t height, cudaMemcpyKind kind,
+                                               const CopyTarget& target) {
+  return captured(target, NodeKind::kMemcpy, CopyWork{dst, dpitch, src, spitch, width, height, kind});
+}
+
+static std::optional<cudaError_t> capturedFill(std::uint64_t dst, std::uint64_t pitch, int value,
+                                               std::uint64_t width, std::uint64_t height,
+                                               const CopyTarget& target) {
+  return captured(target, NodeKind::kMemset,
+                  FillWork{dst, pitch, static_cast<unsigned>(value) & 0xffu, 1, width, height});
+}
+
+cudaError_t copyHostToDevice(std::uint64_t dst, const void* src, std::uint64_t bytes, CopyTarget target) {
+  if (auto node = capturedCopy(reinterpret_cast<void*>(dst), bytes, src, bytes, bytes, 1,
+                               cudaMemcpyHostToDevice, target)) {
+    return *node;
+  }
+  return copyHostToDeviceNow(dst, src, bytes, target);
+}
+
+cudaError_t copyDeviceToHost(void* dst, std::uint64_t src, std::uint64_t bytes, CopyTarget target) {
+  if (auto node = capturedCopy(dst, bytes, reinterpret_cast<const void*>(src), bytes, bytes, 1,
+                               cudaMemcpyDeviceToHost, target)) {
+    return *node;
+  }
+  return copyDeviceToHostNow(dst, src, bytes, target);
+}
+
+cudaError_t copyDeviceToDevice(std::uint64_t dst, std::uint64_t src, std::uint64_t bytes, CopyTarget target) {
+  if (auto node = capturedCopy(reinterpret_cast<void*>(dst), bytes, reinterpret_cast<const void*>(src), bytes,
+                               bytes, 1, cudaMemcpyDeviceToDevice, target)) {
+    return *node;
+  }
+  return copyDeviceToDeviceNow(dst, src, bytes, target);
+}
+
+cudaError_t fillDevice(std::uint64_t dst, int value, std::uint64_t bytes, CopyTarget target) {
+  if (auto node = capturedFill(dst, bytes, value, bytes, 1, target)) return *node;
+  return fillDeviceNow(dst, value, bytes, target);
+}
+
+cudaError_t copyByKind(void* dst, const void* src, std::uint64_t bytes, cudaMemcpyKind kind,
+                       CopyTarget target) {
+  if (bytes == 0) return cudaSuccess;
+  if (auto node = capturedCopy(dst, bytes, src, bytes, bytes, 1, kind, target)) return *node;
+  return copyByKindNow(dst, src, bytes, kind, target);
+}
+
+cudaError_t copyRows(void* dst, std::uint64_t dpitch, const void* src, std::uint64_t spitch,
+                     std::uint64_t width, std::uint64_t height, cudaMemcpyKind kind, CopyTarget target) {
+  if (width == 0 || height == 0) return cudaSuccess;
+  if (auto node = capturedCopy(dst, dpitch, src, spitch, width, height, kind, target)) return *node;
+  return copyRowsNow(dst, dpitch, src, spitch, width, height, kind, target);
+}
+
+cudaError_t fillRows(std::uint64_t dst, std::uint64_t pitch, int value, std::uint64_t width,
+                     std::uint64_t height, CopyTarget target) {
+  if (width == 0 || height == 0) return cudaSuccess;
+  if (auto node = capturedFill(dst, pitch, value, width, height, target)) return *node;
+  return fillRowsNow(dst, pitch, value, width, height, target);
 }
 
 }  // namespace agileos::client

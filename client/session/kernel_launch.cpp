@@ -9,6 +9,7 @@
 #include "agileos/v1/client_api.pb.h"
 #include "client/session/error_state.h"
 #include "client/session/function_calls.h"
+#include "client/session/stream_capture.h"
 #include "client/session/worker_calls.h"
 
 namespace agileos::client {
@@ -146,6 +147,21 @@ cudaError_t launchPacked(const KernelLayout& layout, const LaunchShape& shape, F
   std::uint64_t streamToken = 0;
   if (cudaError_t error = resolveStream(shape.stream, shape.spelling, &streamToken); error != cudaSuccess) {
     return error;
+  }
+  if (anyCapture()) {
+    KernelWork work;
+    work.layout = layout;
+    work.function = shape.function;
+    work.grid = shape.grid;
+    work.block = shape.block;
+    work.sharedMem = shape.sharedMem;
+    work.cooperative = shape.cooperative;
+    work.attributes.assign(shape.attributes.begin(), shape.attributes.end());
+    work.params.assign(layout.bufferSize, '\0');
+    fill(work.params.data());
+    for (const auto& [offset, size] : layout.params)
+      work.parameterPointers.push_back(work.params.data() + offset);
+    if (auto captured = capturedWork(streamToken, NodeKind::kKernel, std::move(work))) return *captured;
   }
   // The request lives in an arena on the stack: a launch, the hottest call, allocates
   // nothing for its message (larger parameter blocks spill to the heap as usual).

@@ -42,6 +42,9 @@ struct LaunchShape {
   // Owned by the caller. A launch with attributes goes without waiting only when the driver will
   // surely accept them too (kernel_launch.cpp: a portable cluster that tiles the grid, ...).
   std::span<const LaunchAttributeValue> attributes;
+  // The kernel as the program named it (a host stub, a cudaKernel_t or a CUfunction): kept by a
+  // stream capture for cudaGraphKernelNodeGetParams; null where the caller has none.
+  const void* function = nullptr;
 };
 
 void writeLaunchAttributes(std::span<const LaunchAttributeValue> attributes,

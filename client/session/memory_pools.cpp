@@ -7,6 +7,7 @@
 #include "agileos/v1/client_api.pb.h"
 #include "client/session/device_allocations.h"
 #include "client/session/resource_epoch.h"
+#include "client/session/stream_capture.h"
 #include "client/session/worker_calls.h"
 
 namespace agileos::client {
@@ -295,6 +296,9 @@ cudaError_t allocateAsync(void** ptr, size_t size, cudaMemPool_t pool, cudaStrea
   if (workerId == 0) return cudaErrorInvalidValue;
   std::uint64_t token = 0;
   if (cudaError_t error = resolveStream(stream, spelling, &token); error != cudaSuccess) return error;
+  // Graph memory nodes are not offered: an allocation a graph makes at every launch would need
+  // the same address each time, which the worker's allocator does not promise.
+  if (auto refused = refusedInCapture(token)) return *refused;
   v1::CallRequest request;
   auto* args = request.mutable_stream_ordered_memory();
   args->set_step(v1::StreamOrderedMemory::ALLOC);
@@ -312,6 +316,7 @@ cudaError_t allocateAsync(void** ptr, size_t size, cudaMemPool_t pool, cudaStrea
 cudaError_t freeAsync(void* ptr, cudaStream_t stream, DefaultStream spelling) {
   std::uint64_t token = 0;
   if (cudaError_t error = resolveStream(stream, spelling, &token); error != cudaSuccess) return error;
+  if (auto refused = refusedInCapture(token)) return *refused;
   const auto address = reinterpret_cast<std::uint64_t>(ptr);
   v1::CallRequest request;
   auto* args = request.mutable_stream_ordered_memory();
@@ -334,7 +339,6 @@ void forgetAllMemoryPools() {
   std::lock_guard lock(all.mutex);
   all.current.clear();
   // Default pools stay valid handles (the worker's default pool survives a reset); explicit pools
-  // are gone.
   // are gone. The worker's default pool starts over, so its attributes are the defaults again.
   for (auto it = all.records.begin(); it != all.records.end();) {
     if (it->second->workerId != kWorkerDefaultPool) {

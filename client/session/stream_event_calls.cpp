@@ -3,6 +3,7 @@
 #include "agileos/v1/client_api.pb.h"
 #include "client/session/error_state.h"
 #include "client/session/resource_epoch.h"
+#include "client/session/stream_capture.h"
 #include "client/session/worker_calls.h"
 
 namespace agileos::client {
@@ -40,6 +41,7 @@ cudaError_t destroyStream(cudaStream_t stream) {
 cudaError_t synchronizeStream(cudaStream_t stream, DefaultStream spelling) {
   std::uint64_t token = 0;
   if (cudaError_t error = resolveStream(stream, spelling, &token); error != cudaSuccess) return error;
+  if (auto refused = refusedInCapture(token)) return *refused;
   v1::CallRequest request;
   request.mutable_stream_synchronize()->set_stream(token);
   v1::CallReply reply;
@@ -53,6 +55,7 @@ cudaError_t queryStream(cudaStream_t stream, DefaultStream spelling) {
   std::uint64_t token = 0;
   if (cudaError_t error = resolveStream(stream, spelling, &token); error != cudaSuccess) return error;
   if (cudaError_t sticky = stickyError(); sticky != cudaSuccess) return sticky;
+  if (auto refused = refusedInCapture(token)) return *refused;
   if (streamSurelyIdle(token)) return cudaSuccess;  // nothing posted since it was seen idle
   v1::CallRequest request;
   request.mutable_stream_query()->set_stream(token);
@@ -67,6 +70,7 @@ cudaError_t waitEventOnStream(cudaStream_t stream, cudaEvent_t event, unsigned f
                               DefaultStream spelling) {
   std::uint64_t token = 0;
   if (cudaError_t error = resolveStream(stream, spelling, &token); error != cudaSuccess) return error;
+  if (auto captured = capturedEventWait(token, tokenOf(event), flags)) return *captured;
   v1::CallRequest request;
   auto* wait = request.mutable_stream_wait_event();
   wait->set_stream(token);
@@ -90,7 +94,19 @@ cudaError_t streamCreationProperties(cudaStream_t stream, DefaultStream spelling
 
 bool hostFunctionNotEnqueued(cudaError_t error) {
   return error == cudaErrorInvalidResourceHandle || error == cudaErrorNoDevice ||
-         error == cudaErrorDevicesUnavailable || error == cudaErrorInvalidValue;
+         error == cudaErrorDevicesUnavailable || error == cudaErrorInvalidValue ||
+         error == cudaErrorStreamCaptureUnsupported;
+}
+
+cudaError_t runHostFunction(cudaStream_t stream, DefaultStream spelling, cudaHostFn_t function,
+                            void* userData) {
+  if (function == nullptr) return cudaErrorInvalidValue;
+  std::uint64_t token = 0;
+  if (cudaError_t error = resolveStream(stream, spelling, &token); error != cudaSuccess) return error;
+  if (auto captured = capturedWork(token, NodeKind::kHost, HostWork{function, userData})) return *captured;
+  if (cudaError_t error = synchronizeStream(stream, spelling); error != cudaSuccess) return error;
+  function(userData);
+  return cudaSuccess;
 }
 
 cudaError_t createEvent(unsigned flags, cudaEvent_t* event) {
@@ -108,13 +124,17 @@ cudaError_t destroyEvent(cudaEvent_t event) {
   request.mutable_event_destroy()->set_event(tokenOf(event));
   v1::CallReply reply;
   const cudaError_t error = invoke(request, &reply);
-  if (error == cudaSuccess) forgetEvent(tokenOf(event));
+  if (error == cudaSuccess) {
+    forgetEvent(tokenOf(event));
+    forgetCapturedEvent(tokenOf(event));
+  }
   return error;
 }
 
 cudaError_t recordEvent(cudaEvent_t event, cudaStream_t stream, unsigned flags, DefaultStream spelling) {
   std::uint64_t token = 0;
   if (cudaError_t error = resolveStream(stream, spelling, &token); error != cudaSuccess) return error;
+  if (auto captured = capturedEventRecord(tokenOf(event), token, flags)) return *captured;
   v1::CallRequest request;
   auto* record = request.mutable_event_record();
   record->set_event(tokenOf(event));

@@ -33,8 +33,13 @@ cudaError_t streamCreationProperties(cudaStream_t stream, DefaultStream spelling
 // cannot tell which thread it runs on).
 //
 // True for the errors of synchronizeStream that mean a host function could not have been enqueued
-// at all (a bad stream handle, no worker), rather than an error of earlier work.
+// at all (a bad stream handle, no worker, a capturing stream: stream callbacks cannot be
+// captured), rather than an error of earlier work.
 bool hostFunctionNotEnqueued(cudaError_t error);
+
+// cudaLaunchHostFunc and cuLaunchHostFunc: as above, or a host node of the stream's capture.
+cudaError_t runHostFunction(cudaStream_t stream, DefaultStream spelling, cudaHostFn_t function,
+                            void* userData);
 
 // The stream's id from the worker, which also proves the stream is live.
 cudaError_t streamId(cudaStream_t stream, DefaultStream spelling, unsigned long long* id);

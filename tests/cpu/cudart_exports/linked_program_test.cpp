@@ -36,9 +36,9 @@ TEST(LinkedProgramTest, LoadsTheLibraryUnderTestAsLibcudart) {
 
 TEST(LinkedProgramTest, UnsupportedCallsFailClosed) {
   // NVIDIA's runtime would fail these differently here (no driver, no device), never with 801.
-  cudaGraph_t graph = nullptr;
-  EXPECT_EQ(cudaGraphCreate(&graph, 0), cudaErrorNotSupported);
-  EXPECT_EQ(graph, nullptr);
+  cudaUserObject_t object = nullptr;
+  EXPECT_EQ(cudaUserObjectCreate(&object, nullptr, nullptr, 1, 0), cudaErrorNotSupported);
+  EXPECT_EQ(object, nullptr);
   void* pointer = nullptr;
   EXPECT_EQ(cudaMallocManaged(&pointer, 4096, cudaMemAttachGlobal), cudaErrorNotSupported);
   EXPECT_EQ(pointer, nullptr);

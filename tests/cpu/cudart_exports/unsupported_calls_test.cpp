@@ -45,14 +45,14 @@ class UnsupportedCallsTest : public ::testing::Test {
   static inline void* library_ = nullptr;
 };
 
-TEST_F(UnsupportedCallsTest, GraphCreateFailsClosed) {
-  auto* graphCreate = entryPoint<decltype(cudaGraphCreate)>("cudaGraphCreate");
-  ASSERT_NE(graphCreate, nullptr) << dlerror();
-  const auto untouched = reinterpret_cast<cudaGraph_t>(0x5a5a);
-  cudaGraph_t graph = untouched;
-  EXPECT_EQ(graphCreate(&graph, 0), cudaErrorNotSupported);
+TEST_F(UnsupportedCallsTest, UserObjectCreateFailsClosed) {
+  auto* userObjectCreate = entryPoint<decltype(cudaUserObjectCreate)>("cudaUserObjectCreate");
+  ASSERT_NE(userObjectCreate, nullptr) << dlerror();
+  const auto untouched = reinterpret_cast<cudaUserObject_t>(0x5a5a);
+  cudaUserObject_t object = untouched;
+  EXPECT_EQ(userObjectCreate(&object, nullptr, nullptr, 1, 0), cudaErrorNotSupported);
   EXPECT_EQ(static_cast<int>(cudaErrorNotSupported), 801);
-  EXPECT_EQ(graph, untouched);
+  EXPECT_EQ(object, untouched);
   expectLastErrorIsNotSupported();
 }
 
@@ -78,8 +78,8 @@ TEST_F(UnsupportedCallsTest, PerThreadStreamVariantFailsClosed) {
 
 // The version node is real: a program linked against another runtime version does not bind.
 TEST_F(UnsupportedCallsTest, EntryPointsCarryOnlyTheLibcudart13Version) {
-  EXPECT_NE(dlvsym(library_, "cudaGraphCreate", kVersionNode), nullptr);
-  EXPECT_EQ(dlvsym(library_, "cudaGraphCreate", "libcudart.so.12"), nullptr);
+  EXPECT_NE(dlvsym(library_, "cudaUserObjectCreate", kVersionNode), nullptr);
+  EXPECT_EQ(dlvsym(library_, "cudaUserObjectCreate", "libcudart.so.12"), nullptr);
 }
 
 }  // namespace

@@ -241,6 +241,129 @@ void check3D() {
   checkError(cudaFree(device.ptr), cudaSuccess, "cudaFree 3D");
 }
 
+void countCall(void* data) { ++*static_cast<int*>(data); }
+
+// Graphs and stream capture (client/session/graph.h): captured work does not run until the graph
+// is launched, then runs in order, each launch again; a fork must be joined; what cannot be
+// captured invalidates the capture; a graph that names memory freed since runs none of its nodes.
+void checkGraphs(cudaStream_t stream) {
+  constexpr size_t kBytes = 4096;
+  void* a = nullptr;
+  void* b = nullptr;
+  checkError(cudaMalloc(&a, kBytes), cudaSuccess, "graphs: cudaMalloc a");
+  checkError(cudaMalloc(&b, kBytes), cudaSuccess, "graphs: cudaMalloc b");
+  checkError(cudaMemset(a, 0, kBytes), cudaSuccess, "graphs: clear a");
+  checkError(cudaMemset(b, 0, kBytes), cudaSuccess, "graphs: clear b");
+  std::vector<unsigned char> host(kBytes, 0xEE);
+  int calls = 0;
+
+  checkError(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), cudaSuccess,
+             "cudaStreamBeginCapture");
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  checkError(cudaStreamIsCapturing(stream, &status), cudaSuccess, "cudaStreamIsCapturing while capturing");
+  check(status == cudaStreamCaptureStatusActive, "the stream captures");
+  checkError(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), cudaErrorIllegalState,
+             "cudaStreamBeginCapture twice");
+  checkError(cudaMemsetAsync(a, 0x11, kBytes, stream), cudaSuccess, "captured memset");
+  checkError(cudaMemcpyAsync(b, a, kBytes, cudaMemcpyDeviceToDevice, stream), cudaSuccess,
+             "captured D2D copy");
+  checkError(cudaLaunchHostFunc(stream, countCall, &calls), cudaSuccess, "captured host function");
+  checkError(cudaMemcpyAsync(host.data(), b, kBytes, cudaMemcpyDeviceToHost, stream), cudaSuccess,
+             "captured D2H copy");
+  size_t dependencies = 0;
+  checkError(cudaStreamGetCaptureInfo(stream, &status, nullptr, nullptr, nullptr, nullptr, &dependencies),
+             cudaSuccess, "cudaStreamGetCaptureInfo while capturing");
+  check(status == cudaStreamCaptureStatusActive && dependencies == 1,
+        "one dependency: the last captured call");
+  cudaGraph_t graph = nullptr;
+  checkError(cudaStreamEndCapture(stream, &graph), cudaSuccess, "cudaStreamEndCapture");
+  check(graph != nullptr && calls == 0 && host[0] == 0xEE, "nothing captured ran during the capture");
+  std::vector<unsigned char> probe(kBytes, 0xEE);
+  checkError(cudaMemcpy(probe.data(), b, kBytes, cudaMemcpyDeviceToHost), cudaSuccess, "graphs: read b");
+  check(probe[0] == 0 && probe[kBytes - 1] == 0, "the captured copy did not run before the launch");
+  size_t nodes = 0;
+  checkError(cudaGraphGetNodes(graph, nullptr, &nodes), cudaSuccess, "cudaGraphGetNodes");
+  check(nodes == 4, "four nodes captured");
+
+  cudaGraphExec_t exec = nullptr;
+  checkError(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess, "cudaGraphInstantiate");
+  for (int launch = 0; launch < 2; ++launch) {
+    checkError(cudaGraphLaunch(exec, stream), cudaSuccess, "cudaGraphLaunch");
+  }
+  checkError(cudaStreamSynchronize(stream), cudaSuccess, "graphs: synchronize");
+  check(host[0] == 0x11 && host[kBytes - 1] == 0x11 && calls == 2, "two launches ran every node in order");
+
+  // A graph naming memory freed since: refused at launch, and none of its nodes runs.
+  cudaGraph_t built = nullptr;
+  checkError(cudaGraphCreate(&built, 0), cudaSuccess, "cudaGraphCreate");
+  cudaGraphNode_t hostNode = nullptr, fillNode = nullptr;
+  cudaHostNodeParams hostParams{countCall, &calls};
+  checkError(cudaGraphAddHostNode(&hostNode, built, nullptr, 0, &hostParams), cudaSuccess,
+             "cudaGraphAddHostNode");
+  cudaMemsetParams fill{};
+  fill.dst = a;
+  fill.value = 0x22;
+  fill.elementSize = 1;
+  fill.width = kBytes;
+  fill.height = 1;
+  checkError(cudaGraphAddMemsetNode(&fillNode, built, &hostNode, 1, &fill), cudaSuccess,
+             "cudaGraphAddMemsetNode");
+  fill.value = 0x01020304;
+  fill.elementSize = 4;
+  fill.width = kBytes / 4;
+  cudaGraphNode_t unsupported = nullptr;
+  checkError(cudaGraphAddMemsetNode(&unsupported, built, nullptr, 0, &fill), cudaErrorNotSupported,
+             "a 4-byte memset pattern of different bytes");
+  cudaGraphExec_t builtExec = nullptr;
+  checkError(cudaGraphInstantiate(&builtExec, built, 0), cudaSuccess, "cudaGraphInstantiate (built)");
+  checkError(cudaFree(a), cudaSuccess, "graphs: free a");
+  calls = 0;
+  checkError(cudaGraphLaunch(builtExec, stream), cudaErrorInvalidValue,
+             "a graph naming freed memory is refused");
+  checkError(cudaStreamSynchronize(stream), cudaSuccess, "graphs: synchronize after the refusal");
+  check(calls == 0, "none of its nodes ran");
+  checkError(cudaGraphExecDestroy(builtExec), cudaSuccess, "cudaGraphExecDestroy (built)");
+  checkError(cudaGraphExecDestroy(builtExec), cudaErrorInvalidValue, "cudaGraphExecDestroy twice");
+  checkError(cudaGraphDestroy(built), cudaSuccess, "cudaGraphDestroy (built)");
+
+  // A fork that is not joined; a call that cannot be captured.
+  cudaStream_t side = nullptr;
+  cudaEvent_t fork = nullptr;
+  checkError(cudaStreamCreate(&side), cudaSuccess, "graphs: side stream");
+  checkError(cudaEventCreate(&fork), cudaSuccess, "graphs: fork event");
+  checkError(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed), cudaSuccess,
+             "capture with a fork");
+  checkError(cudaEventRecord(fork, stream), cudaSuccess, "captured event record");
+  checkError(cudaStreamWaitEvent(side, fork, 0), cudaSuccess, "the side stream joins the capture");
+  checkError(cudaMemsetAsync(b, 0x33, 64, side), cudaSuccess, "captured memset on the side stream");
+  cudaGraph_t unjoined = nullptr;
+  checkError(cudaStreamEndCapture(stream, &unjoined), cudaErrorStreamCaptureUnjoined, "an unjoined fork");
+  check(unjoined == nullptr, "no graph from an unjoined capture");
+  checkError(cudaStreamIsCapturing(side, &status), cudaSuccess, "side stream status");
+  check(status == cudaStreamCaptureStatusNone, "the side stream left the capture");
+  checkError(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed), cudaSuccess, "capture again");
+  void* pooled = nullptr;
+  checkError(cudaMallocAsync(&pooled, 256, stream), cudaErrorStreamCaptureUnsupported,
+             "stream-ordered allocation in a capture");
+  checkError(cudaStreamSynchronize(stream), cudaErrorStreamCaptureUnsupported, "synchronize in a capture");
+  cudaGraph_t invalidated = nullptr;
+  checkError(cudaStreamEndCapture(stream, &invalidated), cudaErrorStreamCaptureInvalidated,
+             "the capture was invalidated");
+  checkError(cudaStreamEndCapture(stream, &invalidated), cudaErrorIllegalState, "end without a capture");
+  checkError(cudaStreamBeginCapture(nullptr, cudaStreamCaptureModeGlobal), cudaErrorStreamCaptureUnsupported,
+             "the legacy stream cannot capture");
+  std::vector<unsigned char> after(64, 0);
+  checkError(cudaMemcpy(after.data(), b, 64, cudaMemcpyDeviceToHost), cudaSuccess, "graphs: read b again");
+  check(after[0] == 0x11, "nothing of the failed captures ran");
+
+  checkError(cudaGraphExecDestroy(exec), cudaSuccess, "cudaGraphExecDestroy");
+  checkError(cudaGraphDestroy(graph), cudaSuccess, "cudaGraphDestroy");
+  checkError(cudaGraphDestroy(graph), cudaErrorInvalidValue, "cudaGraphDestroy twice");
+  checkError(cudaEventDestroy(fork), cudaSuccess, "graphs: destroy the fork event");
+  checkError(cudaStreamDestroy(side), cudaSuccess, "graphs: destroy the side stream");
+  checkError(cudaFree(b), cudaSuccess, "graphs: free b");
+}
+
 void checkDeviceSettings() {
   cudaFuncCache config = cudaFuncCachePreferL1;
   checkError(cudaDeviceGetCacheConfig(&config), cudaSuccess, "cudaDeviceGetCacheConfig");
@@ -416,6 +539,7 @@ int main() {
 
   checkPeerAndPciIdentity(b, kBytes);
   checkStreamQueries(stream);
+  checkGraphs(stream);
   checkHostCallbacks(stream, b, pinned);
   check3D();
   checkDeviceSettings();

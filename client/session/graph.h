@@ -1,0 +1,160 @@
+// CUDA graphs as the client records them (untrusted side), shared by the runtime and the driver
+// shims: a cudaGraph_t is a Graph, a cudaGraphNode_t a Node, a cudaGraphExec_t an ExecutableGraph
+// (graph_launch.h), all objects of this process.
+//
+// Why graphs live here and not in the worker: a node is a call the program could have made (a
+// launch, a copy, a memset, a host function, an event record or wait), kept with its arguments.
+// Launching a graph makes those calls, through the same session functions as the program's own
+// calls, so the worker validates every node each time it runs, exactly as if the program had
+// called it then: a graph cannot carry work past the worker's checks, and one that names memory
+// freed since is refused (graph_launch.h checks its copies and memsets before anything runs,
+// the worker checks every node again as it arrives). Nothing of a graph is trusted.
+//
+// Thread-safety: graphs, nodes and their handles are guarded by one mutex (graphMutex()); a
+// program that changes a graph while another thread instantiates it gets one of the two orders.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <variant>
+#include <vector>
+
+#include "client/session/kernel_launch.h"
+#include "client/session/module_registry.h"
+
+namespace agileos::client {
+
+class Graph;
+
+// A kernel launch with its parameters packed at the offsets the worker reported (KernelLayout).
+struct KernelWork {
+  KernelLayout layout;
+  const void* function = nullptr;  // as the program named it: a host stub, a cudaKernel_t or a CUfunction
+  dim3 grid;
+  dim3 block;
+  std::size_t sharedMem = 0;
+  bool cooperative = false;
+  std::vector<LaunchAttributeValue> attributes;
+  std::vector<char> params;              // layout.bufferSize bytes
+  std::vector<void*> parameterPointers;  // into params, one per parameter (cudaKernelNodeParams)
+};
+
+// width bytes of each of height rows, rows pitch bytes apart on each side (a 1D copy is one row).
+struct CopyWork {
+  void* dst = nullptr;
+  std::size_t dstPitch = 0;
+  const void* src = nullptr;
+  std::size_t srcPitch = 0;
+  std::size_t width = 0;
+  std::size_t height = 1;
+  cudaMemcpyKind kind = cudaMemcpyDefault;
+};
+
+// A memset of height rows of width elements; every element is `value`'s low elementSize bytes.
+struct FillWork {
+  std::uint64_t dst = 0;
+  std::size_t pitch = 0;
+  unsigned value = 0;
+  unsigned elementSize = 1;
+  std::size_t width = 0;  // elements
+  std::size_t height = 1;
+};
+
+struct HostWork {
+  cudaHostFn_t function = nullptr;
+  void* userData = nullptr;
+};
+
+struct EventWork {
+  std::uint64_t event = 0;  // the worker's token
+};
+
+struct ChildWork {
+  std::unique_ptr<Graph> graph;  // the node's own copy, as cudaGraphAddChildGraphNode makes
+};
+
+struct EmptyWork {};
+
+using NodeWork = std::variant<KernelWork, CopyWork, FillWork, HostWork, ChildWork, EmptyWork, EventWork>;
+
+// The node type a program sees (cudaGraphNodeType, equal to CUgraphNodeType).
+enum class NodeKind : int {
+  kKernel = cudaGraphNodeTypeKernel,
+  kMemcpy = cudaGraphNodeTypeMemcpy,
+  kMemset = cudaGraphNodeTypeMemset,
+  kHost = cudaGraphNodeTypeHost,
+  kChildGraph = cudaGraphNodeTypeGraph,
+  kEmpty = cudaGraphNodeTypeEmpty,
+  kEventWait = cudaGraphNodeTypeWaitEvent,
+  kEventRecord = cudaGraphNodeTypeEventRecord,
+};
+
+struct Node {
+  Graph* owner = nullptr;
+  NodeKind kind = NodeKind::kEmpty;
+  NodeWork work;
+  std::vector<Node*> dependencies;  // nodes of the same graph, no repeats
+  std::vector<Node*> dependents;
+  bool enabled = true;               // in an executable graph: a disabled node does nothing
+  const Node* clonedFrom = nullptr;  // for cudaGraphNodeFindInClone
+};
+
+class Graph {
+ public:
+  Graph();
+  ~Graph();
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+
+  // Adds a node after `dependencies` (each a node of this graph, no repeats):
+  // cudaErrorInvalidValue otherwise, and nothing is added.
+  cudaError_t add(NodeKind kind, NodeWork work, std::span<Node* const> dependencies, Node** node);
+  // Edges from[i] -> to[i]; all or nothing. An edge that exists already is cudaErrorInvalidValue.
+  cudaError_t addEdges(std::span<Node* const> from, std::span<Node* const> to);
+  cudaError_t removeEdges(std::span<Node* const> from, std::span<Node* const> to);
+  // Removes `node` and its edges.
+  void remove(Node* node);
+
+  bool owns(const Node* node) const;
+  // A child graph node's graph: the program may add to it, but destroys it only with its node.
+  bool isChild() const { return child_; }
+  void markChild() { child_ = true; }
+  const std::vector<std::unique_ptr<Node>>& nodes() const { return nodes_; }
+  std::vector<Node*> roots() const;
+  // Nodes without dependents (what a capture must have joined into its origin stream).
+  std::vector<Node*> leaves() const;
+
+  // A deep copy; `mapping`, if given, receives (original, copy) for every node of this graph.
+  std::unique_ptr<Graph> clone(std::vector<std::pair<const Node*, Node*>>* mapping = nullptr) const;
+
+  // Every node in an order that respects the edges (a node before its dependents; among the
+  // ready ones, the earlier added first). False when the edges form a cycle.
+  bool topologicalOrder(std::vector<const Node*>* order) const;
+
+ private:
+  std::vector<std::unique_ptr<Node>> nodes_;
+  bool child_ = false;
+};
+
+// Copies the work, child graphs deeply.
+NodeWork copyWork(const NodeWork& work);
+
+std::mutex& graphMutex();
+
+// Handles the program holds, so that a stale or forged one is cudaErrorInvalidValue rather than a
+// crash: every Graph and Node registers itself while it lives. The caller holds graphMutex().
+bool isLiveGraph(const Graph* graph);
+// The node, if it is a node of a live graph (top-level graphs and child graphs alike).
+bool isLiveNode(const Node* node);
+
+// Builds a kernel node's work: resolves the layout of `function` and packs `args` (one pointer per
+// parameter) or `extra` (CU_LAUNCH_PARAM_BUFFER_POINTER/SIZE). For the runtime shim `function` is
+// a host stub or a cudaKernel_t; the driver shim passes its own resolver's layout.
+cudaError_t packKernelWork(const KernelLayout& layout, const void* function, void* const* args,
+                           void* const* extra, KernelWork* work);
+
+}  // namespace agileos::client

@@ -1,0 +1,74 @@
+// Executable graphs (cudaGraphExec_t) and their launch (untrusted side), shared by both shims.
+//
+// Instantiation orders a graph's nodes once (a node after its dependencies, child graphs
+// inlined) and copies their work, so that later changes to the graph do not reach the executable
+// graph, as in CUDA. A launch puts the nodes' work on the launch stream in that order through the
+// session's own functions (a launch, a copy, ...), each sent to the worker like the program's
+// calls and validated there as it arrives. Running the nodes one after another on one stream is
+// one of the schedules the graph's edges allow, and the graph as a whole stays ordered after the
+// stream's earlier work and before its later work. Launched into a capturing stream, the nodes
+// are captured in turn.
+//
+// Before anything is sent, every copy and memset node's device range must still lie in live
+// memory of the client (a graph that names memory freed since is refused with
+// cudaErrorInvalidValue, and nothing of it runs); the worker checks each node again regardless.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+#include "client/session/graph.h"
+
+namespace agileos::client {
+
+struct ExecutableNode {
+  const Node* origin = nullptr;       // the node it was instantiated from (for cudaGraphExec*SetParams)
+  const Node* updatedFrom = nullptr;  // the node of the graph of the last cudaGraphExecUpdate
+  NodeKind kind = NodeKind::kEmpty;
+  NodeWork work;
+  bool enabled = true;
+};
+
+class ExecutableGraph {
+ public:
+  // Held while the graph runs and while its nodes change; graphMutex() is not held while it runs.
+  std::mutex mutex;
+  std::vector<ExecutableNode> nodes;
+  unsigned long long flags = 0;
+};
+
+// Lock order: graphMutex() may be taken while an executable graph's mutex is held (a launch's
+// nodes may be captured, and capturedWork takes graphMutex()), never the other way round: the
+// functions that take an executable graph's mutex are called with graphMutex() free.
+
+// The graph's nodes in launch order, child graphs inlined, their work copied. False when the
+// edges form a cycle. The caller holds graphMutex().
+bool flattenGraph(const Graph& graph, std::vector<ExecutableNode>* nodes);
+
+// The caller holds graphMutex(). cudaErrorInvalidValue for a graph whose edges form a cycle.
+cudaError_t instantiateGraph(const Graph& graph, unsigned long long flags, ExecutableGraph** executable);
+bool isLiveExecutable(const ExecutableGraph* executable);  // the caller holds graphMutex()
+// Makes the handle stale (the caller holds graphMutex()); false if it was not live. Then the
+// caller, with graphMutex() free, calls deleteExecutable, which waits for a launch in progress.
+bool retireExecutable(ExecutableGraph* executable);
+void deleteExecutable(ExecutableGraph* executable);
+
+// The executable node instantiated from `origin`, or null. The caller holds executable.mutex.
+ExecutableNode* findExecutableNode(ExecutableGraph& executable, const Node* origin);
+
+// cudaGraphExecUpdate with the graph's flattened nodes: they must have the executable graph's
+// shape (as many nodes, in the same order, of the same kinds); then every node's work is replaced.
+// Otherwise nothing changes and *result says why. Takes executable.mutex.
+cudaError_t updateExecutable(ExecutableGraph& executable, std::vector<ExecutableNode> nodes,
+                             cudaGraphExecUpdateResult* result, const Node** errorNode);
+
+// Runs the executable graph on `stream` (a resolved token). The caller holds no lock.
+cudaError_t launchExecutable(ExecutableGraph& executable, std::uint64_t stream);
+
+// A node's work, run now on `stream` through the session's functions.
+cudaError_t runNodeWork(NodeKind kind, const NodeWork& work, std::uint64_t stream);
+
+}  // namespace agileos::client
