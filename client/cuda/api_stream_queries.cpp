@@ -1,15 +1,17 @@
 // Stream identity and stream-capture status, context ids, profiler control (libcuda.so.1
 // exports), as the runtime shim answers them (client/cudart/api_stream_queries.cpp,
-// api_profiler.cpp): no stream is ever capturing (capture is not offered until issue 17), but
-// each query first proves the stream live with the worker; the thread's capture mode is the
-// session's, shared with the runtime shim.
+// api_profiler.cpp): a stream's capture state is the session's (client/session/stream_capture.h,
+// shared with the runtime shim), after each query proves the stream live with the worker; so is
+// the thread's capture mode.
 #include <cuda.h>
 #include <cudaProfiler.h>
 
 #include <cstring>
+#include <vector>
 
 #include "client/cuda/driver_call.h"
 #include "client/session/error_state.h"
+#include "client/session/stream_capture.h"
 #include "client/session/stream_event_calls.h"
 #include "client/session/thread_contexts.h"
 #include "client/session/worker_calls.h"
@@ -31,23 +33,44 @@ CUresult isCapturing(CUstream stream, CUstreamCaptureStatus* status, DefaultStre
   if (status == nullptr) return CUDA_ERROR_INVALID_VALUE;
   unsigned long long id = 0;
   if (CUresult result = idOf(stream, spelling, &id); result != CUDA_SUCCESS) return result;
-  *status = CU_STREAM_CAPTURE_STATUS_NONE;
+  std::uint64_t token = 0;
+  if (cudaError_t error = resolveStream(reinterpret_cast<cudaStream_t>(stream), spelling, &token);
+      error != cudaSuccess) {
+    return toDriverResult(error);
+  }
+  *status = static_cast<CUstreamCaptureStatus>(agileos::client::captureInfo(token).status);
   return CUDA_SUCCESS;
 }
 
-// Only the status is valid unless it is Active; the other outputs are cleared so that nothing
-// stale is read as a capture.
+// Only the status is valid unless it is Active; the other outputs are cleared then so that
+// nothing stale is read as a capture.
 CUresult captureInfo(CUstream stream, CUstreamCaptureStatus* status, cuuint64_t* id, CUgraph* graph,
                      const CUgraphNode** dependencies, const CUgraphEdgeData** edgeData,
                      size_t* numDependencies, DefaultStream spelling) {
   if (status == nullptr) return CUDA_ERROR_INVALID_VALUE;
   if (edgeData != nullptr && dependencies == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  if (CUresult result = isCapturing(stream, status, spelling); result != CUDA_SUCCESS) return result;
-  if (id != nullptr) *id = 0;
-  if (graph != nullptr) *graph = nullptr;
-  if (dependencies != nullptr) *dependencies = nullptr;
-  if (edgeData != nullptr) *edgeData = nullptr;
-  if (numDependencies != nullptr) *numDependencies = 0;
+  unsigned long long streamIdentity = 0;
+  if (CUresult result = idOf(stream, spelling, &streamIdentity); result != CUDA_SUCCESS) return result;
+  std::uint64_t token = 0;
+  if (cudaError_t error = resolveStream(reinterpret_cast<cudaStream_t>(stream), spelling, &token);
+      error != cudaSuccess) {
+    return toDriverResult(error);
+  }
+  const CaptureInfo info = agileos::client::captureInfo(token);
+  *status = static_cast<CUstreamCaptureStatus>(info.status);
+  const bool active = info.status == cudaStreamCaptureStatusActive;
+  const size_t count = active ? info.dependencies->size() : 0;
+  if (id != nullptr) *id = active ? info.id : 0;
+  if (graph != nullptr) *graph = active ? reinterpret_cast<CUgraph>(info.graph) : nullptr;
+  if (dependencies != nullptr) {
+    *dependencies = count > 0 ? reinterpret_cast<const CUgraphNode*>(info.dependencies->data()) : nullptr;
+  }
+  if (edgeData != nullptr) {
+    thread_local std::vector<CUgraphEdgeData> tDefaultEdges;  // every captured edge is a default edge
+    tDefaultEdges.assign(count, CUgraphEdgeData{});
+    *edgeData = count > 0 ? tDefaultEdges.data() : nullptr;
+  }
+  if (numDependencies != nullptr) *numDependencies = count;
   return CUDA_SUCCESS;
 }
 

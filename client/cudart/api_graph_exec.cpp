@@ -27,11 +27,10 @@ constexpr unsigned long long kKnownInstantiateFlags =
 cudaError_t instantiate(cudaGraphExec_t* pGraphExec, cudaGraph_t graph, unsigned long long flags) {
   if (pGraphExec == nullptr) return cudaErrorInvalidValue;
   if ((flags & ~kKnownInstantiateFlags) != 0) return cudaErrorNotSupported;
-  std::lock_guard lock(graphMutex());
-  Graph* source = graphOf(graph);
-  if (!isLiveGraph(source)) return cudaErrorInvalidValue;
   ExecutableGraph* executable = nullptr;
-  if (cudaError_t error = instantiateGraph(*source, flags, &executable); error != cudaSuccess) return error;
+  if (cudaError_t error = instantiateLiveGraph(graphOf(graph), flags, &executable); error != cudaSuccess) {
+    return error;
+  }
   *pGraphExec = reinterpret_cast<cudaGraphExec_t>(executable);
   return cudaSuccess;
 }
@@ -64,12 +63,7 @@ cudaError_t launch(cudaGraphExec_t exec, cudaStream_t stream, DefaultStream spel
   std::uint64_t token = 0;
   if (cudaError_t error = resolveStream(stream, spelling, &token); error != cudaSuccess)
     return recordError(error);
-  ExecutableGraph* executable = executableOf(exec);
-  {
-    std::lock_guard lock(graphMutex());
-    if (!isLiveExecutable(executable)) return recordError(cudaErrorInvalidValue);
-  }
-  return recordError(launchExecutable(*executable, token));
+  return recordError(launchLiveExecutable(executableOf(exec), token));
 }
 
 // cudaGraphUpload: there is nothing to upload ahead of a launch; the handles are checked.
@@ -112,13 +106,7 @@ cudaError_t cudaGraphInstantiateWithParams_ptsz(cudaGraphExec_t* pGraphExec, cud
 }
 
 cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec) {
-  ExecutableGraph* executable = executableOf(graphExec);
-  {
-    std::lock_guard lock(graphMutex());
-    if (!retireExecutable(executable)) return recordError(cudaErrorInvalidValue);
-  }
-  deleteExecutable(executable);
-  return cudaSuccess;
+  return recordError(destroyLiveExecutable(executableOf(graphExec)));
 }
 
 cudaError_t cudaGraphExecGetFlags(cudaGraphExec_t graphExec, unsigned long long* flags) {

@@ -7,6 +7,7 @@
 
 #include "agileos/library_call.h"
 #include "client/session/resource_epoch.h"
+#include "client/session/stream_capture.h"
 #include "client/session/streams.h"
 #include "client/session/worker_calls.h"
 
@@ -153,6 +154,16 @@ extern "C" __attribute__((visibility("default"))) int agileos_library_call_async
     return error;
   }
   return agileos::client::invokeAsync(request);
+}
+
+extern "C" __attribute__((visibility("default"))) int agileos_refuse_in_capture(void* stream) {
+  std::uint64_t token = 0;
+  if (cudaError_t error = agileos::client::resolveStream(static_cast<cudaStream_t>(stream),
+                                                         agileos::client::DefaultStream::kLegacy, &token);
+      error != cudaSuccess) {
+    return error;
+  }
+  return agileos::client::refusedInCapture(token).value_or(cudaSuccess);
 }
 
 extern "C" __attribute__((visibility("default"))) uint64_t agileos_resource_epoch(void) {

@@ -235,6 +235,7 @@ cufftResult exec(const char* entryPoint, cufftHandle plan, ExecKind kind, const 
                  const void* odata, int direction) {
   const std::optional<std::uint64_t> token = plans().find(plan);
   if (!token) return CUFFT_INVALID_PLAN;
+  if (agileos_refuse_in_capture(plans().stream(plan)) != 0) return CUFFT_EXEC_FAILED;
   const agileos_value args[] = {handleValue(*token), integerValue(static_cast<std::int64_t>(kind)),
                                 devicePointerValue(idata), devicePointerValue(odata),
                                 integerValue(direction)};
@@ -569,7 +570,9 @@ AGILEOS_SHIM_EXPORT cufftResult cufftSetStream(cufftHandle plan, cudaStream_t st
   const agileos_value args[] = {agileos::client::library_shim::handleValue(*token),
                                 agileos::client::library_shim::streamValue(stream)};
   shim::acceptedExecs().forget(*token);
-  return shim::statusOf("cufftSetStream", names::kSetStream, args);
+  const cufftResult result = shim::statusOf("cufftSetStream", names::kSetStream, args);
+  if (result == CUFFT_SUCCESS) shim::plans().setStream(plan, stream);
+  return result;
 }
 
 // --- execution ------------------------------------------------------------------------------

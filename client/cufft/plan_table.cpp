@@ -31,6 +31,7 @@ std::optional<std::uint64_t> PlanTable::remove(int handle) {
   const std::uint64_t token = found->second;
   tokens_.erase(found);
   types_.erase(handle);
+  streams_.erase(handle);
   return token;
 }
 
@@ -44,6 +45,17 @@ std::optional<std::int64_t> PlanTable::type(int handle) const {
   const auto found = types_.find(handle);
   if (found == types_.end()) return std::nullopt;
   return found->second;
+}
+
+void PlanTable::setStream(int handle, void* stream) {
+  std::lock_guard lock(mutex_);
+  if (tokens_.contains(handle)) streams_[handle] = stream;
+}
+
+void* PlanTable::stream(int handle) const {
+  std::lock_guard lock(mutex_);
+  const auto found = streams_.find(handle);
+  return found == streams_.end() ? nullptr : found->second;
 }
 
 std::size_t PlanTable::size() const {

@@ -37,10 +37,17 @@ class PlanTable {
   void setType(int handle, std::int64_t type);
   std::optional<std::int64_t> type(int handle) const;
 
+  // The stream cufftSetStream last gave `handle` (the program's cudaStream_t; null, the legacy
+  // stream, until set), so that an exec on a capturing stream is refused (cuFFT's work runs in
+  // the worker and cannot become a graph node). Forgotten with the handle.
+  void setStream(int handle, void* stream);
+  void* stream(int handle) const;
+
  private:
   mutable std::mutex mutex_;
   std::unordered_map<int, std::uint64_t> tokens_;
   std::unordered_map<int, std::int64_t> types_;
+  std::unordered_map<int, void*> streams_;
   int next_ = 1;
   bool exhausted_ = false;
 };

@@ -185,6 +185,29 @@ cudaError_t runNodeWork(NodeKind kind, const NodeWork& work, std::uint64_t strea
   return cudaErrorInvalidValue;
 }
 
+cudaError_t instantiateLiveGraph(Graph* graph, unsigned long long flags, ExecutableGraph** executable) {
+  std::lock_guard lock(graphMutex());
+  if (!isLiveGraph(graph)) return cudaErrorInvalidValue;
+  return instantiateGraph(*graph, flags, executable);
+}
+
+cudaError_t launchLiveExecutable(ExecutableGraph* executable, std::uint64_t stream) {
+  {
+    std::lock_guard lock(graphMutex());
+    if (!isLiveExecutable(executable)) return cudaErrorInvalidValue;
+  }
+  return launchExecutable(*executable, stream);
+}
+
+cudaError_t destroyLiveExecutable(ExecutableGraph* executable) {
+  {
+    std::lock_guard lock(graphMutex());
+    if (!retireExecutable(executable)) return cudaErrorInvalidValue;
+  }
+  deleteExecutable(executable);
+  return cudaSuccess;
+}
+
 cudaError_t launchExecutable(ExecutableGraph& executable, std::uint64_t stream) {
   std::lock_guard lock(executable.mutex);
   for (const ExecutableNode& node : executable.nodes) {

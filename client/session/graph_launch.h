@@ -68,6 +68,12 @@ cudaError_t updateExecutable(ExecutableGraph& executable, std::vector<Executable
 // Runs the executable graph on `stream` (a resolved token). The caller holds no lock.
 cudaError_t launchExecutable(ExecutableGraph& executable, std::uint64_t stream);
 
+// The three calls both shims make on handles the program passed, with the locking above: each
+// checks that the handle is live (cudaErrorInvalidValue otherwise).
+cudaError_t instantiateLiveGraph(Graph* graph, unsigned long long flags, ExecutableGraph** executable);
+cudaError_t launchLiveExecutable(ExecutableGraph* executable, std::uint64_t stream);
+cudaError_t destroyLiveExecutable(ExecutableGraph* executable);
+
 // A node's work, run now on `stream` through the session's functions.
 cudaError_t runNodeWork(NodeKind kind, const NodeWork& work, std::uint64_t stream);
 

@@ -69,6 +69,11 @@ void agileos_library_reply_free(agileos_library_reply* reply);
 int agileos_library_call_async(const char* library, const char* operation, const agileos_value* args,
                                size_t arg_count);
 
+/* For a library call that puts work on `stream` (a cudaStream_t as the program passed it): 0 when
+ * the stream is not capturing; otherwise the capture is invalidated and cudaErrorStreamCaptureUnsupported
+ * returned, since work the worker's adapters run cannot be captured into a graph. */
+int agileos_refuse_in_capture(void* stream);
+
 /* Changes whenever this process may have released memory or a stream that a library call
  * could name (cudaFree, cudaStreamDestroy, cudaDeviceReset). */
 uint64_t agileos_resource_epoch(void);

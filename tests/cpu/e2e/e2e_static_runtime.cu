@@ -64,6 +64,30 @@ int main() {
              "cudaStreamCreateWithFlags");
   checkError(cudaMemsetAsync(device, 0, n * sizeof(float), stream), cudaSuccess, "cudaMemsetAsync");
   checkError(cudaStreamSynchronize(stream), cudaSuccess, "cudaStreamSynchronize");
+
+  // Stream capture through the driver API the linked-in runtime calls (cuStreamBeginCapture_v2,
+  // cuGraphInstantiateWithFlags, cuGraphLaunch): the captured memset and copy run only when the
+  // graph is launched.
+  checkError(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), cudaSuccess,
+             "cudaStreamBeginCapture");
+  checkError(cudaMemsetAsync(device, 0x3f, n * sizeof(float), stream), cudaSuccess, "a captured memset");
+  checkError(cudaMemcpyAsync(back.data(), device, n * sizeof(float), cudaMemcpyDeviceToHost, stream),
+             cudaSuccess, "a captured copy");
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  checkError(cudaStreamIsCapturing(stream, &status), cudaSuccess, "cudaStreamIsCapturing");
+  check(status == cudaStreamCaptureStatusActive, "the stream captures");
+  cudaGraph_t graph = nullptr;
+  checkError(cudaStreamEndCapture(stream, &graph), cudaSuccess, "cudaStreamEndCapture");
+  check(back == host, "nothing captured ran during the capture");
+  cudaGraphExec_t exec = nullptr;
+  checkError(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess, "cudaGraphInstantiate");
+  checkError(cudaGraphLaunch(exec, stream), cudaSuccess, "cudaGraphLaunch");
+  checkError(cudaStreamSynchronize(stream), cudaSuccess, "cudaStreamSynchronize after the launch");
+  unsigned word = 0;
+  std::memcpy(&word, back.data(), sizeof word);
+  check(word == 0x3f3f3f3fu, "the graph's memset and copy ran");
+  checkError(cudaGraphExecDestroy(exec), cudaSuccess, "cudaGraphExecDestroy");
+  checkError(cudaGraphDestroy(graph), cudaSuccess, "cudaGraphDestroy");
   checkError(cudaStreamDestroy(stream), cudaSuccess, "cudaStreamDestroy");
 
   cudaPointerAttributes attributes{};

@@ -643,6 +643,22 @@ TEST_F(CufftShimTest, OnlyARepeatedAcceptedExecIsSentWithoutWaiting) {
   EXPECT_EQ(asyncFlags(), (std::vector<bool>{false, false}));
 }
 
+// cuFFT's work runs in the worker and cannot become a graph node: an exec on a plan whose stream
+// captures is refused before anything is sent (and the runtime shim invalidates the capture).
+TEST_F(CufftShimTest, ExecOnACapturingStreamIsRefusedWithoutACall) {
+  const cufftHandle plan = madePlan();
+  auto* stream = reinterpret_cast<cudaStream_t>(0xc0);
+  ASSERT_EQ(cufftSetStream(plan, stream), CUFFT_SUCCESS);
+  forgetCalls();
+  FakeWorker::instance().setCapturingStream(stream);
+  auto* data = reinterpret_cast<cufftComplex*>(0x7000000);
+  EXPECT_EQ(cufftExecC2C(plan, data, data, CUFFT_FORWARD), CUFFT_EXEC_FAILED);
+  EXPECT_TRUE(calls().empty()) << "an exec on a capturing stream reached the worker";
+  FakeWorker::instance().setCapturingStream(nullptr);
+  EXPECT_EQ(cufftExecC2C(plan, data, data, CUFFT_FORWARD), CUFFT_SUCCESS);
+  EXPECT_EQ(calls().size(), 1u);
+}
+
 TEST_F(CufftShimTest, StreamWorkAreaAllocationAndPropertiesReachThePlan) {
   const cufftHandle plan = madePlan();
   const std::uint64_t token = lastToken();

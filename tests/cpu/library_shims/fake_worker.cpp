@@ -299,6 +299,10 @@ extern "C" int agileos_library_call_async(const char* library, const char* opera
 
 extern "C" uint64_t agileos_resource_epoch(void) { return agileos::test::FakeWorker::instance().epoch(); }
 
+extern "C" int agileos_refuse_in_capture(void* stream) {
+  return agileos::test::FakeWorker::instance().refuseInCapture(stream);
+}
+
 extern "C" int agileos_library_call(const char* library, const char* operation, const agileos_value* args,
                                     size_t arg_count, agileos_library_reply** reply) {
   return agileos::test::FakeWorker::instance().call(library, operation, args, arg_count, reply);

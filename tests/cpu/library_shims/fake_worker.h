@@ -78,6 +78,13 @@ class FakeWorker {
   // What agileos_resource_epoch returns; bumpEpoch() stands for a cudaFree.
   std::uint64_t epoch() const { return epoch_; }
   void bumpEpoch() { ++epoch_; }
+  // What agileos_refuse_in_capture answers: the stream given here captures (null: none does).
+  void setCapturingStream(void* stream) { capturingStream_ = stream; }
+  int refuseInCapture(void* stream) const {
+    return stream != nullptr && stream == capturingStream_.load()
+               ? 900 /* cudaErrorStreamCaptureUnsupported */
+               : 0;
+  }
 
  private:
   mutable std::mutex mutex_;
@@ -85,6 +92,7 @@ class FakeWorker {
   std::function<Answer(const Call&)> responder_;
   int outstanding_ = 0;
   std::atomic<std::uint64_t> epoch_{1};
+  std::atomic<void*> capturingStream_{nullptr};
   bool nextIsAsync_ = false;  // guarded by mutex_
 };
 
