@@ -63,10 +63,14 @@ class CallTransport {
   // Makes `request` (a HostAlloc) and, when the reply succeeds, maps the segment the
   // worker passes: *mapping is its address in this process, reply->host_segment() its
   // name and size. kOk with an error in the reply when the worker refused.
-  virtual TransportStatus allocateShared(const v1::CallRequest& request, v1::CallReply* reply,
-                                         void** mapping) {
+  // `atDeviceAddress` (managed memory): the segment is mapped exactly at the reply's
+  // device_address, never over anything this process has mapped (MAP_FIXED_NOREPLACE); when
+  // that address is taken, kOk with cudaErrorMemoryAllocation in the reply and no mapping.
+  virtual TransportStatus allocateShared(const v1::CallRequest& request, v1::CallReply* reply, void** mapping,
+                                         bool atDeviceAddress) {
     (void)request;
     (void)reply;
+    (void)atDeviceAddress;
     *mapping = nullptr;
     return TransportStatus::kUnavailable;
   }

@@ -113,11 +113,11 @@ bool Connection::sharesHostMemory() {
 }
 
 ConnectionState Connection::allocateShared(const v1::CallRequest& request, v1::CallReply* reply,
-                                           void** mapping) {
+                                           void** mapping, bool atDeviceAddress) {
   *mapping = nullptr;
   const ConnectionState state = ensure();
   if (state != ConnectionState::kConnected) return state;
-  if (transport_->allocateShared(request, reply, mapping) == TransportStatus::kOk) {
+  if (transport_->allocateShared(request, reply, mapping, atDeviceAddress) == TransportStatus::kOk) {
     return ConnectionState::kConnected;
   }
   return lost();

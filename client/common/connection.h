@@ -41,7 +41,9 @@ class Connection {
   // call() then reports the connection lost.
   std::unique_ptr<StagedCalls> stage();
   bool sharesHostMemory();
-  ConnectionState allocateShared(const v1::CallRequest& request, v1::CallReply* reply, void** mapping);
+  // CallTransport::allocateShared.
+  ConnectionState allocateShared(const v1::CallRequest& request, v1::CallReply* reply, void** mapping,
+                                 bool atDeviceAddress = false);
 
   // True once the process has begun exiting: late calls (unregistration at exit)
   // must not start a connection.

@@ -161,7 +161,7 @@ TransportStatus ShmCallTransport::send(const v1::CallRequest& request, v1::CallR
 std::unique_ptr<StagedCalls> ShmCallTransport::stage() { return std::make_unique<Staged>(*this); }
 
 TransportStatus ShmCallTransport::allocateShared(const v1::CallRequest& request, v1::CallReply* reply,
-                                                 void** mapping) {
+                                                 void** mapping, bool atDeviceAddress) {
   *mapping = nullptr;
   std::lock_guard lock(mutex_);
   if (broken_) return brokenStatus_;
@@ -179,8 +179,24 @@ TransportStatus ShmCallTransport::allocateShared(const v1::CallRequest& request,
     ::close(fd);
     return broken("host segment: the worker passed an fd that does not match its reply");
   }
-  void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+  // The worker's address is untrusted here as everywhere: MAP_FIXED_NOREPLACE never replaces a
+  // mapping of this process, and a kernel that takes it as a hint (before 4.17) placing the
+  // segment elsewhere counts as a failure.
+  const std::uint64_t at = atDeviceAddress ? reply->host_segment().device_address() : 0;
+  if (atDeviceAddress && (at == 0 || at % kPage != 0)) {
+    ::close(fd);
+    reply->set_error(2);  // cudaErrorMemoryAllocation; the caller frees the segment by name
+    reply->set_error_detail("the worker gave no page-aligned address for the segment");
+    return TransportStatus::kOk;
+  }
+  void* p = ::mmap(reinterpret_cast<void*>(at), size, PROT_READ | PROT_WRITE,
+                   MAP_SHARED | MAP_POPULATE | (atDeviceAddress ? MAP_FIXED_NOREPLACE : 0), fd, 0);
   ::close(fd);
+  if (p != MAP_FAILED && atDeviceAddress && reinterpret_cast<std::uint64_t>(p) != at) {
+    ::munmap(p, size);
+    p = MAP_FAILED;
+    errno = EEXIST;
+  }
   if (p == MAP_FAILED) {
     // The worker holds the segment; the caller frees it by name.
     reply->set_error(2);  // cudaErrorMemoryAllocation

@@ -56,8 +56,8 @@ class ShmCallTransport final : public CallTransport {
   TransportStatus send(const v1::CallRequest& request, v1::CallReply* reply, bool* replied) override;
   std::unique_ptr<StagedCalls> stage() override;
   bool sharesHostMemory() const override { return true; }
-  TransportStatus allocateShared(const v1::CallRequest& request, v1::CallReply* reply,
-                                 void** mapping) override;
+  TransportStatus allocateShared(const v1::CallRequest& request, v1::CallReply* reply, void** mapping,
+                                 bool atDeviceAddress) override;
 
   // Chunks the staging area is cut into for StagedCalls.
   static constexpr std::uint32_t kStagingChunks = 8;

@@ -12,15 +12,24 @@ namespace {
 // The device a client sees is virtual: capabilities AgileOS does not offer to
 // clients are reported as absent, so programs that check before use take their
 // fallback path instead of failing later.
-int virtualAttributeValue(int attribute, int value) {
+//
+// Mapped host memory, cudaHostRegister and managed memory are host segments shared with the
+// worker (worker/handlers/host_memory_handlers.cpp), so they exist over the shared-memory
+// transport only (`sharesHostMemory`). Managed memory is host memory the device reaches over the
+// bus, without migration and without the device's page faults: concurrentManagedAccess and
+// pageable access stay 0, which tells programs to synchronize before the host touches it.
+// Registered memory is mapped for the device at the worker's address, not the client's
+// (canUseHostPointerForRegisteredMem = 0: cudaHostGetDevicePointer gives the device's).
+int virtualAttributeValue(int attribute, int value, bool sharesHostMemory) {
   switch (attribute) {
-    case CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY:  // mapped host memory
-    case CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY:       // managed memory
+    case CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY:      // mapped host memory
+    case CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY:           // managed memory
+    case CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED:  // cudaHostRegister
+      return sharesHostMemory && value != 0 ? 1 : 0;
     case CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS:
     case CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS:
     case CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES:
     case CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST:
-    case CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED:  // cudaHostRegister
     case CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM:
     case CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED:
     case CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES:  // pool handles would cross the client boundary
@@ -51,7 +60,7 @@ void getDeviceInfo(CallContext& ctx, const v1::CallRequest&, v1::CallReply& repl
   for (const auto& [attribute, value] : device.attributes) {
     v1::DeviceAttribute* entry = info->add_attributes();
     entry->set_attribute(attribute);
-    entry->set_value(virtualAttributeValue(attribute, value));
+    entry->set_value(virtualAttributeValue(attribute, value, ctx.shared != nullptr));
   }
 }
 

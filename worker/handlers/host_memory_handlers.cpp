@@ -7,14 +7,59 @@
 // Quotas bound what one client can pin: a segment count and a byte total (the share of the
 // daemon's host-wide pinned total it was attached with). A HostAlloc that arrives over gRPC is refused (the
 // client then keeps such memory to itself, as before this transport existed).
+//
+// Managed memory (HostAlloc.managed, cudaMallocManaged) is such a segment placed in the managed
+// window (memmgr/address_layout.h) at an address this worker hands out once (a bump allocator:
+// addresses are never reused, so a stale pointer of a freed segment reaches nothing another
+// allocation holds; 16 TiB outlast any session), mapped for the device there: the client maps it
+// at the same address, so its pointer works in kernels and on the host alike.
 #include <spdlog/spdlog.h>
 
+#include <atomic>
+
+#include "memmgr/address_layout.h"
 #include "worker/dispatcher.h"
 
 namespace agileos::worker {
 namespace {
 
 constexpr std::size_t kMaxSegmentsPerClient = 4096;
+
+// Managed segments start on 2 MiB boundaries with at least 64 KiB unmapped after each, so an
+// overrun of one faults rather than reaching the next.
+constexpr std::uint64_t kManagedAlignment = 2ull << 20;
+constexpr std::uint64_t kManagedGap = 64ull << 10;
+std::atomic<std::uint64_t> gNextManaged{memmgr::kManagedWindow.begin};
+
+// The next address of the window for `bytes`, or 0 when the window is used up.
+std::uint64_t takeManagedAddress(std::uint64_t bytes) {
+  if (bytes > memmgr::kManagedWindow.size) return 0;
+  const std::uint64_t span =
+      (bytes + kManagedGap + kManagedAlignment - 1) / kManagedAlignment * kManagedAlignment;
+  std::uint64_t at = gNextManaged.load();
+  do {
+    if (at > memmgr::kManagedWindow.end() || span > memmgr::kManagedWindow.end() - at) return 0;
+  } while (!gNextManaged.compare_exchange_weak(at, at + span));
+  return at;
+}
+
+// A managed segment: placed in the window, trying further addresses where this process already
+// has something mapped (a library, a thread's stack).
+std::shared_ptr<SharedHostSegment> createManaged(GpuBackend& gpu, std::uint64_t size, CUresult* result,
+                                                 std::string* error) {
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    const std::uint64_t at = takeManagedAddress(size);
+    if (at == 0) {
+      *result = CUDA_ERROR_OUT_OF_MEMORY;
+      *error = "the managed window is used up";
+      return nullptr;
+    }
+    bool taken = false;
+    auto segment = SharedHostSegment::create(gpu, size, true, result, error, at, &taken);
+    if (segment || !taken) return segment;
+  }
+  return nullptr;
+}
 
 void hostAlloc(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) {
   if (ctx.shared == nullptr) {
@@ -41,13 +86,18 @@ void hostAlloc(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& 
   } while (!ctx.session.hostSegmentBytes.compare_exchange_weak(used, used + size));
   CUresult result = CUDA_SUCCESS;
   std::string error;
-  const bool mapped = (request.host_alloc().flags() & cudaHostAllocMapped) != 0;
+  const bool managed = request.host_alloc().managed();
+  const bool mapped = managed || (request.host_alloc().flags() & cudaHostAllocMapped) != 0;
   std::shared_ptr<SharedHostSegment> segment =
-      SharedHostSegment::create(ctx.gpu, size, mapped, &result, &error);
+      managed ? createManaged(ctx.gpu, size, &result, &error)
+              : SharedHostSegment::create(ctx.gpu, size, mapped, &result, &error);
   if (!segment) {
     ctx.session.hostSegmentBytes -= size;
     spdlog::warn("client {}: shared host allocation of {} bytes failed: {}", ctx.session.id(), size, error);
-    refuse(reply, result == CUDA_ERROR_INVALID_VALUE ? cudaErrorInvalidValue : cudaErrorMemoryAllocation,
+    refuse(reply,
+           result == CUDA_ERROR_INVALID_VALUE   ? cudaErrorInvalidValue
+           : result == CUDA_ERROR_NOT_SUPPORTED ? cudaErrorNotSupported
+                                                : cudaErrorMemoryAllocation,
            error);
     return;
   }

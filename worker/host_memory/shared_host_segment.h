@@ -30,8 +30,15 @@ class SharedHostSegment {
   // runs out) and *error set on failure. A registration the driver refuses is logged
   // and the segment is used unregistered, unless it was asked to be `mapped` for the device
   // (cudaHostAllocMapped): then the creation fails with the driver's error.
+  //
+  // `placeAt` != 0 (managed memory, memmgr::kManagedWindow): the worker's mapping is made exactly
+  // there, never over anything mapped (MAP_FIXED_NOREPLACE), the segment is mapped for the device,
+  // and the creation fails unless the device's address equals placeAt (unified addressing), so
+  // that one address serves the host and the device. *addressTaken is set when the failure is
+  // only that something already lies there (the caller may try another address).
   static std::shared_ptr<SharedHostSegment> create(GpuBackend& gpu, std::uint64_t bytes, bool mapped,
-                                                   CUresult* result, std::string* error);
+                                                   CUresult* result, std::string* error,
+                                                   std::uint64_t placeAt = 0, bool* addressTaken = nullptr);
   ~SharedHostSegment();
   SharedHostSegment(const SharedHostSegment&) = delete;
   SharedHostSegment& operator=(const SharedHostSegment&) = delete;

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "client/common/shm_call_transport.h"
+#include "memmgr/address_layout.h"
 #include "proto/shm/fd_passing.h"
 #include "proto/shm/handshake.h"
 #include "tests/cpu/shm/shm_fixture.h"
@@ -92,7 +93,7 @@ class SharedMemoryPaths : public ShmServerFixture {
   static Segment allocate(ShmCallTransport& transport, std::uint64_t size) {
     v1::CallReply reply;
     void* mapping = nullptr;
-    EXPECT_EQ(transport.allocateShared(hostAlloc(size), &reply, &mapping), TransportStatus::kOk);
+    EXPECT_EQ(transport.allocateShared(hostAlloc(size), &reply, &mapping, false), TransportStatus::kOk);
     EXPECT_EQ(reply.error(), 0) << reply.error_detail();
     return {reply.host_segment().segment(), reply.host_segment().size(), static_cast<std::uint8_t*>(mapping)};
   }
@@ -149,7 +150,7 @@ TEST_F(SharedMemoryPaths, AMappedSegmentComesWithItsDeviceAddress) {
   mapped.mutable_host_alloc()->set_flags(cudaHostAllocMapped);
   v1::CallReply reply;
   void* mapping = nullptr;
-  ASSERT_EQ(transport->allocateShared(mapped, &reply, &mapping), TransportStatus::kOk);
+  ASSERT_EQ(transport->allocateShared(mapped, &reply, &mapping, false), TransportStatus::kOk);
   ASSERT_EQ(reply.error(), 0) << reply.error_detail();
   ASSERT_NE(mapping, nullptr);
   EXPECT_NE(reply.host_segment().device_address(), 0u) << "the fake maps at the worker's own address";
@@ -165,7 +166,7 @@ TEST_F(SharedMemoryPaths, AMappedSegmentComesWithItsDeviceAddress) {
   harness_.gpu().failNext(FakeGpuCall::kHostRegister, CUDA_ERROR_OUT_OF_MEMORY);
   v1::CallReply refused;
   mapping = nullptr;
-  ASSERT_EQ(transport->allocateShared(mapped, &refused, &mapping), TransportStatus::kOk);
+  ASSERT_EQ(transport->allocateShared(mapped, &refused, &mapping, false), TransportStatus::kOk);
   EXPECT_NE(refused.error(), 0) << "a segment the driver would not map for the device is no mapped segment";
   EXPECT_EQ(mapping, nullptr);
   EXPECT_EQ(harness_.gpu().registeredHostRanges(), registeredBefore);
@@ -173,6 +174,95 @@ TEST_F(SharedMemoryPaths, AMappedSegmentComesWithItsDeviceAddress) {
   EXPECT_NE(after.mapping, nullptr);
   EXPECT_EQ(call(*transport, hostFree(after.name)).error(), 0);
   ::munmap(after.mapping, after.size);
+}
+
+v1::CallRequest managedAlloc(std::uint64_t size) {
+  v1::CallRequest request = hostAlloc(size);
+  request.mutable_host_alloc()->set_managed(true);
+  return request;
+}
+
+// Managed memory: the worker places the segment in its managed window, maps it for the device
+// at that same address, and the client must map it at exactly that address. Here the client is
+// this process, which holds the worker's mapping there: the client's MAP_FIXED_NOREPLACE fails,
+// which is the clean failure a client whose address space is taken gets (no mapping, an error,
+// the segment still the worker's to free).
+TEST_F(SharedMemoryPaths, AManagedSegmentIsPlacedInTheWindowAtTheDevicesAddress) {
+  TestClient client = harness_.attach(1);
+  auto transport = connect(client);
+  ASSERT_NE(transport, nullptr);
+  EXPECT_EQ(call(*transport, requests::getDeviceInfo()).error(), 0);
+  const std::size_t registeredBefore = harness_.gpu().registeredHostRanges();
+
+  v1::CallReply reply;
+  void* mapping = nullptr;
+  ASSERT_EQ(transport->allocateShared(managedAlloc(10000), &reply, &mapping, true), TransportStatus::kOk);
+  EXPECT_EQ(reply.error(), kMemoryAllocation) << "the address is this process's own (the worker's) mapping";
+  EXPECT_EQ(mapping, nullptr);
+  const std::uint64_t first = reply.host_segment().device_address();
+  EXPECT_TRUE(memmgr::kManagedWindow.contains(first)) << std::hex << first;
+  EXPECT_EQ(first % (2 << 20), 0u);
+  EXPECT_EQ(reply.host_segment().size(), 12288u);
+  EXPECT_EQ(harness_.gpu().registeredHostRanges(), registeredBefore + 1) << "mapped for the device";
+  // The worker's mapping is at exactly that address and holds the segment's bytes.
+  auto* worker = reinterpret_cast<volatile std::uint8_t*>(first);
+  worker[0] = 0x5a;
+  EXPECT_EQ(worker[0], 0x5a);
+  EXPECT_EQ(call(*transport, hostFree(reply.host_segment().segment())).error(), 0);
+  EXPECT_EQ(harness_.gpu().registeredHostRanges(), registeredBefore);
+
+  // Mapped anywhere (as a client that does not ask for the address would), the same memfd is
+  // shared; the next segment gets a fresh, higher address (addresses are never reused).
+  v1::CallReply next;
+  ASSERT_EQ(transport->allocateShared(managedAlloc(4096), &next, &mapping, false), TransportStatus::kOk);
+  ASSERT_EQ(next.error(), 0) << next.error_detail();
+  ASSERT_NE(mapping, nullptr);
+  const std::uint64_t second = next.host_segment().device_address();
+  EXPECT_GT(second, first);
+  EXPECT_TRUE(memmgr::kManagedWindow.contains(second));
+  static_cast<std::uint8_t*>(mapping)[100] = 0x77;
+  EXPECT_EQ(reinterpret_cast<volatile std::uint8_t*>(second)[100], 0x77) << "one segment, two views";
+  EXPECT_EQ(call(*transport, hostFree(next.host_segment().segment())).error(), 0);
+  ::munmap(mapping, next.host_segment().size());
+
+  // Something already mapped where the worker would place the next one: it moves on.
+  const std::uint64_t expected = second + (2 << 20);
+  void* squatter = ::mmap(reinterpret_cast<void*>(expected), 4096, PROT_READ,
+                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+  ASSERT_EQ(squatter, reinterpret_cast<void*>(expected));
+  ASSERT_EQ(transport->allocateShared(managedAlloc(4096), &next, &mapping, false), TransportStatus::kOk);
+  ASSERT_EQ(next.error(), 0) << next.error_detail();
+  EXPECT_GT(next.host_segment().device_address(), expected) << "never over a mapping";
+  EXPECT_EQ(call(*transport, hostFree(next.host_segment().segment())).error(), 0);
+  ::munmap(mapping, next.host_segment().size());
+  ::munmap(squatter, 4096);
+
+  // A segment the driver will not map for the device is no managed memory.
+  harness_.gpu().failNext(FakeGpuCall::kHostRegister, CUDA_ERROR_OUT_OF_MEMORY);
+  ASSERT_EQ(transport->allocateShared(managedAlloc(4096), &next, &mapping, false), TransportStatus::kOk);
+  EXPECT_EQ(next.error(), kMemoryAllocation);
+  EXPECT_EQ(mapping, nullptr);
+  EXPECT_EQ(harness_.gpu().registeredHostRanges(), registeredBefore);
+}
+
+// Managed memory counts against the same pinned share as page-locked memory.
+TEST_F(SharedMemoryPaths, ManagedMemoryCountsAgainstThePinnedShare) {
+  constexpr std::uint64_t kShare = 64 << 10;
+  ASSERT_TRUE(harness_.runtime().attach(8, WorkerHarness::tokenFor(8), {}, {}, {}, 0, kShare));
+  TestClient client(harness_.runtime(), 8, WorkerHarness::tokenFor(8));
+  auto transport = connect(client);
+  ASSERT_NE(transport, nullptr);
+  const Segment pinned = allocate(*transport, 48 << 10);
+  ASSERT_NE(pinned.mapping, nullptr);
+  v1::CallReply reply;
+  void* mapping = nullptr;
+  ASSERT_EQ(transport->allocateShared(managedAlloc(32 << 10), &reply, &mapping, false), TransportStatus::kOk);
+  EXPECT_EQ(reply.error(), kMemoryAllocation) << "48 + 32 KiB is past the 64 KiB share";
+  ASSERT_EQ(transport->allocateShared(managedAlloc(16 << 10), &reply, &mapping, false), TransportStatus::kOk);
+  EXPECT_EQ(reply.error(), 0) << "exactly the rest";
+  ASSERT_NE(mapping, nullptr);
+  ::munmap(mapping, reply.host_segment().size());
+  ::munmap(pinned.mapping, pinned.size);
 }
 
 TEST_F(SharedMemoryPaths, TheSegmentFdCannotBeResized) {
@@ -273,10 +363,10 @@ TEST_F(SharedMemoryPaths, AllocationsBeyondTheQuotaOrOfNothingAreRefused) {
   ASSERT_NE(transport, nullptr);
   v1::CallReply reply;
   void* mapping = nullptr;
-  ASSERT_EQ(transport->allocateShared(hostAlloc(33ull << 30), &reply, &mapping), TransportStatus::kOk);
+  ASSERT_EQ(transport->allocateShared(hostAlloc(33ull << 30), &reply, &mapping, false), TransportStatus::kOk);
   EXPECT_EQ(reply.error(), kMemoryAllocation);
   EXPECT_EQ(mapping, nullptr);
-  ASSERT_EQ(transport->allocateShared(hostAlloc(0), &reply, &mapping), TransportStatus::kOk);
+  ASSERT_EQ(transport->allocateShared(hostAlloc(0), &reply, &mapping, false), TransportStatus::kOk);
   EXPECT_EQ(reply.error(), kInvalidValue);
   // The transport is still in step: an ordinary allocation works after the refusals.
   const Segment segment = allocate(*transport, 4096);
@@ -296,7 +386,7 @@ TEST_F(SharedMemoryPaths, ThePinnedShareFromTheAttachBoundsTheClientsSegments) {
   ASSERT_NE(first.mapping, nullptr);
   v1::CallReply reply;
   void* mapping = nullptr;
-  ASSERT_EQ(transport->allocateShared(hostAlloc(32 << 10), &reply, &mapping), TransportStatus::kOk);
+  ASSERT_EQ(transport->allocateShared(hostAlloc(32 << 10), &reply, &mapping, false), TransportStatus::kOk);
   EXPECT_EQ(reply.error(), kMemoryAllocation) << "48 + 32 KiB is past the 64 KiB share";
   EXPECT_EQ(mapping, nullptr);
   const Segment second = allocate(*transport, 16 << 10);  // exactly the rest
