@@ -131,7 +131,120 @@ CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
 CUresult cuMemFree_v2(CUdeviceptr dptr) {
   if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
   if (dptr == 0) return CUDA_SUCCESS;
+  const auto* address = reinterpret_cast<void*>(static_cast<std::uintptr_t>(dptr));
+  if (HostAllocations::instance().isManaged(address)) {  // managed memory (cuMemAllocManaged)
+    return toDriverResult(HostAllocations::instance().freeManaged(const_cast<void*>(address)));
+  }
   return toDriverResult(freeDevice(dptr));
+}
+
+// Managed memory, as cudaMallocManaged (client/session/host_allocations.h).
+CUresult cuMemAllocManaged(CUdeviceptr* dptr, size_t bytesize, unsigned int flags) {
+  if (dptr == nullptr || bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
+  if (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
+  void* p = nullptr;
+  const CUresult result = toDriverResult(HostAllocations::instance().allocateManaged(bytesize, flags, &p));
+  *dptr = reinterpret_cast<CUdeviceptr>(p);
+  return result;
+}
+
+// cuMemHostRegister, as cudaHostRegister: the pages become memory shared with the worker and
+// mapped for the device there. I/O memory and read-only registration fail closed.
+CUresult cuMemHostRegister_v2(void* p, size_t bytesize, unsigned int Flags) {
+  constexpr unsigned kKnown = CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP |
+                              CU_MEMHOSTREGISTER_IOMEMORY | CU_MEMHOSTREGISTER_READ_ONLY;
+  if ((Flags & ~kKnown) != 0 || p == nullptr || bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
+  if ((Flags & (CU_MEMHOSTREGISTER_IOMEMORY | CU_MEMHOSTREGISTER_READ_ONLY)) != 0)
+    return CUDA_ERROR_NOT_SUPPORTED;
+  if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
+  return toDriverResult(
+      HostAllocations::instance().registerRange(p, bytesize, Flags | CU_MEMHOSTREGISTER_DEVICEMAP));
+}
+CUresult cuMemHostRegister(void* p, size_t bytesize, unsigned int Flags) {
+  return cuMemHostRegister_v2(p, bytesize, Flags);
+}
+
+// Prefetch, advice and stream attachment of managed memory: hints with nothing to do here
+// (managed memory never moves), as in the runtime shim; the range must be managed memory of this
+// session.
+static CUresult managedHint(CUdeviceptr devPtr, size_t count) {
+  const auto* p = reinterpret_cast<const void*>(static_cast<std::uintptr_t>(devPtr));
+  return count != 0 && HostAllocations::instance().isManaged(p, count) ? CUDA_SUCCESS
+                                                                       : CUDA_ERROR_INVALID_VALUE;
+}
+
+static bool validLocation(const CUmemLocation& location) {
+  switch (static_cast<int>(location.type)) {
+    case CU_MEM_LOCATION_TYPE_DEVICE:
+      return location.id == 0;
+    case CU_MEM_LOCATION_TYPE_HOST:
+    case CU_MEM_LOCATION_TYPE_HOST_NUMA:
+    case CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT:
+      return true;
+    default:
+      return false;
+  }
+}
+
+static CUresult prefetch(CUdeviceptr devPtr, size_t count, CUmemLocation location, unsigned flags,
+                         CUstream stream, DefaultStream spelling) {
+  CopyTarget target;
+  if (CUresult result = copyTarget(stream, spelling, Ordering::kAsynchronous, &target);
+      result != CUDA_SUCCESS)
+    return result;
+  if (flags != 0 || !validLocation(location)) return CUDA_ERROR_INVALID_VALUE;
+  return managedHint(devPtr, count);
+}
+
+CUresult cuMemPrefetchAsync_v2(CUdeviceptr devPtr, size_t count, CUmemLocation location, unsigned int flags,
+                               CUstream hStream) {
+  return prefetch(devPtr, count, location, flags, hStream, kLegacy);
+}
+CUresult cuMemPrefetchAsync_v2_ptsz(CUdeviceptr devPtr, size_t count, CUmemLocation location,
+                                    unsigned int flags, CUstream hStream) {
+  return prefetch(devPtr, count, location, flags, hStream, kPerThread);
+}
+
+CUresult cuMemAdvise_v2(CUdeviceptr devPtr, size_t count, CUmem_advise advice, CUmemLocation location) {
+  if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
+  const int value = static_cast<int>(advice);
+  if (value < CU_MEM_ADVISE_SET_READ_MOSTLY || value > CU_MEM_ADVISE_UNSET_ACCESSED_BY)
+    return CUDA_ERROR_INVALID_VALUE;
+  const bool namesLocation =
+      value != CU_MEM_ADVISE_SET_READ_MOSTLY && value != CU_MEM_ADVISE_UNSET_READ_MOSTLY;
+  if (namesLocation && !validLocation(location)) return CUDA_ERROR_INVALID_VALUE;
+  return managedHint(devPtr, count);
+}
+
+static CUresult attach(CUstream stream, CUdeviceptr dptr, size_t length, unsigned flags,
+                       DefaultStream spelling) {
+  CopyTarget target;
+  if (CUresult result = copyTarget(stream, spelling, Ordering::kAsynchronous, &target);
+      result != CUDA_SUCCESS)
+    return result;
+  if (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST && flags != CU_MEM_ATTACH_SINGLE)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (length == 0) {  // the whole allocation, which dptr must start
+    return HostAllocations::instance().isManagedBase(
+               reinterpret_cast<const void*>(static_cast<std::uintptr_t>(dptr)))
+               ? CUDA_SUCCESS
+               : CUDA_ERROR_INVALID_VALUE;
+  }
+  return managedHint(dptr, length);
+}
+
+CUresult cuStreamAttachMemAsync(CUstream hStream, CUdeviceptr dptr, size_t length, unsigned int flags) {
+  return attach(hStream, dptr, length, flags, kLegacy);
+}
+CUresult cuStreamAttachMemAsync_ptsz(CUstream hStream, CUdeviceptr dptr, size_t length, unsigned int flags) {
+  return attach(hStream, dptr, length, flags, kPerThread);
+}
+
+CUresult cuMemHostUnregister(void* p) {
+  if (p == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
+  return toDriverResult(HostAllocations::instance().unregister(p));
 }
 
 CUresult cuMemGetInfo_v2(size_t* free, size_t* total) {
@@ -148,8 +261,8 @@ CUresult cuMemGetInfo_v2(size_t* free, size_t* total) {
 
 // Device-mapped host memory (CU_MEMHOSTALLOC_DEVICEMAP, cuDNN asks for it in cudnnCreate) is a
 // segment shared with the worker and mapped for the device there (client/session/
-// host_allocations.h); over gRPC it is not offered. The device still reports
-// CAN_MAP_HOST_MEMORY = 0, so programs that ask first keep their fallback.
+// host_allocations.h); over gRPC it is not offered, and the device reports CAN_MAP_HOST_MEMORY = 0
+// there, so programs that ask first keep their fallback.
 CUresult cuMemHostAlloc(void** pp, size_t bytesize, unsigned int flags) {
   if (pp == nullptr) return CUDA_ERROR_INVALID_VALUE;
   constexpr unsigned kKnown =

@@ -4,8 +4,9 @@
 // here reaches the worker, and nothing here is trusted by it: a wrong answer only misleads the
 // program that asked.
 //
-// Page-locked host memory is not mapped for the device here (canMapHostMemory = 0), so it has no
-// device pointer. Attributes about IPC, P2P tokens, memory pools and RDMA fail closed.
+// Page-locked host memory has a device pointer only when it is mapped for the device (the
+// worker's address); managed memory is the device's type at one address for host and device. Attributes about
+// IPC, P2P tokens, memory pools and RDMA fail closed.
 #include <cuda.h>
 
 #include <atomic>
@@ -25,11 +26,13 @@ using namespace agileos::client::cuda_shim;
 
 namespace {
 
-enum class Kind { kUnknown, kDevice, kHost };
+enum class Kind { kUnknown, kDevice, kHost, kManaged };
 
 Kind kindOf(CUdeviceptr ptr) {
   const auto* address = reinterpret_cast<const void*>(static_cast<std::uintptr_t>(ptr));
-  if (HostAllocations::instance().flagsOf(address)) return Kind::kHost;
+  if (const auto host = HostAllocations::instance().kindOf(address)) {
+    return *host == HostAllocations::Kind::kManaged ? Kind::kManaged : Kind::kHost;
+  }
   if (ptr != 0 && isDeviceAddress(address)) return Kind::kDevice;
   return Kind::kUnknown;
 }
@@ -59,14 +62,19 @@ CUresult attributeOf(void* data, int attribute, CUdeviceptr ptr, Kind kind) {
   switch (attribute) {
     case CU_POINTER_ATTRIBUTE_CONTEXT:
       return put(data, primaryContext());
-    case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+    case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:  // managed memory reports the device's type, as natively
       return put(data,
-                 static_cast<unsigned>(kind == Kind::kDevice ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST));
+                 static_cast<unsigned>(kind == Kind::kHost ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE));
     case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
-      if (kind != Kind::kDevice) return CUDA_ERROR_INVALID_VALUE;  // host memory is not mapped
+      if (kind == Kind::kHost) {  // mapped or registered host memory: the worker's address
+        const std::optional<std::uint64_t> device = HostAllocations::instance().deviceAddressOf(
+            reinterpret_cast<const void*>(static_cast<std::uintptr_t>(ptr)));
+        if (!device) return CUDA_ERROR_INVALID_VALUE;  // not mapped for the device
+        return put(data, static_cast<CUdeviceptr>(*device));
+      }
       return put(data, ptr);
     case CU_POINTER_ATTRIBUTE_HOST_POINTER:
-      if (kind != Kind::kHost) return CUDA_ERROR_INVALID_VALUE;
+      if (kind == Kind::kDevice) return CUDA_ERROR_INVALID_VALUE;
       return put(data, reinterpret_cast<void*>(static_cast<std::uintptr_t>(ptr)));
     case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS:
       return put(data,
@@ -75,13 +83,14 @@ CUresult attributeOf(void* data, int attribute, CUdeviceptr ptr, Kind kind) {
       // Unique among live allocations: the allocation's base (its start, for page-locked memory).
       return put(data, static_cast<unsigned long long>(inAllocation ? base : ptr));
     case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+      return put(data, static_cast<int>(kind == Kind::kManaged ? 1 : 0));
     case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE:
     case CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE:
       return put(data, static_cast<int>(0));
     case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
       return put(data, static_cast<int>(kOnlyDevice));
     case CU_POINTER_ATTRIBUTE_MAPPED:
-      return put(data, static_cast<int>(kind == Kind::kDevice ? 1 : 0));
+      return put(data, static_cast<int>(kind != Kind::kHost ? 1 : 0));
     case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
       if (!inAllocation) return CUDA_ERROR_INVALID_VALUE;
       return put(data, static_cast<CUdeviceptr>(base));

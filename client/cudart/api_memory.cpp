@@ -135,7 +135,126 @@ cudaError_t cudaMalloc(void** devPtr, size_t size) {
 cudaError_t cudaFree(void* devPtr) {
   bindPrimaryContextIfNoneCurrent();
   if (devPtr == nullptr) return recordError(requireConnection());  // cudaFree(0) initializes the runtime
+  // Managed memory is a host segment of this session, not device memory of the worker's table.
+  if (HostAllocations::instance().isManaged(devPtr)) {
+    return recordError(HostAllocations::instance().freeManaged(devPtr));
+  }
   return recordError(freeDevice(reinterpret_cast<std::uint64_t>(devPtr)));
+}
+
+// Managed memory (client/session/host_allocations.h): host memory shared with the worker and
+// mapped for the device at the same address. Over gRPC there is none (managedMemory = 0).
+cudaError_t cudaMallocManaged(void** devPtr, size_t size, unsigned int flags) {
+  bindPrimaryContextIfNoneCurrent();
+  if (devPtr == nullptr || size == 0) return recordError(cudaErrorInvalidValue);
+  if (flags != cudaMemAttachGlobal && flags != cudaMemAttachHost) return recordError(cudaErrorInvalidValue);
+  if (cudaError_t error = requireConnection(); error != cudaSuccess) return recordError(error);
+  *devPtr = nullptr;
+  return recordError(HostAllocations::instance().allocateManaged(size, flags, devPtr));
+}
+
+// Prefetch, advice and stream attachment are hints about where managed memory should live;
+// here it lives in host memory the device reaches over the bus and never moves, so there is
+// nothing to do once the range is known to be managed memory of this session (as natively, a
+// prefetch or advice of other memory is cudaErrorInvalidValue without pageable memory access).
+static cudaError_t managedHint(const void* devPtr, size_t count) {
+  if (count == 0 || !HostAllocations::instance().isManaged(devPtr, count)) return cudaErrorInvalidValue;
+  return cudaSuccess;
+}
+
+static bool validLocation(const cudaMemLocation& location) {
+  switch (location.type) {
+    case cudaMemLocationTypeDevice:
+      return location.id == 0;  // a worker serves one device
+    case cudaMemLocationTypeHost:
+    case cudaMemLocationTypeHostNuma:
+    case cudaMemLocationTypeHostNumaCurrent:
+      return true;
+    default:
+      return false;
+  }
+}
+
+static cudaError_t prefetchCommon(const void* devPtr, size_t count, cudaMemLocation location, unsigned flags,
+                                  cudaStream_t stream, DefaultStream spelling) {
+  bindPrimaryContextIfNoneCurrent();
+  std::uint64_t token = 0;
+  if (cudaError_t error = resolveStream(stream, spelling, &token); error != cudaSuccess)
+    return recordError(error);
+  if (flags != 0 || !validLocation(location)) return recordError(cudaErrorInvalidValue);
+  return recordError(managedHint(devPtr, count));
+}
+
+cudaError_t cudaMemPrefetchAsync(const void* devPtr, size_t count, struct cudaMemLocation location,
+                                 unsigned int flags, cudaStream_t stream) {
+  return prefetchCommon(devPtr, count, location, flags, stream, DefaultStream::kLegacy);
+}
+cudaError_t cudaMemPrefetchAsync_ptsz(const void* devPtr, size_t count, struct cudaMemLocation location,
+                                      unsigned int flags, cudaStream_t stream) {
+  return prefetchCommon(devPtr, count, location, flags, stream, DefaultStream::kPerThread);
+}
+
+cudaError_t cudaMemAdvise(const void* devPtr, size_t count, enum cudaMemoryAdvise advice,
+                          struct cudaMemLocation location) {
+  bindPrimaryContextIfNoneCurrent();
+  if (advice < cudaMemAdviseSetReadMostly || advice > cudaMemAdviseUnsetAccessedBy)
+    return recordError(cudaErrorInvalidValue);
+  // Read-mostly advice names no location; the others do.
+  const bool namesLocation = advice != cudaMemAdviseSetReadMostly && advice != cudaMemAdviseUnsetReadMostly;
+  if (namesLocation && !validLocation(location)) return recordError(cudaErrorInvalidValue);
+  return recordError(managedHint(devPtr, count));
+}
+
+static cudaError_t attachCommon(cudaStream_t stream, void* devPtr, size_t length, unsigned flags,
+                                DefaultStream spelling) {
+  bindPrimaryContextIfNoneCurrent();
+  std::uint64_t token = 0;
+  if (cudaError_t error = resolveStream(stream, spelling, &token); error != cudaSuccess)
+    return recordError(error);
+  if (flags != cudaMemAttachGlobal && flags != cudaMemAttachHost && flags != cudaMemAttachSingle)
+    return recordError(cudaErrorInvalidValue);
+  // length 0: the whole allocation, which devPtr must then start.
+  if (length == 0) {
+    const HostAllocations& host = HostAllocations::instance();
+    return recordError(host.isManaged(devPtr) && host.isManagedBase(devPtr) ? cudaSuccess
+                                                                            : cudaErrorInvalidValue);
+  }
+  return recordError(managedHint(devPtr, length));
+}
+
+cudaError_t cudaStreamAttachMemAsync(cudaStream_t stream, void* devPtr, size_t length, unsigned int flags) {
+  return attachCommon(stream, devPtr, length, flags, DefaultStream::kLegacy);
+}
+cudaError_t cudaStreamAttachMemAsync_ptsz(cudaStream_t stream, void* devPtr, size_t length,
+                                          unsigned int flags) {
+  return attachCommon(stream, devPtr, length, flags, DefaultStream::kPerThread);
+}
+
+// cudaHostRegister: the pages become memory shared with the worker, mapped for the device
+// (client/session/host_allocations.h, page_swap.h). Mapped for the device whatever the flags,
+// as all page-locked memory is under unified addressing. I/O memory and read-only
+// registration are not offered (hostRegisterSupported devices report neither).
+cudaError_t cudaHostRegister(void* ptr, size_t size, unsigned int flags) {
+  bindPrimaryContextIfNoneCurrent();
+  constexpr unsigned kKnown =
+      cudaHostRegisterPortable | cudaHostRegisterMapped | cudaHostRegisterIoMemory | cudaHostRegisterReadOnly;
+  if ((flags & ~kKnown) != 0 || ptr == nullptr || size == 0) return recordError(cudaErrorInvalidValue);
+  if ((flags & (cudaHostRegisterIoMemory | cudaHostRegisterReadOnly)) != 0) {
+    if (firstTime("cudaHostRegister io or read-only")) {
+      AGILEOS_LOG_WARN(
+          "cudaHostRegister with cudaHostRegisterIoMemory or cudaHostRegisterReadOnly is not "
+          "supported by AgileOS; returning not-supported");
+    }
+    return recordError(cudaErrorNotSupported);
+  }
+  if (cudaError_t error = requireConnection(); error != cudaSuccess) return recordError(error);
+  return recordError(HostAllocations::instance().registerRange(ptr, size, flags | cudaHostRegisterMapped));
+}
+
+cudaError_t cudaHostUnregister(void* ptr) {
+  bindPrimaryContextIfNoneCurrent();
+  if (ptr == nullptr) return recordError(cudaErrorInvalidValue);
+  return recordError(HostAllocations::instance().unregister(ptr));
 }
 
 cudaError_t cudaMallocPitch(void** devPtr, size_t* pitch, size_t width, size_t height) {
@@ -200,7 +319,15 @@ cudaError_t cudaHostGetFlags(unsigned int* pFlags, void* pHost) {
 cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes* attributes, const void* ptr) {
   if (attributes == nullptr) return recordError(cudaErrorInvalidValue);
   std::memset(attributes, 0, sizeof *attributes);
-  if (HostAllocations::instance().flagsOf(ptr)) {
+  const std::optional<HostAllocations::Kind> hostKind = HostAllocations::instance().kindOf(ptr);
+  if (hostKind == HostAllocations::Kind::kManaged) {  // one address for host and device
+    attributes->type = cudaMemoryTypeManaged;
+    attributes->device = 0;
+    attributes->hostPointer = const_cast<void*>(ptr);
+    attributes->devicePointer = const_cast<void*>(ptr);
+    return cudaSuccess;
+  }
+  if (hostKind) {
     attributes->type = cudaMemoryTypeHost;
     attributes->device = 0;
     attributes->hostPointer = const_cast<void*>(ptr);

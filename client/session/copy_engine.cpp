@@ -213,7 +213,29 @@ static cudaError_t copyDeviceToDeviceNow(std::uint64_t dst, std::uint64_t src, s
   return invoke(request, &reply);
 }
 
+// Waits until the device has passed the work ordered before a copy or fill on `target` that the
+// host does itself (managed memory is host memory: host_allocations.h): a synchronous one waits for
+// the whole device, as the legacy stream orders it after every blocking stream; an async one for
+// its stream.
+static cudaError_t waitBeforeHostAccess(const CopyTarget& target) {
+  v1::CallRequest request;
+  if (target.async) {
+    request.mutable_stream_synchronize()->set_stream(target.stream);
+  } else {
+    request.mutable_device_synchronize();
+  }
+  v1::CallReply reply;
+  return invoke(request, &reply);
+}
+
 static cudaError_t fillDeviceNow(std::uint64_t dst, int value, std::uint64_t bytes, CopyTarget target) {
+  // A fill of managed memory is one of host memory (see copyByKindNow), done here in order.
+  if (void* managed = reinterpret_cast<void*>(dst); HostAllocations::instance().isManaged(managed, bytes)) {
+    if (cudaError_t sticky = stickyError(); sticky != cudaSuccess) return sticky;
+    if (cudaError_t error = waitBeforeHostAccess(target); error != cudaSuccess) return error;
+    std::memset(managed, value, bytes);
+    return cudaSuccess;
+  }
   // A memset of device memory, even cudaMemset, is asynchronous with respect to the host in
   // CUDA, so one on a range the client knows to be its own goes out without waiting.
   noteWorkPosted(target.stream);
@@ -246,6 +268,23 @@ static cudaError_t copyByKindNow(void* dst, const void* src, std::uint64_t bytes
                      : (srcDevice ? cudaMemcpyDeviceToHost : cudaMemcpyHostToHost);
   }
   if (bytes == 0) return cudaSuccess;
+  // Managed memory may be named as either side's memory, as natively; here it is host memory
+  // shared with the worker, so a side that is managed is the host's (a copy to or from device
+  // memory then names its segment: sharedRange). A copy with no device side left is done here,
+  // after the device has passed the work ordered before it.
+  const HostAllocations& host = HostAllocations::instance();
+  const bool dstManaged = host.isManaged(dst, bytes);
+  const bool srcManaged = host.isManaged(src, bytes);
+  if (dstManaged || srcManaged) {
+    const bool dstHost = dstManaged || kind == cudaMemcpyHostToHost || kind == cudaMemcpyDeviceToHost;
+    const bool srcHost = srcManaged || kind == cudaMemcpyHostToHost || kind == cudaMemcpyHostToDevice;
+    kind = dstHost ? (srcHost ? cudaMemcpyHostToHost : cudaMemcpyDeviceToHost)
+                   : (srcHost ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToDevice);
+    if (kind == cudaMemcpyHostToHost) {
+      if (cudaError_t sticky = stickyError(); sticky != cudaSuccess) return sticky;
+      if (cudaError_t error = waitBeforeHostAccess(target); error != cudaSuccess) return error;
+    }
+  }
   const auto dstAddress = reinterpret_cast<std::uint64_t>(dst);
   const auto srcAddress = reinterpret_cast<std::uint64_t>(src);
   switch (kind) {

@@ -5,6 +5,7 @@
 
 #include "client/common/connection.h"
 #include "client/common/log.h"
+#include "client/session/page_swap.h"
 #include "client/session/worker_calls.h"
 
 namespace agileos::client {
@@ -21,31 +22,52 @@ cudaError_t allocatePrivate(std::size_t size, std::size_t* mappedSize, void** ou
   return cudaSuccess;
 }
 
-// A segment the worker creates, registers and passes to this process.
-cudaError_t allocateShared(std::size_t size, unsigned flags, std::size_t* mappedSize, std::uint64_t* segment,
-                           std::uint64_t* deviceAddress, void** out) {
+void releaseSegment(std::uint64_t segment) {
+  v1::CallRequest release;
+  release.mutable_host_free()->set_segment(segment);
+  v1::CallReply ignored;
+  invoke(release, &ignored);
+}
+
+// A segment the worker creates, registers and passes to this process. `managed`: placed in the
+// worker's managed window and mapped here at the device's address (host_allocations.h).
+cudaError_t allocateShared(std::size_t size, unsigned flags, bool managed, std::size_t* mappedSize,
+                           std::uint64_t* segment, std::uint64_t* deviceAddress, void** out) {
   v1::CallRequest request;
   request.mutable_host_alloc()->set_size(size);
   request.mutable_host_alloc()->set_flags(flags);
+  request.mutable_host_alloc()->set_managed(managed);
   v1::CallReply reply;
   void* mapping = nullptr;
-  const ConnectionState state = Connection::instance().allocateShared(request, &reply, &mapping);
+  const ConnectionState state = Connection::instance().allocateShared(request, &reply, &mapping, managed);
   if (state != ConnectionState::kConnected) return toCudaError(state);
+  if (reply.error() == 0 && reply.host_segment().segment() == 0) return cudaErrorUnknown;  // a broken reply
+  if (mapping == nullptr && reply.has_host_segment() && reply.host_segment().segment() != 0) {
+    // The worker made it but this side could not map it (managed: the address is taken here).
+    releaseSegment(reply.host_segment().segment());
+    if (managed && firstTime("managed address taken")) {
+      AGILEOS_LOG_WARN("cudaMallocManaged: this process already uses the address the worker chose (%s)",
+                       reply.error_detail().c_str());
+    }
+    return cudaErrorMemoryAllocation;
+  }
   if (cudaError_t error = absorbReply(request, reply); error != cudaSuccess) return error;
   *segment = reply.host_segment().segment();
   *mappedSize = reply.host_segment().size();
   *deviceAddress = reply.host_segment().device_address();
-  if (mapping == nullptr || ((flags & cudaHostAllocMapped) != 0 &&
-                             *deviceAddress == 0)) {  // mapped on the worker's side only: give it back
-    v1::CallRequest release;
-    release.mutable_host_free()->set_segment(*segment);
-    v1::CallReply ignored;
-    invoke(release, &ignored);
+  const bool mapped = managed || (flags & cudaHostAllocMapped) != 0;
+  if (mapping == nullptr || *mappedSize < size || (mapped && *deviceAddress == 0) ||
+      (managed && *deviceAddress != reinterpret_cast<std::uint64_t>(mapping))) {
+    // Mapped on the worker's side only, or not as asked: give it back.
+    if (mapping != nullptr) ::munmap(mapping, *mappedSize);
+    releaseSegment(*segment);
     return cudaErrorMemoryAllocation;
   }
   *out = mapping;
   return cudaSuccess;
 }
+
+std::size_t pageSize() { return static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)); }
 
 }  // namespace
 
@@ -67,7 +89,7 @@ cudaError_t HostAllocations::allocate(std::size_t size, unsigned flags, void** p
     return cudaErrorNotSupported;
   }
   const cudaError_t error =
-      shared ? allocateShared(size, flags, &entry.mappedSize, &entry.segment, &entry.deviceAddress, p)
+      shared ? allocateShared(size, flags, false, &entry.mappedSize, &entry.segment, &entry.deviceAddress, p)
              : allocatePrivate(size, &entry.mappedSize, p);
   if (error != cudaSuccess) return error;
   std::lock_guard lock(mutex_);
@@ -80,7 +102,7 @@ cudaError_t HostAllocations::free(void* p) {
   {
     std::lock_guard lock(mutex_);
     auto it = entries_.find(reinterpret_cast<std::uintptr_t>(p));
-    if (it == entries_.end()) return cudaErrorInvalidValue;
+    if (it == entries_.end() || it->second.kind != Kind::kAllocated) return cudaErrorInvalidValue;
     entry = it->second;
     entries_.erase(it);
   }
@@ -96,6 +118,131 @@ cudaError_t HostAllocations::free(void* p) {
   return error;
 }
 
+bool HostAllocations::pagesInUse(std::uintptr_t pageStart, std::uintptr_t pageEnd) const {
+  // Entries' page ranges are disjoint and ordered like their keys: only the last one starting
+  // before pageEnd can meet the range.
+  auto it = entries_.lower_bound(pageEnd);
+  if (it == entries_.begin()) return false;
+  --it;
+  const std::uintptr_t start = it->first - it->second.segmentOffset;
+  return start < pageEnd && start + it->second.mappedSize > pageStart;
+}
+
+cudaError_t HostAllocations::registerRange(void* p, std::size_t size, unsigned flags) {
+  if (!Connection::instance().sharesHostMemory()) {
+    if (firstTime("host register without shared memory")) {
+      AGILEOS_LOG_WARN("cudaHostRegister needs the shared-memory transport; returning not-supported");
+    }
+    return cudaErrorNotSupported;
+  }
+  const auto address = reinterpret_cast<std::uintptr_t>(p);
+  const std::size_t page = pageSize();
+  if (p == nullptr || size == 0 || address > UINTPTR_MAX - size - page) return cudaErrorInvalidValue;
+  const std::uintptr_t pageStart = address / page * page;
+  const std::uintptr_t pageEnd = (address + size + page - 1) / page * page;
+  const std::size_t length = pageEnd - pageStart;
+  // One registration at a time: the checks below and the swap must see the same address space.
+  std::lock_guard registering(registerMutex_);
+  {
+    std::lock_guard lock(mutex_);
+    if (pagesInUse(pageStart, pageEnd)) return cudaErrorHostMemoryAlreadyRegistered;
+  }
+  std::string why;
+  if (!ownPagesArePrivateAnonymous(pageStart, pageEnd, &why)) {
+    AGILEOS_LOG_WARN("cudaHostRegister of %zu bytes at %p refused: %s", size, p, why.c_str());
+    return cudaErrorInvalidValue;
+  }
+  Entry entry{size, 0, flags, 0, 0, Kind::kRegistered, address - pageStart};
+  void* shared = nullptr;
+  if (cudaError_t error = allocateShared(length, cudaHostAllocMapped, false, &entry.mappedSize,
+                                         &entry.segment, &entry.deviceAddress, &shared);
+      error != cudaSuccess) {
+    return error;
+  }
+  if (entry.mappedSize != length || !swapInShared(reinterpret_cast<void*>(pageStart), length, shared)) {
+    ::munmap(shared, entry.mappedSize);
+    releaseSegment(entry.segment);
+    return cudaErrorMemoryAllocation;
+  }
+  std::lock_guard lock(mutex_);
+  entries_[address] = entry;
+  return cudaSuccess;
+}
+
+cudaError_t HostAllocations::unregister(void* p) {
+  Entry entry{};
+  {
+    std::lock_guard lock(mutex_);
+    auto it = entries_.find(reinterpret_cast<std::uintptr_t>(p));
+    if (it == entries_.end() || it->second.kind != Kind::kRegistered) return cudaErrorHostMemoryNotRegistered;
+    entry = it->second;
+    entries_.erase(it);
+  }
+  // The worker waits for the device, then unregisters and unmaps its side; the pages become
+  // private again here, with their contents (page_swap.h). Should that run out of memory they
+  // stay shared, still valid for the program.
+  v1::CallRequest request;
+  request.mutable_host_free()->set_segment(entry.segment);
+  v1::CallReply reply;
+  const cudaError_t error = invoke(request, &reply);
+  swapOutToPrivate(static_cast<char*>(p) - entry.segmentOffset, entry.mappedSize);
+  return error;
+}
+
+cudaError_t HostAllocations::allocateManaged(std::size_t size, unsigned flags, void** p) {
+  if (!Connection::instance().sharesHostMemory()) {
+    if (firstTime("managed memory without shared memory")) {
+      AGILEOS_LOG_WARN("cudaMallocManaged needs the shared-memory transport; returning not-supported");
+    }
+    return cudaErrorNotSupported;
+  }
+  Entry entry{size, 0, flags, 0, 0, Kind::kManaged, 0};
+  if (cudaError_t error =
+          allocateShared(size, 0, true, &entry.mappedSize, &entry.segment, &entry.deviceAddress, p);
+      error != cudaSuccess) {
+    return error;
+  }
+  std::lock_guard lock(mutex_);
+  entries_[reinterpret_cast<std::uintptr_t>(*p)] = entry;
+  return cudaSuccess;
+}
+
+cudaError_t HostAllocations::freeManaged(void* p) {
+  Entry entry{};
+  {
+    std::lock_guard lock(mutex_);
+    auto it = entries_.find(reinterpret_cast<std::uintptr_t>(p));
+    if (it == entries_.end() || it->second.kind != Kind::kManaged) return cudaErrorInvalidValue;
+    entry = it->second;
+    entries_.erase(it);
+  }
+  v1::CallRequest request;
+  request.mutable_host_free()->set_segment(entry.segment);
+  v1::CallReply reply;
+  const cudaError_t error = invoke(request, &reply);
+  ::munmap(p, entry.mappedSize);
+  return error;
+}
+
+bool HostAllocations::isManaged(const void* p, std::uint64_t bytes) const {
+  std::lock_guard lock(mutex_);
+  const std::optional<Found> found = containing(p);
+  return found && found->entry.kind == Kind::kManaged && bytes <= found->entry.size - found->offset;
+}
+
+bool HostAllocations::isManagedBase(const void* p) const {
+  std::lock_guard lock(mutex_);
+  auto it = entries_.find(reinterpret_cast<std::uintptr_t>(p));
+  return it != entries_.end() && it->second.kind == Kind::kManaged;
+}
+
+std::optional<HostAllocations::Kind> HostAllocations::kindOf(const void* p) const {
+  std::lock_guard lock(mutex_);
+  const std::optional<Found> found = containing(p);
+  if (!found) return std::nullopt;
+  return found->entry.kind;
+}
+
 std::optional<HostAllocations::Found> HostAllocations::containing(const void* p) const {
   const auto address = reinterpret_cast<std::uintptr_t>(p);
   auto it = entries_.upper_bound(address);
@@ -109,7 +256,7 @@ std::optional<HostAllocations::Found> HostAllocations::containing(const void* p)
 std::optional<unsigned> HostAllocations::flagsOf(const void* p) const {
   std::lock_guard lock(mutex_);
   const std::optional<Found> found = containing(p);
-  if (!found) return std::nullopt;
+  if (!found || found->entry.kind == Kind::kManaged) return std::nullopt;  // cudaHostGetFlags refuses it
   return found->entry.flags;
 }
 
@@ -117,14 +264,14 @@ std::optional<std::uint64_t> HostAllocations::deviceAddressOf(const void* p) con
   std::lock_guard lock(mutex_);
   const std::optional<Found> found = containing(p);
   if (!found || found->entry.deviceAddress == 0) return std::nullopt;
-  return found->entry.deviceAddress + found->offset;
+  return found->entry.deviceAddress + found->entry.segmentOffset + found->offset;
 }
 
 std::optional<SharedHostRange> HostAllocations::sharedRange(const void* p, std::uint64_t bytes) const {
   std::lock_guard lock(mutex_);
   const std::optional<Found> found = containing(p);
   if (!found || found->entry.segment == 0 || bytes > found->entry.size - found->offset) return std::nullopt;
-  return SharedHostRange{found->entry.segment, found->offset};
+  return SharedHostRange{found->entry.segment, found->entry.segmentOffset + found->offset};
 }
 
 }  // namespace agileos::client

@@ -10,6 +10,16 @@
 // (cudaHostAllocMapped) is a shared segment the worker has also mapped for the device;
 // over gRPC it is not offered (cudaErrorNotSupported).
 //
+// Registered memory (cudaHostRegister, shared-memory transport only): the program's own pages
+// are moved into such a segment, mapped for the device (client/session/page_swap.h), at the
+// program's own address; unregistering moves them back into private pages. The device's address
+// of registered memory is the worker's (cudaHostGetDevicePointer), not the program's.
+//
+// Managed memory (cudaMallocManaged, shared-memory transport only): a segment the worker placed
+// in its managed window and mapped for the device at the same address, which this process maps
+// at that address too, so one pointer serves the host and kernels. The device reaches it over
+// the bus: nothing migrates, prefetch and advice are hints with nothing to do.
+//
 // Thread-safety: all methods are safe to call concurrently.
 #pragma once
 
@@ -33,12 +43,38 @@ class HostAllocations {
  public:
   static HostAllocations& instance();
 
+  enum class Kind { kAllocated, kRegistered, kManaged };
+
   // size > 0. Returns cudaSuccess with *p set, or the error.
   cudaError_t allocate(std::size_t size, unsigned flags, void** p);
-  // Frees the allocation whose base is exactly p (waiting for the device first when it
-  // is shared with the worker, as cudaFreeHost does). cudaErrorInvalidValue if p is not one.
+  // Frees the allocation (cudaHostAlloc's only) whose base is exactly p (waiting for the device
+  // first when it is shared with the worker, as cudaFreeHost does). cudaErrorInvalidValue if p
+  // is not one.
   cudaError_t free(void* p);
-  // The flags of the allocation containing p.
+
+  // cudaHostRegister: flags are cudaHostRegister* bits the caller has checked (Portable, Mapped);
+  // the memory is always mapped for the device. cudaErrorNotSupported without shared memory,
+  // cudaErrorHostMemoryAlreadyRegistered when a page of the range is already shared
+  // (registered, or page-locked memory of this session), cudaErrorInvalidValue when the pages
+  // are not the program's private anonymous memory.
+  cudaError_t registerRange(void* p, std::size_t size, unsigned flags);
+  // cudaHostUnregister of exactly the pointer registered: cudaErrorHostMemoryNotRegistered
+  // otherwise. The memory stays valid with its contents (private again).
+  cudaError_t unregister(void* p);
+
+  // cudaMallocManaged (size > 0): *p is both the host's and the device's address.
+  cudaError_t allocateManaged(std::size_t size, unsigned flags, void** p);
+  // Frees the managed allocation whose base is exactly p (after the device is idle, as cudaFree).
+  // cudaErrorInvalidValue when p is not one.
+  cudaError_t freeManaged(void* p);
+  // Whether all of [p, p+bytes) lies in one managed allocation (bytes 0: p itself).
+  bool isManaged(const void* p, std::uint64_t bytes = 0) const;
+  // Whether p is the start of a managed allocation.
+  bool isManagedBase(const void* p) const;
+
+  // The kind of memory containing p, if it is this session's page-locked, registered or managed.
+  std::optional<Kind> kindOf(const void* p) const;
+  // The flags of the allocation or registration containing p.
   std::optional<unsigned> flagsOf(const void* p) const;
   // The device's address of p when p lies in memory mapped for the device.
   std::optional<std::uint64_t> deviceAddressOf(const void* p) const;
@@ -46,13 +82,19 @@ class HostAllocations {
   std::optional<SharedHostRange> sharedRange(const void* p, std::uint64_t bytes) const;
 
  private:
+  // Keyed by the address the program was given (or registered). Invariant: the key ranges
+  // [key, key+size) are disjoint, and so are the page ranges their segments are mapped over.
   struct Entry {
     std::size_t size;
     std::size_t mappedSize;
     unsigned flags;
     std::uint64_t segment;        // 0: private to this process
-    std::uint64_t deviceAddress;  // of the base, when mapped for the device; else 0
+    std::uint64_t deviceAddress;  // of the segment's start, when mapped for the device; else 0
+    Kind kind = Kind::kAllocated;
+    std::size_t segmentOffset = 0;  // of the key in its segment (registered: key - its page)
   };
+  // Whether an entry's pages meet [pageStart, pageEnd); the caller holds mutex_.
+  bool pagesInUse(std::uintptr_t pageStart, std::uintptr_t pageEnd) const;
   struct Found {
     Entry entry;
     std::uint64_t offset;  // of the address from the allocation's base
@@ -61,6 +103,7 @@ class HostAllocations {
   std::optional<Found> containing(const void* p) const;
 
   mutable std::mutex mutex_;
+  std::mutex registerMutex_;  // held across a registration (never inside mutex_)
   std::map<std::uintptr_t, Entry> entries_;
 };
 

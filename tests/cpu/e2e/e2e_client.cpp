@@ -3,10 +3,15 @@
 // Each check prints one line; the program exits 1 if any check fails.
 #include <cuda_profiler_api.h>
 #include <cuda_runtime_api.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 namespace {
@@ -24,6 +29,189 @@ void checkError(cudaError_t got, cudaError_t want, const char* what) {
               cudaGetErrorName(want));
   if (!ok) ++gFailures;
   cudaGetLastError();  // clear it for the next check
+}
+
+// cudaHostRegister and managed memory (client/session/host_allocations.h): over shared memory the
+// program's pages move into a segment the worker shares and managed memory is such a segment at
+// one address for host and device; over gRPC both are refused and the device says so.
+void checkRegisteredAndManaged(void* device, size_t deviceBytes) {
+  const char* transport = std::getenv("AGILEOS_TRANSPORT");
+  const bool shared = transport == nullptr || std::string(transport) != "grpc";
+  int value = -1;
+  checkError(cudaDeviceGetAttribute(&value, cudaDevAttrManagedMemory, 0), cudaSuccess, "managedMemory");
+  check(value == (shared ? 1 : 0), "managedMemory is 1 over shared memory only");
+  checkError(cudaDeviceGetAttribute(&value, cudaDevAttrCanMapHostMemory, 0), cudaSuccess, "canMapHostMemory");
+  check(value == (shared ? 1 : 0), "canMapHostMemory is 1 over shared memory only");
+  checkError(cudaDeviceGetAttribute(&value, cudaDevAttrConcurrentManagedAccess, 0), cudaSuccess,
+             "concurrentManagedAccess");
+  check(value == 0, "concurrentManagedAccess is 0 (nothing migrates)");
+  checkError(cudaDeviceGetAttribute(&value, cudaDevAttrPageableMemoryAccess, 0), cudaSuccess,
+             "pageableMemoryAccess");
+  check(value == 0, "pageableMemoryAccess is 0");
+
+  constexpr size_t kPage = 4096;
+  auto* pages = static_cast<unsigned char*>(
+      mmap(nullptr, 4 * kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  for (size_t i = 0; i < 4 * kPage; ++i) pages[i] = static_cast<unsigned char>(i * 13 + 1);
+  unsigned char* registered = pages + kPage + 100;  // not page aligned: whole pages move
+  constexpr size_t kRegistered = 2 * kPage;
+  void* managed = nullptr;
+  if (!shared) {
+    checkError(cudaHostRegister(registered, kRegistered, 0), cudaErrorNotSupported,
+               "cudaHostRegister over gRPC refused");
+    checkError(cudaMallocManaged(&managed, 4096), cudaErrorNotSupported,
+               "cudaMallocManaged over gRPC refused");
+    munmap(pages, 4 * kPage);
+    return;
+  }
+
+  // Registration refusals before anything moves.
+  checkError(cudaHostRegister(nullptr, 64, 0), cudaErrorInvalidValue, "cudaHostRegister(null) refused");
+  checkError(cudaHostRegister(registered, 0, 0), cudaErrorInvalidValue,
+             "cudaHostRegister of 0 bytes refused");
+  checkError(cudaHostRegister(registered, 64, 0x100), cudaErrorInvalidValue,
+             "unknown register flags refused");
+  checkError(cudaHostRegister(registered, 64, cudaHostRegisterIoMemory), cudaErrorNotSupported,
+             "cudaHostRegisterIoMemory fails closed");
+  checkError(cudaHostRegister(registered, 64, cudaHostRegisterReadOnly), cudaErrorNotSupported,
+             "cudaHostRegisterReadOnly fails closed");
+  int onStack = 0;
+  checkError(cudaHostRegister(&onStack, sizeof onStack, 0), cudaErrorInvalidValue, "the stack is refused");
+  checkError(cudaHostRegister(reinterpret_cast<void*>(&checkRegisteredAndManaged), 64, 0),
+             cudaErrorInvalidValue, "code is refused");
+  char path[] = "/tmp/agileos_e2e_register_XXXXXX";
+  const int fd = mkstemp(path);
+  void* file = MAP_FAILED;
+  if (fd >= 0 && ftruncate(fd, kPage) == 0)
+    file = mmap(nullptr, kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+  check(file != MAP_FAILED, "a file mapping to try");
+  if (file != MAP_FAILED) {
+    checkError(cudaHostRegister(file, 64, 0), cudaErrorInvalidValue, "a file mapping is refused");
+    munmap(file, kPage);
+  }
+  if (fd >= 0) {
+    close(fd);
+    unlink(path);
+  }
+  checkError(cudaHostRegister(reinterpret_cast<void*>(0x100000), 64, 0), cudaErrorInvalidValue,
+             "unmapped memory is refused");
+
+  // Register: the contents stay, the device can reach them, copies take the shared path.
+  checkError(cudaHostRegister(registered, kRegistered, cudaHostRegisterMapped), cudaSuccess,
+             "cudaHostRegister");
+  bool same = true;
+  for (size_t i = 0; i < 4 * kPage; ++i) same = same && pages[i] == static_cast<unsigned char>(i * 13 + 1);
+  check(same, "registration keeps every byte of the pages and around them");
+  void* mapped = nullptr;
+  checkError(cudaHostGetDevicePointer(&mapped, registered + 8, 0), cudaSuccess,
+             "cudaHostGetDevicePointer of registered memory");
+  check(mapped != nullptr, "registered memory has a device address");
+  cudaPointerAttributes attributes{};
+  checkError(cudaPointerGetAttributes(&attributes, registered), cudaSuccess,
+             "attributes of registered memory");
+  check(attributes.type == cudaMemoryTypeHost && attributes.devicePointer != nullptr,
+        "registered memory is host memory with a device pointer");
+  checkError(cudaHostRegister(registered + 64, 64, 0), cudaErrorHostMemoryAlreadyRegistered,
+             "registering inside a registration refused");
+  checkError(cudaHostRegister(pages, kPage + 200, 0), cudaErrorHostMemoryAlreadyRegistered,
+             "an overlapping registration refused");
+  checkError(cudaMemcpy(device, registered, kRegistered, cudaMemcpyHostToDevice), cudaSuccess,
+             "H2D from registered memory");
+  std::memset(registered, 0, kRegistered);
+  checkError(cudaMemcpy(registered, device, kRegistered, cudaMemcpyDefault), cudaSuccess,
+             "D2H into registered memory");
+  same = true;
+  for (size_t i = 0; i < kRegistered; ++i)
+    same = same && registered[i] == static_cast<unsigned char>((kPage + 100 + i) * 13 + 1);
+  check(same, "registered memory round trip");
+  checkError(cudaHostUnregister(registered + 1), cudaErrorHostMemoryNotRegistered,
+             "unregistering an interior pointer refused");
+  checkError(cudaHostUnregister(registered), cudaSuccess, "cudaHostUnregister");
+  registered[0] = 0x42;
+  check(registered[0] == 0x42 && registered[1] == static_cast<unsigned char>((kPage + 101) * 13 + 1),
+        "the memory stays valid with its contents after cudaHostUnregister");
+  checkError(cudaHostUnregister(registered), cudaErrorHostMemoryNotRegistered, "unregistering twice refused");
+  checkError(cudaHostGetDevicePointer(&mapped, registered, 0), cudaErrorInvalidValue,
+             "no device pointer once unregistered");
+  checkError(cudaHostRegister(registered, kRegistered, 0), cudaSuccess, "registering again");
+  checkError(cudaHostUnregister(registered), cudaSuccess, "and unregistering again");
+  munmap(pages, 4 * kPage);
+  std::vector<float> heap(300000, 1.5f);  // from malloc: its own mapping or the heap
+  checkError(cudaHostRegister(heap.data(), heap.size() * sizeof(float), 0), cudaSuccess,
+             "cudaHostRegister of malloc'd memory");
+  checkError(cudaHostUnregister(heap.data()), cudaSuccess, "cudaHostUnregister of malloc'd memory");
+  check(heap.front() == 1.5f && heap.back() == 1.5f, "malloc'd memory intact");
+
+  // Managed memory: one address, host memory shared with the worker.
+  checkError(cudaMallocManaged(&managed, 64, 0), cudaErrorInvalidValue, "cudaMallocManaged flags 0 refused");
+  checkError(cudaMallocManaged(&managed, 0), cudaErrorInvalidValue, "cudaMallocManaged of 0 bytes refused");
+  constexpr size_t kManaged = 10000;
+  checkError(cudaMallocManaged(&managed, kManaged), cudaSuccess, "cudaMallocManaged");
+  const auto address = reinterpret_cast<uintptr_t>(managed);
+  check(address >= 0x300000000000ull && address < 0x400000000000ull,
+        "managed memory lies in the managed window");
+  auto* bytes = static_cast<unsigned char*>(managed);
+  for (size_t i = 0; i < kManaged; ++i) bytes[i] = static_cast<unsigned char>(i * 3);
+  checkError(cudaPointerGetAttributes(&attributes, bytes + 10), cudaSuccess, "attributes of managed memory");
+  check(attributes.type == cudaMemoryTypeManaged && attributes.devicePointer == bytes + 10 &&
+            attributes.hostPointer == bytes + 10,
+        "managed memory: one pointer for host and device");
+  unsigned hostFlags = 0;
+  checkError(cudaHostGetFlags(&hostFlags, managed), cudaErrorInvalidValue,
+             "cudaHostGetFlags of managed refused");
+  checkError(cudaMemcpy(device, managed, kManaged, cudaMemcpyDefault), cudaSuccess,
+             "managed to device (default)");
+  void* second = nullptr;
+  checkError(cudaMallocManaged(&second, kManaged, cudaMemAttachHost), cudaSuccess,
+             "a second managed allocation");
+  checkError(cudaMemcpy(second, device, kManaged, cudaMemcpyDeviceToDevice), cudaSuccess,
+             "device to managed named as device memory");
+  check(std::memcmp(second, managed, kManaged) == 0, "managed round trip through the device");
+  checkError(cudaMemset(second, 7, 100), cudaSuccess, "cudaMemset of managed memory");
+  check(static_cast<unsigned char*>(second)[99] == 7 &&
+            static_cast<unsigned char*>(second)[100] == 100 * 3 % 256,
+        "the memset wrote exactly its range");
+  checkError(cudaMemcpy(second, managed, 50, cudaMemcpyDefault), cudaSuccess, "managed to managed");
+  check(std::memcmp(second, managed, 50) == 0, "managed to managed copied");
+  checkError(cudaHostRegister(managed, 64, 0), cudaErrorHostMemoryAlreadyRegistered,
+             "registering managed memory refused");
+
+  // Hints: accepted on managed memory, refused elsewhere.
+  cudaMemLocation onDevice{cudaMemLocationTypeDevice, 0};
+  cudaMemLocation onHost{cudaMemLocationTypeHost, 0};
+  checkError(cudaMemPrefetchAsync(managed, kManaged, onDevice, 0, nullptr), cudaSuccess,
+             "prefetch to the device");
+  checkError(cudaMemPrefetchAsync(managed, kManaged, onHost, 0, nullptr), cudaSuccess,
+             "prefetch to the host");
+  checkError(cudaMemPrefetchAsync(managed, kManaged + 1, onDevice, 0, nullptr), cudaErrorInvalidValue,
+             "prefetch past the allocation refused");
+  checkError(cudaMemPrefetchAsync(device, 64, onDevice, 0, nullptr), cudaErrorInvalidValue,
+             "prefetch of device memory refused");
+  checkError(cudaMemPrefetchAsync(managed, 64, cudaMemLocation{cudaMemLocationTypeDevice, 3}, 0, nullptr),
+             cudaErrorInvalidValue, "prefetch to a device that is not there refused");
+  checkError(cudaMemAdvise(managed, kManaged, cudaMemAdviseSetReadMostly, onDevice), cudaSuccess, "advise");
+  checkError(cudaMemAdvise(managed, kManaged, cudaMemAdviseSetPreferredLocation, onDevice), cudaSuccess,
+             "advise a preferred location");
+  checkError(cudaMemAdvise(device, 64, cudaMemAdviseSetReadMostly, onDevice), cudaErrorInvalidValue,
+             "advice on device memory refused");
+  checkError(cudaMemAdvise(managed, 64, static_cast<cudaMemoryAdvise>(99), onDevice), cudaErrorInvalidValue,
+             "unknown advice refused");
+  checkError(cudaStreamAttachMemAsync(nullptr, managed, 0, cudaMemAttachGlobal), cudaSuccess,
+             "cudaStreamAttachMemAsync");
+  checkError(cudaStreamAttachMemAsync(nullptr, bytes + 16, 0, cudaMemAttachGlobal), cudaErrorInvalidValue,
+             "attaching a whole allocation from inside it refused");
+
+  // Frees.
+  checkError(cudaFree(bytes + 16), cudaErrorInvalidValue, "cudaFree inside managed memory refused");
+  checkError(cudaFreeHost(managed), cudaErrorInvalidValue, "cudaFreeHost of managed memory refused");
+  checkError(cudaFree(managed), cudaSuccess, "cudaFree of managed memory");
+  checkError(cudaFree(managed), cudaErrorInvalidValue, "double free of managed memory refused");
+  checkError(cudaMemPrefetchAsync(managed, 64, onDevice, 0, nullptr), cudaErrorInvalidValue,
+             "prefetch of freed managed memory refused");
+  checkError(cudaFree(second), cudaSuccess, "cudaFree of the second managed allocation");
+  checkError(cudaMallocManaged(&managed, 1ull << 45), cudaErrorMemoryAllocation,
+             "managed memory past the pinned quota refused");
+  (void)deviceBytes;
 }
 
 // Peer queries and PCI identity on the one-device virtual GPU. The fake worker
@@ -544,6 +732,7 @@ int main() {
   check3D();
   checkDeviceSettings();
   checkStreamOrderedAllocation(stream);
+  checkRegisteredAndManaged(b, kBytes);
 
   checkError(cudaStreamDestroy(stream), cudaSuccess, "cudaStreamDestroy");
   checkError(cudaStreamSynchronize(stream), cudaErrorInvalidResourceHandle, "destroyed stream is stale");
@@ -552,7 +741,9 @@ int main() {
              "cudaStreamIsCapturing(destroyed stream)");
   checkError(cudaFreeHost(pinned), cudaSuccess, "cudaFreeHost");
   checkError(cudaDeviceSynchronize(), cudaSuccess, "cudaDeviceSynchronize");
-  checkError(cudaMallocManaged(&a, 64), cudaErrorNotSupported, "unsupported call fails closed");
+  int readMostly = 0;
+  checkError(cudaMemRangeGetAttribute(&readMostly, sizeof readMostly, cudaMemRangeAttributeReadMostly, b, 64),
+             cudaErrorNotSupported, "unsupported call fails closed");
 
   std::printf("%d failed\n", gFailures);
   return gFailures == 0 ? 0 : 1;
