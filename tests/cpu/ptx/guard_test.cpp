@@ -83,6 +83,45 @@ TEST(PtxGuard, EveryGlobalOrGenericAccessIsCheckedOverItsWidthUnderItsPredicate)
   EXPECT_EQ(assemble(text, &output), 0) << output << text;
 }
 
+// The guard denies a protected range; it does not confine accesses to the user range. Mapped,
+// registered and managed host memory (the worker's host addresses, memmgr::kManagedWindow) is
+// ordinary memory to it under every policy: the emitted check, evaluated here exactly as the
+// device evaluates it (the high word minus the zone's, unsigned, below the span), flags the
+// protected range and its zone and nothing of those windows.
+TEST(PtxGuard, MappedAndManagedHostMemoryIsNeverFlagged) {
+  for (GuardPolicy policy : kAllPolicies) {
+    SCOPED_TRACE(toString(policy));
+    const GuardResult result = guardModule(parsed(kKernel), options(policy));
+    ASSERT_TRUE(result.ok) << result.error;
+    const std::string text = print(result.module);
+    // The check's two immediates: `sub.u32 d, h, zoneHigh;` then `setp.lt.u32 v, d, span;`.
+    const std::size_t sub = text.find("sub.u32");
+    ASSERT_NE(sub, std::string::npos);
+    const std::size_t setp = text.find("setp.lt.u32", sub);
+    ASSERT_NE(setp, std::string::npos);
+    auto lastImmediate = [&](std::size_t at) {
+      const std::size_t end = text.find(';', at);
+      const std::size_t hex = text.rfind("0x", end);
+      return std::stoull(text.substr(hex + 2, end - hex - 2), nullptr, 16);
+    };
+    const std::uint64_t zoneHigh = lastImmediate(sub);
+    const std::uint64_t span = lastImmediate(setp);
+    auto flagged = [&](std::uint64_t address) {
+      const auto high = static_cast<std::uint32_t>(address >> 32);
+      return static_cast<std::uint32_t>(high - static_cast<std::uint32_t>(zoneHigh)) < span;
+    };
+    EXPECT_TRUE(flagged(memmgr::kIoAperture.begin));
+    EXPECT_TRUE(flagged(memmgr::kModuleRange.end() - 1));
+    EXPECT_TRUE(flagged(memmgr::kGuardZone.begin));
+    EXPECT_FALSE(flagged(memmgr::kUserRange.begin));
+    EXPECT_FALSE(flagged(memmgr::kManagedWindow.begin));
+    EXPECT_FALSE(flagged(memmgr::kManagedWindow.end() - 1));
+    EXPECT_FALSE(flagged(0x7f1234567000ull)) << "where Linux maps the worker's segments";
+    EXPECT_FALSE(flagged(0x555555554000ull)) << "the worker's heap";
+    EXPECT_FALSE(flagged(0x7ffff7d00000ull));
+  }
+}
+
 TEST(PtxGuard, TheCheckerFindsAccessesThatAreNotGuarded) {
   const Module original = parsed(kKernel);
   EXPECT_EQ(findUnguardedAccesses(original, options(), "%agileos_guard").size(), 5u);
