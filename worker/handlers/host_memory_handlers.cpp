@@ -29,6 +29,7 @@ constexpr std::size_t kMaxSegmentsPerClient = 4096;
 // overrun of one faults rather than reaching the next.
 constexpr std::uint64_t kManagedAlignment = 2ull << 20;
 constexpr std::uint64_t kManagedGap = 64ull << 10;
+constexpr std::uint64_t kManagedCollisionSkip = 64ull << 30;
 std::atomic<std::uint64_t> gNextManaged{memmgr::kManagedWindow.begin};
 
 // The next address of the window for `bytes`, or 0 when the window is used up.
@@ -57,6 +58,12 @@ std::shared_ptr<SharedHostSegment> createManaged(GpuBackend& gpu, std::uint64_t 
     bool taken = false;
     auto segment = SharedHostSegment::create(gpu, size, true, result, error, at, &taken);
     if (segment || !taken) return segment;
+    // Something of this process lies there (the driver may reserve large ranges): skip well past
+    // it rather than step through it 2 MiB at a time.
+    std::uint64_t next = gNextManaged.load();
+    while (next < at + kManagedCollisionSkip &&
+           !gNextManaged.compare_exchange_weak(next, at + kManagedCollisionSkip)) {
+    }
   }
   return nullptr;
 }

@@ -43,9 +43,22 @@ TEST_F(ShmTransport, DeviceInfoMatchesTheDirectCall) {
   TestClient client = harness_.attach(1);
   auto transport = connect(client);
   ASSERT_NE(transport, nullptr);
-  const v1::CallReply viaShm = call(*transport, requests::getDeviceInfo());
+  v1::CallReply viaShm = call(*transport, requests::getDeviceInfo());
   const v1::CallReply direct = client.call(requests::getDeviceInfo());
   EXPECT_EQ(viaShm.error(), 0);
+  // Except mapped, registered and managed host memory, which exist over shared memory only
+  // (host segments): the same device.
+  int hostMemoryAttributes = 0;
+  for (v1::DeviceAttribute& entry : *viaShm.mutable_device_info()->mutable_attributes()) {
+    if (entry.attribute() == CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY ||
+        entry.attribute() == CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY ||
+        entry.attribute() == CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED) {
+      EXPECT_EQ(entry.value(), 1) << entry.attribute();
+      entry.set_value(0);
+      ++hostMemoryAttributes;
+    }
+  }
+  EXPECT_EQ(hostMemoryAttributes, 3);
   EXPECT_EQ(viaShm.SerializeAsString(), direct.SerializeAsString());
 }
 
