@@ -206,6 +206,20 @@ CUresult cuMemPrefetchAsync_v2_ptsz(CUdeviceptr devPtr, size_t count, CUmemLocat
   return prefetch(devPtr, count, location, flags, hStream, kPerThread);
 }
 
+// The ABI before CUDA 13: a device ordinal (CU_DEVICE_CPU for the host) instead of a location.
+static CUmemLocation locationOf(CUdevice device) {
+  CUmemLocation location{};
+  location.type = device == CU_DEVICE_CPU ? CU_MEM_LOCATION_TYPE_HOST : CU_MEM_LOCATION_TYPE_DEVICE;
+  location.id = device == CU_DEVICE_CPU ? 0 : device;
+  return location;
+}
+CUresult cuMemPrefetchAsync(CUdeviceptr devPtr, size_t count, CUdevice dstDevice, CUstream hStream) {
+  return prefetch(devPtr, count, locationOf(dstDevice), 0, hStream, kLegacy);
+}
+CUresult cuMemPrefetchAsync_ptsz(CUdeviceptr devPtr, size_t count, CUdevice dstDevice, CUstream hStream) {
+  return prefetch(devPtr, count, locationOf(dstDevice), 0, hStream, kPerThread);
+}
+
 CUresult cuMemAdvise_v2(CUdeviceptr devPtr, size_t count, CUmem_advise advice, CUmemLocation location) {
   if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
   const int value = static_cast<int>(advice);
@@ -215,6 +229,10 @@ CUresult cuMemAdvise_v2(CUdeviceptr devPtr, size_t count, CUmem_advise advice, C
       value != CU_MEM_ADVISE_SET_READ_MOSTLY && value != CU_MEM_ADVISE_UNSET_READ_MOSTLY;
   if (namesLocation && !validLocation(location)) return CUDA_ERROR_INVALID_VALUE;
   return managedHint(devPtr, count);
+}
+
+CUresult cuMemAdvise(CUdeviceptr devPtr, size_t count, CUmem_advise advice, CUdevice device) {
+  return cuMemAdvise_v2(devPtr, count, advice, locationOf(device));
 }
 
 static CUresult attach(CUstream stream, CUdeviceptr dptr, size_t length, unsigned flags,
@@ -282,6 +300,16 @@ CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr* pdptr, void* p, unsigned int 
   const std::optional<std::uint64_t> address = HostAllocations::instance().deviceAddressOf(p);
   if (!address) return CUDA_ERROR_INVALID_VALUE;
   *pdptr = *address;
+  return CUDA_SUCCESS;
+}
+
+// The flags page-locked or registered memory was made with (as cudaHostGetFlags).
+CUresult cuMemHostGetFlags(unsigned int* pFlags, void* p) {
+  if (pFlags == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
+  const std::optional<unsigned> flags = HostAllocations::instance().flagsOf(p);
+  if (!flags) return CUDA_ERROR_INVALID_VALUE;
+  *pFlags = *flags;
   return CUDA_SUCCESS;
 }
 

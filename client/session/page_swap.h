@@ -7,7 +7,9 @@
 // swaps them in the address space at once. The program's pointers keep working and now name
 // memory the worker (and, mapped for it, the device) shares. Unregistration does the reverse into
 // fresh private anonymous pages, so no shared page outlives the registration (a fork() after it
-// copies the memory again, as it did before).
+// copies the memory again, as it did before; a child forked while the range is registered shares
+// those pages with its parent, where natively it would get copies, or nothing, under
+// MADV_DONTFORK).
 //
 // What this cannot do: another thread of the program that writes the pages between the copy and
 // the swap loses that write (the swap is atomic, the copy before it is not). The first and last

@@ -52,9 +52,9 @@ TEST_F(GeneratedStubsTest, ErrorStubReportsItsNameAndReturnsNotSupported) {
 }
 
 TEST_F(GeneratedStubsTest, PerThreadStreamStubReportsItsOwnName) {
-  int word = 0;
-  EXPECT_EQ(cudaStreamAttachMemAsync_ptsz(nullptr, &word, 0, cudaMemAttachSingle), cudaErrorNotSupported);
-  EXPECT_EQ(reportedSymbols(), std::vector<std::string>{"cudaStreamAttachMemAsync_ptsz"});
+  EXPECT_EQ(cudaMemPrefetchBatchAsync_ptsz(nullptr, nullptr, 0, nullptr, nullptr, 0, 0, nullptr),
+            cudaErrorNotSupported);
+  EXPECT_EQ(reportedSymbols(), std::vector<std::string>{"cudaMemPrefetchBatchAsync_ptsz"});
 }
 
 TEST_F(GeneratedStubsTest, VoidStubReportsItsName) {

@@ -39,9 +39,11 @@ TEST(LinkedProgramTest, UnsupportedCallsFailClosed) {
   cudaUserObject_t object = nullptr;
   EXPECT_EQ(cudaUserObjectCreate(&object, nullptr, nullptr, 1, 0), cudaErrorNotSupported);
   EXPECT_EQ(object, nullptr);
-  void* pointer = nullptr;
-  EXPECT_EQ(cudaMallocManaged(&pointer, 4096, cudaMemAttachGlobal), cudaErrorNotSupported);
-  EXPECT_EQ(pointer, nullptr);
+  int value = 0x1234;
+  EXPECT_EQ(cudaMemRangeGetAttribute(&value, sizeof value, cudaMemRangeAttributeReadMostly,
+                                     reinterpret_cast<void*>(0x1000), 64),
+            cudaErrorNotSupported);
+  EXPECT_EQ(value, 0x1234);
 }
 
 }  // namespace

@@ -56,23 +56,23 @@ TEST_F(UnsupportedCallsTest, UserObjectCreateFailsClosed) {
   expectLastErrorIsNotSupported();
 }
 
-TEST_F(UnsupportedCallsTest, MallocManagedFailsClosed) {
-  auto* mallocManaged = entryPoint<decltype(cudaMallocManaged)>("cudaMallocManaged");
-  ASSERT_NE(mallocManaged, nullptr) << dlerror();
-  int untouched = 0;
-  void* pointer = &untouched;
-  EXPECT_EQ(mallocManaged(&pointer, 4096, cudaMemAttachGlobal), cudaErrorNotSupported);
-  EXPECT_EQ(pointer, &untouched);
+TEST_F(UnsupportedCallsTest, ManagedRangeAttributeFailsClosed) {
+  auto* rangeAttribute = entryPoint<decltype(cudaMemRangeGetAttribute)>("cudaMemRangeGetAttribute");
+  ASSERT_NE(rangeAttribute, nullptr) << dlerror();
+  int value = 0x1234;
+  EXPECT_EQ(rangeAttribute(&value, sizeof value, cudaMemRangeAttributeReadMostly,
+                           reinterpret_cast<void*>(0x1000), 64),
+            cudaErrorNotSupported);
+  EXPECT_EQ(value, 0x1234);
   expectLastErrorIsNotSupported();
 }
 
 // A per-thread-default-stream variant is its own exported function, reached by programs built
 // with --default-stream per-thread, and must fail closed like its base function.
 TEST_F(UnsupportedCallsTest, PerThreadStreamVariantFailsClosed) {
-  auto* attachMem = entryPoint<decltype(cudaStreamAttachMemAsync)>("cudaStreamAttachMemAsync_ptsz");
-  ASSERT_NE(attachMem, nullptr) << dlerror();
-  int word = 0;
-  EXPECT_EQ(attachMem(nullptr, &word, 0, cudaMemAttachSingle), cudaErrorNotSupported);
+  auto* prefetchBatch = entryPoint<decltype(cudaMemPrefetchBatchAsync)>("cudaMemPrefetchBatchAsync_ptsz");
+  ASSERT_NE(prefetchBatch, nullptr) << dlerror();
+  EXPECT_EQ(prefetchBatch(nullptr, nullptr, 0, nullptr, nullptr, 0, 0, nullptr), cudaErrorNotSupported);
   expectLastErrorIsNotSupported();
 }
 

@@ -82,9 +82,10 @@ TEST(DriverShimLinkedProgram, WithoutADaemonCallsFailAsWithoutAGpuAndLeaveTheirO
 }
 
 TEST(DriverShimLinkedProgram, UnsupportedCallsFailClosedAndLeaveTheirOutputsAlone) {
-  CUdeviceptr pointer = 0x1234;
-  EXPECT_EQ(cuMemAllocManaged(&pointer, 64, CU_MEM_ATTACH_GLOBAL), CUDA_ERROR_NOT_SUPPORTED);
-  EXPECT_EQ(pointer, 0x1234u);
+  int value = 0x1234;
+  EXPECT_EQ(cuMemRangeGetAttribute(&value, sizeof value, CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY, 0x1000, 64),
+            CUDA_ERROR_NOT_SUPPORTED);
+  EXPECT_EQ(value, 0x1234);
 }
 
 // The private tables a CUDA runtime in the program asks for: served with the real driver's sizes
@@ -195,8 +196,8 @@ TEST(DriverShimLinkedProgram, GetProcAddressHandsOutTheAbiOfTheVersionAskedFor) 
             ::dlsym(RTLD_DEFAULT, "cuLaunchKernel_ptsz"));
   // No per-thread twin: the legacy function, as the driver answers.
   EXPECT_EQ(procAddress("cuInit", 12000, perThread, &status), ::dlsym(RTLD_DEFAULT, "cuInit"));
-  EXPECT_EQ(procAddress("cuMemAllocManaged", 12000, legacy, &status),
-            ::dlsym(RTLD_DEFAULT, "cuMemAllocManaged"))
+  EXPECT_EQ(procAddress("cuMemRangeGetAttribute", 12000, legacy, &status),
+            ::dlsym(RTLD_DEFAULT, "cuMemRangeGetAttribute"))
       << "an unsupported function is handed out too: it fails closed when called";
 
   EXPECT_EQ(procAddress("cuNoSuchFunction", 12000, legacy, &status), nullptr);

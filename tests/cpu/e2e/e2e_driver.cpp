@@ -6,6 +6,7 @@
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -859,9 +860,50 @@ void forgeries() {
   checkResult(cuMemFreeHost(plain), CUDA_SUCCESS, "cuMemFreeHost");
   checkResult(cuMemHostGetDevicePointer(&mapped, static_cast<char*>(host) + 100, 0), CUDA_ERROR_INVALID_VALUE,
               "no device address after the free");
-  CUdeviceptr unsupported = 0;
-  checkResult(cuMemAllocManaged(&unsupported, 4096, CU_MEM_ATTACH_GLOBAL), CUDA_ERROR_NOT_SUPPORTED,
-              "an unsupported row fails closed");
+
+  // Managed memory and registration through the driver API (a linked-in runtime's path).
+  CUdeviceptr managed = 0;
+  checkResult(cuMemAllocManaged(&managed, 4096, 0), CUDA_ERROR_INVALID_VALUE, "cuMemAllocManaged flags 0");
+  checkResult(cuMemAllocManaged(&managed, 4096, CU_MEM_ATTACH_GLOBAL), CUDA_SUCCESS, "cuMemAllocManaged");
+  check(managed >= 0x300000000000ull && managed < 0x400000000000ull, "managed memory in the managed window");
+  std::memset(reinterpret_cast<void*>(managed), 0x3c, 4096);
+  int isManaged = 0;
+  checkResult(cuPointerGetAttribute(&isManaged, CU_POINTER_ATTRIBUTE_IS_MANAGED, managed), CUDA_SUCCESS,
+              "CU_POINTER_ATTRIBUTE_IS_MANAGED");
+  check(isManaged == 1, "managed memory says so");
+  CUmemLocation onDevice{};
+  onDevice.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  checkResult(cuMemPrefetchAsync_v2(managed, 4096, onDevice, 0, nullptr), CUDA_SUCCESS,
+              "cuMemPrefetchAsync_v2");
+  CUmemLocation onHost{};
+  onHost.type = CU_MEM_LOCATION_TYPE_HOST;
+  checkResult(cuMemPrefetchAsync_v2(managed, 4096, onHost, 0, nullptr), CUDA_SUCCESS, "prefetch to the host");
+  checkResult(cuMemAdvise_v2(managed, 4096, CU_MEM_ADVISE_SET_READ_MOSTLY, onDevice), CUDA_SUCCESS,
+              "cuMemAdvise_v2");
+  checkResult(cuMemPrefetchAsync_v2(managed, 4097, onDevice, 0, nullptr), CUDA_ERROR_INVALID_VALUE,
+              "prefetch past the allocation refused");
+  checkResult(cuStreamAttachMemAsync(nullptr, managed, 0, CU_MEM_ATTACH_SINGLE), CUDA_SUCCESS,
+              "cuStreamAttachMemAsync");
+  checkResult(cuMemFree(managed), CUDA_SUCCESS, "cuMemFree of managed memory");
+  checkResult(cuMemFree(managed), CUDA_ERROR_INVALID_VALUE, "cuMemFree of managed memory twice");
+  void* pages = mmap(nullptr, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  static_cast<unsigned char*>(pages)[5000] = 0x77;
+  checkResult(cuMemHostRegister(pages, 8192, CU_MEMHOSTREGISTER_IOMEMORY), CUDA_ERROR_NOT_SUPPORTED,
+              "cuMemHostRegister(IOMEMORY) fails closed");
+  checkResult(cuMemHostRegister(pages, 8192, CU_MEMHOSTREGISTER_DEVICEMAP), CUDA_SUCCESS,
+              "cuMemHostRegister");
+  checkResult(cuMemHostGetDevicePointer(&mapped, pages, 0), CUDA_SUCCESS,
+              "cuMemHostGetDevicePointer of registered memory");
+  checkResult(cuMemHostRegister(pages, 4096, 0), CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED,
+              "cuMemHostRegister twice");
+  checkResult(cuMemHostUnregister(pages), CUDA_SUCCESS, "cuMemHostUnregister");
+  check(static_cast<unsigned char*>(pages)[5000] == 0x77, "registered memory kept its contents");
+  checkResult(cuMemHostUnregister(pages), CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED, "cuMemHostUnregister twice");
+  munmap(pages, 8192);
+  int readMostly = 0;
+  checkResult(
+      cuMemRangeGetAttribute(&readMostly, sizeof readMostly, CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY, mapped, 4),
+      CUDA_ERROR_NOT_SUPPORTED, "an unsupported row fails closed");
 }
 
 }  // namespace

@@ -94,6 +94,33 @@ int main() {
   checkError(cudaPointerGetAttributes(&attributes, device + 10), cudaSuccess, "cudaPointerGetAttributes");
   check(attributes.type == cudaMemoryTypeDevice, "device memory");
 
+  // Managed and registered memory through the driver API the linked-in runtime calls
+  // (cuMemAllocManaged, cuMemPrefetchAsync_v2, cuMemAdvise_v2, cuMemHostRegister_v2, ...).
+  float* managed = nullptr;
+  checkError(cudaMallocManaged(&managed, n * sizeof(float)), cudaSuccess, "cudaMallocManaged");
+  for (int i = 0; i < n; ++i) managed[i] = static_cast<float>(i);
+  cudaMemLocation onDevice{cudaMemLocationTypeDevice, 0};
+  checkError(cudaMemPrefetchAsync(managed, n * sizeof(float), onDevice, 0, nullptr), cudaSuccess,
+             "cudaMemPrefetchAsync");
+  checkError(cudaMemAdvise(managed, n * sizeof(float), cudaMemAdviseSetReadMostly, onDevice), cudaSuccess,
+             "cudaMemAdvise");
+  checkError(cudaMemcpy(device, managed, n * sizeof(float), cudaMemcpyDefault), cudaSuccess,
+             "cudaMemcpy from managed memory");
+  checkError(cudaMemcpy(back.data(), device, n * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess,
+             "and back");
+  check(back[n - 1] == static_cast<float>(n - 1), "managed memory's bytes reached the device");
+  checkError(cudaPointerGetAttributes(&attributes, managed), cudaSuccess, "attributes of managed memory");
+  check(attributes.type == cudaMemoryTypeManaged && attributes.devicePointer == managed,
+        "managed memory, one address");
+  checkError(cudaFree(managed), cudaSuccess, "cudaFree of managed memory");
+  std::vector<float> registered(50000, 2.5f);
+  checkError(cudaHostRegister(registered.data(), registered.size() * sizeof(float), cudaHostRegisterMapped),
+             cudaSuccess, "cudaHostRegister");
+  void* mapped = nullptr;
+  checkError(cudaHostGetDevicePointer(&mapped, registered.data(), 0), cudaSuccess, "cudaHostGetDevicePointer");
+  checkError(cudaHostUnregister(registered.data()), cudaSuccess, "cudaHostUnregister");
+  check(registered[49999] == 2.5f, "registered memory intact");
+
   checkError(cudaFree(reinterpret_cast<void*>(0x10)), cudaErrorInvalidValue, "cudaFree of a forged pointer");
   cudaGetLastError();
 
