@@ -37,9 +37,9 @@ int main() {
   std::printf("l2CacheSize=%d memoryBusWidth=%d\n", p.l2CacheSize, p.memoryBusWidth);
   std::printf("unifiedAddressing=%d concurrentKernels=%d streamPrioritiesSupported=%d\n", p.unifiedAddressing,
               p.concurrentKernels, p.streamPrioritiesSupported);
-  // Not compared with the native run: AgileOS's virtual device deliberately reports
-  // canMapHostMemory = 0 (and managed memory absent) because it does not offer
-  // device-mapped host memory; see docs/security-model.md.
+  // Not compared with the native run: AgileOS's virtual device reports mapped and managed
+  // memory only over the shared-memory transport (0 over gRPC), where they are host segments
+  // shared with the worker; see docs/architecture.md.
   std::fprintf(stderr, "canMapHostMemory=%d managedMemory=%d\n", p.canMapHostMemory, p.managedMemory);
 
   const AttributeCheck checks[] = {

@@ -120,9 +120,6 @@ int main() {
   std::printf("registered memory type: %s, has device pointer: %s\n",
               attributes.type == cudaMemoryTypeHost ? "host" : "other",
               attributes.devicePointer != nullptr ? "yes" : "no");
-  unsigned flags = 0;
-  CHECK_CUDA(cudaHostGetFlags(&flags, a));
-  std::fprintf(stderr, "cudaHostGetFlags of registered memory: %u\n", flags);
 
   EXPECT_ERROR("register twice", cudaHostRegister(a, kBytes, cudaHostRegisterMapped),
                cudaErrorHostMemoryAlreadyRegistered);

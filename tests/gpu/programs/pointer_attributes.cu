@@ -12,8 +12,8 @@ static void show(const char* label, const void* pointer, cudaMemoryType expected
   cudaPointerAttributes a;
   CHECK_CUDA(cudaPointerGetAttributes(&a, pointer));
   // devicePointer is compared for device memory only: natively, pinned host memory is
-  // also mapped for the device at the same address; AgileOS does not map host memory
-  // for the device (canMapHostMemory = 0) and reports no device pointer for it.
+  // also mapped for the device at the same address; AgileOS maps host memory for the device
+  // only when asked (cudaHostAllocMapped, cudaHostRegister), at the worker's address.
   std::printf("%s: type=%d device=%d devicePointer==p:%s hostPointer==p:%d\n", label,
               static_cast<int>(a.type), a.type == cudaMemoryTypeUnregistered ? -1 : a.device,
               a.type == cudaMemoryTypeDevice ? (a.devicePointer == pointer ? "1" : "0") : "n/a",
