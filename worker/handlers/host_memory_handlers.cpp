@@ -9,61 +9,41 @@
 // client then keeps such memory to itself, as before this transport existed).
 //
 // Managed memory (HostAlloc.managed, cudaMallocManaged) is such a segment placed in the managed
-// window (memmgr/address_layout.h) at an address this worker hands out once (a bump allocator:
-// addresses are never reused, so a stale pointer of a freed segment reaches nothing another
-// allocation holds; 16 TiB outlast any session), mapped for the device there: the client maps it
-// at the same address, so its pointer works in kernels and on the host alike.
+// window (memmgr/address_layout.h) at an address from a bump allocator (an address comes back
+// only after the whole 16 TiB window has been handed out, so a stale pointer of a freed segment
+// almost never reaches a later allocation; a client that churns through the window only makes
+// the allocator start over, never overlap a live segment: MAP_FIXED_NOREPLACE), mapped for the
+// device there: the client maps it at the same address, so its pointer works in kernels and on
+// the host alike.
 #include <spdlog/spdlog.h>
-
-#include <atomic>
 
 #include "memmgr/address_layout.h"
 #include "worker/dispatcher.h"
+#include "worker/host_memory/managed_addresses.h"
 
 namespace agileos::worker {
 namespace {
 
 constexpr std::size_t kMaxSegmentsPerClient = 4096;
 
-// Managed segments start on 2 MiB boundaries with at least 64 KiB unmapped after each, so an
-// overrun of one faults rather than reaching the next.
-constexpr std::uint64_t kManagedAlignment = 2ull << 20;
-constexpr std::uint64_t kManagedGap = 64ull << 10;
-constexpr std::uint64_t kManagedCollisionSkip = 64ull << 30;
-std::atomic<std::uint64_t> gNextManaged{memmgr::kManagedWindow.begin};
-
-// The next address of the window for `bytes`, or 0 when the window is used up.
-std::uint64_t takeManagedAddress(std::uint64_t bytes) {
-  if (bytes > memmgr::kManagedWindow.size) return 0;
-  const std::uint64_t span =
-      (bytes + kManagedGap + kManagedAlignment - 1) / kManagedAlignment * kManagedAlignment;
-  std::uint64_t at = gNextManaged.load();
-  do {
-    if (at > memmgr::kManagedWindow.end() || span > memmgr::kManagedWindow.end() - at) return 0;
-  } while (!gNextManaged.compare_exchange_weak(at, at + span));
-  return at;
-}
+ManagedAddresses gManagedAddresses{memmgr::kManagedWindow};
 
 // A managed segment: placed in the window, trying further addresses where this process already
 // has something mapped (a library, a thread's stack).
 std::shared_ptr<SharedHostSegment> createManaged(GpuBackend& gpu, std::uint64_t size, CUresult* result,
                                                  std::string* error) {
   for (int attempt = 0; attempt < 8; ++attempt) {
-    const std::uint64_t at = takeManagedAddress(size);
+    const std::uint64_t at = gManagedAddresses.take(size);
     if (at == 0) {
       *result = CUDA_ERROR_OUT_OF_MEMORY;
-      *error = "the managed window is used up";
+      *error = "larger than the managed window";
       return nullptr;
     }
     bool taken = false;
     auto segment = SharedHostSegment::create(gpu, size, true, result, error, at, &taken);
     if (segment || !taken) return segment;
-    // Something of this process lies there (the driver may reserve large ranges): skip well past
-    // it rather than step through it 2 MiB at a time.
-    std::uint64_t next = gNextManaged.load();
-    while (next < at + kManagedCollisionSkip &&
-           !gNextManaged.compare_exchange_weak(next, at + kManagedCollisionSkip)) {
-    }
+    // Something of this process lies there (the driver may reserve large ranges).
+    gManagedAddresses.skipPast(at);
   }
   return nullptr;
 }
