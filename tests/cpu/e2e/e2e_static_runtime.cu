@@ -117,7 +117,8 @@ int main() {
   checkError(cudaHostRegister(registered.data(), registered.size() * sizeof(float), cudaHostRegisterMapped),
              cudaSuccess, "cudaHostRegister");
   void* mapped = nullptr;
-  checkError(cudaHostGetDevicePointer(&mapped, registered.data(), 0), cudaSuccess, "cudaHostGetDevicePointer");
+  checkError(cudaHostGetDevicePointer(&mapped, registered.data(), 0), cudaSuccess,
+             "cudaHostGetDevicePointer");
   checkError(cudaHostUnregister(registered.data()), cudaSuccess, "cudaHostUnregister");
   check(registered[49999] == 2.5f, "registered memory intact");
 
