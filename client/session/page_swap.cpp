@@ -106,7 +106,15 @@ bool ownPagesArePrivateAnonymous(std::uintptr_t begin, std::uintptr_t end, std::
 }
 
 bool swapInShared(void* pages, std::size_t bytes, void* shared) {
-  std::memcpy(shared, pages, bytes);
+  // The interior first, the two edge pages (which may hold bytes of the program's other data,
+  // such as a neighbouring heap chunk) last, right before the swap: that keeps the window in
+  // which another thread's write to them is lost to the time of copying two pages.
+  const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  auto* from = static_cast<char*>(pages);
+  auto* to = static_cast<char*>(shared);
+  if (bytes > 2 * page) std::memcpy(to + page, from + page, bytes - 2 * page);
+  std::memcpy(to, from, page);
+  if (bytes > page) std::memcpy(to + bytes - page, from + bytes - page, page);
   return ::mremap(shared, bytes, bytes, MREMAP_MAYMOVE | MREMAP_FIXED, pages) == pages;
 }
 

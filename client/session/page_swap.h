@@ -15,7 +15,8 @@
 // the swap loses that write (the swap is atomic, the copy before it is not). The first and last
 // page may hold bytes outside the range (a neighbouring malloc chunk, its header): they move with
 // the page and keep their values, but the same race applies to them, so a program registering
-// heap memory while another thread allocates could lose a heap write. CUDA documents nothing
+// heap memory while another thread allocates could lose a heap write. The edge pages are copied
+// last, right before the swap, so that window is the time of copying two pages. CUDA documents nothing
 // similar, because the driver pins the pages in place; programs that register buffers before
 // starting threads (the common pattern) are unaffected.
 #pragma once

@@ -113,5 +113,23 @@ TEST(PageSwap, SwappingInAndOutKeepsEveryByteAndTheAddress) {
   ::close(fd);
 }
 
+TEST(PageSwap, EveryByteMovesWhateverTheNumberOfPages) {
+  const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  for (std::size_t pages : {1u, 2u, 5u}) {
+    SCOPED_TRACE(pages);
+    const std::size_t bytes = pages * page;
+    auto* original = static_cast<unsigned char*>(
+        ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    ASSERT_NE(original, MAP_FAILED);
+    for (std::size_t i = 0; i < bytes; ++i) original[i] = static_cast<unsigned char>(i * 31 + pages);
+    void* shared = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(shared, MAP_FAILED);
+    ASSERT_TRUE(swapInShared(original, bytes, shared));
+    for (std::size_t i = 0; i < bytes; ++i)
+      ASSERT_EQ(original[i], static_cast<unsigned char>(i * 31 + pages)) << i;
+    ::munmap(original, bytes);
+  }
+}
+
 }  // namespace
 }  // namespace agileos::client
