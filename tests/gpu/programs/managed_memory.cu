@@ -25,6 +25,12 @@ __global__ void fillIndex(std::uint32_t* p, int n, std::uint32_t tag) {
     p[i] = mix32(i) ^ tag;
 }
 
+// Device-wide atomics on a managed counter (conjugateGradient's dot products, systemWideAtomics'
+// device half): under AgileOS the counter is host memory, so these atomics cross the bus.
+__global__ void countInto(unsigned long long* counter, int perThread) {
+  for (int i = 0; i < perThread; ++i) atomicAdd(counter, 1ull);
+}
+
 // One UnifiedMemoryStreams-style task: y = M * x for a small dense matrix.
 __global__ void gemv(int n, const double* m, const double* x, double* y) {
   const int row = blockIdx.x * blockDim.x + threadIdx.x;
@@ -114,6 +120,16 @@ int main() {
   for (int i = 0; i < kWords; ++i) wrong += back[i] != (mix32(i) ^ 0x99u);
   EXPECT_TRUE(wrong == 0, "%d words wrong in a copy ordered after the kernel", wrong);
   std::printf("copy from managed ordered after a kernel: %d wrong\n", wrong);
+
+  // Atomics from every thread of a grid on one managed word.
+  unsigned long long* counter = nullptr;
+  CHECK_CUDA(cudaMallocManaged(&counter, sizeof *counter));
+  *counter = 5;
+  countInto<<<64, 128>>>(counter, 16);
+  CHECK_CUDA(cudaDeviceSynchronize());
+  EXPECT_TRUE(*counter == 5 + 64ull * 128 * 16, "counter %llu", *counter);
+  std::printf("device atomics on managed memory: %llu\n", *counter);
+  CHECK_CUDA(cudaFree(counter));
 
   // UnifiedMemoryStreams: tasks on several streams, each attaching its own data to its stream.
   constexpr int kTasks = 8;
