@@ -354,6 +354,8 @@ TEST_F(SharedMemoryPaths, SharedMemoryOverGrpcIsRefused) {
   const memmgr::DevicePtr device = client.malloc(64);
   // TestClient::call reaches the runtime the way the gRPC server does: no shared channel.
   EXPECT_EQ(client.call(hostAlloc(4096)).error(), kNotSupported);
+  EXPECT_EQ(client.call(managedAlloc(4096)).error(), kNotSupported)
+      << "managed memory is a shared segment too";
   EXPECT_EQ(client.call(copyFromShared(device, 16, 0, 0, 16)).error(), kNotSupported);
   EXPECT_EQ(client.call(copyToShared(device, 16, 0, 0, 16)).error(), kNotSupported);
 }
