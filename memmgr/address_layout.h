@@ -51,8 +51,8 @@ static_assert(kIoAperture.end() == kModuleRange.begin);
 static_assert(kModuleRange.end() == kUserRange.begin);
 static_assert(kGuardFaultWindow.begin >= kMmioWindow.end());
 
-// Managed memory (cudaMallocManaged): host segments that the client and the device reach at ONE
-// address. The worker maps each one here (mmap MAP_FIXED_NOREPLACE, addresses handed out once by a
+// Managed memory (cudaMallocManaged) and mapped page-locked memory (cudaHostAllocMapped): host
+// segments that the client and the device reach at ONE address. The worker maps each one here (mmap MAP_FIXED_NOREPLACE, addresses handed out once by a
 // per-worker bump allocator) and registers it for the device, whose address for it equals the
 // host address under unified addressing; the client maps the same memfd at the same address. It
 // is NOT reserved on the GPU (like the MMIO window, a registered host range takes its own address

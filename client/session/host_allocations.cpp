@@ -30,9 +30,11 @@ void releaseSegment(std::uint64_t segment) {
 }
 
 // A segment the worker creates, registers and passes to this process. `managed`: placed in the
-// worker's managed window and mapped here at the device's address (host_allocations.h).
+// worker's managed window and mapped here at the device's address (host_allocations.h); when this
+// process already uses that address, *addressTaken is set (if given) and the segment given back.
 cudaError_t allocateShared(std::size_t size, unsigned flags, bool managed, std::size_t* mappedSize,
-                           std::uint64_t* segment, std::uint64_t* deviceAddress, void** out) {
+                           std::uint64_t* segment, std::uint64_t* deviceAddress, void** out,
+                           bool* addressTaken = nullptr) {
   v1::CallRequest request;
   request.mutable_host_alloc()->set_size(size);
   request.mutable_host_alloc()->set_flags(flags);
@@ -45,9 +47,12 @@ cudaError_t allocateShared(std::size_t size, unsigned flags, bool managed, std::
   if (mapping == nullptr && reply.has_host_segment() && reply.host_segment().segment() != 0) {
     // The worker made it but this side could not map it (managed: the address is taken here).
     releaseSegment(reply.host_segment().segment());
+    if (managed && addressTaken != nullptr) *addressTaken = true;
     if (managed && firstTime("managed address taken")) {
-      AGILEOS_LOG_WARN("cudaMallocManaged: this process already uses the address the worker chose (%s)",
-                       reply.error_detail().c_str());
+      AGILEOS_LOG_WARN(
+          "a segment at one address for host and device: this process already uses the "
+          "address the worker chose (%s)",
+          reply.error_detail().c_str());
     }
     return cudaErrorMemoryAllocation;
   }
@@ -88,9 +93,22 @@ cudaError_t HostAllocations::allocate(std::size_t size, unsigned flags, void** p
     }
     return cudaErrorNotSupported;
   }
-  const cudaError_t error =
-      shared ? allocateShared(size, flags, false, &entry.mappedSize, &entry.segment, &entry.deviceAddress, p)
-             : allocatePrivate(size, &entry.mappedSize, p);
+  cudaError_t error = cudaSuccess;
+  if (!shared) {
+    error = allocatePrivate(size, &entry.mappedSize, p);
+  } else if ((flags & cudaHostAllocMapped) != 0) {
+    // Mapped memory is placed like managed memory, at one address for this process and the
+    // device, so that its pointer works in kernels as natively under unified addressing (where
+    // cudaHostGetDevicePointer is not needed); should this process use that address already, it
+    // is mapped anywhere and reached through cudaHostGetDevicePointer.
+    bool taken = false;
+    error =
+        allocateShared(size, flags, true, &entry.mappedSize, &entry.segment, &entry.deviceAddress, p, &taken);
+    if (taken)
+      error = allocateShared(size, flags, false, &entry.mappedSize, &entry.segment, &entry.deviceAddress, p);
+  } else {
+    error = allocateShared(size, flags, false, &entry.mappedSize, &entry.segment, &entry.deviceAddress, p);
+  }
   if (error != cudaSuccess) return error;
   std::lock_guard lock(mutex_);
   entries_[reinterpret_cast<std::uintptr_t>(*p)] = entry;

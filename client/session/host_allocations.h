@@ -7,8 +7,9 @@
 // name it by segment and offset (sharedRange()). Over gRPC it is ordinary
 // anonymous memory of the client, locked with mlock where the limit allows, and
 // copies from it travel like any host copy. Mapped (device-visible) host memory
-// (cudaHostAllocMapped) is a shared segment the worker has also mapped for the device;
-// over gRPC it is not offered (cudaErrorNotSupported).
+// (cudaHostAllocMapped) is a shared segment the worker has also mapped for the device, placed
+// like managed memory (below) at one address for this process and the device where this process
+// has that address free; over gRPC it is not offered (cudaErrorNotSupported).
 //
 // Registered memory (cudaHostRegister, shared-memory transport only): the program's own pages
 // are moved into such a segment, mapped for the device (client/session/page_swap.h), at the

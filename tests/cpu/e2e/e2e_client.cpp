@@ -142,6 +142,15 @@ void checkRegisteredAndManaged(void* device, size_t deviceBytes) {
   checkError(cudaHostUnregister(heap.data()), cudaSuccess, "cudaHostUnregister of malloc'd memory");
   check(heap.front() == 1.5f && heap.back() == 1.5f, "malloc'd memory intact");
 
+  // Mapped page-locked memory is placed like managed memory: one address, as under unified
+  // addressing natively.
+  void* pinnedMapped = nullptr;
+  checkError(cudaHostAlloc(&pinnedMapped, 5000, cudaHostAllocMapped), cudaSuccess, "cudaHostAlloc(Mapped)");
+  checkError(cudaHostGetDevicePointer(&mapped, static_cast<char*>(pinnedMapped) + 10, 0), cudaSuccess,
+             "cudaHostGetDevicePointer of mapped memory");
+  check(mapped == static_cast<char*>(pinnedMapped) + 10, "mapped memory: the device's address is the host's");
+  checkError(cudaFreeHost(pinnedMapped), cudaSuccess, "cudaFreeHost of mapped memory");
+
   // Managed memory: one address, host memory shared with the worker.
   checkError(cudaMallocManaged(&managed, 64, 0), cudaErrorInvalidValue, "cudaMallocManaged flags 0 refused");
   checkError(cudaMallocManaged(&managed, 0), cudaErrorInvalidValue, "cudaMallocManaged of 0 bytes refused");
@@ -209,6 +218,30 @@ void checkRegisteredAndManaged(void* device, size_t deviceBytes) {
   checkError(cudaMemPrefetchAsync(managed, 64, onDevice, 0, nullptr), cudaErrorInvalidValue,
              "prefetch of freed managed memory refused");
   checkError(cudaFree(second), cudaSuccess, "cudaFree of the second managed allocation");
+
+  // This process already uses the address the worker picks next (the worker steps 2 MiB per small
+  // segment): managed memory fails cleanly and gives the segment back; mapped memory is mapped
+  // elsewhere and reached through cudaHostGetDevicePointer.
+  void* probe = nullptr;
+  checkError(cudaMallocManaged(&probe, 100), cudaSuccess, "a managed allocation to learn the next address");
+  auto* squatted = reinterpret_cast<char*>(probe) + (2u << 20);
+  void* squat = mmap(squatted, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+  check(squat == squatted, "the next address taken in this process");
+  checkError(cudaMallocManaged(&managed, 100), cudaErrorMemoryAllocation,
+             "managed memory where this process's address is taken fails cleanly");
+  squatted += 2u << 20;  // the refused segment used up its address; the next one
+  munmap(squat, 4096);
+  squat = mmap(squatted, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+  checkError(cudaHostAlloc(&pinnedMapped, 100, cudaHostAllocMapped), cudaSuccess,
+             "mapped memory where this process's address is taken");
+  checkError(cudaHostGetDevicePointer(&mapped, pinnedMapped, 0), cudaSuccess, "and its device pointer");
+  check(mapped != nullptr && mapped != pinnedMapped && pinnedMapped != squatted,
+        "mapped elsewhere, reached through the worker's address");
+  checkError(cudaFreeHost(pinnedMapped), cudaSuccess, "cudaFreeHost");
+  munmap(squat, 4096);
+  checkError(cudaMallocManaged(&managed, 100), cudaSuccess, "managed memory works again");
+  checkError(cudaFree(managed), cudaSuccess, "and is freed");
+  checkError(cudaFree(probe), cudaSuccess, "cudaFree of the probe");
   checkError(cudaMallocManaged(&managed, 1ull << 45), cudaErrorMemoryAllocation,
              "managed memory past the pinned quota refused");
   (void)deviceBytes;

@@ -848,6 +848,7 @@ void forgeries() {
   checkResult(cuMemHostGetDevicePointer(&inside, static_cast<char*>(host) + 100, 0), CUDA_SUCCESS,
               "cuMemHostGetDevicePointer inside the allocation");
   check(mapped != 0 && inside == mapped + 100, "the device's address, offset as the host's");
+  check(mapped == reinterpret_cast<CUdeviceptr>(host), "placed at one address for host and device");
   checkResult(cuMemHostGetDevicePointer(&mapped, host, 1), CUDA_ERROR_INVALID_VALUE,
               "cuMemHostGetDevicePointer with flags");
   void* plain = nullptr;

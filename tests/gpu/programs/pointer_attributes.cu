@@ -13,7 +13,8 @@ static void show(const char* label, const void* pointer, cudaMemoryType expected
   CHECK_CUDA(cudaPointerGetAttributes(&a, pointer));
   // devicePointer is compared for device memory only: natively, pinned host memory is
   // also mapped for the device at the same address; AgileOS maps host memory for the device
-  // only when asked (cudaHostAllocMapped, cudaHostRegister), at the worker's address.
+  // only when asked (cudaHostAllocMapped: at the same address; cudaHostRegister: at the
+  // worker's address).
   std::printf("%s: type=%d device=%d devicePointer==p:%s hostPointer==p:%d\n", label,
               static_cast<int>(a.type), a.type == cudaMemoryTypeUnregistered ? -1 : a.device,
               a.type == cudaMemoryTypeDevice ? (a.devicePointer == pointer ? "1" : "0") : "n/a",
