@@ -151,6 +151,22 @@ int main() {
   std::printf("unaligned registration: %d wrong\n", wrong);
   delete[] small;
 
+  // cudaHostAlloc(cudaHostAllocMapped) under unified addressing: the host pointer itself works in
+  // a kernel (no cudaHostGetDevicePointer), and the device pointer equals it.
+  float* pinned = nullptr;
+  CHECK_CUDA(cudaHostAlloc(&pinned, kSmall * sizeof(float), cudaHostAllocMapped));
+  for (int i = 0; i < kSmall; ++i) pinned[i] = static_cast<float>(i) + 0.5f;
+  scaleInPlace<<<8, 128>>>(pinned, 2.0f, kSmall);
+  CHECK_CUDA(cudaDeviceSynchronize());
+  wrong = 0;
+  for (int i = 0; i < kSmall; ++i) wrong += pinned[i] != 2.0f * (static_cast<float>(i) + 0.5f);
+  EXPECT_TRUE(wrong == 0, "%d mapped values wrong", wrong);
+  float* pinnedDevice = nullptr;
+  CHECK_CUDA(cudaHostGetDevicePointer(reinterpret_cast<void**>(&pinnedDevice), pinned, 0));
+  std::printf("mapped cudaHostAlloc through its host pointer: %d wrong, device pointer is the host's: %s\n",
+              wrong, pinnedDevice == pinned ? "yes" : "no");
+  CHECK_CUDA(cudaFreeHost(pinned));
+
   CHECK_CUDA(cudaFree(device));
   CHECK_CUDA(cudaFree(dSum));
   CHECK_CUDA(cudaStreamDestroy(stream));
