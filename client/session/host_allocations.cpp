@@ -166,6 +166,10 @@ cudaError_t HostAllocations::registerRange(void* p, std::size_t size, unsigned f
     if (pagesInUse(pageStart, pageEnd)) return cudaErrorHostMemoryAlreadyRegistered;
   }
   std::string why;
+  if (meetsOwnStack(pageStart, pageEnd)) {
+    AGILEOS_LOG_WARN("cudaHostRegister of %zu bytes at %p refused: the calling thread's stack", size, p);
+    return cudaErrorInvalidValue;
+  }
   if (!ownPagesArePrivateAnonymous(pageStart, pageEnd, &why)) {
     AGILEOS_LOG_WARN("cudaHostRegister of %zu bytes at %p refused: %s", size, p, why.c_str());
     return cudaErrorInvalidValue;

@@ -1,6 +1,7 @@
 #include "client/session/page_swap.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -103,6 +104,18 @@ bool ownPagesArePrivateAnonymous(std::uintptr_t begin, std::uintptr_t end, std::
   }
   ::close(fd);
   return privateAnonymousReadWrite(text, begin, end, why);
+}
+
+bool meetsOwnStack(std::uintptr_t begin, std::uintptr_t end) {
+  pthread_attr_t attributes;
+  if (::pthread_getattr_np(::pthread_self(), &attributes) != 0) return true;  // unknown: assume so
+  void* low = nullptr;
+  std::size_t size = 0;
+  const bool known = ::pthread_attr_getstack(&attributes, &low, &size) == 0;
+  ::pthread_attr_destroy(&attributes);
+  if (!known) return true;
+  const auto stackBegin = reinterpret_cast<std::uintptr_t>(low);
+  return begin < stackBegin + size && end > stackBegin;
 }
 
 bool swapInShared(void* pages, std::size_t bytes, void* shared) {

@@ -35,6 +35,11 @@ bool privateAnonymousReadWrite(std::string_view maps, std::uintptr_t begin, std:
                                std::string* why);
 // The same for this process, now.
 bool ownPagesArePrivateAnonymous(std::uintptr_t begin, std::uintptr_t end, std::string* why);
+// Whether [begin, end) meets the calling thread's stack. Such pages must never be swapped: the
+// swap itself writes to the stack (a return address) between the copy and the swap. Other
+// threads' stacks look like any anonymous memory in /proc/self/maps; registering them races with
+// those threads like any concurrent writer.
+bool meetsOwnStack(std::uintptr_t begin, std::uintptr_t end);
 
 // Copies [pages, pages+bytes) into `shared` (a mapping of the same length) and moves `shared` over
 // the pages. Both page aligned. False (nothing changed at `pages`; `shared` still mapped) if the

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <thread>
 
 namespace agileos::client {
 namespace {
@@ -71,6 +72,20 @@ TEST(PageSwap, ThisProcessIsReadAsIs) {
   int local = 0;
   const auto stack = reinterpret_cast<std::uintptr_t>(&local) / page * page;
   EXPECT_FALSE(ownPagesArePrivateAnonymous(stack, stack + page, &why)) << "the stack";
+}
+
+TEST(PageSwap, TheCallingThreadsStackIsKnown) {
+  auto check = [] {
+    int local = 0;
+    const auto address = reinterpret_cast<std::uintptr_t>(&local);
+    EXPECT_TRUE(meetsOwnStack(address, address + 4));
+    void* heap = ::mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    const auto elsewhere = reinterpret_cast<std::uintptr_t>(heap);
+    EXPECT_FALSE(meetsOwnStack(elsewhere, elsewhere + 4096));
+    ::munmap(heap, 4096);
+  };
+  check();                    // the main thread
+  std::thread(check).join();  // a thread's stack is anonymous memory in /proc/self/maps
 }
 
 TEST(PageSwap, SwappingInAndOutKeepsEveryByteAndTheAddress) {

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -77,6 +78,12 @@ void checkRegisteredAndManaged(void* device, size_t deviceBytes) {
              "cudaHostRegisterReadOnly fails closed");
   int onStack = 0;
   checkError(cudaHostRegister(&onStack, sizeof onStack, 0), cudaErrorInvalidValue, "the stack is refused");
+  cudaError_t onThreadStack = cudaSuccess;
+  std::thread([&onThreadStack] {
+    char buffer[256] = {};
+    onThreadStack = cudaHostRegister(buffer, sizeof buffer, 0);
+  }).join();
+  checkError(onThreadStack, cudaErrorInvalidValue, "the calling thread's own stack is refused");
   checkError(cudaHostRegister(reinterpret_cast<void*>(&checkRegisteredAndManaged), 64, 0),
              cudaErrorInvalidValue, "code is refused");
   char path[] = "/tmp/agileos_e2e_register_XXXXXX";
