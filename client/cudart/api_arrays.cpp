@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "client/cudart/memcpy3d_arrays.h"
+#include "client/session/array_calls.h"
 #include "client/session/array_copies.h"
 #include "client/session/array_registry.h"
 #include "client/session/copy_engine.h"
@@ -32,34 +33,10 @@ cudaError_t createArray(std::uint64_t* token, const cudaChannelFormatDesc* desc,
   unsigned channels = 0;
   std::uint32_t element = 0;
   if (!arrayFormatOf(*desc, &format, &channels, &element)) return cudaErrorInvalidChannelDescriptor;
-  v1::CallRequest request;
-  v1::ArrayTexture* args = request.mutable_array_texture();
-  args->set_step(levels == 0 ? v1::ArrayTexture::ARRAY_CREATE : v1::ArrayTexture::MIPMAPPED_CREATE);
-  args->set_levels(levels);
-  v1::ArrayDescriptor* shape = args->mutable_shape();
-  shape->set_width(extent.width);
-  shape->set_height(extent.height);
-  shape->set_depth(extent.depth);
-  shape->set_format(format);
-  shape->set_channels(channels);
-  shape->set_flags(flags);
-  v1::CallReply reply;
-  if (cudaError_t error = invoke(request, &reply); error != cudaSuccess) return error;
-  *token = reply.array_texture_result().array();
-  ArrayRegistry::instance().addArray(*token, {*desc, extent, flags, levels, element});
-  return cudaSuccess;
+  return createArrayOnWorker({*desc, extent, flags, levels, element}, format, channels, token);
 }
 
-cudaError_t destroyArray(const void* array) {
-  if (array == nullptr) return cudaSuccess;
-  v1::CallRequest request;
-  request.mutable_array_texture()->set_step(v1::ArrayTexture::ARRAY_DESTROY);
-  request.mutable_array_texture()->set_array(arrayToken(array));
-  v1::CallReply reply;
-  cudaError_t error = invoke(request, &reply);
-  if (error == cudaSuccess) ArrayRegistry::instance().forgetArray(arrayToken(array));
-  return error;
-}
+cudaError_t destroyArray(const void* array) { return destroyArrayOnWorker(arrayToken(array)); }
 
 cudaError_t targetFor(cudaStream_t stream, DefaultStream spelling, bool async, CopyTarget* target) {
   target->async = async || spelling == DefaultStream::kPerThread;
@@ -262,20 +239,11 @@ cudaError_t cudaMallocMipmappedArray(cudaMipmappedArray_t* mipmappedArray,
 cudaError_t cudaGetMipmappedArrayLevel(cudaArray_t* levelArray, cudaMipmappedArray_const_t mipmappedArray,
                                        unsigned int level) {
   if (levelArray == nullptr || mipmappedArray == nullptr) return recordError(cudaErrorInvalidValue);
-  const std::optional<ArrayInfo> parent = ArrayRegistry::instance().array(arrayToken(mipmappedArray));
-  if (!parent || parent->levels == 0) return recordError(cudaErrorInvalidResourceHandle);
-  v1::CallRequest request;
-  request.mutable_array_texture()->set_step(v1::ArrayTexture::MIPMAP_LEVEL);
-  request.mutable_array_texture()->set_array(arrayToken(mipmappedArray));
-  request.mutable_array_texture()->set_level(level);
-  v1::CallReply reply;
-  if (cudaError_t error = invoke(request, &reply); error != cudaSuccess) return recordError(error);
-  const v1::ArrayDescriptor& shape = reply.array_texture_result().shape();
-  ArrayInfo info = *parent;
-  info.levels = 0;
-  info.extent = cudaExtent{shape.width(), shape.height(), shape.depth()};
-  ArrayRegistry::instance().addArray(reply.array_texture_result().array(), info);
-  *levelArray = reinterpret_cast<cudaArray_t>(reply.array_texture_result().array());
+  std::uint64_t token = 0;
+  if (cudaError_t error = mipmapLevelOnWorker(arrayToken(mipmappedArray), level, &token);
+      error != cudaSuccess)
+    return recordError(error);
+  *levelArray = reinterpret_cast<cudaArray_t>(token);
   return cudaSuccess;
 }
 

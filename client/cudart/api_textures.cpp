@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "client/cudart/unsupported_calls.h"
+#include "client/session/array_calls.h"
 #include "client/session/array_registry.h"
 #include "client/session/error_state.h"
 #include "client/session/thread_contexts.h"
@@ -88,14 +89,6 @@ void describeTexture(const cudaTextureDesc& in, bool integer, v1::TextureDescrip
   out->set_max_mipmap_level_clamp(in.maxMipmapLevelClamp);
 }
 
-cudaError_t destroyObject(std::uint64_t object, v1::ArrayTexture::Step step) {
-  v1::CallRequest request;
-  request.mutable_array_texture()->set_step(step);
-  request.mutable_array_texture()->set_object(object);
-  v1::CallReply reply;
-  return invoke(request, &reply);
-}
-
 }  // namespace
 
 extern "C" {
@@ -115,16 +108,17 @@ cudaError_t cudaCreateTextureObject(cudaTextureObject_t* texObject, const struct
       error != cudaSuccess)
     return recordError(error);
   describeTexture(*texDesc, integer, args->mutable_texture());
-  v1::CallReply reply;
-  if (cudaError_t error = invoke(request, &reply); error != cudaSuccess) return recordError(error);
-  *texObject = reply.array_texture_result().object();
+  std::uint64_t object = 0;
+  if (cudaError_t error = createObjectOnWorker(request, &object); error != cudaSuccess)
+    return recordError(error);
+  *texObject = object;
   ArrayRegistry::instance().addTexture(*texObject, {*resDesc, *texDesc});
   return cudaSuccess;
 }
 
 cudaError_t cudaDestroyTextureObject(cudaTextureObject_t texObject) {
   if (texObject == 0) return cudaSuccess;
-  cudaError_t error = destroyObject(texObject, v1::ArrayTexture::TEXTURE_DESTROY);
+  cudaError_t error = destroyObjectOnWorker(texObject, v1::ArrayTexture::TEXTURE_DESTROY);
   if (error == cudaSuccess) ArrayRegistry::instance().forgetTexture(texObject);
   return recordError(error);
 }
@@ -157,16 +151,17 @@ cudaError_t cudaCreateSurfaceObject(cudaSurfaceObject_t* surfObject, const struc
   if (cudaError_t error = describeResource(*resDesc, args->mutable_resource(), &integer);
       error != cudaSuccess)
     return recordError(error);
-  v1::CallReply reply;
-  if (cudaError_t error = invoke(request, &reply); error != cudaSuccess) return recordError(error);
-  *surfObject = reply.array_texture_result().object();
+  std::uint64_t object = 0;
+  if (cudaError_t error = createObjectOnWorker(request, &object); error != cudaSuccess)
+    return recordError(error);
+  *surfObject = object;
   ArrayRegistry::instance().addSurface(*surfObject, *resDesc);
   return cudaSuccess;
 }
 
 cudaError_t cudaDestroySurfaceObject(cudaSurfaceObject_t surfObject) {
   if (surfObject == 0) return cudaSuccess;
-  cudaError_t error = destroyObject(surfObject, v1::ArrayTexture::SURFACE_DESTROY);
+  cudaError_t error = destroyObjectOnWorker(surfObject, v1::ArrayTexture::SURFACE_DESTROY);
   if (error == cudaSuccess) ArrayRegistry::instance().forgetSurface(surfObject);
   return recordError(error);
 }

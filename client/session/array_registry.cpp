@@ -63,6 +63,53 @@ bool arrayFormatOf(const cudaChannelFormatDesc& desc, CUarray_format* format, un
   return true;
 }
 
+bool channelDescOf(CUarray_format format, unsigned channels, cudaChannelFormatDesc* desc,
+                   std::uint32_t* elementBytes) {
+  int bits = 0;
+  cudaChannelFormatKind kind = cudaChannelFormatKindNone;
+  switch (format) {
+    case CU_AD_FORMAT_UNSIGNED_INT8:
+      bits = 8;
+      kind = cudaChannelFormatKindUnsigned;
+      break;
+    case CU_AD_FORMAT_UNSIGNED_INT16:
+      bits = 16;
+      kind = cudaChannelFormatKindUnsigned;
+      break;
+    case CU_AD_FORMAT_UNSIGNED_INT32:
+      bits = 32;
+      kind = cudaChannelFormatKindUnsigned;
+      break;
+    case CU_AD_FORMAT_SIGNED_INT8:
+      bits = 8;
+      kind = cudaChannelFormatKindSigned;
+      break;
+    case CU_AD_FORMAT_SIGNED_INT16:
+      bits = 16;
+      kind = cudaChannelFormatKindSigned;
+      break;
+    case CU_AD_FORMAT_SIGNED_INT32:
+      bits = 32;
+      kind = cudaChannelFormatKindSigned;
+      break;
+    case CU_AD_FORMAT_HALF:
+      bits = 16;
+      kind = cudaChannelFormatKindFloat;
+      break;
+    case CU_AD_FORMAT_FLOAT:
+      bits = 32;
+      kind = cudaChannelFormatKindFloat;
+      break;
+    default:
+      return false;
+  }
+  if (channels != 1 && channels != 2 && channels != 4) return false;
+  *desc = cudaChannelFormatDesc{bits, channels >= 2 ? bits : 0, channels == 4 ? bits : 0,
+                                channels == 4 ? bits : 0, kind};
+  *elementBytes = static_cast<std::uint32_t>(bits / 8 * channels);
+  return true;
+}
+
 std::uint64_t arrayToken(const void* array) { return reinterpret_cast<std::uintptr_t>(array); }
 
 ArrayRegistry& ArrayRegistry::instance() {

@@ -30,6 +30,11 @@ struct TextureInfo {
 bool arrayFormatOf(const cudaChannelFormatDesc& desc, CUarray_format* format, unsigned* channels,
                    std::uint32_t* elementBytes);
 
+// The channel descriptor of an array format (the driver API's arrays, recorded for the runtime's
+// queries too); false for a format or channel count the worker does not admit.
+bool channelDescOf(CUarray_format format, unsigned channels, cudaChannelFormatDesc* desc,
+                   std::uint32_t* elementBytes);
+
 std::uint64_t arrayToken(const void* array);  // cudaArray_t / cudaMipmappedArray_t -> token
 
 class ArrayRegistry {
