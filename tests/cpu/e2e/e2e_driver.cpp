@@ -807,7 +807,8 @@ void pointersCopiesAndQueries() {
   up.dstMemoryType = CU_MEMORYTYPE_ARRAY;
   checkResult(cuMemcpy3D(&up), CUDA_ERROR_INVALID_VALUE, "cuMemcpy3D to a null array refused");
   up.dstArray = reinterpret_cast<CUarray>(0x5eed);
-  checkResult(cuMemcpy3D(&up), CUDA_ERROR_INVALID_HANDLE, "cuMemcpy3D to a forged array refused by the worker");
+  checkResult(cuMemcpy3D(&up), CUDA_ERROR_INVALID_HANDLE,
+              "cuMemcpy3D to a forged array refused by the worker");
 
   CUcontext primary = nullptr;
   cuDevicePrimaryCtxRetain(&primary, 0);
