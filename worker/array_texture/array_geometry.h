@@ -49,8 +49,8 @@ CUDA_ARRAY3D_DESCRIPTOR levelDescriptor(const CUDA_ARRAY3D_DESCRIPTOR& descripto
 
 // The device bytes charged to the client's quota for an array with `levels` levels (0 or 1: one),
 // an estimate above what the driver takes: each level's rows padded to 512 bytes (the device's
-// texture alignment), the total rounded up to 64 KiB. The driver does not report an array's
-// footprint (cuArrayGetMemoryRequirements answers only for deferred-mapping arrays).
+// texture alignment), the total rounded up to 2 MiB above 1 MiB and to 64 KiB below. The driver does not
+// report an array's footprint (cuArrayGetMemoryRequirements answers only for deferred-mapping arrays).
 std::uint64_t chargedBytes(const CUDA_ARRAY3D_DESCRIPTOR& descriptor, unsigned levels);
 
 // A box of a copy: `widthBytes` bytes from byte `x` of a row, `height` rows from row `y`,
