@@ -6,6 +6,8 @@
 #include <string>
 
 #include "client/common/connection.h"
+#include "client/session/error_state.h"
+#include "client/session/streams.h"
 #include "client/session/worker_calls.h"
 
 namespace agileos::client {
@@ -127,8 +129,10 @@ cudaError_t copyHostSide(const ArrayCopy& copy, CopyTarget target) {
 }  // namespace
 
 cudaError_t copyWithArray(const ArrayCopy& copy, CopyTarget target) {
+  if (cudaError_t sticky = stickyError(); sticky != cudaSuccess) return sticky;
   if (copy.src.array == 0 && copy.dst.array == 0) return cudaErrorInvalidValue;
   if (copy.widthBytes == 0 || copy.height == 0 || copy.depth == 0) return cudaSuccess;
+  if (target.async) noteWorkPosted(target.stream);
   const bool hostEnd = (copy.src.array == 0 && !copy.src.device) || (copy.dst.array == 0 && !copy.dst.device);
   if (hostEnd) {
     const ArrayCopyEnd& host = copy.src.array == 0 ? copy.src : copy.dst;
@@ -151,7 +155,13 @@ cudaError_t copyWithArray(const ArrayCopy& copy, CopyTarget target) {
   args->set_stream(target.stream);
   args->set_async(target.async);
   v1::CallReply reply;
-  return invoke(request, &reply);
+  if (cudaError_t error = invoke(request, &reply); error != cudaSuccess) return error;
+  // A synchronous call on a stream (the per-thread default stream's spelling) returns once the
+  // copy is done; the worker left it enqueued. (A copy with host bytes is done at its reply.)
+  if (!target.async || target.returnsEarly) return cudaSuccess;
+  v1::CallRequest wait;
+  wait.mutable_stream_synchronize()->set_stream(target.stream);
+  return invoke(wait, &reply);
 }
 
 }  // namespace agileos::client
