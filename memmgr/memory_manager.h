@@ -62,6 +62,7 @@ enum class ProtectedUse { kState, kGuardState };
 enum class DriverShare : std::size_t {
   kContextLimits,  // limits the client raised: stack, malloc heap, printf FIFO (driver_limit_cost.h)
   kModuleImages,   // its loaded modules' code, constants and global variables
+  kArrays,         // its CUDA arrays (worker/array_texture/array_geometry.h: chargedBytes)
   kCount
 };
 // A share saturates here, so the sum of the shares cannot wrap.

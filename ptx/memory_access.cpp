@@ -390,6 +390,34 @@ MemoryClassification classifyMatrixAccess(const Instruction& instruction, StateS
   return c;
 }
 
+// Texture and surface instructions (tex, tld4, txq, suld, sust, sured, suq) name memory only
+// through an object handle: a 64-bit value the hardware reads as an index into the context's
+// texture and surface descriptor tables, whatever the kernel computed it from. The memory a
+// handle reaches is therefore what the descriptors of the context describe, not what the
+// instruction's operands say; the worker creates every descriptor a client can name from a
+// resource it validated (docs/security-model.md, "Texture and surface objects"). Admitted only
+// in the form with the handle first in the address operand, as a register or a symbol (a
+// parameter or a .texref/.surfref/.samplerref variable); there is no generic address to check.
+MemoryClassification classifyTextureOrSurface(const Instruction& instruction) {
+  const Operand* address = nullptr;
+  for (const Operand& operand : instruction.operands) {
+    if (operand.kind == Operand::Kind::kAddress) {
+      if (address != nullptr) return unsupported("'" + instruction.opcode + "' with two address operands");
+      address = &operand;
+    }
+  }
+  if (address == nullptr) return unsupported("'" + instruction.opcode + "' without an object operand");
+  const Operand* handle = address->elements.empty() ? nullptr : &address->elements.front();
+  // txq and suq take the object alone: [%rd1] or [name].
+  const bool simpleHandle = address->elements.empty() && address->address.has_value() &&
+                            !address->address->base.empty() && address->address->offset == 0;
+  if (!simpleHandle && (handle == nullptr || (handle->kind != Operand::Kind::kRegister &&
+                                              handle->kind != Operand::Kind::kSymbol))) {
+    return unsupported("'" + instruction.opcode + "' whose object is neither a register nor a symbol");
+  }
+  return {};  // reaches only what the context's descriptors describe
+}
+
 // Matrix, texture and surface instructions: what the guard lets through without a check, and
 // what it cannot bound.
 MemoryClassification classifyMatrixOrTexture(const Instruction& instruction, StateSpace space) {
@@ -406,7 +434,8 @@ MemoryClassification classifyMatrixOrTexture(const Instruction& instruction, Sta
   // a descriptor cannot name global memory, so the instruction reaches no global memory.
   if (o == "wgmma") return {};
   if (o == "tcgen05") return unsupported("'tcgen05' accesses tensor memory through descriptors");
-  return unsupported("'" + instruction.opcode + "' uses texture or surface objects");
+  if (o == "istypep") return {};  // tests a handle's kind; touches no memory
+  return classifyTextureOrSurface(instruction);
 }
 
 bool isMatrixOrTexture(std::string_view o) {

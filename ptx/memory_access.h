@@ -8,8 +8,10 @@
 //     state space (generic included: a generic address may point anywhere) and the full
 //     width of the access in bytes (element size x vector length, or the copy size);
 //   - kUnsupported: it can reach memory in a way the guard cannot bound soundly (tensor
-//     copies through a CUtensorMap, multimem, texture and surface objects, sub-byte matrix
-//     fragments, an unknown memory opcode); the reason says why.
+//     copies through a CUtensorMap, multimem, sub-byte matrix fragments, a texture or
+//     surface instruction whose object is not a register or a symbol, an unknown memory
+//     opcode); the reason says why. Texture and surface instructions on object handles are
+//     kNone: they name no address (classifyTextureOrSurface in memory_access.cpp).
 //     The guard refuses such a module rather than load it unchecked.
 //
 // Opcodes the classifier does not know are kNone only if they are on its list of

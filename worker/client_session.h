@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "memmgr/address_layout.h"
+#include "worker/array_texture/array_table.h"
 #include "worker/driver_limit_cost.h"
 #include "worker/handle_table.h"
 #include "worker/host_memory/shared_host_segment.h"
@@ -141,6 +142,8 @@ class ClientSession {
   HandleTable<EventRecord> events;
   HandleTable<ModuleRecord> modules;
   HandleTable<FunctionRecord> functions;
+  // CUDA arrays and texture and surface objects (worker/handlers/array_texture_handlers.cpp).
+  ArrayTable arrays;
   // Instantiated launch chains for held launches (worker/launch_batch.h), by stream.
   LaunchChainCache launchChains;
   // Stream-ordered allocations, their pending frees and the client's memory pools.

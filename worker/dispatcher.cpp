@@ -6,6 +6,7 @@
 
 #include "proto/wire/wire_operations.h"
 #include "worker/adapters/library_adapter.h"
+#include "worker/handlers/array_texture_handlers.h"
 #include "worker/handlers/guard_handlers.h"
 #include "worker/handlers/module_loading.h"
 
@@ -52,6 +53,7 @@ Dispatcher::Dispatcher() {
   registerGuardHandlers(registry_);
   registerModuleImageHandlers(registry_);
   registerModuleControlHandlers(registry_);
+  registerArrayTextureHandlers(registry_);
   // Every operation of the wire table has a handler: found at start-up, not by a client.
   for (const wire::WireOperation& operation : wire::wireOperations()) {
     if (registry_.find(operation.op).handler == nullptr) {
@@ -66,6 +68,8 @@ Exclusivity Dispatcher::exclusivity(const v1::CallRequest& request) const {
     return adapters_ != nullptr && adapters_->invalidates(request.adapter_call()) ? Exclusivity::kInvalidates
                                                                                   : Exclusivity::kConcurrent;
   }
+  if (request.op_case() == v1::CallRequest::kArrayTexture)
+    return arrayTextureExclusivity(request.array_texture());
   return registry_.find(request.op_case()).exclusivity;
 }
 

@@ -47,6 +47,7 @@ void registerModuleHandlers(HandlerRegistry& registry);
 void registerHostMemoryHandlers(HandlerRegistry& registry);
 void registerGuardHandlers(HandlerRegistry& registry);
 void registerModuleControlHandlers(HandlerRegistry& registry);
+void registerArrayTextureHandlers(HandlerRegistry& registry);
 
 class AdapterHost;
 

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "worker/adapters/library_adapter.h"
+#include "worker/handlers/array_texture_handlers.h"
 #include "worker/handlers/guard_handlers.h"
 
 namespace agileos::worker {
@@ -81,6 +82,8 @@ void releaseSession(GpuBackend& gpu, memmgr::MemoryManager& memory, ClientSessio
   // plugin's cleanup still finds its protected memory and what it leaves is revoked through
   // its own instance (and reported) rather than pulled from under a live instance.
   if (session.protectedModules) session.protectedModules->tearDown();
+  // Objects and arrays before the streams: nothing of the client runs any more (synchronized).
+  releaseArraysAndObjects(gpu, memory, session);
   releaseStreamsAndEvents(gpu, session);
   session.hostSegments.drain();  // after the synchronize: no copy still targets them
   session.hostSegmentBytes = 0;
@@ -92,7 +95,8 @@ void releaseSession(GpuBackend& gpu, memmgr::MemoryManager& memory, ClientSessio
     // retires the worker after its client); such a placement must retire it as well.
     spdlog::warn("client {}: the context keeps a limit the client raised", session.id());
   }
-  for (auto share : {memmgr::DriverShare::kContextLimits, memmgr::DriverShare::kModuleImages})
+  for (auto share : {memmgr::DriverShare::kContextLimits, memmgr::DriverShare::kModuleImages,
+                     memmgr::DriverShare::kArrays})
     memory.setDriverCharge(session.id(), share, 0);
   memory.releaseClient(session.id());
   memory.releaseProtected(session.id());

@@ -86,8 +86,26 @@ CUresult fill2D(CUdeviceptr dst, size_t pitch, std::uint32_t value, unsigned ele
 CUresult copy2D(const CUDA_MEMCPY2D* copy, CUstream stream, DefaultStream spelling, Ordering ordering) {
   if (copy == nullptr) return CUDA_ERROR_INVALID_VALUE;
   if (memoryTypeOf(copy->srcMemoryType) == CU_MEMORYTYPE_ARRAY ||
-      memoryTypeOf(copy->dstMemoryType) == CU_MEMORYTYPE_ARRAY)
-    return CUDA_ERROR_NOT_SUPPORTED;
+      memoryTypeOf(copy->dstMemoryType) == CU_MEMORYTYPE_ARRAY) {
+    // One request the worker bounds by the array (client/session/array_copies.h); a single row
+    // may have any pitch, as below.
+    const std::size_t width = copy->WidthInBytes;
+    const std::size_t srcPitch = copy->Height <= 1 ? std::max(copy->srcPitch, width) : copy->srcPitch;
+    const std::size_t dstPitch = copy->Height <= 1 ? std::max(copy->dstPitch, width) : copy->dstPitch;
+    ArrayCopy arrays;
+    if (!arrayCopyEnd(memoryTypeOf(copy->srcMemoryType), copy->srcHost, copy->srcDevice, copy->srcArray,
+                      copy->srcXInBytes, copy->srcY, 0, srcPitch, copy->Height, &arrays.src) ||
+        !arrayCopyEnd(memoryTypeOf(copy->dstMemoryType), copy->dstHost, copy->dstDevice, copy->dstArray,
+                      copy->dstXInBytes, copy->dstY, 0, dstPitch, copy->Height, &arrays.dst)) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    arrays.widthBytes = width;
+    arrays.height = copy->Height;
+    CopyTarget target;
+    if (CUresult result = copyTarget(stream, spelling, ordering, &target); result != CUDA_SUCCESS)
+      return result;
+    return toDriverResult(copyWithArray(arrays, target));
+  }
   std::uintptr_t src = 0, dst = 0;
   bool srcOnDevice = false, dstOnDevice = false, unified = false;
   if (!rectangleSide(memoryTypeOf(copy->srcMemoryType), copy->srcHost, copy->srcDevice, copy->srcXInBytes,

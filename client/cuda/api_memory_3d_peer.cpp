@@ -1,7 +1,7 @@
 // 3D copies of linear memory and copies between contexts (libcuda.so.1 exports), on the session's
 // copy engine as cudaMemcpy3D and cudaMemcpyPeer are: each slice is a pitched rectangle of rows,
-// every device byte checked by the worker. Arrays are not offered until issue 17: a copy naming
-// one fails closed.
+// every device byte checked by the worker. A copy naming an array is one request the worker bounds
+// by the array (client/session/array_copies.h).
 #include <cuda.h>
 
 #include <cstdint>
@@ -41,11 +41,28 @@ bool side3D(int type, const void* host, CUdeviceptr device, std::size_t x, std::
 
 CUresult copy3D(const CUDA_MEMCPY3D* copy, CUstream stream, DefaultStream spelling, Ordering ordering) {
   if (copy == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  if (memoryTypeOf(copy->srcMemoryType) == CU_MEMORYTYPE_ARRAY ||
-      memoryTypeOf(copy->dstMemoryType) == CU_MEMORYTYPE_ARRAY)
-    return CUDA_ERROR_NOT_SUPPORTED;
   if (copy->srcLOD != 0 || copy->dstLOD != 0 || copy->reserved0 != nullptr || copy->reserved1 != nullptr)
     return CUDA_ERROR_INVALID_VALUE;  // levels of detail name mipmapped arrays; reserved must be 0
+  if (memoryTypeOf(copy->srcMemoryType) == CU_MEMORYTYPE_ARRAY ||
+      memoryTypeOf(copy->dstMemoryType) == CU_MEMORYTYPE_ARRAY) {
+    // One request the worker bounds by the array (client/session/array_copies.h).
+    ArrayCopy arrays;
+    if (!arrayCopyEnd(memoryTypeOf(copy->srcMemoryType), copy->srcHost, copy->srcDevice, copy->srcArray,
+                      copy->srcXInBytes, copy->srcY, copy->srcZ, copy->srcPitch, copy->srcHeight,
+                      &arrays.src) ||
+        !arrayCopyEnd(memoryTypeOf(copy->dstMemoryType), copy->dstHost, copy->dstDevice, copy->dstArray,
+                      copy->dstXInBytes, copy->dstY, copy->dstZ, copy->dstPitch, copy->dstHeight,
+                      &arrays.dst)) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    arrays.widthBytes = copy->WidthInBytes;
+    arrays.height = copy->Height;
+    arrays.depth = copy->Depth;
+    CopyTarget target;
+    if (CUresult result = copyTarget(stream, spelling, ordering, &target); result != CUDA_SUCCESS)
+      return result;
+    return toDriverResult(copyWithArray(arrays, target));
+  }
   Side src, dst;
   bool unified = false;
   if (!side3D(memoryTypeOf(copy->srcMemoryType), copy->srcHost, copy->srcDevice, copy->srcXInBytes,

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "client/session/array_copies.h"
 #include "client/session/copy_engine.h"
 #include "client/session/streams.h"
 
@@ -20,7 +21,7 @@ enum class Ordering { kSynchronous, kAsynchronous };
 CUresult copyTarget(CUstream stream, DefaultStream spelling, Ordering ordering, CopyTarget* target);
 
 // The address a rectangle side names (its base, `y` rows of `pitch` bytes and `x` bytes on),
-// and the kind of memory it is. False for an array (not offered until issue 17), an unknown
+// and the kind of memory it is. False for an array (copies naming one go to arrayCopyEnd), an unknown
 // memory type, or an offset that overflows; the worker checks the device range itself.
 bool rectangleSide(int type, const void* host, CUdeviceptr device, std::size_t x, std::size_t y,
                    std::size_t pitch, std::uintptr_t* address, bool* onDevice, bool* unified);
@@ -33,6 +34,11 @@ inline int memoryTypeOf(const CUmemorytype& field) {
   std::memcpy(&type, &field, sizeof type);
   return type;
 }
+
+// One end of a cuMemcpy2D/3D copy that names an array (api_arrays.cpp): the array, or linear memory
+// of the given kind with `pitch` bytes a row and `rows` rows a slice. False for an unknown type.
+bool arrayCopyEnd(int type, const void* host, CUdeviceptr device, CUarray array, std::size_t x, std::size_t y,
+                  std::size_t z, std::size_t pitch, std::size_t rows, ArrayCopyEnd* end);
 
 // The copy kind of a rectangle copy from the kinds of its two sides.
 cudaMemcpyKind rectangleCopyKind(bool srcOnDevice, bool dstOnDevice, bool unified);

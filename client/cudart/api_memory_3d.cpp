@@ -3,14 +3,13 @@
 // A cudaPitchedPtr describes slices of `ysize` rows, each row `pitch` bytes; a
 // position (x, y, z) is byte x of row y of slice z. Each slice of a copy or fill is
 // a pitched rectangle moved by copy_engine's row logic, so every byte still goes
-// through the worker's range checks. CUDA arrays are not supported by AgileOS
-// (cudaMalloc3DArray fails closed), so parameters naming one are refused with
-// cudaErrorNotSupported.
+// through the worker's range checks. A copy that names a CUDA array goes to
+// agileosMemcpy3DWithArray (api_arrays.cpp), as one request the worker bounds by the array.
 #include <cuda_runtime_api.h>
 
 #include <cstring>
 
-#include "client/cudart/unsupported_calls.h"
+#include "client/cudart/memcpy3d_arrays.h"
 #include "client/session/copy_engine.h"
 #include "client/session/error_state.h"
 #include "client/session/streams.h"
@@ -34,9 +33,6 @@ cudaError_t resolveTarget(cudaStream_t stream, DefaultStream spelling, bool asyn
 cudaError_t memcpy3DCommon(const cudaMemcpy3DParms* p, cudaStream_t stream, DefaultStream spelling,
                            bool async) {
   if (p == nullptr) return recordError(cudaErrorInvalidValue);
-  if (p->srcArray != nullptr || p->dstArray != nullptr) {
-    return reportUnsupported("cudaMemcpy3D with a cudaArray");
-  }
   // The program may have put any bits in `kind`: read it as an integer (loading an enum object
   // that holds no enumerator is undefined behaviour).
   int kindValue = 0;
@@ -46,6 +42,13 @@ cudaError_t memcpy3DCommon(const cudaMemcpy3DParms* p, cudaStream_t stream, Defa
     return recordError(cudaErrorInvalidMemcpyDirection);
   }
   const auto kind = static_cast<cudaMemcpyKind>(kindValue);
+  if (p->srcArray != nullptr || p->dstArray != nullptr) {
+    CopyTarget target;
+    if (cudaError_t error = resolveTarget(stream, spelling, async, &target); error != cudaSuccess) {
+      return recordError(error);
+    }
+    return recordError(agileosMemcpy3DWithArray(p, kind, target));
+  }
   const cudaExtent& extent = p->extent;  // width in bytes: both ends are linear memory
   // Each row, from its x position on, must fit in its pitch (as a 2D copy's width must).
   if (p->srcPos.x > p->srcPtr.pitch || extent.width > p->srcPtr.pitch - p->srcPos.x ||

@@ -84,6 +84,18 @@ class CudaGpuBackend final : public GpuBackend {
   CUresult chainSetNode(LaunchChainHandle chain, std::size_t index, const ChainedLaunch& launch) override;
   CUresult chainLaunch(LaunchChainHandle chain, CUstream stream) override;
   CUresult chainDestroy(LaunchChainHandle chain) override;
+  CUresult arrayCreate(const CUDA_ARRAY3D_DESCRIPTOR& descriptor, CUarray* array) override;
+  CUresult arrayDestroy(CUarray array) override;
+  CUresult mipmappedArrayCreate(const CUDA_ARRAY3D_DESCRIPTOR& descriptor, unsigned levels,
+                                CUmipmappedArray* array) override;
+  CUresult mipmappedArrayLevel(CUmipmappedArray array, unsigned level, CUarray* levelArray) override;
+  CUresult mipmappedArrayDestroy(CUmipmappedArray array) override;
+  CUresult copy3D(const CUDA_MEMCPY3D& copy, CUstream stream, bool async) override;
+  CUresult texObjectCreate(const CUDA_RESOURCE_DESC& resource, const CUDA_TEXTURE_DESC& texture,
+                           CUtexObject* object) override;
+  CUresult texObjectDestroy(CUtexObject object) override;
+  CUresult surfObjectCreate(const CUDA_RESOURCE_DESC& resource, CUsurfObject* object) override;
+  CUresult surfObjectDestroy(CUsurfObject object) override;
 
  private:
   // Makes the worker's context current on the calling thread (once per thread).

@@ -165,6 +165,24 @@ class GpuBackend : public memmgr::VmmBackend {
   virtual CUresult chainSetNode(LaunchChainHandle chain, std::size_t index, const ChainedLaunch& launch) = 0;
   virtual CUresult chainLaunch(LaunchChainHandle chain, CUstream stream) = 0;
   virtual CUresult chainDestroy(LaunchChainHandle chain) = 0;
+
+  // Arrays, texture and surface objects (worker/handlers/array_texture_handlers.cpp) -----------
+  // The worker validated every descriptor (sizes, the client's ranges and arrays) first.
+  virtual CUresult arrayCreate(const CUDA_ARRAY3D_DESCRIPTOR& descriptor, CUarray* array) = 0;
+  virtual CUresult arrayDestroy(CUarray array) = 0;
+  virtual CUresult mipmappedArrayCreate(const CUDA_ARRAY3D_DESCRIPTOR& descriptor, unsigned levels,
+                                        CUmipmappedArray* array) = 0;
+  // The array of one level; it lives as long as the mipmapped array and is never destroyed alone.
+  virtual CUresult mipmappedArrayLevel(CUmipmappedArray array, unsigned level, CUarray* levelArray) = 0;
+  virtual CUresult mipmappedArrayDestroy(CUmipmappedArray array) = 0;
+  // cuMemcpy3DAsync on `stream` when `async`, else cuMemcpy3D. Host memory a descriptor names must
+  // stay valid until the call returns; a copy into host memory has finished when it returns.
+  virtual CUresult copy3D(const CUDA_MEMCPY3D& copy, CUstream stream, bool async) = 0;
+  virtual CUresult texObjectCreate(const CUDA_RESOURCE_DESC& resource, const CUDA_TEXTURE_DESC& texture,
+                                   CUtexObject* object) = 0;
+  virtual CUresult texObjectDestroy(CUtexObject object) = 0;
+  virtual CUresult surfObjectCreate(const CUDA_RESOURCE_DESC& resource, CUsurfObject* object) = 0;
+  virtual CUresult surfObjectDestroy(CUsurfObject object) = 0;
 };
 
 }  // namespace agileos::worker

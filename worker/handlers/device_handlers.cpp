@@ -2,6 +2,7 @@
 #include <spdlog/spdlog.h>
 
 #include "worker/dispatcher.h"
+#include "worker/handlers/array_texture_handlers.h"
 #include "worker/handlers/context_limits.h"
 #include "worker/protected_modules/module_set.h"
 #include "worker/session_teardown.h"
@@ -36,6 +37,7 @@ int virtualAttributeValue(int attribute, int value, bool sharesHostMemory) {
     case CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED:             // IPC crosses the client boundary
     case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED:
     case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED:
+    case CU_DEVICE_ATTRIBUTE_SPARSE_CUDA_ARRAY_SUPPORTED:  // sparse arrays are not admitted
       return 0;
     default:
       return value;
@@ -75,6 +77,8 @@ void deviceReset(CallContext& ctx, const v1::CallRequest&, v1::CallReply& reply)
   if (!succeeded(ctx, ctx.gpu.synchronizeContext(), reply, "cuCtxSynchronize")) return;
   // Modules' DMA registrations end before the memory they name does (as in cudaFree).
   if (ctx.session.protectedModules) ctx.session.protectedModules->revokeAllDma();
+  // A reset destroys the client's arrays and texture and surface objects, as natively.
+  releaseArraysAndObjects(ctx.gpu, ctx.memory, ctx.session);
   releaseStreamsAndEvents(ctx.gpu, ctx.session);
   // A reset context has its default limits, where the driver lets them go (restoreContextLimits).
   restoreContextLimits(ctx.gpu, ctx.memory, ctx.session);

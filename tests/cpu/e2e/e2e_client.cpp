@@ -456,7 +456,8 @@ void check3D() {
   cudaMemcpy3DParms withArray = up;
   withArray.dstArray = reinterpret_cast<cudaArray_t>(0x1000);
   withArray.dstPtr = cudaPitchedPtr{};
-  checkError(cudaMemcpy3D(&withArray), cudaErrorNotSupported, "cudaMemcpy3D with a cudaArray");
+  checkError(cudaMemcpy3D(&withArray), cudaErrorInvalidResourceHandle,
+             "cudaMemcpy3D with a forged cudaArray");
   checkError(cudaMemcpy3D(nullptr), cudaErrorInvalidValue, "cudaMemcpy3D(null)");
   cudaMemcpy3DParms badKind = up;
   const int noKind = 77;  // no cudaMemcpyKind: the program may put any bits there
@@ -590,6 +591,123 @@ void checkGraphs(cudaStream_t stream) {
   checkError(cudaEventDestroy(fork), cudaSuccess, "graphs: destroy the fork event");
   checkError(cudaStreamDestroy(side), cudaSuccess, "graphs: destroy the side stream");
   checkError(cudaFree(b), cudaSuccess, "graphs: free b");
+}
+
+// CUDA arrays through the shim and the worker (fake GPU): a 2D array written from padded host rows
+// and read back, a 3D array filled with cudaMemcpy3D and copied to pitched device memory, a
+// mipmapped array's level, texture and surface objects, the queries, and refusals. The 2D array
+// is large enough (2 MiB rows x 24) that its copies are split into several messages.
+void checkArrays() {
+  constexpr size_t kWidth = 1 << 16, kHeight = 24;  // floats: 256 KiB rows, 6 MiB
+  const cudaChannelFormatDesc desc = cudaCreateChannelDesc(32, 0, 0, 0, cudaChannelFormatKindFloat);
+  cudaArray_t array = nullptr;
+  checkError(cudaMallocArray(&array, &desc, kWidth, kHeight, cudaArraySurfaceLoadStore), cudaSuccess,
+             "cudaMallocArray");
+  const size_t hostPitch = kWidth + 3;
+  std::vector<float> host(hostPitch * kHeight, -1.f), back(host.size(), -2.f);
+  for (size_t i = 0; i < host.size(); ++i) host[i] = static_cast<float>(i % 1009);
+  checkError(cudaMemcpy2DToArray(array, 0, 0, host.data(), hostPitch * sizeof(float), kWidth * sizeof(float),
+                                 kHeight, cudaMemcpyHostToDevice),
+             cudaSuccess, "cudaMemcpy2DToArray");
+  checkError(cudaMemcpy2DFromArray(back.data(), hostPitch * sizeof(float), array, 0, 0,
+                                   kWidth * sizeof(float), kHeight, cudaMemcpyDeviceToHost),
+             cudaSuccess, "cudaMemcpy2DFromArray");
+  bool same = true;
+  for (size_t y = 0; y < kHeight; ++y)
+    for (size_t x = 0; x < kWidth; ++x) same &= back[y * hostPitch + x] == host[y * hostPitch + x];
+  for (size_t y = 0; y < kHeight; ++y) same &= back[y * hostPitch + kWidth] == -2.f;
+  check(same, "2D array round trip through padded host rows, padding untouched");
+  cudaChannelFormatDesc got{};
+  cudaExtent extent{};
+  unsigned flags = 0;
+  checkError(cudaArrayGetInfo(&got, &extent, &flags, array), cudaSuccess, "cudaArrayGetInfo");
+  check(got.x == 32 && got.f == cudaChannelFormatKindFloat && extent.width == kWidth &&
+            extent.height == kHeight && flags == cudaArraySurfaceLoadStore,
+        "cudaArrayGetInfo answers what the array was made with");
+  checkError(cudaMemcpy2DToArray(array, 4, kHeight - 1, host.data(), kWidth * sizeof(float),
+                                 kWidth * sizeof(float), 1, cudaMemcpyHostToDevice),
+             cudaErrorInvalidValue, "cudaMemcpy2DToArray one element past the row");
+  checkError(cudaMemcpy2DToArray(array, 0, kHeight, host.data(), 4, 4, 1, cudaMemcpyHostToDevice),
+             cudaErrorInvalidValue, "cudaMemcpy2DToArray one row past the array");
+
+  // Objects over it.
+  cudaResourceDesc resource{};
+  resource.resType = cudaResourceTypeArray;
+  resource.res.array.array = array;
+  cudaTextureDesc texture{};
+  texture.filterMode = cudaFilterModePoint;
+  cudaTextureObject_t tex = 0;
+  checkError(cudaCreateTextureObject(&tex, &resource, &texture, nullptr), cudaSuccess,
+             "cudaCreateTextureObject");
+  cudaSurfaceObject_t surface = 0;
+  checkError(cudaCreateSurfaceObject(&surface, &resource), cudaSuccess, "cudaCreateSurfaceObject");
+  cudaResourceDesc resourceBack{};
+  checkError(cudaGetTextureObjectResourceDesc(&resourceBack, tex), cudaSuccess,
+             "cudaGetTextureObjectResourceDesc");
+  check(resourceBack.res.array.array == array, "the texture's resource is the array");
+  checkError(cudaDestroyTextureObject(tex + 1000), cudaErrorInvalidValue, "cudaDestroyTextureObject(forged)");
+  checkError(cudaDestroyTextureObject(tex), cudaSuccess, "cudaDestroyTextureObject");
+  checkError(cudaDestroySurfaceObject(surface), cudaSuccess, "cudaDestroySurfaceObject");
+
+  // A linear texture past its allocation is refused by the worker.
+  void* linear = nullptr;
+  checkError(cudaMalloc(&linear, 4096), cudaSuccess, "cudaMalloc for a linear texture");
+  cudaResourceDesc past{};
+  past.resType = cudaResourceTypeLinear;
+  past.res.linear.devPtr = linear;
+  past.res.linear.desc = desc;
+  past.res.linear.sizeInBytes = 8192;
+  checkError(cudaCreateTextureObject(&tex, &past, &texture, nullptr), cudaErrorInvalidValue,
+             "cudaCreateTextureObject past the allocation");
+
+  // 3D: host -> array -> pitched device memory -> host.
+  cudaArray_t volume = nullptr;
+  checkError(cudaMalloc3DArray(&volume, &desc, cudaExtent{16, 8, 4}, 0), cudaSuccess, "cudaMalloc3DArray");
+  std::vector<float> cube(16 * 8 * 4), cubeBack(cube.size(), 0.f);
+  for (size_t i = 0; i < cube.size(); ++i) cube[i] = static_cast<float>(i);
+  cudaMemcpy3DParms up{};
+  up.srcPtr = cudaPitchedPtr{cube.data(), 16 * sizeof(float), 16, 8};
+  up.dstArray = volume;
+  up.extent = cudaExtent{16, 8, 4};
+  up.kind = cudaMemcpyHostToDevice;
+  checkError(cudaMemcpy3D(&up), cudaSuccess, "cudaMemcpy3D to a 3D array");
+  cudaPitchedPtr device{};
+  checkError(cudaMalloc3D(&device, cudaExtent{16 * sizeof(float), 8, 4}), cudaSuccess,
+             "cudaMalloc3D for arrays");
+  cudaMemcpy3DParms across{};
+  across.srcArray = volume;
+  across.dstPtr = device;
+  across.extent = cudaExtent{16, 8, 4};
+  across.kind = cudaMemcpyDeviceToDevice;
+  checkError(cudaMemcpy3D(&across), cudaSuccess, "cudaMemcpy3D array to pitched device memory");
+  cudaMemcpy3DParms down{};
+  down.srcPtr = device;
+  down.dstPtr = cudaPitchedPtr{cubeBack.data(), 16 * sizeof(float), 16, 8};
+  down.extent = cudaExtent{16 * sizeof(float), 8, 4};
+  down.kind = cudaMemcpyDeviceToHost;
+  checkError(cudaMemcpy3D(&down), cudaSuccess, "cudaMemcpy3D pitched device memory to host");
+  check(cube == cubeBack, "3D array round trip");
+  cudaMemcpy3DParms tooDeep = up;
+  tooDeep.extent = cudaExtent{16, 8, 5};
+  checkError(cudaMemcpy3D(&tooDeep), cudaErrorInvalidValue, "cudaMemcpy3D one slice past the array");
+
+  // A mipmapped array's level.
+  cudaMipmappedArray_t mipmapped = nullptr;
+  checkError(cudaMallocMipmappedArray(&mipmapped, &desc, cudaExtent{32, 32, 0}, 3, 0), cudaSuccess,
+             "cudaMallocMipmappedArray");
+  cudaArray_t level = nullptr;
+  checkError(cudaGetMipmappedArrayLevel(&level, mipmapped, 2), cudaSuccess, "cudaGetMipmappedArrayLevel");
+  checkError(cudaArrayGetInfo(nullptr, &extent, nullptr, level), cudaSuccess, "cudaArrayGetInfo of a level");
+  check(extent.width == 8 && extent.height == 8, "level 2 of 32x32 is 8x8");
+  checkError(cudaFreeArray(level), cudaErrorInvalidValue, "cudaFreeArray of a level");
+  checkError(cudaFreeMipmappedArray(mipmapped), cudaSuccess, "cudaFreeMipmappedArray");
+
+  checkError(cudaFreeArray(reinterpret_cast<cudaArray_t>(0x1234)), cudaErrorInvalidValue,
+             "cudaFreeArray(forged)");
+  checkError(cudaFreeArray(array), cudaSuccess, "cudaFreeArray");
+  checkError(cudaFreeArray(volume), cudaSuccess, "cudaFreeArray 3D");
+  checkError(cudaFree(device.ptr), cudaSuccess, "cudaFree for arrays");
+  checkError(cudaFree(linear), cudaSuccess, "cudaFree linear");
 }
 
 void checkDeviceSettings() {
@@ -770,6 +888,7 @@ int main() {
   checkGraphs(stream);
   checkHostCallbacks(stream, b, pinned);
   check3D();
+  checkArrays();
   checkDeviceSettings();
   checkStreamOrderedAllocation(stream);
   checkRegisteredAndManaged(b, kBytes);

@@ -247,7 +247,7 @@ void moduleGlobals() {
               "cuModuleGetGlobal on an unloaded module");
 }
 
-// Pitched allocations, 2D copies with offsets, 2D fills; arrays are refused.
+// Pitched allocations, 2D copies with offsets, 2D fills; arrays, copies to and from them, objects.
 void rectangles() {
   CUdeviceptr pitched = 0;
   size_t pitch = 0;
@@ -294,9 +294,64 @@ void rectangles() {
   bool filled = true;
   for (size_t col = 0; col < 100; ++col) filled = filled && row[col] == 0x11;
   check(filled, "cuMemsetD2D32 filled the row's 100 bytes");
+  // Into a driver-API array (100 bytes a row: 25 floats) and back, through a texture and a surface.
+  CUDA_ARRAY3D_DESCRIPTOR shape{};
+  shape.Width = 25;
+  shape.Height = 8;
+  shape.Format = CU_AD_FORMAT_FLOAT;
+  shape.NumChannels = 1;
+  shape.Flags = CUDA_ARRAY3D_SURFACE_LDST;
+  CUarray array = nullptr;
+  checkResult(cuArray3DCreate(&array, &shape), CUDA_SUCCESS, "cuArray3DCreate");
+  CUDA_ARRAY3D_DESCRIPTOR shapeBack{};
+  checkResult(cuArray3DGetDescriptor(&shapeBack, array), CUDA_SUCCESS, "cuArray3DGetDescriptor");
+  check(shapeBack.Width == 25 && shapeBack.Height == 8 && shapeBack.Format == CU_AD_FORMAT_FLOAT &&
+            shapeBack.NumChannels == 1 && shapeBack.Flags == CUDA_ARRAY3D_SURFACE_LDST,
+        "cuArray3DGetDescriptor answers the array's shape");
   CUDA_MEMCPY2D toArray = up;
   toArray.dstMemoryType = CU_MEMORYTYPE_ARRAY;
-  checkResult(cuMemcpy2D(&toArray), CUDA_ERROR_NOT_SUPPORTED, "cuMemcpy2D into an array fails closed");
+  toArray.dstArray = array;
+  checkResult(cuMemcpy2D(&toArray), CUDA_SUCCESS, "cuMemcpy2D into an array");
+  CUDA_MEMCPY3D fromArray{};
+  std::vector<unsigned char> arrayBack(100 * 8, 0);
+  fromArray.srcMemoryType = CU_MEMORYTYPE_ARRAY;
+  fromArray.srcArray = array;
+  fromArray.dstMemoryType = CU_MEMORYTYPE_HOST;
+  fromArray.dstHost = arrayBack.data();
+  fromArray.dstPitch = 100;
+  fromArray.dstHeight = 8;
+  fromArray.WidthInBytes = 100;
+  fromArray.Height = 8;
+  fromArray.Depth = 1;
+  checkResult(cuMemcpy3D(&fromArray), CUDA_SUCCESS, "cuMemcpy3D out of an array");
+  check(arrayBack == in, "the array round trip keeps every byte");
+  CUDA_MEMCPY2D pastArray = toArray;
+  pastArray.dstY = 1;
+  checkResult(cuMemcpy2D(&pastArray), CUDA_ERROR_INVALID_VALUE, "cuMemcpy2D one row past the array");
+  CUDA_RESOURCE_DESC resource{};
+  resource.resType = CU_RESOURCE_TYPE_ARRAY;
+  resource.res.array.hArray = array;
+  CUDA_TEXTURE_DESC texture{};
+  CUtexObject tex = 0;
+  checkResult(cuTexObjectCreate(&tex, &resource, &texture, nullptr), CUDA_SUCCESS, "cuTexObjectCreate");
+  CUsurfObject surface = 0;
+  checkResult(cuSurfObjectCreate(&surface, &resource), CUDA_SUCCESS, "cuSurfObjectCreate");
+  CUDA_RESOURCE_DESC linear{};
+  linear.resType = CU_RESOURCE_TYPE_PITCH2D;
+  linear.res.pitch2D.devPtr = pitched;
+  linear.res.pitch2D.format = CU_AD_FORMAT_FLOAT;
+  linear.res.pitch2D.numChannels = 1;
+  linear.res.pitch2D.width = 25;
+  linear.res.pitch2D.height = 9;
+  linear.res.pitch2D.pitchInBytes = pitch;
+  CUtexObject past = 0;
+  checkResult(cuTexObjectCreate(&past, &linear, &texture, nullptr), CUDA_ERROR_INVALID_VALUE,
+              "cuTexObjectCreate over a pitched range one row past its allocation");
+  checkResult(cuTexObjectDestroy(tex + 77), CUDA_ERROR_INVALID_VALUE, "cuTexObjectDestroy(forged)");
+  checkResult(cuTexObjectDestroy(tex), CUDA_SUCCESS, "cuTexObjectDestroy");
+  checkResult(cuSurfObjectDestroy(surface), CUDA_SUCCESS, "cuSurfObjectDestroy");
+  checkResult(cuArrayDestroy(array), CUDA_SUCCESS, "cuArrayDestroy");
+  checkResult(cuArrayDestroy(array), CUDA_ERROR_INVALID_VALUE, "cuArrayDestroy twice");
   CUDA_MEMCPY2D tooWide = up;
   tooWide.WidthInBytes = pitch + 1;
   checkResult(cuMemcpy2D(&tooWide), CUDA_ERROR_INVALID_VALUE, "cuMemcpy2D wider than the pitch");
@@ -751,7 +806,10 @@ void pointersCopiesAndQueries() {
   flat.Height = 1;
   checkResult(cuMemcpy2D(&flat), CUDA_ERROR_INVALID_VALUE, "cuMemcpy2D with a memory type that is none");
   up.dstMemoryType = CU_MEMORYTYPE_ARRAY;
-  checkResult(cuMemcpy3D(&up), CUDA_ERROR_NOT_SUPPORTED, "cuMemcpy3D to an array fails closed");
+  checkResult(cuMemcpy3D(&up), CUDA_ERROR_INVALID_VALUE, "cuMemcpy3D to a null array refused");
+  up.dstArray = reinterpret_cast<CUarray>(0x5eed);
+  checkResult(cuMemcpy3D(&up), CUDA_ERROR_INVALID_HANDLE,
+              "cuMemcpy3D to a forged array refused by the worker");
 
   CUcontext primary = nullptr;
   cuDevicePrimaryCtxRetain(&primary, 0);

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "memmgr/address_layout.h"
+#include "ptx/emitted_check.h"
 #include "ptx/parser.h"
 #include "ptx/printer.h"
 #include "tests/cpu/ptx/guard_test_options.h"
@@ -387,10 +388,37 @@ TEST(PtxGuard, OptionsThatWouldBreakIsolationAreRefused) {
   EXPECT_FALSE(parseGuardPolicy("off").has_value());
 }
 
+// Texture and surface instructions on object handles reach only what the context's descriptors
+// describe (docs/security-model.md): admitted unchanged, and every form assembles.
+TEST(PtxGuard, TextureAndSurfaceInstructionsOnObjectHandlesAreAdmitted) {
+  std::string text = kKernel;
+  text.insert(text.find("\tret;"),
+              "\t.reg .f32 %tf<9>;\n"
+              "\ttex.2d.v4.f32.f32 {%tf1, %tf2, %tf3, %tf4}, [%rd1, {%tf5, %tf6}];\n"
+              "\ttex.level.2d.v4.f32.f32 {%tf1, %tf2, %tf3, %tf4}, [%rd1, {%tf5, %tf6}], %tf7;\n"
+              "\ttld4.r.2d.v4.f32.f32 {%tf1, %tf2, %tf3, %tf4}, [%rd1, {%tf5, %tf6}];\n"
+              "\ttxq.width.b32 %r1, [%rd1];\n"
+              "\tsuld.b.2d.b32.trap {%r2}, [%rd2, {%r3, %r4}];\n"
+              "\tsust.b.2d.b32.trap [%rd2, {%r3, %r4}], {%r2};\n"
+              "\tsuq.width.b32 %r1, [%rd2];\n");
+  for (GuardPolicy policy : kAllPolicies) {
+    SCOPED_TRACE(toString(policy));
+    const GuardResult guarded = guardModule(parsed(text), options(policy));
+    ASSERT_TRUE(guarded.ok) << guarded.error;
+    const std::string printed = print(guarded.module);
+    EXPECT_NE(printed.find("tex.2d.v4.f32.f32"), std::string::npos);
+    EXPECT_NE(printed.find("sust.b.2d.b32.trap"), std::string::npos);
+    EXPECT_TRUE(findUnguardedAccesses(guarded.module, options(policy), guarded.registerPrefix).empty());
+    EXPECT_EQ(checkEmittedText(printed, guarded.module, options(policy), guarded.registerPrefix), "");
+    std::string output;
+    EXPECT_EQ(assemble(printed, &output), 0) << output;
+  }
+}
+
 TEST(PtxGuard, WhatCannotBeBoundedMakesTheModuleRefused) {
   for (const char* line :
        {"multimem.ld_reduce.relaxed.sys.global.add.u32 %r1, [%rd1];",
-        "tex.1d.v4.u32.s32 {%r1, %r2, %r3, %r4}, [%rd1, {%r1}];", "frobnicate %r1, [%rd1];"}) {
+        "tex.1d.v4.u32.s32 {%r1, %r2, %r3, %r4}, [%rd1+8, {%r1}];", "frobnicate %r1, [%rd1];"}) {
     std::string text = kKernel;
     text.insert(text.find("\tret;"), std::string("\t") + line + "\n");
     const GuardResult guarded = guardModule(parsed(text), options());

@@ -97,8 +97,8 @@ TEST(PtxMemoryAccess, WhatCannotBeBoundedIsRefusedWithAReason) {
            "{%r2, "
            "%r3}], [%r4];",
            "multimem.ld_reduce.relaxed.sys.global.add.u32 %r1, [%rd1];",
-           "tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f6}];",
-           "sust.b.1d.b32.trap [%rd1, {%r1}], {%r2};",
+           "tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1+8, {%f5, %f6}];",
+           "sust.b.1d.b32.trap [{%r1}], {%r2};",
            "wmma.load.a.sync.aligned.row.m8n8k32.global.s4 {%r1}, [%rd1], %r3;",
            "wmma.load.b.sync.aligned.col.m8n8k128.global.b1 {%r1}, [%rd1], %r3;",
            "wmma.load.d.sync.aligned.row.m16n16k16.global.f32 {%f1}, [%rd1], %r3;",
@@ -115,6 +115,23 @@ TEST(PtxMemoryAccess, WhatCannotBeBoundedIsRefusedWithAReason) {
     const MemoryClassification m = classifyMemory(instruction(text));
     EXPECT_EQ(m.verdict, Verdict::kUnsupported) << text;
     EXPECT_FALSE(m.reason.empty()) << text;
+  }
+}
+
+TEST(PtxMemoryAccess, TextureAndSurfaceInstructionsOnObjectHandlesTouchNoAddress) {
+  for (const char* text : {
+           "tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f6}];",
+           "tex.a2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%r1, %f1, %f2, %f2}];",
+           "tex.1d.v4.f32.s32 {%f1, %f2, %f3, %f4}, [tex_param, {%r2}];",
+           "tld4.r.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f6}];",
+           "txq.width.b32 %r1, [%rd1];",
+           "suld.b.2d.b32.trap {%r5}, [%rd2, {%r3, %r4}];",
+           "sust.b.a2d.b32.trap [%rd2, {%r1, %r3, %r4, %r4}], {%r8};",
+           "sured.b.add.2d.trap.u32 [%rd2, {%r1, %r2}], %r3;",
+           "suq.width.b32 %r1, [%rd2];",
+       }) {
+    const MemoryClassification m = classifyMemory(instruction(text));
+    EXPECT_EQ(m.verdict, Verdict::kNone) << text << ": " << m.reason;
   }
 }
 

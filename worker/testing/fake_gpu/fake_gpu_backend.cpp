@@ -119,7 +119,17 @@ const char* toString(FakeGpuCall call) {
                                            "chainCreate",
                                            "chainSetNode",
                                            "chainLaunch",
-                                           "chainDestroy"};
+                                           "chainDestroy",
+                                           "arrayCreate",
+                                           "arrayDestroy",
+                                           "mipmappedArrayCreate",
+                                           "mipmappedArrayLevel",
+                                           "mipmappedArrayDestroy",
+                                           "copy3D",
+                                           "texObjectCreate",
+                                           "texObjectDestroy",
+                                           "surfObjectCreate",
+                                           "surfObjectDestroy"};
   static_assert(std::size(kNames) == static_cast<std::size_t>(FakeGpuCall::kCount));
   const auto index = static_cast<std::size_t>(call);
   return index < std::size(kNames) ? kNames[index] : "invalid";

@@ -124,6 +124,16 @@ enum class FakeGpuCall {
   kChainSetNode,
   kChainLaunch,
   kChainDestroy,
+  kArrayCreate,
+  kArrayDestroy,
+  kMipmappedArrayCreate,
+  kMipmappedArrayLevel,
+  kMipmappedArrayDestroy,
+  kCopy3D,
+  kTexObjectCreate,
+  kTexObjectDestroy,
+  kSurfObjectCreate,
+  kSurfObjectDestroy,
   kCount,  // not a method
 };
 
@@ -287,6 +297,18 @@ class FakeGpuBackend final : public GpuBackend {
   CUresult chainSetNode(LaunchChainHandle chain, std::size_t index, const ChainedLaunch& launch) override;
   CUresult chainLaunch(LaunchChainHandle chain, CUstream stream) override;
   CUresult chainDestroy(LaunchChainHandle chain) override;
+  CUresult arrayCreate(const CUDA_ARRAY3D_DESCRIPTOR& descriptor, CUarray* array) override;
+  CUresult arrayDestroy(CUarray array) override;
+  CUresult mipmappedArrayCreate(const CUDA_ARRAY3D_DESCRIPTOR& descriptor, unsigned levels,
+                                CUmipmappedArray* array) override;
+  CUresult mipmappedArrayLevel(CUmipmappedArray array, unsigned level, CUarray* levelArray) override;
+  CUresult mipmappedArrayDestroy(CUmipmappedArray array) override;
+  CUresult copy3D(const CUDA_MEMCPY3D& copy, CUstream stream, bool async) override;
+  CUresult texObjectCreate(const CUDA_RESOURCE_DESC& resource, const CUDA_TEXTURE_DESC& texture,
+                           CUtexObject* object) override;
+  CUresult texObjectDestroy(CUtexObject object) override;
+  CUresult surfObjectCreate(const CUDA_RESOURCE_DESC& resource, CUsurfObject* object) override;
+  CUresult surfObjectDestroy(CUsurfObject object) override;
 
   // Configuration --------------------------------------------------------------------
   // reserve() at `fixed` will land elsewhere, as when another mapping occupies it.
@@ -320,7 +342,11 @@ class FakeGpuBackend final : public GpuBackend {
   std::size_t liveStreams() const;
   std::size_t liveEvents() const;
   std::size_t liveModules() const;
-  std::size_t liveChains() const;  // launch chains created and not destroyed
+  std::size_t liveChains() const;   // launch chains created and not destroyed
+  std::size_t liveArrays() const;   // arrays and mipmapped arrays created and not destroyed (not levels)
+  std::size_t liveObjects() const;  // texture and surface objects created and not destroyed
+  // The resource a live texture or surface object was created over.
+  std::optional<CUDA_RESOURCE_DESC> objectResource(std::uint64_t object) const;
   // The module variable of a live module named `name`, or nullopt.
   std::optional<std::pair<CUdeviceptr, std::size_t>> moduleVariable(const std::string& name) const;
 
@@ -425,6 +451,25 @@ class FakeGpuBackend final : public GpuBackend {
   // Packs `launch` into *node; false (misuse recorded) if its function is dead. Caller holds mutex_.
   bool chainNodeOf(const ChainedLaunch& launch, ChainNode* node);
   std::map<LaunchChainHandle, std::vector<ChainNode>> chains_;
+
+  // Arrays (fake_gpu_arrays.cpp): each level's elements, row after row, slice after slice.
+  struct Array {
+    CUDA_ARRAY3D_DESCRIPTOR descriptor{};
+    std::vector<std::uint8_t> bytes;
+    CUmipmappedArray owner = nullptr;  // a level of this mipmapped array
+  };
+  struct MipmappedArray {
+    std::vector<CUarray> levels;
+  };
+  std::map<CUarray, Array> arrays_;
+  std::map<CUmipmappedArray, MipmappedArray> mipmapped_;
+  std::map<std::uint64_t, CUDA_RESOURCE_DESC> objects_;  // textures and surfaces share numbering
+  std::uint64_t nextObjectHandle_ = 1;
+  CUarray makeArrayLocked(const CUDA_ARRAY3D_DESCRIPTOR& descriptor, CUmipmappedArray owner);
+  // The bytes of one copy end at row (y, z) from byte x, or null when outside. Caller holds mutex_.
+  std::uint8_t* rowOf(const CUDA_MEMCPY3D& copy, bool source, std::uint64_t y, std::uint64_t z,
+                      std::vector<std::uint8_t>* scratch);
+  bool resourceLive(const CUDA_RESOURCE_DESC& resource) const;
 };
 
 }  // namespace agileos::worker

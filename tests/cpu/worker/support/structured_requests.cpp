@@ -168,11 +168,19 @@ std::string decodeName(ByteReader& in) {
   return in.take(in.byte());
 }
 
+// A repeated number (a texture description's address modes): neither decoded nor encoded, so the
+// field stays empty (the worker takes an empty one as all zeros).
+bool isRepeatedNumber(const FieldDescriptor* field) {
+  return field->is_repeated() && field->cpp_type() != FieldDescriptor::CPPTYPE_STRING &&
+         field->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE;
+}
+
 void decodeFields(Message* message, ByteReader& in, Context& context, int depth) {
   const Descriptor* descriptor = message->GetDescriptor();
   const Reflection* reflection = message->GetReflection();
   for (int i = 0; i < descriptor->field_count(); ++i) {
     const FieldDescriptor* field = descriptor->field(i);
+    if (isRepeatedNumber(field)) continue;  // texture descriptions' modes and colours: left empty
     switch (field->cpp_type()) {
       case FieldDescriptor::CPPTYPE_UINT64: {
         std::uint64_t value = 0;
@@ -230,6 +238,7 @@ void encodeTemplate(const Descriptor* descriptor, std::uint8_t rangeIndex, std::
   for (int i = 0; i < descriptor->field_count(); ++i) {
     const FieldDescriptor* field = descriptor->field(i);
     const std::string& name = field->name();
+    if (isRepeatedNumber(field)) continue;
     switch (field->cpp_type()) {
       case FieldDescriptor::CPPTYPE_UINT64:
       case FieldDescriptor::CPPTYPE_UINT32:
