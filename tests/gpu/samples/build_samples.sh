@@ -27,9 +27,8 @@
 # others go on.
 #
 # The archive (zstd -19 --long=27, which plain `zstd -d` reads) holds samples/NAME/NAME (stripped),
-# the files the sample reads at run time (its data/ directory; matrices and .dat files in its
-# source directory; the kernel sources of the NVRTC samples; the fatbin, cubin and PTX files its
-# build makes for the driver API samples), samples/BUILD.txt (the samples' commit, the toolkit,
+# the files the sample reads at run time (those its CMake copies beside the binary: data files,
+# NVRTC kernels and headers, the fatbins and PTX of the driver-API samples), samples/BUILD.txt (the samples' commit, the toolkit,
 # what failed to build) and samples/BUILD-FAILURES.txt (CATEGORY/NAME and the first error line).
 # The cache is keyed by the samples' commit, samples.list, this script and the toolkit's version:
 # when nothing changed the archive is reused and nothing is compiled.
@@ -168,16 +167,19 @@ for sample in "${samples[@]}"; do
   mkdir -p "$dest"
   cp -- "$binary" "$dest/$name"
   strip --strip-unneeded -- "$dest/$name"
-  sample_src="$src/Samples/$sample"
-  [[ -d "$sample_src/data" ]] && cp -r -- "$sample_src/data" "$dest/data"
-  # Beside data/, the cuSOLVER samples read matrices from their source directory (dct8x8's .bmp files
-  # there are outputs it writes, not inputs).
-  find "$sample_src" -maxdepth 1 -type f \( -name '*.mtx' -o -name '*.dat' \) -exec cp -- {} "$dest/" \;
-  if [[ "$name" == *_nvrtc ]]; then
-    find "$sample_src" -maxdepth 1 -type f \( -name '*.cu' -o -name '*.cuh' -o -name '*.h' \) -exec cp -- {} "$dest/" \;
+  # Its run-time files: what the sample's own CMake copies beside the binary (data files, NVRTC
+  # kernels and the headers they include, the fatbins and PTX of the driver-API samples), less the
+  # outputs dct8x8 writes (its CMake copies stale ones from the source tree); a sample whose CMake
+  # copies nothing gets its source's data/ directory and .mtx/.dat files, if any.
+  mapfile -t extras < <(find "$build/Samples/$sample" -mindepth 1 -maxdepth 1 ! -name CMakeFiles ! -name Makefile \
+    ! -name cmake_install.cmake ! -name "$name" ! -name '*_gold[0-9]*.bmp' ! -name '*_cuda*.bmp')
+  if ((${#extras[@]})); then
+    cp -a -- "${extras[@]}" "$dest/"
+  else
+    sample_src="$src/Samples/$sample"
+    [[ -d "$sample_src/data" ]] && cp -r -- "$sample_src/data" "$dest/data"
+    find "$sample_src" -maxdepth 1 -type f \( -name '*.mtx' -o -name '*.dat' \) -exec cp -- {} "$dest/" \;
   fi
-  find "$build/Samples/$sample" -maxdepth 2 -type f \( -name '*.fatbin' -o -name '*.cubin' -o -name '*.ptx' \) \
-    -exec cp -- {} "$dest/" \;
   built=$((built + 1))
 done
 {
