@@ -8,7 +8,7 @@
 # Usage: tests/gpu/samples/run_samples.sh [--native-only] [--jobs N] [--budget S] [FILTER]
 #   FILTER         an extended regular expression on CATEGORY/NAME: only those samples run
 #   --native-only  the native runs only (no daemon, no sandbox): which samples pass on this machine
-#   --jobs N       samples run N at a time (AGILEOS_SAMPLES_JOBS, 4): each sample's own runs are
+#   --jobs N       samples run N at a time (AGILEOS_SAMPLES_JOBS, 6): each sample's own runs are
 #                  one after another, native first
 #   --budget S     no run starts after S seconds (AGILEOS_SAMPLES_BUDGET_S, 500); the samples not
 #                  finished then are "not run for time". A run started late gets at most the time left
@@ -58,7 +58,7 @@ source "$script_dir/../lib/harness.sh"
 readonly START_SECONDS=$SECONDS
 native_only=0
 filter=""
-parallel="${AGILEOS_SAMPLES_JOBS:-4}"
+parallel="${AGILEOS_SAMPLES_JOBS:-6}"
 budget_s="${AGILEOS_SAMPLES_BUDGET_S:-500}"
 while (($#)); do
   case "$1" in
@@ -248,7 +248,8 @@ first_error_line() {
   local line
   line="$(grep -h -m1 -E 'not supported by AgileOS|has no row in the shim|failing closed|refused|[Gg]uard' "$@" 2>/dev/null | head -n 1)"
   [[ -n "$line" ]] || line="$(grep -h -v -E '^agileos-sandbox: left out the GPU library' "$@" 2>/dev/null |
-    grep -m1 -iE 'error|fail|abort|fault|illegal|unsupported|not supported|cannot|unable|mismatch|segmentation' | head -n 1)"
+    grep -m1 -iE 'error|fail|abort|fault|illegal|unsupported|not supported|cannot|unable|insufficient|mismatch|segmentation|returned [0-9]+|code=[0-9]+' |
+    head -n 1)"
   printf '%s' "${line:0:160}"
 }
 
