@@ -10,7 +10,7 @@
 #   --native-only  the native runs only (no daemon, no sandbox): which samples pass on this machine
 #   --jobs N       samples run N at a time (AGILEOS_SAMPLES_JOBS, 6): each sample's own runs are
 #                  one after another, native first
-#   --budget S     no run starts after S seconds (AGILEOS_SAMPLES_BUDGET_S, 500); the samples not
+#   --budget S     no run starts after S seconds (AGILEOS_SAMPLES_BUDGET_S, 480); the samples not
 #                  finished then are "not run for time". A run started late gets at most the time left
 #                  plus 20 s, so the script ends within about S + 30 s.
 # Other inputs (environment):
@@ -59,7 +59,7 @@ readonly START_SECONDS=$SECONDS
 native_only=0
 filter=""
 parallel="${AGILEOS_SAMPLES_JOBS:-6}"
-budget_s="${AGILEOS_SAMPLES_BUDGET_S:-500}"
+budget_s="${AGILEOS_SAMPLES_BUDGET_S:-480}"
 while (($#)); do
   case "$1" in
     --native-only) native_only=1 ;;
