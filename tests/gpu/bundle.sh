@@ -53,12 +53,10 @@
 #
 # Beside it, .bundle-samples/ (gitignored; carried with .bundle/bin, .bundle/shim and .bundle/deps,
 # not with the rest of .bundle, to a call of its own: the two together exceed what one call carries):
-#   samples.tar.zst  NVIDIA's cuda-samples named in tests/gpu/samples/samples.list, built for sm_90
+#   samples.tar.xz  NVIDIA's cuda-samples named in tests/gpu/samples/samples.list, built for sm_90
 #              with -cudart shared by tests/gpu/samples/build_samples.sh (cached under
 #              build/cuda-samples by the samples' commit: a rebuild with nothing changed compiles
 #              nothing), for tests/gpu/samples/run_samples.sh
-#   zstd       Debian's, which unpacks it where the GPU machine has none (its libraries are in
-#              .bundle/deps already)
 # Fails if .bundle/bin, shim, deps and .bundle-samples together exceed 56 MiB.
 set -euo pipefail
 
@@ -173,13 +171,10 @@ bundle_samples() {
   local root="$1" bundle="$2" samples_bundle="$1/.bundle-samples" bytes
   rm -rf -- "$samples_bundle"
   mkdir -p "$samples_bundle"
-  "$root/tests/gpu/samples/build_samples.sh" --out "$samples_bundle/samples.tar.zst" ||
+  "$root/tests/gpu/samples/build_samples.sh" --out "$samples_bundle/samples.tar.xz" ||
     die "the cuda-samples did not build (bundle.sh --no-samples leaves them out)"
-  copy_required "$samples_bundle" "$(command -v zstd || echo /usr/bin/zstd)"
-  strip_elf "$samples_bundle/zstd"
-  verify_deps "$bundle/deps" "$samples_bundle/zstd"
   bytes="$(du -scb "$bundle/bin" "$bundle/shim" "$bundle/deps" "$samples_bundle" | tail -n 1 | cut -f1)"
-  echo "samples: $(du -b "$samples_bundle/samples.tar.zst" | cut -f1) bytes in $samples_bundle/samples.tar.zst;" \
+  echo "samples: $(du -b "$samples_bundle/samples.tar.xz" | cut -f1) bytes in $samples_bundle/samples.tar.xz;" \
     "the samples' call carries $bytes bytes ($((bytes / 1024 / 1024)) MiB: .bundle/bin, shim, deps and .bundle-samples)"
   ((bytes <= MAX_SAMPLES_CALL_BYTES)) || die "the samples' call would carry more than 56 MiB"
 }

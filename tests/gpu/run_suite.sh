@@ -864,8 +864,8 @@ math_libraries_step() {
 # time do not, and the whole list needs a device call of its own (tests/gpu/README.md).
 samples_step() {
   wanted samples || return 0
-  if [[ ! -f "$PWD/.bundle-samples/samples.tar.zst" && -z "${AGILEOS_SAMPLES_ARCHIVE:-}${AGILEOS_SAMPLES_DIR:-}" ]]; then
-    skip "samples: no .bundle-samples/samples.tar.zst (not carried: the samples have a call of their own)"
+  if [[ ! -f "$PWD/.bundle-samples/samples.tar.xz" && -z "${AGILEOS_SAMPLES_ARCHIVE:-}${AGILEOS_SAMPLES_DIR:-}" ]]; then
+    skip "samples: no .bundle-samples/samples.tar.xz (not carried: the samples have a call of their own)"
     return 0
   fi
   local left=$((budget_s - (SECONDS - START_SECONDS))) limit="${AGILEOS_SUITE_SAMPLES_S:-120}"

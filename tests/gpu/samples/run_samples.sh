@@ -3,7 +3,7 @@
 # runtime-API sample that passes natively passes through AgileOS in the default configuration and
 # with "require": "always", each compared with its native output). Runs on the GPU machine, from
 # the repository root, on a bundle made by tests/gpu/bundle.sh: .bundle/bin, .bundle/shim, .bundle/deps
-# and .bundle-samples/samples.tar.zst (built by tests/gpu/samples/build_samples.sh).
+# and .bundle-samples/samples.tar.xz (built by tests/gpu/samples/build_samples.sh).
 #
 # Usage: tests/gpu/samples/run_samples.sh [--native-only] [--jobs N] [--budget S] [FILTER]
 #   FILTER         an extended regular expression on CATEGORY/NAME: only those samples run
@@ -14,9 +14,9 @@
 #                  finished then are "not run for time". A run started late gets at most the time left
 #                  plus 20 s, so the script ends within about S + 30 s.
 # Other inputs (environment):
-#   AGILEOS_SAMPLES_ARCHIVE     the packed samples (.bundle-samples/samples.tar.zst); unpacked into
+#   AGILEOS_SAMPLES_ARCHIVE     the packed samples (.bundle-samples/samples.tar.xz); unpacked into
 #                               AGILEOS_SAMPLES_DIR (.bundle-samples/samples) when that is missing or
-#                               older (with .bundle-samples/zstd where the machine has no zstd)
+#                               older
 #   AGILEOS_SAMPLES_LIST        the samples and their arguments (tests/gpu/samples/samples.list)
 #   AGILEOS_SAMPLES_NATIVE_TIMEOUT_S   a native run's limit (30)
 #   AGILEOS_SAMPLES_AGILEOS_TIMEOUT_S  an AgileOS run's limit (60: guarded modules are JIT-compiled)
@@ -78,7 +78,7 @@ readonly PASS_LINE='([Tt]est [Pp]assed|TEST PASSED|Result = PASS|PASSED|[Pp]asse
 readonly FAIL_LINE='([Tt]est [Ff]ailed|TEST FAILED|Result = FAIL|FAILED|FAILURE)'
 
 harness_bundle_dirs # bin_dir, shim_dir, deps_dir
-archive="${AGILEOS_SAMPLES_ARCHIVE:-$PWD/.bundle-samples/samples.tar.zst}"
+archive="${AGILEOS_SAMPLES_ARCHIVE:-$PWD/.bundle-samples/samples.tar.xz}"
 samples_dir="${AGILEOS_SAMPLES_DIR:-$PWD/.bundle-samples/samples}"
 list="${AGILEOS_SAMPLES_LIST:-$script_dir/samples.list}"
 out_dir="${OUT:-$PWD/samples-out}"
@@ -110,16 +110,11 @@ list_samples() {
 unpack_samples() {
   if [[ -d "$samples_dir" && (! -f "$archive" || "$samples_dir" -nt "$archive") ]]; then return 0; fi
   [[ -f "$archive" ]] || { fail "setup: no samples: $archive is missing (tests/gpu/bundle.sh builds it; carry .bundle-samples)"; exit 1; }
-  local zstd_command=(zstd)
-  if ! command -v zstd >/dev/null; then
-    # The bundle carries Debian's zstd (its libraries in .bundle/deps) for a machine without one.
-    zstd_command=(env LD_LIBRARY_PATH="$deps_dir" "$(dirname "$archive")/zstd")
-  fi
   rm -rf -- "$samples_dir"
   mkdir -p "$(dirname "$samples_dir")"
   local unpack
   unpack="$(mktemp -d "$(dirname "$samples_dir")/.samples-unpack.XXXXXX")"
-  if ! "${zstd_command[@]}" -dc "$archive" | tar -xf - -C "$unpack"; then
+  if ! xz -dc -- "$archive" | tar -xf - -C "$unpack"; then
     fail "setup: cannot unpack $archive"
     exit 1
   fi
