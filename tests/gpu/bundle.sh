@@ -3,10 +3,11 @@
 # everything the GPU machine needs to run tests/gpu/run_suite.sh (it has no gRPC,
 # protobuf or spdlog of its own).
 #
-# Usage: tests/gpu/bundle.sh [--no-build]
+# Usage: tests/gpu/bundle.sh [--no-build] [--no-samples]
 #        tests/gpu/bundle.sh --collect-deps DEST FILE...   (only the library collection)
 # AGILEOS_BUNDLE_BUILD_DIR takes the binaries from another build tree instead of
-# build/release (with --no-build, e.g. to bundle a debug build).
+# build/release (with --no-build, e.g. to bundle a debug build). --no-samples leaves out
+# .bundle-samples/ (as does AGILEOS_BUNDLE_SAMPLES=0).
 #
 # Layout of .bundle/ (gitignored; carried to the GPU machine):
 #   bin/       agileosd, agileos-worker, agileos-nvrtc-compiler (the worker runs NVRTC in it, from
@@ -49,9 +50,18 @@
 #              tests/gpu/modules/run_module_suite.sh (their output differs from a native run)
 # ELF files are stripped. Fails if the bundle exceeds 48 MiB (the working tree that
 # travels is limited to 64 MiB in all).
+#
+# Beside it, .bundle-samples/ (gitignored; carried with .bundle/bin, .bundle/shim and .bundle/deps,
+# not with the rest of .bundle, to a call of its own: the two together exceed what one call carries):
+#   samples.tar.xz  NVIDIA's cuda-samples named in tests/gpu/samples/samples.list, built for sm_90
+#              with -cudart shared by tests/gpu/samples/build_samples.sh (cached under
+#              build/cuda-samples by the samples' commit: a rebuild with nothing changed compiles
+#              nothing), for tests/gpu/samples/run_samples.sh
+# Fails if .bundle/bin, shim, deps and .bundle-samples together exceed 56 MiB.
 set -euo pipefail
 
 readonly MAX_BUNDLE_BYTES=$((48 * 1024 * 1024))
+readonly MAX_SAMPLES_CALL_BYTES=$((56 * 1024 * 1024))
 # Libraries the target system provides itself; a copy from this machine could clash with them.
 readonly SYSTEM_LIBRARY_PATTERN='^(ld-linux[^/]*|linux-vdso|linux-gate|lib(c|m|mvec|pthread|dl|rt|resolv|util|anl|nsl|BrokenLocale|thread_db|nss_[a-z]+|stdc\+\+|gcc_s))\.so'
 # CUDA/NVIDIA libraries: never bundled.
@@ -156,6 +166,19 @@ copy_required() {
   done
 }
 
+# bundle_samples ROOT BUNDLE: .bundle-samples/, the cuda-samples' own call (tests/gpu/README.md).
+bundle_samples() {
+  local root="$1" bundle="$2" samples_bundle="$1/.bundle-samples" bytes
+  rm -rf -- "$samples_bundle"
+  mkdir -p "$samples_bundle"
+  "$root/tests/gpu/samples/build_samples.sh" --out "$samples_bundle/samples.tar.xz" ||
+    die "the cuda-samples did not build (bundle.sh --no-samples leaves them out)"
+  bytes="$(du -scb "$bundle/bin" "$bundle/shim" "$bundle/deps" "$samples_bundle" | tail -n 1 | cut -f1)"
+  echo "samples: $(du -b "$samples_bundle/samples.tar.xz" | cut -f1) bytes in $samples_bundle/samples.tar.xz;" \
+    "the samples' call carries $bytes bytes ($((bytes / 1024 / 1024)) MiB: .bundle/bin, shim, deps and .bundle-samples)"
+  ((bytes <= MAX_SAMPLES_CALL_BYTES)) || die "the samples' call would carry more than 56 MiB"
+}
+
 main() {
   if [[ "${1:-}" == --collect-deps ]]; then
     shift
@@ -163,10 +186,17 @@ main() {
     collect_deps "$@"
     return
   fi
-  local root
+  local root build_project=1 samples="${AGILEOS_BUNDLE_SAMPLES:-1}" argument
   root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
   cd "$root"
-  if [[ "${1:-}" != --no-build ]]; then
+  for argument in "$@"; do
+    case "$argument" in
+      --no-build) build_project=0 ;;
+      --no-samples) samples=0 ;;
+      *) die "unknown argument $argument (usage: bundle.sh [--no-build] [--no-samples])" ;;
+    esac
+  done
+  if ((build_project)); then
     cmake --preset release -DAGILEOS_BUILD_GPU_TESTS=ON
     cmake --build --preset release -j "${AGILEOS_BUILD_JOBS:-2}"
   fi
@@ -223,6 +253,7 @@ main() {
   echo "bundle: $bytes bytes ($((bytes / 1024 / 1024)) MiB) in $bundle;" \
     "$(find "$bundle/deps" -type f | wc -l) libraries, $(find "$bundle/programs" -type f | wc -l) programs"
   ((bytes <= MAX_BUNDLE_BYTES)) || die "the bundle is larger than 48 MiB"
+  if ((samples)); then bundle_samples "$root" "$bundle"; fi
 }
 
 main "$@"

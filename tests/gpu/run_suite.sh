@@ -5,7 +5,7 @@
 #   FILTER         an extended regular expression; only the steps whose name matches run
 #                  (program names, sandbox_probe, concurrent_adversary_api, adversary_cufft, adversary_wire,
 #                  guard_escape, nvrtc_cubin_guard, nvrtc_jail, protected_modules, tenants, tenant_matrix,
-#                  service_after_attacks, pytorch), e.g. 'matmul|adversary'.
+#                  service_after_attacks, pytorch, samples), e.g. 'matmul|adversary'.
 #   --native-only  run the CUDA programs (and the guard escape routes) natively only
 #                  (validates the programs on a new machine; no daemon, no sandbox).
 #
@@ -42,6 +42,9 @@
 #      (AGILEOS_TORCH_PYTHON, else a virtual environment under /opt/torch; SKIP without one)
 #      trains tests/gpu/pytorch/train_small.py natively and in the sandbox, losses equal within
 #      1e-5 and step times reported;
+#  14. samples: NVIDIA's cuda-samples (tests/gpu/samples/run_samples.sh, its own two daemons) with
+#      what is left of the budget, at most AGILEOS_SUITE_SAMPLES_S (120) s; the whole list needs
+#      a call of its own (tests/gpu/samples/run_samples.sh, about 560 s);
 #   and on exit stops the daemon (trap), whatever happened.
 # The daemon's start and stop, the library lookup and the reporting are tests/gpu/lib/harness.sh's.
 #
@@ -854,6 +857,41 @@ math_libraries_step() {
   runtime_dir="$suite_runtime_dir"
 }
 
+# Issue 17's bar: NVIDIA's cuda-samples natively and through AgileOS, on a daemon of the default
+# configuration and on one with "require": "always" (tests/gpu/samples/run_samples.sh, its own two
+# daemons). Last, with what is left of the suite's budget, at most AGILEOS_SUITE_SAMPLES_S (120 s):
+# each sample's PASS or FAIL counts here; samples skipped (failing natively) or not reached in
+# time do not, and the whole list needs a device call of its own (tests/gpu/README.md).
+samples_step() {
+  wanted samples || return 0
+  if [[ ! -f "$PWD/.bundle-samples/samples.tar.xz" && -z "${AGILEOS_SAMPLES_ARCHIVE:-}${AGILEOS_SAMPLES_DIR:-}" ]]; then
+    skip "samples: no .bundle-samples/samples.tar.xz (not carried: the samples have a call of their own)"
+    return 0
+  fi
+  local left=$((budget_s - (SECONDS - START_SECONDS))) limit="${AGILEOS_SUITE_SAMPLES_S:-120}"
+  ((left < limit)) && limit=$left
+  if ((limit < 45)); then
+    skip "samples: not run, $left s of the suite's budget left (run tests/gpu/samples/run_samples.sh in a call of its own)"
+    return 0
+  fi
+  say ""
+  say "== cuda-samples (tests/gpu/samples/run_samples.sh, $((limit - 30)) s): native vs. AgileOS (default; require always)"
+  # Its daemons take the default worker uids: the suite's own daemon, if still running, goes first.
+  stop_daemon
+  OUT="$out_dir" AGILEOS_SAMPLES_BUDGET_S=$((limit - 30)) timeout --kill-after=10 $((limit + 30)) \
+    bash "$suite_dir/samples/run_samples.sh" >"$logs/samples.log" 2>&1
+  local status=$? sample_passed sample_failed
+  sample_passed="$(awk '$5 == "PASS"' "$out_dir/samples_summary.txt" 2>/dev/null | wc -l)"
+  sample_failed="$(awk '$5 == "FAIL"' "$out_dir/samples_summary.txt" 2>/dev/null | wc -l)"
+  passed=$((passed + sample_passed))
+  failed=$((failed + sample_failed))
+  sed 's/^/  /' "$out_dir/samples_summary.txt" 2>/dev/null | tee -a "$summary"
+  if ((status != 0)) && ((sample_failed == 0)); then
+    fail "samples: run_samples.sh exited $(describe_status "$status") without a failed sample"
+    quote_tail "$logs/samples.log" 20
+  fi
+}
+
 # ------------------------------------------------------------------ main
 
 check_machine
@@ -880,4 +918,5 @@ tenant_matrix_step
 operator_step
 service_after_attacks
 math_libraries_step
+samples_step
 exit 0
