@@ -146,8 +146,12 @@ cudaError_t cudaFree(void* devPtr) {
 // mapped for the device at the same address. Over gRPC there is none (managedMemory = 0).
 cudaError_t cudaMallocManaged(void** devPtr, size_t size, unsigned int flags) {
   bindPrimaryContextIfNoneCurrent();
-  if (devPtr == nullptr || size == 0) return recordError(cudaErrorInvalidValue);
+  if (devPtr == nullptr) return recordError(cudaErrorInvalidValue);
   if (flags != cudaMemAttachGlobal && flags != cudaMemAttachHost) return recordError(cudaErrorInvalidValue);
+  if (size == 0) {  // as natively on the H200: success, and no memory
+    *devPtr = nullptr;
+    return cudaSuccess;
+  }
   if (cudaError_t error = requireConnection(); error != cudaSuccess) return recordError(error);
   *devPtr = nullptr;
   return recordError(HostAllocations::instance().allocateManaged(size, flags, devPtr));

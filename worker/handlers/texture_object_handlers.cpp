@@ -43,10 +43,8 @@ bool resolveResource(CallContext& ctx, const v1::TextureResource& in, bool surfa
         return refuse(reply, cudaErrorInvalidResourceHandle,
                       mipmapped ? "not a mipmapped array of this client" : "not an array of this client");
       }
-      if (surface && (record->descriptor.Flags & CUDA_ARRAY3D_SURFACE_LDST) == 0) {
-        return refuse(reply, cudaErrorInvalidValue,
-                      "a surface on an array made without cudaArraySurfaceLoadStore");
-      }
+      // A surface on an array made without cudaArraySurfaceLoadStore is left to the driver, which
+      // accepts it (cudaSuccess natively on the H200): the array is the client's either way.
       *root = record->parent != 0 ? record->parent : in.array();
       if (mipmapped) {
         out->res.mipmap.hMipmappedArray = record->mipmapped;

@@ -160,7 +160,9 @@ void checkRegisteredAndManaged(void* device, size_t deviceBytes) {
 
   // Managed memory: one address, host memory shared with the worker.
   checkError(cudaMallocManaged(&managed, 64, 0), cudaErrorInvalidValue, "cudaMallocManaged flags 0 refused");
-  checkError(cudaMallocManaged(&managed, 0), cudaErrorInvalidValue, "cudaMallocManaged of 0 bytes refused");
+  managed = reinterpret_cast<void*>(1);
+  checkError(cudaMallocManaged(&managed, 0), cudaSuccess, "cudaMallocManaged of 0 bytes (as natively)");
+  check(managed == nullptr, "no memory for 0 bytes");
   constexpr size_t kManaged = 10000;
   checkError(cudaMallocManaged(&managed, kManaged), cudaSuccess, "cudaMallocManaged");
   const auto address = reinterpret_cast<uintptr_t>(managed);

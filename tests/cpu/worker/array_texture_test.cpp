@@ -236,10 +236,12 @@ TEST_F(ArrayTextureTest, ForgedAndForeignArrayAndObjectTokensAreRefused) {
   expectNoMisuse();
 }
 
-TEST_F(ArrayTextureTest, SurfacesNeedTheLoadStoreFlagAndAnArray) {
+TEST_F(ArrayTextureTest, SurfacesNeedAnArrayOfTheClient) {
   TestClient client = worker.attach(1);
-  const std::uint64_t plain = makeArray(client, createArray(8, 8));
-  EXPECT_EQ(client.call(arrayObject(v1::ArrayTexture::SURFACE_CREATE, plain)).error(), cudaErrorInvalidValue);
+  TestClient other = worker.attach(2);
+  const std::uint64_t theirs = makeArray(other, createArray(8, 8, 0, CUDA_ARRAY3D_SURFACE_LDST));
+  EXPECT_EQ(client.call(arrayObject(v1::ArrayTexture::SURFACE_CREATE, theirs)).error(),
+            cudaErrorInvalidResourceHandle);
   const DevicePtr linear = client.malloc(4096);
   v1::CallRequest overLinear = linearTexture(linear, 4096);
   overLinear.mutable_array_texture()->set_step(v1::ArrayTexture::SURFACE_CREATE);

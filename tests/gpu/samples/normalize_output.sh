@@ -18,6 +18,8 @@
 # pass/fail lines. run_samples.sh also ignores a line that differs between two native runs (it
 # varies natively: a random seed, a thread's order); that is done there, by line position, not
 # here, and the summary says how many lines that ignored.
+# simpleStreams prints its timings in milliseconds without a unit ("4 streams:<TAB>1.29"): those
+# four labels followed by a lone number are dropped too.
 set -euo pipefail
 
 time_unit='(s|sec|secs|second|seconds|ms|msec|msecs|millisecond|milliseconds|us|usec|usecs|microseconds|ns|nsec|nanoseconds)'
@@ -29,4 +31,5 @@ sed -E \
   -e '/[A-Za-z]+(\/| per )(s|sec|second)([^A-Za-z]|$)/d' \
   -e '/[GMTK](FLOP|Flop|flop|OP|Op)[sS]?([^A-Za-z]|$)/d' \
   -e "/(^|[^A-Za-z])([Tt]ime|TIME|[Tt]hroughput|[Bb]andwidth|[Ee]lapsed|[Pp]erformance|[Ss]peed ?up)([^A-Za-z]|$)[^0-9]*${number}/d" \
+  -e "/^(memcopy|kernel|non-streamed|[0-9]+ streams):[[:space:]]+${number}\$/d" \
   -e 's/0x[0-9a-fA-F]{6,}/0xADDR/g'
