@@ -46,6 +46,15 @@ cudaError_t withNode(cudaGraphNode_t handle, NodeKind kind, Body body) {
   return recordError(body(*node));
 }
 
+// Replaces a node's work with `work`, which the caller built and checked (`built`: its error).
+cudaError_t replaceNodeWork(cudaGraphNode_t handle, NodeKind kind, cudaError_t built, NodeWork work) {
+  if (built != cudaSuccess) return recordError(built);
+  return withNode(handle, kind, [&](Node& node) {
+    node.work = std::move(work);
+    return cudaSuccess;
+  });
+}
+
 cudaError_t liveEvent(cudaEvent_t event) {
   return event != nullptr && isLiveEvent(eventToken(event)) ? cudaSuccess : cudaErrorInvalidResourceHandle;
 }
@@ -361,11 +370,8 @@ cudaError_t cudaGraphKernelNodeGetParams(cudaGraphNode_t node, struct cudaKernel
 cudaError_t cudaGraphKernelNodeSetParams(cudaGraphNode_t node,
                                          const struct cudaKernelNodeParams* pNodeParams) {
   KernelWork work;
-  if (cudaError_t error = kernelWork(pNodeParams, &work); error != cudaSuccess) return recordError(error);
-  return withNode(node, NodeKind::kKernel, [&](Node& kernel) {
-    kernel.work = std::move(work);
-    return cudaSuccess;
-  });
+  const cudaError_t built = kernelWork(pNodeParams, &work);
+  return replaceNodeWork(node, NodeKind::kKernel, built, std::move(work));
 }
 
 cudaError_t cudaGraphMemcpyNodeGetParams(cudaGraphNode_t node, struct cudaMemcpy3DParms* pNodeParams) {
@@ -378,22 +384,15 @@ cudaError_t cudaGraphMemcpyNodeGetParams(cudaGraphNode_t node, struct cudaMemcpy
 
 cudaError_t cudaGraphMemcpyNodeSetParams(cudaGraphNode_t node, const struct cudaMemcpy3DParms* pNodeParams) {
   CopyWork work;
-  if (cudaError_t error = copyWork(pNodeParams, &work); error != cudaSuccess) return recordError(error);
-  return withNode(node, NodeKind::kMemcpy, [&](Node& copy) {
-    copy.work = work;
-    return cudaSuccess;
-  });
+  const cudaError_t built = copyWork(pNodeParams, &work);
+  return replaceNodeWork(node, NodeKind::kMemcpy, built, std::move(work));
 }
 
 cudaError_t cudaGraphMemcpyNodeSetParams1D(cudaGraphNode_t node, void* dst, const void* src, size_t count,
                                            enum cudaMemcpyKind kind) {
   CopyWork work;
-  if (cudaError_t error = copyWork1D(dst, src, count, kind, &work); error != cudaSuccess)
-    return recordError(error);
-  return withNode(node, NodeKind::kMemcpy, [&](Node& copy) {
-    copy.work = work;
-    return cudaSuccess;
-  });
+  const cudaError_t built = copyWork1D(dst, src, count, kind, &work);
+  return replaceNodeWork(node, NodeKind::kMemcpy, built, std::move(work));
 }
 
 cudaError_t cudaGraphMemsetNodeGetParams(cudaGraphNode_t node, struct cudaMemsetParams* pNodeParams) {
@@ -406,11 +405,8 @@ cudaError_t cudaGraphMemsetNodeGetParams(cudaGraphNode_t node, struct cudaMemset
 
 cudaError_t cudaGraphMemsetNodeSetParams(cudaGraphNode_t node, const struct cudaMemsetParams* pNodeParams) {
   FillWork work;
-  if (cudaError_t error = fillWork(pNodeParams, &work); error != cudaSuccess) return recordError(error);
-  return withNode(node, NodeKind::kMemset, [&](Node& fill) {
-    fill.work = work;
-    return cudaSuccess;
-  });
+  const cudaError_t built = fillWork(pNodeParams, &work);
+  return replaceNodeWork(node, NodeKind::kMemset, built, std::move(work));
 }
 
 cudaError_t cudaGraphHostNodeGetParams(cudaGraphNode_t node, struct cudaHostNodeParams* pNodeParams) {
@@ -425,11 +421,8 @@ cudaError_t cudaGraphHostNodeGetParams(cudaGraphNode_t node, struct cudaHostNode
 
 cudaError_t cudaGraphHostNodeSetParams(cudaGraphNode_t node, const struct cudaHostNodeParams* pNodeParams) {
   HostWork work;
-  if (cudaError_t error = hostWork(pNodeParams, &work); error != cudaSuccess) return recordError(error);
-  return withNode(node, NodeKind::kHost, [&](Node& host) {
-    host.work = work;
-    return cudaSuccess;
-  });
+  const cudaError_t built = hostWork(pNodeParams, &work);
+  return replaceNodeWork(node, NodeKind::kHost, built, std::move(work));
 }
 
 cudaError_t cudaGraphEventRecordNodeGetEvent(cudaGraphNode_t node, cudaEvent_t* event_out) {
@@ -441,11 +434,7 @@ cudaError_t cudaGraphEventRecordNodeGetEvent(cudaGraphNode_t node, cudaEvent_t* 
 }
 
 cudaError_t cudaGraphEventRecordNodeSetEvent(cudaGraphNode_t node, cudaEvent_t event) {
-  if (cudaError_t error = liveEvent(event); error != cudaSuccess) return recordError(error);
-  return withNode(node, NodeKind::kEventRecord, [&](Node& record) {
-    record.work = EventWork{eventToken(event)};
-    return cudaSuccess;
-  });
+  return replaceNodeWork(node, NodeKind::kEventRecord, liveEvent(event), EventWork{eventToken(event)});
 }
 
 cudaError_t cudaGraphEventWaitNodeGetEvent(cudaGraphNode_t node, cudaEvent_t* event_out) {
@@ -457,11 +446,7 @@ cudaError_t cudaGraphEventWaitNodeGetEvent(cudaGraphNode_t node, cudaEvent_t* ev
 }
 
 cudaError_t cudaGraphEventWaitNodeSetEvent(cudaGraphNode_t node, cudaEvent_t event) {
-  if (cudaError_t error = liveEvent(event); error != cudaSuccess) return recordError(error);
-  return withNode(node, NodeKind::kEventWait, [&](Node& wait) {
-    wait.work = EventWork{eventToken(event)};
-    return cudaSuccess;
-  });
+  return replaceNodeWork(node, NodeKind::kEventWait, liveEvent(event), EventWork{eventToken(event)});
 }
 
 }  // extern "C"
