@@ -22,11 +22,12 @@ cudaError_t allocatePrivate(std::size_t size, std::size_t* mappedSize, void** ou
   return cudaSuccess;
 }
 
-void releaseSegment(std::uint64_t segment) {
-  v1::CallRequest release;
-  release.mutable_host_free()->set_segment(segment);
-  v1::CallReply ignored;
-  invoke(release, &ignored);
+// The worker waits for the device, then unregisters and unmaps its side of a segment.
+cudaError_t freeWorkerSegment(std::uint64_t segment) {
+  v1::CallRequest request;
+  request.mutable_host_free()->set_segment(segment);
+  v1::CallReply reply;
+  return invoke(request, &reply);
 }
 
 // A segment the worker creates, registers and passes to this process. `managed`: placed in the
@@ -46,7 +47,7 @@ cudaError_t allocateShared(std::size_t size, unsigned flags, bool managed, std::
   if (reply.error() == 0 && reply.host_segment().segment() == 0) return cudaErrorUnknown;  // a broken reply
   if (mapping == nullptr && reply.has_host_segment() && reply.host_segment().segment() != 0) {
     // The worker made it but this side could not map it (managed: the address is taken here).
-    releaseSegment(reply.host_segment().segment());
+    freeWorkerSegment(reply.host_segment().segment());
     if (managed && addressTaken != nullptr) *addressTaken = true;
     if (managed && firstTime("managed address taken")) {
       AGILEOS_LOG_WARN(
@@ -65,7 +66,7 @@ cudaError_t allocateShared(std::size_t size, unsigned flags, bool managed, std::
       (managed && *deviceAddress != reinterpret_cast<std::uint64_t>(mapping))) {
     // Mapped on the worker's side only, or not as asked: give it back.
     if (mapping != nullptr) ::munmap(mapping, *mappedSize);
-    releaseSegment(*segment);
+    freeWorkerSegment(*segment);
     return cudaErrorMemoryAllocation;
   }
   *out = mapping;
@@ -115,24 +116,20 @@ cudaError_t HostAllocations::allocate(std::size_t size, unsigned flags, void** p
   return cudaSuccess;
 }
 
+std::optional<HostAllocations::Entry> HostAllocations::take(void* p, Kind kind) {
+  std::lock_guard lock(mutex_);
+  auto it = entries_.find(reinterpret_cast<std::uintptr_t>(p));
+  if (it == entries_.end() || it->second.kind != kind) return std::nullopt;
+  Entry entry = it->second;
+  entries_.erase(it);
+  return entry;
+}
+
 cudaError_t HostAllocations::free(void* p) {
-  Entry entry{};
-  {
-    std::lock_guard lock(mutex_);
-    auto it = entries_.find(reinterpret_cast<std::uintptr_t>(p));
-    if (it == entries_.end() || it->second.kind != Kind::kAllocated) return cudaErrorInvalidValue;
-    entry = it->second;
-    entries_.erase(it);
-  }
-  cudaError_t error = cudaSuccess;
-  if (entry.segment != 0) {
-    // The worker waits for the device, then unregisters and unmaps its side.
-    v1::CallRequest request;
-    request.mutable_host_free()->set_segment(entry.segment);
-    v1::CallReply reply;
-    error = invoke(request, &reply);
-  }
-  ::munmap(p, entry.mappedSize);
+  const std::optional<Entry> entry = take(p, Kind::kAllocated);
+  if (!entry) return cudaErrorInvalidValue;
+  const cudaError_t error = entry->segment != 0 ? freeWorkerSegment(entry->segment) : cudaSuccess;
+  ::munmap(p, entry->mappedSize);
   return error;
 }
 
@@ -183,7 +180,7 @@ cudaError_t HostAllocations::registerRange(void* p, std::size_t size, unsigned f
   }
   if (entry.mappedSize != length || !swapInShared(reinterpret_cast<void*>(pageStart), length, shared)) {
     ::munmap(shared, entry.mappedSize);
-    releaseSegment(entry.segment);
+    freeWorkerSegment(entry.segment);
     return cudaErrorMemoryAllocation;
   }
   std::lock_guard lock(mutex_);
@@ -192,22 +189,12 @@ cudaError_t HostAllocations::registerRange(void* p, std::size_t size, unsigned f
 }
 
 cudaError_t HostAllocations::unregister(void* p) {
-  Entry entry{};
-  {
-    std::lock_guard lock(mutex_);
-    auto it = entries_.find(reinterpret_cast<std::uintptr_t>(p));
-    if (it == entries_.end() || it->second.kind != Kind::kRegistered) return cudaErrorHostMemoryNotRegistered;
-    entry = it->second;
-    entries_.erase(it);
-  }
-  // The worker waits for the device, then unregisters and unmaps its side; the pages become
-  // private again here, with their contents (page_swap.h). Should that run out of memory they
-  // stay shared, still valid for the program.
-  v1::CallRequest request;
-  request.mutable_host_free()->set_segment(entry.segment);
-  v1::CallReply reply;
-  const cudaError_t error = invoke(request, &reply);
-  swapOutToPrivate(static_cast<char*>(p) - entry.segmentOffset, entry.mappedSize);
+  const std::optional<Entry> entry = take(p, Kind::kRegistered);
+  if (!entry) return cudaErrorHostMemoryNotRegistered;
+  // The pages become private again here, with their contents (page_swap.h). Should that run out
+  // of memory they stay shared, still valid for the program.
+  const cudaError_t error = freeWorkerSegment(entry->segment);
+  swapOutToPrivate(static_cast<char*>(p) - entry->segmentOffset, entry->mappedSize);
   return error;
 }
 
@@ -230,19 +217,10 @@ cudaError_t HostAllocations::allocateManaged(std::size_t size, unsigned flags, v
 }
 
 cudaError_t HostAllocations::freeManaged(void* p) {
-  Entry entry{};
-  {
-    std::lock_guard lock(mutex_);
-    auto it = entries_.find(reinterpret_cast<std::uintptr_t>(p));
-    if (it == entries_.end() || it->second.kind != Kind::kManaged) return cudaErrorInvalidValue;
-    entry = it->second;
-    entries_.erase(it);
-  }
-  v1::CallRequest request;
-  request.mutable_host_free()->set_segment(entry.segment);
-  v1::CallReply reply;
-  const cudaError_t error = invoke(request, &reply);
-  ::munmap(p, entry.mappedSize);
+  const std::optional<Entry> entry = take(p, Kind::kManaged);
+  if (!entry) return cudaErrorInvalidValue;
+  const cudaError_t error = freeWorkerSegment(entry->segment);
+  ::munmap(p, entry->mappedSize);
   return error;
 }
 

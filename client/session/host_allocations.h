@@ -94,6 +94,8 @@ class HostAllocations {
     Kind kind = Kind::kAllocated;
     std::size_t segmentOffset = 0;  // of the key in its segment (registered: key - its page)
   };
+  // Removes and returns the entry whose key is exactly p, if it is of `kind`.
+  std::optional<Entry> take(void* p, Kind kind);
   // Whether an entry's pages meet [pageStart, pageEnd); the caller holds mutex_.
   bool pagesInUse(std::uintptr_t pageStart, std::uintptr_t pageEnd) const;
   struct Found {
