@@ -6,6 +6,7 @@
 #include <string>
 
 #include "client/common/connection.h"
+#include "client/session/array_registry.h"
 #include "client/session/error_state.h"
 #include "client/session/streams.h"
 #include "client/session/worker_calls.h"
@@ -77,6 +78,18 @@ cudaError_t sendPiece(const ArrayCopy& copy, const Piece& piece, bool toArray, c
   return cudaSuccess;
 }
 
+// False when the array is one this process knows (ArrayRegistry) and the box does not fit in it.
+// An array it does not know is left to the worker, which refuses it.
+bool withinKnownArray(const ArrayCopyEnd& end, const ArrayCopy& copy) {
+  const std::optional<ArrayInfo> info = ArrayRegistry::instance().array(end.array);
+  if (!info) return true;
+  const std::uint64_t widthBytes = std::uint64_t{info->extent.width} * info->elementBytes;
+  const std::uint64_t height = std::max<std::uint64_t>(info->extent.height, 1);
+  const std::uint64_t depth = std::max<std::uint64_t>(info->extent.depth, 1);
+  return end.x <= widthBytes && copy.widthBytes <= widthBytes - end.x && end.y <= height &&
+         copy.height <= height - end.y && end.z <= depth && copy.depth <= depth - end.z;
+}
+
 cudaError_t copyHostSide(const ArrayCopy& copy, CopyTarget target) {
   const bool toArray = copy.dst.array != 0;
   const ArrayCopyEnd& host = toArray ? copy.src : copy.dst;
@@ -140,6 +153,10 @@ cudaError_t copyWithArray(const ArrayCopy& copy, CopyTarget target) {
       return cudaErrorInvalidValue;
     }
     if (host.x > host.pitch || (copy.depth > 1 && copy.height > host.rows)) return cudaErrorInvalidPitchValue;
+    // The host bytes are read (or written) before the worker sees the copy: a box past the
+    // array's extent is refused first, as natively, not after reading past the program's buffer.
+    const ArrayCopyEnd& arrayEnd = copy.src.array != 0 ? copy.src : copy.dst;
+    if (!withinKnownArray(arrayEnd, copy)) return cudaErrorInvalidValue;
     return copyHostSide(copy, target);
   }
   v1::CallRequest request;
