@@ -52,12 +52,12 @@ static_assert(kModuleRange.end() == kUserRange.begin);
 static_assert(kGuardFaultWindow.begin >= kMmioWindow.end());
 
 // Managed memory (cudaMallocManaged) and mapped page-locked memory (cudaHostAllocMapped): host
-// segments that the client and the device reach at ONE address. The worker maps each one here (mmap MAP_FIXED_NOREPLACE, addresses handed out once by a
-// per-worker bump allocator) and registers it for the device, whose address for it equals the
-// host address under unified addressing; the client maps the same memfd at the same address. It
-// is NOT reserved on the GPU (like the MMIO window, a registered host range takes its own address
-// there), lies far above everything the fixed layout reserves, and far below where Linux places
-// mmap and stacks (top-down from 0x7fxx'xxxx'xxxx), so both processes normally have it free. The
+// segments that the client and the device reach at ONE address. The worker maps each one here (mmap
+// MAP_FIXED_NOREPLACE, addresses handed out once by a per-worker bump allocator) and registers it for the
+// device, whose address for it equals the host address under unified addressing; the client maps the same
+// memfd at the same address. It is NOT reserved on the GPU (like the MMIO window, a registered host range
+// takes its own address there), lies far above everything the fixed layout reserves, and far below where
+// Linux places mmap and stacks (top-down from 0x7fxx'xxxx'xxxx), so both processes normally have it free. The
 // guard flags only [kGuardZone.begin, kModuleRange.end()): this window is ordinary memory to it.
 inline constexpr Region kManagedWindow{0x300000000000ull, 0x100000000000ull};
 static_assert(kManagedWindow.begin >= kUserRange.end());
