@@ -64,20 +64,24 @@ cudaError_t linearSide(const void* p, cudaMemcpyKind kind, bool source, bool* de
   }
 }
 
-cudaError_t memcpy2DToArrayCommon(cudaArray_t dst, size_t wOffset, size_t hOffset, const void* src,
-                                  size_t spitch, size_t width, size_t height, cudaMemcpyKind kind,
-                                  cudaStream_t stream, DefaultStream spelling, bool async) {
-  if (dst == nullptr || src == nullptr) return recordError(cudaErrorInvalidValue);
-  if (width > spitch) return recordError(cudaErrorInvalidPitchValue);
+// A 2D copy between linear memory (`linear`, `pitch` bytes a row, on the side `kind` says) and
+// an array at (wOffset bytes, hOffset rows): into the array when `toArray`, out of it otherwise.
+cudaError_t linearArrayCopy(bool toArray, void* linear, size_t pitch, const void* array, size_t wOffset,
+                            size_t hOffset, size_t width, size_t height, cudaMemcpyKind kind,
+                            cudaStream_t stream, DefaultStream spelling, bool async) {
+  if (linear == nullptr || array == nullptr) return recordError(cudaErrorInvalidValue);
+  if (width > pitch) return recordError(cudaErrorInvalidPitchValue);
   ArrayCopy copy;
-  if (cudaError_t error = linearSide(src, kind, true, &copy.src.device); error != cudaSuccess)
+  ArrayCopyEnd& linearEnd = toArray ? copy.src : copy.dst;
+  ArrayCopyEnd& arrayEnd = toArray ? copy.dst : copy.src;
+  if (cudaError_t error = linearSide(linear, kind, toArray, &linearEnd.device); error != cudaSuccess)
     return recordError(error);
-  copy.src.pointer = const_cast<void*>(src);
-  copy.src.pitch = spitch;
-  copy.src.rows = height;
-  copy.dst.array = arrayToken(dst);
-  copy.dst.x = wOffset;
-  copy.dst.y = hOffset;
+  linearEnd.pointer = linear;
+  linearEnd.pitch = pitch;
+  linearEnd.rows = height;
+  arrayEnd.array = arrayToken(array);
+  arrayEnd.x = wOffset;
+  arrayEnd.y = hOffset;
   copy.widthBytes = width;
   copy.height = height;
   CopyTarget target;
@@ -86,26 +90,18 @@ cudaError_t memcpy2DToArrayCommon(cudaArray_t dst, size_t wOffset, size_t hOffse
   return recordError(copyWithArray(copy, target));
 }
 
+cudaError_t memcpy2DToArrayCommon(cudaArray_t dst, size_t wOffset, size_t hOffset, const void* src,
+                                  size_t spitch, size_t width, size_t height, cudaMemcpyKind kind,
+                                  cudaStream_t stream, DefaultStream spelling, bool async) {
+  return linearArrayCopy(true, const_cast<void*>(src), spitch, dst, wOffset, hOffset, width, height, kind,
+                         stream, spelling, async);
+}
+
 cudaError_t memcpy2DFromArrayCommon(void* dst, size_t dpitch, cudaArray_const_t src, size_t wOffset,
                                     size_t hOffset, size_t width, size_t height, cudaMemcpyKind kind,
                                     cudaStream_t stream, DefaultStream spelling, bool async) {
-  if (dst == nullptr || src == nullptr) return recordError(cudaErrorInvalidValue);
-  if (width > dpitch) return recordError(cudaErrorInvalidPitchValue);
-  ArrayCopy copy;
-  if (cudaError_t error = linearSide(dst, kind, false, &copy.dst.device); error != cudaSuccess)
-    return recordError(error);
-  copy.dst.pointer = dst;
-  copy.dst.pitch = dpitch;
-  copy.dst.rows = height;
-  copy.src.array = arrayToken(src);
-  copy.src.x = wOffset;
-  copy.src.y = hOffset;
-  copy.widthBytes = width;
-  copy.height = height;
-  CopyTarget target;
-  if (cudaError_t error = targetFor(stream, spelling, async, &target); error != cudaSuccess)
-    return recordError(error);
-  return recordError(copyWithArray(copy, target));
+  return linearArrayCopy(false, dst, dpitch, src, wOffset, hOffset, width, height, kind, stream, spelling,
+                         async);
 }
 
 cudaError_t memcpy2DArrayToArrayCommon(cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst,
