@@ -1,9 +1,9 @@
 // Texture and surface objects (steps of proto ArrayTexture). The worker builds each resource
 // description itself from what it resolved: an array of the client's, or linear memory that lies
 // inside one live allocation of the client in the user range (memmgr/address_layout.h), whole
-// extent included. An object can therefore describe only the client's own memory; see
-// docs/security-model.md ("Texture and surface objects") for why the handle a kernel holds cannot
-// reach anything else.
+// extent included (a linear view past its allocation's end is clamped to it). An object can therefore
+// describe only the client's own memory; see docs/security-model.md ("Texture and surface objects") for why
+// the handle a kernel holds cannot reach anything else.
 #include <spdlog/spdlog.h>
 
 #include <limits>
@@ -26,6 +26,30 @@ bool checkLinear(CallContext& ctx, std::uint64_t base, std::uint64_t bytes, v1::
     return refuse(reply, cudaErrorInvalidValue, "a texture's linear memory outside the client's allocations");
   }
   return checkRange(ctx, base, bytes, reply, "texture resource");
+}
+
+// How much of a linear view [base, base + bytes) the texture gets: all of it when it lies inside one
+// live allocation of the client; otherwise, when base is inside one, the whole elements up to that
+// allocation's end. The driver accepts a view longer than the memory under it (cuda-samples'
+// convolutionFFT2D asks for its padded size over an unpadded buffer), so refusing it would fail a
+// program that runs natively; clamping keeps the object inside the client's memory, and a fetch
+// past a linear texture's end reads zero instead of whatever follows natively. Anything else is
+// returned unchanged for checkLinear to refuse.
+std::uint64_t linearBytesInside(CallContext& ctx, std::uint64_t base, std::uint64_t bytes,
+                                std::uint32_t element) {
+  const auto fits = [&](std::uint64_t n) {
+    return ctx.memory.check(ctx.session.id(), base, n) == memmgr::PointerCheck::kOk;
+  };
+  if (fits(bytes) || !fits(element)) return bytes;
+  std::uint64_t inside = 1, outside = bytes / element;  // in elements: fits(inside), !fits(outside)
+  if (fits(outside * element)) return outside * element;
+  while (outside - inside > 1) {
+    const std::uint64_t middle = inside + (outside - inside) / 2;
+    (fits(middle * element) ? inside : outside) = middle;
+  }
+  SPDLOG_INFO("client {}: a linear texture of {} bytes at {:#x} views the {} bytes its allocation holds",
+              ctx.session.id(), bytes, base, inside * element);
+  return inside * element;
 }
 
 // Builds the driver's resource description from the request; *root gets the array it views.
@@ -61,11 +85,12 @@ bool resolveResource(CallContext& ctx, const v1::TextureResource& in, bool surfa
         return refuse(reply, cudaErrorInvalidChannelDescriptor, "a format the worker does not admit");
       if (in.type() == CU_RESOURCE_TYPE_LINEAR) {
         if (in.size_bytes() == 0) return refuse(reply, cudaErrorInvalidValue, "a linear texture of no bytes");
-        if (!checkLinear(ctx, in.device(), in.size_bytes(), reply)) return false;
+        const std::uint64_t viewed = linearBytesInside(ctx, in.device(), in.size_bytes(), element);
+        if (!checkLinear(ctx, in.device(), viewed, reply)) return false;
         out->res.linear = {.devPtr = in.device(),
                            .format = static_cast<CUarray_format>(in.format()),
                            .numChannels = in.channels(),
-                           .sizeInBytes = in.size_bytes()};
+                           .sizeInBytes = viewed};
         return true;
       }
       constexpr std::uint64_t kMax = std::numeric_limits<std::uint64_t>::max();

@@ -651,7 +651,8 @@ void checkArrays() {
   checkError(cudaDestroyTextureObject(tex), cudaSuccess, "cudaDestroyTextureObject");
   checkError(cudaDestroySurfaceObject(surface), cudaSuccess, "cudaDestroySurfaceObject");
 
-  // A linear texture past its allocation is refused by the worker.
+  // A linear texture longer than its allocation is made (as natively), viewing only the
+  // allocation; one that starts outside every allocation is refused by the worker.
   void* linear = nullptr;
   checkError(cudaMalloc(&linear, 4096), cudaSuccess, "cudaMalloc for a linear texture");
   cudaResourceDesc past{};
@@ -659,8 +660,15 @@ void checkArrays() {
   past.res.linear.devPtr = linear;
   past.res.linear.desc = desc;
   past.res.linear.sizeInBytes = 8192;
+  checkError(cudaCreateTextureObject(&tex, &past, &texture, nullptr), cudaSuccess,
+             "cudaCreateTextureObject longer than its allocation (clamped to it)");
+  checkError(cudaDestroyTextureObject(tex), cudaSuccess, "cudaDestroyTextureObject(clamped)");
+  void* gone = nullptr;
+  checkError(cudaMalloc(&gone, 4096), cudaSuccess, "cudaMalloc to free at once");
+  checkError(cudaFree(gone), cudaSuccess, "cudaFree");
+  past.res.linear.devPtr = gone;
   checkError(cudaCreateTextureObject(&tex, &past, &texture, nullptr), cudaErrorInvalidValue,
-             "cudaCreateTextureObject past the allocation");
+             "cudaCreateTextureObject over freed memory");
 
   // 3D: host -> array -> pitched device memory -> host.
   cudaArray_t volume = nullptr;
