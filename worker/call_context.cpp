@@ -115,4 +115,24 @@ bool checkRange(CallContext& ctx, std::uint64_t p, std::uint64_t n, v1::CallRepl
                 std::string(what) + " pointer refused: " + memmgr::toString(verdict));
 }
 
+bool confineAccessWindow(CallContext& ctx, std::uint64_t base, std::uint64_t* bytes) {
+  *bytes = bytesInsideAllocation(ctx, base, *bytes, 1);
+  return ctx.memory.check(ctx.session.id(), base, *bytes) == memmgr::PointerCheck::kOk;
+}
+
+std::uint64_t bytesInsideAllocation(CallContext& ctx, std::uint64_t base, std::uint64_t bytes,
+                                    std::uint64_t unit) {
+  const auto fits = [&](std::uint64_t n) {
+    return ctx.memory.check(ctx.session.id(), base, n) == memmgr::PointerCheck::kOk;
+  };
+  if (unit == 0 || fits(bytes) || !fits(unit)) return bytes;
+  std::uint64_t inside = 1, outside = bytes / unit;  // in units: fits(inside), !fits(outside)
+  if (fits(outside * unit)) return outside * unit;
+  while (outside - inside > 1) {
+    const std::uint64_t middle = inside + (outside - inside) / 2;
+    (fits(middle * unit) ? inside : outside) = middle;
+  }
+  return inside * unit;
+}
+
 }  // namespace agileos::worker

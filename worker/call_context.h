@@ -96,4 +96,17 @@ bool resolveHostBuffer(CallContext& ctx, const v1::HostBuffer& buffer, std::uint
 // Checks that [p, p+n) lies inside one live allocation of the client.
 bool checkRange(CallContext& ctx, std::uint64_t p, std::uint64_t n, v1::CallReply& reply, const char* what);
 
+// How much of [base, base + bytes) lies inside the live allocation of the client that base lies
+// in, in whole units of `unit` bytes (unit > 0): bytes when all of it does; the units up to that
+// allocation's end when it runs past it; bytes unchanged when base is in no allocation of the
+// client or not even one unit fits (for checkRange to refuse). For views the driver accepts past
+// their memory (a linear texture, an access policy window): clamped, they stay in the client's.
+std::uint64_t bytesInsideAllocation(CallContext& ctx, std::uint64_t base, std::uint64_t bytes,
+                                    std::uint64_t unit);
+
+// An access policy window (a launch's or a stream's L2 hint) must start inside a live allocation
+// of the client; one running past that allocation's end is shortened to it (the driver takes any
+// range natively; the hint then never names memory not the client's).
+bool confineAccessWindow(CallContext& ctx, std::uint64_t base, std::uint64_t* bytes);
+
 }  // namespace agileos::worker

@@ -104,6 +104,32 @@ CUresult cuStreamGetPriority_ptsz(CUstream hStream, int* priority) {
   return streamPriority(hStream, priority, DefaultStream::kPerThread);
 }
 
+CUresult cuStreamSetAttribute(CUstream hStream, CUstreamAttrID attr, const CUstreamAttrValue* value) {
+  return inContext(
+      [&] { return setStreamAttribute(runtimeStream(hStream), attr, value, DefaultStream::kLegacy); });
+}
+CUresult cuStreamSetAttribute_ptsz(CUstream hStream, CUstreamAttrID attr, const CUstreamAttrValue* value) {
+  return inContext(
+      [&] { return setStreamAttribute(runtimeStream(hStream), attr, value, DefaultStream::kPerThread); });
+}
+CUresult cuStreamGetAttribute(CUstream hStream, CUstreamAttrID attr, CUstreamAttrValue* value_out) {
+  return inContext(
+      [&] { return getStreamAttribute(runtimeStream(hStream), attr, value_out, DefaultStream::kLegacy); });
+}
+CUresult cuStreamGetAttribute_ptsz(CUstream hStream, CUstreamAttrID attr, CUstreamAttrValue* value_out) {
+  return inContext(
+      [&] { return getStreamAttribute(runtimeStream(hStream), attr, value_out, DefaultStream::kPerThread); });
+}
+CUresult cuStreamCopyAttributes(CUstream dst, CUstream src) {
+  return inContext(
+      [&] { return copyStreamAttributes(runtimeStream(dst), runtimeStream(src), DefaultStream::kLegacy); });
+}
+CUresult cuStreamCopyAttributes_ptsz(CUstream dst, CUstream src) {
+  return inContext([&] {
+    return copyStreamAttributes(runtimeStream(dst), runtimeStream(src), DefaultStream::kPerThread);
+  });
+}
+
 CUresult cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void* userData) {
   return launchHostFunc(hStream, fn, userData, DefaultStream::kLegacy);
 }

@@ -83,6 +83,29 @@ cudaError_t cudaStreamGetPriority_ptsz(cudaStream_t hStream, int* priority) {
   return streamPriority(hStream, priority, DefaultStream::kPerThread);
 }
 
+cudaError_t cudaStreamSetAttribute(cudaStream_t hStream, cudaStreamAttrID attr,
+                                   const cudaStreamAttrValue* value) {
+  return recordError(setStreamAttribute(hStream, attr, value, DefaultStream::kLegacy));
+}
+cudaError_t cudaStreamSetAttribute_ptsz(cudaStream_t hStream, cudaStreamAttrID attr,
+                                        const cudaStreamAttrValue* value) {
+  return recordError(setStreamAttribute(hStream, attr, value, DefaultStream::kPerThread));
+}
+cudaError_t cudaStreamGetAttribute(cudaStream_t hStream, cudaStreamAttrID attr,
+                                   cudaStreamAttrValue* value_out) {
+  return recordError(getStreamAttribute(hStream, attr, value_out, DefaultStream::kLegacy));
+}
+cudaError_t cudaStreamGetAttribute_ptsz(cudaStream_t hStream, cudaStreamAttrID attr,
+                                        cudaStreamAttrValue* value_out) {
+  return recordError(getStreamAttribute(hStream, attr, value_out, DefaultStream::kPerThread));
+}
+cudaError_t cudaStreamCopyAttributes(cudaStream_t dst, cudaStream_t src) {
+  return recordError(copyStreamAttributes(dst, src, DefaultStream::kLegacy));
+}
+cudaError_t cudaStreamCopyAttributes_ptsz(cudaStream_t dst, cudaStream_t src) {
+  return recordError(copyStreamAttributes(dst, src, DefaultStream::kPerThread));
+}
+
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int flags) {
   bindPrimaryContextIfNoneCurrent();
   if (event == nullptr) return recordError(cudaErrorInvalidValue);

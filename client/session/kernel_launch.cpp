@@ -190,15 +190,29 @@ cudaError_t launchPacked(const KernelLayout& layout, const LaunchShape& shape, F
 
 }  // namespace
 
+void writeLaunchAttribute(const LaunchAttributeValue& attribute, v1::LaunchAttribute* out) {
+  out->set_id(attribute.id);
+  out->set_x(attribute.x);
+  out->set_y(attribute.y);
+  out->set_z(attribute.z);
+  if (attribute.id == cudaLaunchAttributeAccessPolicyWindow) {
+    out->set_window_base(attribute.windowBase);
+    out->set_window_bytes(attribute.windowBytes);
+    out->set_hit_ratio(attribute.hitRatio);
+  }
+}
+
+LaunchAttributeValue launchAttributeFromWire(const v1::LaunchAttribute& wire) {
+  LaunchAttributeValue value{wire.id(), wire.x(), wire.y(), wire.z()};
+  value.windowBase = wire.window_base();
+  value.windowBytes = wire.window_bytes();
+  value.hitRatio = wire.hit_ratio();
+  return value;
+}
+
 void writeLaunchAttributes(std::span<const LaunchAttributeValue> attributes,
                            google::protobuf::RepeatedPtrField<v1::LaunchAttribute>* wire) {
-  for (const LaunchAttributeValue& attribute : attributes) {
-    v1::LaunchAttribute* out = wire->Add();
-    out->set_id(attribute.id);
-    out->set_x(attribute.x);
-    out->set_y(attribute.y);
-    out->set_z(attribute.z);
-  }
+  for (const LaunchAttributeValue& attribute : attributes) writeLaunchAttribute(attribute, wire->Add());
 }
 
 cudaError_t launchKernel(const KernelLayout& layout, const LaunchShape& shape, void* const* args) {

@@ -30,6 +30,9 @@ namespace agileos::client {
 struct LaunchAttributeValue {
   int id = 0;
   std::uint32_t x = 0, y = 0, z = 0;
+  // The access policy window's base, size and hit ratio (hitProp and missProp in x and y).
+  std::uint64_t windowBase = 0, windowBytes = 0;
+  float hitRatio = 0.f;
 };
 
 struct LaunchShape {
@@ -49,6 +52,8 @@ struct LaunchShape {
 
 void writeLaunchAttributes(std::span<const LaunchAttributeValue> attributes,
                            google::protobuf::RepeatedPtrField<v1::LaunchAttribute>* wire);
+void writeLaunchAttribute(const LaunchAttributeValue& attribute, v1::LaunchAttribute* wire);
+LaunchAttributeValue launchAttributeFromWire(const v1::LaunchAttribute& wire);
 
 // A launch's grid, block, dynamic shared memory and attributes into a message that has those
 // fields (v1::LaunchKernel, v1::OccupancyClusters). The caller has checked that sharedMem fits in

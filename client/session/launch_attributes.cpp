@@ -27,8 +27,8 @@ static_assert(sameId(cudaLaunchAttributeClusterDimension, CU_LAUNCH_ATTRIBUTE_CL
 cudaError_t notPassedOn(int id) {
   if (firstTime("launch attribute:" + std::to_string(id))) {
     AGILEOS_LOG_WARN(
-        "launch attribute %d is not offered by AgileOS (it names an event or an address, or is "
-        "unknown); the launch fails with not-supported",
+        "launch attribute %d is not offered by AgileOS (it names an event, or is unknown); the "
+        "launch fails with not-supported",
         id);
   }
   return cudaErrorNotSupported;
@@ -66,6 +66,16 @@ cudaError_t readLaunchAttributes(const void* attributes, unsigned count, LaunchA
         value.x = attribute.value.memSyncDomainMap.default_;
         value.y = attribute.value.memSyncDomainMap.remote;
         break;
+      case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW: {
+        // The enums as integers (the program may have put any bits there); the worker checks them.
+        const CUaccessPolicyWindow& window = attribute.value.accessPolicyWindow;
+        std::memcpy(&value.x, &window.hitProp, sizeof value.x);
+        std::memcpy(&value.y, &window.missProp, sizeof value.y);
+        value.windowBase = reinterpret_cast<std::uint64_t>(window.base_ptr);
+        value.windowBytes = window.num_bytes;
+        value.hitRatio = window.hitRatio;
+        break;
+      }
       case CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
       case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION:
       case CU_LAUNCH_ATTRIBUTE_PRIORITY:
@@ -79,6 +89,32 @@ cudaError_t readLaunchAttributes(const void* attributes, unsigned count, LaunchA
     out->values[out->count++] = value;
   }
   return cudaSuccess;
+}
+
+void launchAttributeValueOf(const LaunchAttributeValue& in, CUlaunchAttributeValue* out) {
+  std::memset(out, 0, sizeof *out);
+  switch (in.id) {
+    case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
+    case CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION:
+      out->clusterDim.x = in.x;
+      out->clusterDim.y = in.y;
+      out->clusterDim.z = in.z;
+      return;
+    case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP:
+      out->memSyncDomainMap.default_ = static_cast<unsigned char>(in.x);
+      out->memSyncDomainMap.remote = static_cast<unsigned char>(in.y);
+      return;
+    case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW:
+      out->accessPolicyWindow.base_ptr = reinterpret_cast<void*>(in.windowBase);
+      out->accessPolicyWindow.num_bytes = in.windowBytes;
+      out->accessPolicyWindow.hitRatio = in.hitRatio;
+      out->accessPolicyWindow.hitProp = static_cast<CUaccessProperty>(in.x);
+      out->accessPolicyWindow.missProp = static_cast<CUaccessProperty>(in.y);
+      return;
+    default:
+      std::memcpy(out, &in.x, sizeof in.x);  // one 32-bit word at the union's start
+      return;
+  }
 }
 
 }  // namespace agileos::client

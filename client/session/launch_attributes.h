@@ -3,6 +3,7 @@
 // session sends (untrusted side). Shared by the runtime and driver shims.
 #pragma once
 
+#include <cuda.h>
 #include <cuda_runtime_api.h>
 
 #include <array>
@@ -30,5 +31,9 @@ struct LaunchAttributes {
 // cudaErrorNotSupported, logged once per id, for an attribute the shims do not pass on (one that
 // carries an event or an address, or an id they do not know).
 cudaError_t readLaunchAttributes(const void* attributes, unsigned count, LaunchAttributes* out);
+
+// The driver's union (CUlaunchAttributeValue, cudaLaunchAttributeValue: one layout) for a value in
+// the session's form: what cuStreamGetAttribute hands the program.
+void launchAttributeValueOf(const LaunchAttributeValue& in, CUlaunchAttributeValue* out);
 
 }  // namespace agileos::client

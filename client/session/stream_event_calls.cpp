@@ -1,7 +1,12 @@
 #include "client/session/stream_event_calls.h"
 
+#include <cuda.h>
+
+#include <cstring>
+
 #include "agileos/v1/client_api.pb.h"
 #include "client/session/error_state.h"
+#include "client/session/launch_attributes.h"
 #include "client/session/resource_epoch.h"
 #include "client/session/stream_capture.h"
 #include "client/session/worker_calls.h"
@@ -180,6 +185,62 @@ cudaError_t streamId(cudaStream_t stream, DefaultStream spelling, unsigned long 
   if (cudaError_t error = invoke(request, &reply); error != cudaSuccess) return error;
   *id = reply.stream_id().id();
   rememberStreamId(token, *id);
+  return cudaSuccess;
+}
+
+cudaError_t streamAttribute(cudaStream_t stream, DefaultStream spelling, bool set,
+                            LaunchAttributeValue* value) {
+  std::uint64_t token = 0;
+  if (cudaError_t error = resolveStream(stream, spelling, &token); error != cudaSuccess) return error;
+  v1::CallRequest request;
+  v1::StreamAttribute* args = request.mutable_stream_attribute();
+  args->set_stream(token);
+  args->set_set(set);
+  if (set) {
+    writeLaunchAttribute(*value, args->mutable_value());
+  } else {
+    args->mutable_value()->set_id(value->id);
+  }
+  v1::CallReply reply;
+  if (cudaError_t error = invoke(request, &reply); error != cudaSuccess) return error;
+  if (!set) *value = launchAttributeFromWire(reply.stream_attribute_value());
+  return cudaSuccess;
+}
+
+cudaError_t setStreamAttribute(cudaStream_t stream, int id, const void* value, DefaultStream spelling) {
+  if (value == nullptr) return cudaErrorInvalidValue;
+  CUlaunchAttribute attribute{};
+  std::memcpy(&attribute.id, &id, sizeof id);
+  std::memcpy(&attribute.value, value, sizeof attribute.value);
+  LaunchAttributes read;
+  if (cudaError_t error = readLaunchAttributes(&attribute, 1, &read); error != cudaSuccess) return error;
+  if (read.count != 1) return cudaErrorInvalidValue;  // cooperative and ignore are not stream attributes
+  return streamAttribute(stream, spelling, true, &read.values[0]);
+}
+
+cudaError_t getStreamAttribute(cudaStream_t stream, int id, void* value, DefaultStream spelling) {
+  if (value == nullptr) return cudaErrorInvalidValue;
+  LaunchAttributeValue answer;
+  answer.id = id;
+  if (cudaError_t error = streamAttribute(stream, spelling, false, &answer); error != cudaSuccess)
+    return error;
+  CUlaunchAttributeValue out;
+  launchAttributeValueOf(answer, &out);
+  std::memcpy(value, &out, sizeof out);
+  return cudaSuccess;
+}
+
+cudaError_t copyStreamAttributes(cudaStream_t destination, cudaStream_t source, DefaultStream spelling) {
+  // What cuStreamCopyAttributes copies: the attributes a stream carries for its launches.
+  for (int id : {int{cudaLaunchAttributeAccessPolicyWindow}, int{cudaLaunchAttributeSynchronizationPolicy},
+                 int{cudaLaunchAttributeMemSyncDomainMap}, int{cudaLaunchAttributeMemSyncDomain}}) {
+    LaunchAttributeValue value;
+    value.id = id;
+    if (cudaError_t error = streamAttribute(source, spelling, false, &value); error != cudaSuccess)
+      return error;
+    if (cudaError_t error = streamAttribute(destination, spelling, true, &value); error != cudaSuccess)
+      return error;
+  }
   return cudaSuccess;
 }
 

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 
+#include "client/session/kernel_launch.h"
 #include "client/session/streams.h"
 
 namespace agileos::client {
@@ -43,6 +44,19 @@ cudaError_t runHostFunction(cudaStream_t stream, DefaultStream spelling, cudaHos
 
 // The stream's id from the worker, which also proves the stream is live.
 cudaError_t streamId(cudaStream_t stream, DefaultStream spelling, unsigned long long* id);
+
+// cudaStreamSetAttribute / cudaStreamGetAttribute and the driver's (an attribute id is a launch
+// attribute's): a set sends *value; a get sends value->id and fills *value with the driver's
+// answer. The worker admits the kinds it admits for a launch.
+cudaError_t streamAttribute(cudaStream_t stream, DefaultStream spelling, bool set,
+                            LaunchAttributeValue* value);
+// The same on the program's attribute union (cudaStreamAttrValue, CUstreamAttrValue: one layout),
+// read as readLaunchAttributes reads a list entry.
+cudaError_t setStreamAttribute(cudaStream_t stream, int id, const void* value, DefaultStream spelling);
+cudaError_t getStreamAttribute(cudaStream_t stream, int id, void* value, DefaultStream spelling);
+// cudaStreamCopyAttributes / cuStreamCopyAttributes: every attribute a stream may carry, read from
+// `source` and set on `destination`.
+cudaError_t copyStreamAttributes(cudaStream_t destination, cudaStream_t source, DefaultStream spelling);
 
 // The calling thread's stream-capture interaction mode, shared by both shims: `*mode` (a
 // cudaStreamCaptureMode, equal to the CUstreamCaptureMode of the same name, passed as an int

@@ -253,6 +253,18 @@ CUresult CudaGpuBackend::streamGetId(CUstream stream, unsigned long long* id) {
   return cuStreamGetId(stream, id);
 }
 
+CUresult CudaGpuBackend::streamSetAttribute(CUstream stream, CUlaunchAttributeID id,
+                                            const CUlaunchAttributeValue& value) {
+  AGILEOS_BIND();
+  return cuStreamSetAttribute(stream, id, &value);
+}
+
+CUresult CudaGpuBackend::streamGetAttribute(CUstream stream, CUlaunchAttributeID id,
+                                            CUlaunchAttributeValue* value) {
+  AGILEOS_BIND();
+  return cuStreamGetAttribute(stream, id, value);
+}
+
 CUresult CudaGpuBackend::streamWaitEvent(CUstream stream, CUevent event, unsigned flags) {
   AGILEOS_BIND();
   return cuStreamWaitEvent(stream, event, flags);

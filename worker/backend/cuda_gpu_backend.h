@@ -52,6 +52,10 @@ class CudaGpuBackend final : public GpuBackend {
   CUresult streamSynchronize(CUstream stream) override;
   CUresult streamQuery(CUstream stream) override;
   CUresult streamGetId(CUstream stream, unsigned long long* id) override;
+  CUresult streamSetAttribute(CUstream stream, CUlaunchAttributeID id,
+                              const CUlaunchAttributeValue& value) override;
+  CUresult streamGetAttribute(CUstream stream, CUlaunchAttributeID id,
+                              CUlaunchAttributeValue* value) override;
   CUresult streamWaitEvent(CUstream stream, CUevent event, unsigned flags) override;
   CUresult streamPriorityRange(int* least, int* greatest) override;
   CUresult eventCreate(unsigned flags, CUevent* event) override;

@@ -110,6 +110,11 @@ class GpuBackend : public memmgr::VmmBackend {
   // cuStreamGetId: an id unique to the stream for the context's lifetime (the
   // legacy stream, nullptr, has one too).
   virtual CUresult streamGetId(CUstream stream, unsigned long long* id) = 0;
+  // cuStreamSetAttribute / cuStreamGetAttribute (the attribute ids are CUlaunchAttributeID's).
+  virtual CUresult streamSetAttribute(CUstream stream, CUlaunchAttributeID id,
+                                      const CUlaunchAttributeValue& value) = 0;
+  virtual CUresult streamGetAttribute(CUstream stream, CUlaunchAttributeID id,
+                                      CUlaunchAttributeValue* value) = 0;
   virtual CUresult streamWaitEvent(CUstream stream, CUevent event, unsigned flags) = 0;
   virtual CUresult streamPriorityRange(int* least, int* greatest) = 0;
   virtual CUresult eventCreate(unsigned flags, CUevent* event) = 0;

@@ -1,12 +1,13 @@
 #include "worker/handlers/launch_attributes.h"
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
 namespace agileos::worker {
-namespace {
 
-bool readOne(const v1::LaunchAttribute& wire, CUlaunchAttribute* out, std::string* reason) {
+bool readLaunchAttribute(const v1::LaunchAttribute& wire, CUlaunchAttribute* out, std::string* reason,
+                         const WindowCheck& window) {
   std::memset(out, 0, sizeof *out);
   out->id = static_cast<CUlaunchAttributeID>(wire.id());
   CUlaunchAttributeValue& value = out->value;
@@ -46,6 +47,25 @@ bool readOne(const v1::LaunchAttribute& wire, CUlaunchAttribute* out, std::strin
     case CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
       value.sharedMemCarveout = wire.x();
       return true;
+    case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW: {
+      const float ratio = wire.hit_ratio();
+      if (!std::isfinite(ratio) || ratio < 0.f || ratio > 1.f || wire.x() > CU_ACCESS_PROPERTY_PERSISTING ||
+          wire.y() > CU_ACCESS_PROPERTY_PERSISTING) {
+        break;
+      }
+      std::uint64_t bytes = wire.window_bytes();
+      if (bytes != 0 && !window(wire.window_base(), &bytes)) {
+        *reason = "an access policy window outside the client's memory";
+        return false;
+      }
+      // A window of no bytes turns the hint off; its base is then not the client's to name.
+      value.accessPolicyWindow.base_ptr = bytes == 0 ? nullptr : reinterpret_cast<void*>(wire.window_base());
+      value.accessPolicyWindow.num_bytes = bytes;
+      value.accessPolicyWindow.hitRatio = ratio;
+      value.accessPolicyWindow.hitProp = static_cast<CUaccessProperty>(wire.x());
+      value.accessPolicyWindow.missProp = static_cast<CUaccessProperty>(wire.y());
+      return true;
+    }
     default:
       *reason = "launch attribute " + std::to_string(wire.id()) + " is not offered";
       return false;
@@ -54,17 +74,49 @@ bool readOne(const v1::LaunchAttribute& wire, CUlaunchAttribute* out, std::strin
   return false;
 }
 
-}  // namespace
+void writeLaunchAttribute(const CUlaunchAttribute& attribute, v1::LaunchAttribute* wire) {
+  const CUlaunchAttributeValue& value = attribute.value;
+  wire->Clear();
+  wire->set_id(static_cast<int>(attribute.id));
+  switch (attribute.id) {
+    case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
+    case CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION:
+      wire->set_x(value.clusterDim.x);
+      wire->set_y(value.clusterDim.y);
+      wire->set_z(value.clusterDim.z);
+      return;
+    case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP:
+      wire->set_x(value.memSyncDomainMap.default_);
+      wire->set_y(value.memSyncDomainMap.remote);
+      return;
+    case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW:
+      wire->set_window_base(reinterpret_cast<std::uint64_t>(value.accessPolicyWindow.base_ptr));
+      wire->set_window_bytes(value.accessPolicyWindow.num_bytes);
+      wire->set_hit_ratio(value.accessPolicyWindow.hitRatio);
+      wire->set_x(static_cast<std::uint32_t>(value.accessPolicyWindow.hitProp));
+      wire->set_y(static_cast<std::uint32_t>(value.accessPolicyWindow.missProp));
+      return;
+    default: {
+      // Every other admitted value is one 32-bit word at the union's start.
+      std::uint32_t word = 0;
+      std::memcpy(&word, &value, sizeof word);
+      wire->set_x(word);
+      return;
+    }
+  }
+}
 
 bool readLaunchAttributes(const google::protobuf::RepeatedPtrField<v1::LaunchAttribute>& wire,
-                          std::vector<CUlaunchAttribute>* attributes, std::string* reason) {
+                          std::vector<CUlaunchAttribute>* attributes, std::string* reason,
+                          const WindowCheck& window) {
   if (wire.size() > kMaxLaunchAttributes) {
     *reason = "a launch may carry at most 16 attributes";
     return false;
   }
   attributes->resize(static_cast<std::size_t>(wire.size()));
   for (int i = 0; i < wire.size(); ++i) {
-    if (!readOne(wire.Get(i), &(*attributes)[static_cast<std::size_t>(i)], reason)) return false;
+    if (!readLaunchAttribute(wire.Get(i), &(*attributes)[static_cast<std::size_t>(i)], reason, window))
+      return false;
   }
   return true;
 }

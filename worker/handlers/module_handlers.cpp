@@ -302,11 +302,14 @@ void moduleUnload(CallContext& ctx, const v1::CallRequest& request, v1::CallRepl
 
 // A launch's shape and attributes in the driver's form; `attributes` holds what config.attributes
 // points at. False, with the refusal in the reply, when an attribute is not admitted.
-bool launchConfigOf(const v1::Dim3& grid, const v1::Dim3& block, std::uint32_t sharedMemBytes,
+bool launchConfigOf(CallContext& ctx, const v1::Dim3& grid, const v1::Dim3& block,
+                    std::uint32_t sharedMemBytes,
                     const google::protobuf::RepeatedPtrField<v1::LaunchAttribute>& wire,
                     std::vector<CUlaunchAttribute>* attributes, LaunchConfig* config, v1::CallReply& reply) {
   std::string reason;
-  if (!readLaunchAttributes(wire, attributes, &reason)) {
+  if (!readLaunchAttributes(wire, attributes, &reason, [&ctx](std::uint64_t base, std::uint64_t* bytes) {
+        return confineAccessWindow(ctx, base, bytes);
+      })) {
     refuse(reply, cudaErrorInvalidValue, reason);
     return false;
   }
@@ -347,7 +350,7 @@ void launchKernel(CallContext& ctx, const v1::CallRequest& request, v1::CallRepl
   for (const ParamLayout& param : *function.params) pointers[count++] = base + param.offset;
   std::vector<CUlaunchAttribute> attributes;
   LaunchConfig config;
-  if (!launchConfigOf(args.grid(), args.block(), args.shared_mem_bytes(), args.attributes(), &attributes,
+  if (!launchConfigOf(ctx, args.grid(), args.block(), args.shared_mem_bytes(), args.attributes(), &attributes,
                       &config, reply)) {
     return;
   }
@@ -475,7 +478,7 @@ void occupancyClusters(CallContext& ctx, const v1::CallRequest& request, v1::Cal
   if (!resolveFunction(ctx, args.function(), &function, reply)) return;
   std::vector<CUlaunchAttribute> attributes;
   LaunchConfig config;
-  if (!launchConfigOf(args.grid(), args.block(), args.shared_mem_bytes(), args.attributes(), &attributes,
+  if (!launchConfigOf(ctx, args.grid(), args.block(), args.shared_mem_bytes(), args.attributes(), &attributes,
                       &config, reply)) {
     return;
   }

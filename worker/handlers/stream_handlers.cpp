@@ -1,5 +1,6 @@
 // Streams. A stream exists for the client only as a token in its session's table.
 #include "worker/dispatcher.h"
+#include "worker/handlers/launch_attributes.h"
 
 namespace agileos::worker {
 namespace {
@@ -62,6 +63,36 @@ void streamGetId(CallContext& ctx, const v1::CallRequest& request, v1::CallReply
   reply.mutable_stream_id()->set_id(id);
 }
 
+// cuStreamSetAttribute / cuStreamGetAttribute on one of the client's streams: the kinds a launch
+// may carry (launch_attributes.h), the access policy window confined to the client's memory.
+void streamAttribute(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) {
+  const auto& args = request.stream_attribute();
+  CUstream stream = nullptr;
+  if (!resolveStream(ctx, args.stream(), &stream, reply)) return;
+  CUlaunchAttribute attribute;
+  std::string reason;
+  // A get is checked as a set of zeros would be: only the admitted ids are read back.
+  v1::LaunchAttribute asked;
+  asked.set_id(args.value().id());
+  const v1::LaunchAttribute& wire = args.set() ? args.value() : asked;
+  if (!readLaunchAttribute(wire, &attribute, &reason, [&ctx](std::uint64_t base, std::uint64_t* bytes) {
+        return confineAccessWindow(ctx, base, bytes);
+      })) {
+    refuse(reply, cudaErrorInvalidValue, reason);
+    return;
+  }
+  if (args.set()) {
+    succeeded(ctx, ctx.gpu.streamSetAttribute(stream, attribute.id, attribute.value), reply,
+              "cuStreamSetAttribute");
+    return;
+  }
+  if (!succeeded(ctx, ctx.gpu.streamGetAttribute(stream, attribute.id, &attribute.value), reply,
+                 "cuStreamGetAttribute")) {
+    return;
+  }
+  writeLaunchAttribute(attribute, reply.mutable_stream_attribute_value());
+}
+
 void streamWaitEvent(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) {
   const auto& args = request.stream_wait_event();
   if ((args.flags() & ~static_cast<unsigned>(CU_EVENT_WAIT_EXTERNAL)) != 0) {
@@ -85,6 +116,7 @@ void registerStreamHandlers(HandlerRegistry& registry) {
   registry.add(Op::kStreamQuery, streamQuery);
   registry.add(Op::kStreamWaitEvent, streamWaitEvent);
   registry.add(Op::kStreamGetId, streamGetId);
+  registry.add(Op::kStreamAttribute, streamAttribute);
 }
 
 }  // namespace agileos::worker

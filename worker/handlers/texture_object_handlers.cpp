@@ -28,28 +28,18 @@ bool checkLinear(CallContext& ctx, std::uint64_t base, std::uint64_t bytes, v1::
   return checkRange(ctx, base, bytes, reply, "texture resource");
 }
 
-// How much of a linear view [base, base + bytes) the texture gets: all of it when it lies inside one
-// live allocation of the client; otherwise, when base is inside one, the whole elements up to that
-// allocation's end. The driver accepts a view longer than the memory under it (cuda-samples'
-// convolutionFFT2D asks for its padded size over an unpadded buffer), so refusing it would fail a
-// program that runs natively; clamping keeps the object inside the client's memory, and a fetch
-// past a linear texture's end reads zero instead of whatever follows natively. Anything else is
-// returned unchanged for checkLinear to refuse.
+// A linear view longer than the allocation its base lies in is clamped to it (bytesInsideAllocation):
+// the driver accepts the longer view (cuda-samples' convolutionFFT2D asks for its padded size over
+// an unpadded buffer), so refusing it would fail a program that runs natively; a fetch past a
+// linear texture's end reads zero instead of whatever follows natively.
 std::uint64_t linearBytesInside(CallContext& ctx, std::uint64_t base, std::uint64_t bytes,
                                 std::uint32_t element) {
-  const auto fits = [&](std::uint64_t n) {
-    return ctx.memory.check(ctx.session.id(), base, n) == memmgr::PointerCheck::kOk;
-  };
-  if (fits(bytes) || !fits(element)) return bytes;
-  std::uint64_t inside = 1, outside = bytes / element;  // in elements: fits(inside), !fits(outside)
-  if (fits(outside * element)) return outside * element;
-  while (outside - inside > 1) {
-    const std::uint64_t middle = inside + (outside - inside) / 2;
-    (fits(middle * element) ? inside : outside) = middle;
+  const std::uint64_t inside = bytesInsideAllocation(ctx, base, bytes, element);
+  if (inside != bytes) {
+    SPDLOG_INFO("client {}: a linear texture of {} bytes at {:#x} views the {} bytes its allocation holds",
+                ctx.session.id(), bytes, base, inside);
   }
-  SPDLOG_INFO("client {}: a linear texture of {} bytes at {:#x} views the {} bytes its allocation holds",
-              ctx.session.id(), bytes, base, inside * element);
-  return inside * element;
+  return inside;
 }
 
 // Builds the driver's resource description from the request; *root gets the array it views.

@@ -720,6 +720,56 @@ void checkArrays() {
   checkError(cudaFree(linear), cudaSuccess, "cudaFree linear");
 }
 
+// Stream attributes: the access policy window over the client's memory is set and read back
+// (confined to its allocation), one over memory the client does not hold is refused, the
+// synchronization policy round-trips, attributes copy between streams, forged streams are refused.
+void checkStreamAttributes(cudaStream_t stream, void* device, size_t bytes) {
+  cudaStreamAttrValue value{};
+  value.accessPolicyWindow.base_ptr = device;
+  value.accessPolicyWindow.num_bytes = bytes * 2;  // past the allocation: confined to it
+  value.accessPolicyWindow.hitRatio = 0.75f;
+  value.accessPolicyWindow.hitProp = cudaAccessPropertyPersisting;
+  value.accessPolicyWindow.missProp = cudaAccessPropertyStreaming;
+  checkError(cudaStreamSetAttribute(stream, cudaStreamAttributeAccessPolicyWindow, &value), cudaSuccess,
+             "cudaStreamSetAttribute(access policy window)");
+  cudaStreamAttrValue back{};
+  checkError(cudaStreamGetAttribute(stream, cudaStreamAttributeAccessPolicyWindow, &back), cudaSuccess,
+             "cudaStreamGetAttribute(access policy window)");
+  check(back.accessPolicyWindow.base_ptr == device && back.accessPolicyWindow.num_bytes == bytes &&
+            back.accessPolicyWindow.hitRatio == 0.75f &&
+            back.accessPolicyWindow.hitProp == cudaAccessPropertyPersisting &&
+            back.accessPolicyWindow.missProp == cudaAccessPropertyStreaming,
+        "the window reads back, confined to its allocation");
+  cudaStreamAttrValue foreign = value;
+  foreign.accessPolicyWindow.base_ptr = reinterpret_cast<void*>(0x10000);
+  checkError(cudaStreamSetAttribute(stream, cudaStreamAttributeAccessPolicyWindow, &foreign), cudaErrorInvalidValue,
+             "an access policy window over memory the client does not hold");
+  cudaStreamAttrValue badRatio = value;
+  badRatio.accessPolicyWindow.hitRatio = 2.f;
+  checkError(cudaStreamSetAttribute(stream, cudaStreamAttributeAccessPolicyWindow, &badRatio),
+             cudaErrorInvalidValue, "a hit ratio above 1");
+  cudaStreamAttrValue policy{};
+  policy.syncPolicy = cudaSyncPolicyYield;
+  checkError(cudaStreamSetAttribute(stream, cudaStreamAttributeSynchronizationPolicy, &policy), cudaSuccess,
+             "cudaStreamSetAttribute(synchronization policy)");
+  cudaStream_t other = nullptr;
+  checkError(cudaStreamCreate(&other), cudaSuccess, "cudaStreamCreate for attributes");
+  checkError(cudaStreamCopyAttributes(other, stream), cudaSuccess, "cudaStreamCopyAttributes");
+  cudaStreamAttrValue copied{};
+  checkError(cudaStreamGetAttribute(other, cudaStreamAttributeSynchronizationPolicy, &copied), cudaSuccess,
+             "cudaStreamGetAttribute(copied policy)");
+  check(copied.syncPolicy == cudaSyncPolicyYield, "the policy was copied");
+  checkError(cudaStreamGetAttribute(other, cudaStreamAttributeAccessPolicyWindow, &copied), cudaSuccess,
+             "cudaStreamGetAttribute(copied window)");
+  check(copied.accessPolicyWindow.base_ptr == device, "the window was copied");
+  checkError(cudaStreamDestroy(other), cudaSuccess, "cudaStreamDestroy");
+  checkError(cudaStreamSetAttribute(reinterpret_cast<cudaStream_t>(0xdeadbeefull),
+                                    cudaStreamAttributeSynchronizationPolicy, &policy),
+             cudaErrorInvalidResourceHandle, "a forged stream's attribute");
+  checkError(cudaStreamSetAttribute(stream, cudaStreamAttributeSynchronizationPolicy, nullptr), cudaErrorInvalidValue,
+             "no value");
+}
+
 void checkDeviceSettings() {
   cudaFuncCache config = cudaFuncCachePreferL1;
   checkError(cudaDeviceGetCacheConfig(&config), cudaSuccess, "cudaDeviceGetCacheConfig");
@@ -899,6 +949,7 @@ int main() {
   checkHostCallbacks(stream, b, pinned);
   check3D();
   checkArrays();
+  checkStreamAttributes(stream, b, kBytes);
   checkDeviceSettings();
   checkStreamOrderedAllocation(stream);
   checkRegisteredAndManaged(b, kBytes);

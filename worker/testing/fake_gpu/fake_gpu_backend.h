@@ -134,6 +134,8 @@ enum class FakeGpuCall {
   kTexObjectDestroy,
   kSurfObjectCreate,
   kSurfObjectDestroy,
+  kStreamSetAttribute,
+  kStreamGetAttribute,
   kCount,  // not a method
 };
 
@@ -262,6 +264,10 @@ class FakeGpuBackend final : public GpuBackend {
   CUresult streamSynchronize(CUstream stream) override;
   CUresult streamQuery(CUstream stream) override;
   CUresult streamGetId(CUstream stream, unsigned long long* id) override;
+  CUresult streamSetAttribute(CUstream stream, CUlaunchAttributeID id,
+                              const CUlaunchAttributeValue& value) override;
+  CUresult streamGetAttribute(CUstream stream, CUlaunchAttributeID id,
+                              CUlaunchAttributeValue* value) override;
   CUresult streamWaitEvent(CUstream stream, CUevent event, unsigned flags) override;
   CUresult streamPriorityRange(int* least, int* greatest) override;
   CUresult eventCreate(unsigned flags, CUevent* event) override;
@@ -429,6 +435,8 @@ class FakeGpuBackend final : public GpuBackend {
 
   std::uintptr_t nextObject_ = 0x1000;              // opaque handle values; never reused
   std::map<CUstream, unsigned long long> streams_;  // live streams and their ids (never reused)
+  // Attributes set on streams (streamSetAttribute), by stream and id; a stream's go with it.
+  std::map<std::pair<CUstream, int>, CUlaunchAttributeValue> streamAttributes_;
   unsigned long long nextStreamId_ = kPerThreadStreamId + 1;
   CUfunc_cache cacheConfig_ = CU_FUNC_CACHE_PREFER_NONE;
   std::unordered_map<CUevent, Event> events_;

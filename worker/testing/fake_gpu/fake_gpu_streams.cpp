@@ -41,6 +41,7 @@ CUresult FakeGpuBackend::streamDestroy(CUstream stream) {
   if (streams_.erase(stream) == 0) {
     return misused("streamDestroy of a stream that is not live: " + hex(stream), CUDA_ERROR_INVALID_HANDLE);
   }
+  std::erase_if(streamAttributes_, [stream](const auto& entry) { return entry.first.first == stream; });
   if (config_.reuseDestroyedStreamHandles) destroyedStreams_.push_back(stream);
   return CUDA_SUCCESS;
 }
@@ -67,6 +68,29 @@ CUresult FakeGpuBackend::streamGetId(CUstream stream, unsigned long long* id) {
   } else {
     *id = isSpecialStream(stream) ? kLegacyStreamId : streams_.at(stream);
   }
+  return CUDA_SUCCESS;
+}
+
+// Remembers each set value and answers it back; an attribute never set reads as zeros (the
+// driver's defaults are zero for the ids the worker admits, except the synchronization policy,
+// which tests do not read unset).
+CUresult FakeGpuBackend::streamSetAttribute(CUstream stream, CUlaunchAttributeID id,
+                                            const CUlaunchAttributeValue& value) {
+  std::lock_guard lock(mutex_);
+  if (auto injected = enter(FakeGpuCall::kStreamSetAttribute)) return *injected;
+  if (!streamUsable(stream)) return CUDA_ERROR_INVALID_HANDLE;
+  streamAttributes_[{stream, static_cast<int>(id)}] = value;
+  return CUDA_SUCCESS;
+}
+
+CUresult FakeGpuBackend::streamGetAttribute(CUstream stream, CUlaunchAttributeID id,
+                                            CUlaunchAttributeValue* value) {
+  std::lock_guard lock(mutex_);
+  if (auto injected = enter(FakeGpuCall::kStreamGetAttribute)) return *injected;
+  if (!streamUsable(stream)) return CUDA_ERROR_INVALID_HANDLE;
+  if (value == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  const auto found = streamAttributes_.find({stream, static_cast<int>(id)});
+  *value = found != streamAttributes_.end() ? found->second : CUlaunchAttributeValue{};
   return CUDA_SUCCESS;
 }
 
