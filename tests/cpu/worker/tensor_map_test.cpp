@@ -70,8 +70,9 @@ TEST(TensorMaps, DescriptionsTheWorkerCannotBoundAreRefused) {
   EXPECT_EQ(client.call(tiled(p, 64, 257)).error(), cudaErrorInvalidValue);
   // Inside the allocation but running past its end from an offset.
   EXPECT_EQ(client.call(tiled(p + 256, 64, 256)).error(), cudaErrorInvalidValue);
-  // The extent overflows 64 bits: (2^32 - 1) * (2^40 - 16) * 2 rows.
+  // The extent overflows 64 bits: (2^32 - 1) * (2^40 - 16) in each of two dimensions.
   v1::CallRequest overflow = tiled(p, 1ull << 32, 1ull << 32, (1ull << 40) - 16, 3);
+  overflow.mutable_tensor_map_encode()->set_global_strides(1, (1ull << 40) - 16);
   const v1::CallReply overflowed = client.call(overflow);
   EXPECT_EQ(overflowed.error(), cudaErrorInvalidValue);
   EXPECT_NE(overflowed.error_detail().find("overflows"), std::string::npos) << describe(overflowed);
