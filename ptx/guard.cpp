@@ -623,6 +623,17 @@ GuardResult guardModule(const Module& input, const GuardOptions& options) {
     return result;
   }
   result.confinedFrameWrites = frames.checkedWrites;
+  // Tensor copies next: each becomes a scope that reads its map from a kernel parameter; the
+  // scope holds no access the memory rewrite below checks (the map is a parameter, the other
+  // operands shared memory).
+  TensorMapResult maps = guardTensorMaps(&result.module, options.trustedFunctions, result.registerPrefix);
+  if (!maps.ok) {
+    result.error = maps.error;
+    result.module = {};
+    return result;
+  }
+  result.tensorMapCopies = maps.rewrittenCopies;
+  result.tensorMaps = std::move(maps.kernels);
   Rewriter rewriter(options, result.registerPrefix);
   for (TopLevel& item : result.module.items) {
     if (item.kind != TopLevel::Kind::kFunction || !item.function.hasBody) continue;
@@ -647,6 +658,9 @@ std::vector<std::string> findUnguardedAccesses(const Module& module, const Guard
     }
   }
   for (std::string& line : findUncheckedControlFlow(module, options.trustedFunctions, registerPrefix)) {
+    unguarded.push_back(std::move(line));
+  }
+  for (std::string& line : findUncheckedTensorMaps(module, options.trustedFunctions, registerPrefix)) {
     unguarded.push_back(std::move(line));
   }
   for (std::string& line : findUnconfinedFrameWrites(module, options.trustedFunctions, registerPrefix,

@@ -37,8 +37,9 @@
 // (ptx/frame_confinement.h): parameter stores stay inside their parameter, and a device
 // function's writes that may land in the local window must stay inside its own .local
 // variables or at or above its kernel's frame floor (ptx/frame_floor.h), or the kernel
-// traps, so that no saved return address can be overwritten. findUnguardedAccesses
-// verifies all of it on its own.
+// traps, so that no saved return address can be overwritten. Tensor copies
+// (ptx/tensor_maps.h) read their map from a 128-byte kernel parameter, which the worker checks
+// at launch. findUnguardedAccesses verifies all of it on its own.
 //
 // The rewrite is deterministic: the same module and options give the same text.
 #pragma once
@@ -51,6 +52,7 @@
 #include <vector>
 
 #include "ptx/ast.h"
+#include "ptx/tensor_maps.h"
 
 namespace agileos::ptx {
 
@@ -103,7 +105,11 @@ struct GuardResult {
   std::size_t checkedAccesses = 0;
   std::size_t checkedControlTransfers = 0;  // indirect calls and brx.idx (ptx/control_flow.h)
   std::size_t confinedFrameWrites = 0;      // writes checked against the frame (ptx/frame_confinement.h)
-  std::string registerPrefix;               // the fresh prefix of the guard's registers
+  std::size_t tensorMapCopies = 0;          // tensor copies bound to a kernel parameter (ptx/tensor_maps.h)
+  // The kernels whose tensor copies read maps from their parameters, with those parameters:
+  // the worker compares them with the maps it issued at every launch.
+  std::vector<KernelTensorMaps> tensorMaps;
+  std::string registerPrefix;  // the fresh prefix of the guard's registers
 };
 
 GuardResult guardModule(const Module& module, const GuardOptions& options);

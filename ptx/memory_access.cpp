@@ -248,17 +248,83 @@ bool clusterSharedThroughComputedAddress(const Instruction& instruction) {
   return false;
 }
 
+// The tensor map operand of a tensor copy: read in place, 128 bytes (ptx/tensor_maps.h proves it
+// is a kernel parameter's address).
+MemoryAccess tensorMapAccess(std::size_t operand) {
+  MemoryAccess access{operand, StateSpace::kParam, 128, std::nullopt, true, false};
+  access.tensorMap = true;
+  return access;
+}
+
+MemoryClassification tensorMapOnly(std::size_t operand) {
+  MemoryClassification c;
+  c.verdict = Verdict::kAccess;
+  c.accesses.push_back(tensorMapAccess(operand));
+  return c;
+}
+
 // prefetch, prefetchu, applypriority, discard.
 MemoryClassification classifyCacheOperation(const Instruction& instruction, StateSpace space) {
   const std::string_view o = instruction.opcode;
-  if (instruction.hasModifier(".tensormap"))
-    return unsupported("'" + instruction.opcode + ".tensormap' names a tensor map");
+  if (instruction.hasModifier(".tensormap")) {
+    // prefetch.tensormap [a]: only the generic form nvcc emits for a __grid_constant__ map;
+    // a map in .const or .global memory (or named by a .param address) is refused.
+    if (o != "prefetch" || space != StateSpace::kGeneric || instruction.operands.size() != 1 ||
+        instruction.operands[0].kind != Operand::Kind::kAddress) {
+      return unsupported("'" + instruction.opcode +
+                         ".tensormap' other than a generic prefetch of a kernel parameter's tensor map");
+    }
+    return tensorMapOnly(0);
+  }
   // A prefetch or cache-policy change reads no data, but names an address: checked like a
   // one-byte access, so it cannot probe protected ranges. discard destroys a line's contents and
   // applypriority changes a line's eviction: their width is the L2 line (128 bytes), given as a
   // modifier.
   const std::uint32_t bytes = o == "discard" || o == "applypriority" ? 128 : 1;
   return oneAccess(instruction, 0, space, bytes, o != "discard", o == "discard");
+}
+
+// cp.async.bulk.tensor.Nd.dst.src... [dstMem], [tensorMap, {coords}], [mbar]... (global to shared),
+// cp{.reduce}.async.bulk.tensor.Nd.global.shared::cta... [tensorMap, {coords}], [srcMem]... (shared
+// to global), cp.async.bulk.prefetch.tensor.Nd.L2.global... [tensorMap, {coords}]...: global memory
+// only through the map (the address operand with a comma); every other address is shared memory,
+// by the instruction's shared state space (the copy engine addresses the cluster's shared window
+// with it, as for cp.async.bulk; its width is the box's).
+MemoryClassification classifyTensorCopy(const Instruction& instruction) {
+  bool global = false;
+  std::size_t shared = 0;
+  for (const std::string& m : instruction.modifiers) {
+    const std::optional<StateSpace> named = spaceNamedBy(m);
+    if (!named) continue;
+    if (*named == StateSpace::kGlobal) {
+      global = true;
+    } else if (*named == StateSpace::kShared) {
+      ++shared;
+    } else {
+      return unsupported("a tensor copy naming the state space " + m);
+    }
+  }
+  const bool prefetch = instruction.hasModifier(".prefetch");
+  if (!global || shared != (prefetch ? 0u : 1u))
+    return unsupported("a tensor copy without exactly global memory and shared memory");
+  MemoryClassification c;
+  c.verdict = Verdict::kAccess;
+  std::size_t maps = 0;
+  bool mapFirst = false;
+  for (std::size_t index = 0; index < instruction.operands.size(); ++index) {
+    const Operand& operand = instruction.operands[index];
+    if (operand.kind != Operand::Kind::kAddress) continue;
+    if (!operand.elements.empty()) {
+      if (maps++ == 0) mapFirst = c.accesses.empty();
+      c.accesses.push_back(tensorMapAccess(index));
+      continue;
+    }
+    if (prefetch) return unsupported("a tensor prefetch with a second address");
+    // Written by a load (its destination comes first), read by a store or reduction.
+    c.accesses.push_back(MemoryAccess{index, StateSpace::kShared, 0, std::nullopt, mapFirst, !mapFirst});
+  }
+  if (maps != 1) return unsupported("a tensor copy without exactly one [tensorMap, {coordinates}] operand");
+  return c;
 }
 
 // cp.async.bulk.dst.src... [dstMem], [srcMem], size, ...: both addresses over `size` bytes.
@@ -308,8 +374,10 @@ MemoryClassification classifyCopy(const Instruction& instruction, StateSpace spa
       instruction.hasModifier(".wait_all")) {
     return {};
   }
-  if (instruction.hasModifier(".tensor"))
-    return unsupported("cp.async.bulk.tensor copies through a CUtensorMap");
+  if (instruction.hasModifier(".tensor")) {
+    if (!instruction.hasModifier(".bulk")) return unsupported("a tensor copy that is not a bulk copy");
+    return classifyTensorCopy(instruction);
+  }
   if (instruction.hasModifier(".mbarrier") && !instruction.hasModifier(".bulk")) {
     // cp.async.mbarrier.arrive{.noinc}{.shared{::cta}}.b64 [addr]: an 8-byte barrier object.
     return oneAccess(instruction, 0, space, 8, true, true);
@@ -453,6 +521,9 @@ MemoryClassification classifyMemory(const Instruction& instruction) {
   const std::string_view o = op;
   bool ambiguous = false;
   const StateSpace space = spaceOf(instruction, &ambiguous);
+  if (o == "tensormap")
+    return unsupported("'" + op + (instruction.modifiers.empty() ? std::string() : instruction.modifiers[0]) +
+                       "' builds or changes a tensor map in the kernel (maps come only from the API)");
   // Only copies name two spaces (destination and source); elsewhere it is malformed.
   if (ambiguous && o != "cp") return unsupported("'" + op + "' names two state spaces");
   const std::uint32_t width = elementBytes(instruction) * vectorLength(instruction);

@@ -8,11 +8,17 @@
 //     state space (generic included: a generic address may point anywhere) and the full
 //     width of the access in bytes (element size x vector length, or the copy size);
 //   - kUnsupported: it can reach memory in a way the guard cannot bound soundly (tensor
-//     copies through a CUtensorMap, multimem, sub-byte matrix fragments, a texture or
+//     copies whose map is not a tensor-map operand of the forms below, tensormap.* that
+//     builds or changes a map, multimem, sub-byte matrix fragments, a texture or
 //     surface instruction whose object is not a register or a symbol, an unknown memory
 //     opcode); the reason says why. Texture and surface instructions on object handles are
 //     kNone: they name no address (classifyTextureOrSurface in memory_access.cpp).
 //     The guard refuses such a module rather than load it unchecked.
+//   Tensor copies (cp.async.bulk.tensor, cp.reduce.async.bulk.tensor,
+//   cp.async.bulk.prefetch.tensor, prefetch.tensormap) are kAccess: their shared-memory
+//   operands as shared accesses, and their tensor map as an access with `tensorMap` set. Global
+//   memory is reached only through the map, whose bounds are the map's: ptx/tensor_maps.h makes
+//   the map a kernel parameter, which the worker compares with the maps it issued at launch.
 //
 // Opcodes the classifier does not know are kNone only if they are on its list of
 // opcodes known not to access memory; anything else is kUnsupported (fail closed, so a
@@ -58,9 +64,15 @@ struct MemoryAccess {
     std::uint64_t constantBytes = 0;
   };
   std::optional<Extent> extent;
+  // The operand names a CUtensorMap (space kParam: ptx/tensor_maps.h admits only a kernel
+  // parameter's address). The copy reaches global memory through the map's bounds, not through
+  // this address, so the memory guard does not check it; the tensor-map pass does.
+  bool tensorMap = false;
 
   // True if this access can reach global memory, i.e. must be guarded.
-  bool mayReachGlobal() const { return space == StateSpace::kGeneric || space == StateSpace::kGlobal; }
+  bool mayReachGlobal() const {
+    return !tensorMap && (space == StateSpace::kGeneric || space == StateSpace::kGlobal);
+  }
 };
 
 struct MemoryClassification {

@@ -29,6 +29,7 @@
 #include "worker/protected_modules/module_set.h"
 #include "worker/session_guard.h"
 #include "worker/stream_ordered_memory.h"
+#include "worker/tensor_maps/tensor_map_table.h"
 
 namespace agileos::worker {
 
@@ -66,6 +67,10 @@ struct FunctionRecord {
   // Local memory per thread (CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES). The driver grows the
   // context's stack to it at launch, for every resident thread (context_limits.h).
   std::uint32_t localBytes = 0;
+  // The byte offsets of the parameters its guarded PTX reads tensor maps from (ptx/tensor_maps.h);
+  // null when none (or when its module was not guarded). Checked at every launch
+  // (worker/handlers/tensor_map_handlers.h).
+  std::shared_ptr<const std::vector<std::uint32_t>> tensorMapOffsets;
 };
 
 struct GlobalRange {
@@ -79,6 +84,8 @@ struct ModuleRecord {
   std::vector<GlobalRange> globals;  // registered in the MemoryManager as module globals
   // Charged to the client's quota (DriverShare::kModuleImages) while the module is loaded.
   std::uint64_t deviceBytes = 0;
+  // Kernels of its guarded PTX that read tensor maps from parameters (ptx::GuardResult::tensorMaps).
+  std::vector<ptx::KernelTensorMaps> tensorMaps;
 };
 
 // Images the trusted side produced for a client (CUBINs from the NVRTC adapter), by SHA-256,
@@ -144,6 +151,8 @@ class ClientSession {
   HandleTable<FunctionRecord> functions;
   // CUDA arrays and texture and surface objects (worker/handlers/array_texture_handlers.cpp).
   ArrayTable arrays;
+  // The tensor maps the worker encoded for this client (worker/tensor_maps/tensor_map_table.h).
+  TensorMapTable tensorMaps;
   // Instantiated launch chains for held launches (worker/launch_batch.h), by stream.
   LaunchChainCache launchChains;
   // Stream-ordered allocations, their pending frees and the client's memory pools.

@@ -54,6 +54,7 @@ Dispatcher::Dispatcher() {
   registerModuleImageHandlers(registry_);
   registerModuleControlHandlers(registry_);
   registerArrayTextureHandlers(registry_);
+  registerTensorMapHandlers(registry_);
   // Every operation of the wire table has a handler: found at start-up, not by a client.
   for (const wire::WireOperation& operation : wire::wireOperations()) {
     if (registry_.find(operation.op).handler == nullptr) {

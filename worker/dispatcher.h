@@ -48,6 +48,7 @@ void registerHostMemoryHandlers(HandlerRegistry& registry);
 void registerGuardHandlers(HandlerRegistry& registry);
 void registerModuleControlHandlers(HandlerRegistry& registry);
 void registerArrayTextureHandlers(HandlerRegistry& registry);
+void registerTensorMapHandlers(HandlerRegistry& registry);
 
 class AdapterHost;
 

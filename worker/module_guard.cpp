@@ -143,6 +143,7 @@ bool emitGuardedImage(const ptx::GuardResult& guarded, const ptx::GuardOptions& 
   prepared->image = std::move(text);
   prepared->guarded = true;
   prepared->checkedAccesses = guarded.checkedAccesses;
+  prepared->tensorMaps = guarded.tensorMaps;
   prepared->ok = true;
   return true;
 }

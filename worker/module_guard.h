@@ -56,7 +56,8 @@ struct PreparedImage {
   std::size_t checkedAccesses = 0;
   std::uint32_t smArch = 0;
   bool ptx = false;
-  std::size_t linkedFunctions = 0;  // module placeholders replaced by trusted code
+  std::size_t linkedFunctions = 0;                // module placeholders replaced by trusted code
+  std::vector<ptx::KernelTensorMaps> tensorMaps;  // guarded: kernels with tensor-map parameters
 };
 
 // Chooses the fatbin entry for a device of compute capability `sm` and prepares it per `config`.

@@ -65,4 +65,30 @@ CUresult CudaGpuBackend::surfObjectDestroy(CUsurfObject object) {
   return cuSurfObjectDestroy(object);
 }
 
+CUresult CudaGpuBackend::tensorMapEncode(const TensorMapDescription& d, CUtensorMap* map) {
+  AGILEOS_BIND();
+  const auto type = static_cast<CUtensorMapDataType>(d.dataType);
+  const auto interleave = static_cast<CUtensorMapInterleave>(d.interleave);
+  const auto swizzle = static_cast<CUtensorMapSwizzle>(d.swizzle);
+  const auto l2 = static_cast<CUtensorMapL2promotion>(d.l2Promotion);
+  const auto oob = static_cast<CUtensorMapFloatOOBfill>(d.oobFill);
+  void* address = reinterpret_cast<void*>(d.globalAddress);
+  switch (d.kind) {
+    case TensorMapDescription::Kind::kTiled:
+      return cuTensorMapEncodeTiled(map, type, d.rank, address, d.globalDim.data(), d.globalStrides.data(),
+                                    d.boxDim.data(), d.elementStrides.data(), interleave, swizzle, l2, oob);
+    case TensorMapDescription::Kind::kIm2col:
+      return cuTensorMapEncodeIm2col(map, type, d.rank, address, d.globalDim.data(), d.globalStrides.data(),
+                                     d.pixelBoxLowerCorner.data(), d.pixelBoxUpperCorner.data(),
+                                     d.channelsPerPixel, d.pixelsPerColumn, d.elementStrides.data(),
+                                     interleave, swizzle, l2, oob);
+    case TensorMapDescription::Kind::kIm2colWide:
+      return cuTensorMapEncodeIm2colWide(
+          map, type, d.rank, address, d.globalDim.data(), d.globalStrides.data(), d.pixelBoxLowerCornerWidth,
+          d.pixelBoxUpperCornerWidth, d.channelsPerPixel, d.pixelsPerColumn, d.elementStrides.data(),
+          interleave, static_cast<CUtensorMapIm2ColWideMode>(d.wideMode), swizzle, l2, oob);
+  }
+  return CUDA_ERROR_INVALID_VALUE;
+}
+
 }  // namespace agileos::worker

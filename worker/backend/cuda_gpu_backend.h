@@ -100,6 +100,7 @@ class CudaGpuBackend final : public GpuBackend {
   CUresult texObjectDestroy(CUtexObject object) override;
   CUresult surfObjectCreate(const CUDA_RESOURCE_DESC& resource, CUsurfObject* object) override;
   CUresult surfObjectDestroy(CUsurfObject object) override;
+  CUresult tensorMapEncode(const TensorMapDescription& description, CUtensorMap* map) override;
 
  private:
   // Makes the worker's context current on the calling thread (once per thread).

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "memmgr/vmm_backend.h"
+#include "worker/tensor_maps/tensor_map_description.h"
 
 namespace agileos::worker {
 
@@ -188,6 +189,9 @@ class GpuBackend : public memmgr::VmmBackend {
   virtual CUresult texObjectDestroy(CUtexObject object) = 0;
   virtual CUresult surfObjectCreate(const CUDA_RESOURCE_DESC& resource, CUsurfObject* object) = 0;
   virtual CUresult surfObjectDestroy(CUsurfObject object) = 0;
+  // cuTensorMapEncodeTiled, ...Im2col or ...Im2colWide of a description the worker validated
+  // (tensor_map_description.h: its range lies in one live allocation of the client).
+  virtual CUresult tensorMapEncode(const TensorMapDescription& description, CUtensorMap* map) = 0;
 };
 
 }  // namespace agileos::worker

@@ -23,6 +23,7 @@
 #include "worker/handlers/guard_handlers.h"
 #include "worker/handlers/launch_attributes.h"
 #include "worker/handlers/module_loading.h"
+#include "worker/handlers/tensor_map_handlers.h"
 #include "worker/launch_batch.h"
 #include "worker/module_cache/compiled_module_cache.h"
 #include "worker/module_guard.h"
@@ -57,6 +58,21 @@ bool learnParameters(CallContext& ctx, CUfunction function, FunctionRecord* reco
   return false;
 }
 
+// The offsets of the kernel's tensor-map parameters (the guard named them by index): each must
+// be a 128-byte parameter in the driver's layout, or the kernel is not resolved (fail closed).
+bool tensorMapOffsetsOf(const ModuleRecord& module, const std::string& name, FunctionRecord* record) {
+  for (const ptx::KernelTensorMaps& kernel : module.tensorMaps) {
+    if (kernel.kernel != name) continue;
+    auto offsets = std::make_shared<std::vector<std::uint32_t>>();
+    for (std::uint32_t index : kernel.params) {
+      if (index >= record->params->size() || (*record->params)[index].size != kTensorMapBytes) return false;
+      offsets->push_back((*record->params)[index].offset);
+    }
+    record->tensorMapOffsets = std::move(offsets);
+  }
+  return true;
+}
+
 }  // namespace
 
 bool isSaneSymbolName(const std::string& name) {
@@ -78,6 +94,10 @@ bool resolveOneFunction(CallContext& ctx, Token moduleToken, ModuleRecord& modul
     return false;
   }
   record.localBytes = static_cast<std::uint32_t>(localBytes);
+  if (!tensorMapOffsetsOf(module, name, &record)) {
+    info->set_error(cudaErrorInvalidDeviceFunction);
+    return false;
+  }
   for (const ParamLayout& param : *record.params) {
     v1::KernelParam* out = info->add_params();
     out->set_offset(param.offset);
@@ -247,6 +267,7 @@ bool loadModuleEntries(CallContext& ctx, const std::vector<fatbin::Entry>& entri
   if (!admitModuleCode(ctx, entries, sm, &guard, &prepared, reply)) return false;
   if (ctx.output != nullptr && DeviceOutputCapture::imageMayPrint(prepared.image)) ctx.output->expectOutput();
   if (!loadPreparedImage(ctx, prepared, guard, sm, module, reply)) return false;
+  module->tensorMaps = prepared.tensorMaps;
   SPDLOG_DEBUG("client {}: loaded module (sm_{} {}{})", ctx.session.id(), prepared.smArch,
                prepared.ptx ? "PTX" : "SASS", prepared.guarded ? ", guarded" : "");
   if (prepared.linkedFunctions != 0) {
@@ -361,6 +382,7 @@ void launchKernel(CallContext& ctx, const v1::CallRequest& request, v1::CallRepl
     attributes.push_back(cooperative);
     config.attributes = attributes;
   }
+  if (function.tensorMapOffsets && !checkTensorMapArguments(ctx, function, args.params(), reply)) return;
   // Last of the checks: it may raise (and charge) the context's stack, which stays raised.
   if (!coverLocalMemory(ctx, function, reply)) return;
   ctx.session.guard.launched.store(true, std::memory_order_relaxed);

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "ptx/parser.h"
 #include "tests/cpu/ptx/ptx_corpus.h"
 
@@ -93,9 +95,15 @@ TEST(PtxMemoryAccess, AsyncAndBulkCopiesNameBothSides) {
 
 TEST(PtxMemoryAccess, WhatCannotBeBoundedIsRefusedWithAReason) {
   for (const char* text : {
-           "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r1], [%rd1, "
-           "{%r2, "
-           "%r3}], [%r4];",
+           "cp.async.bulk.tensor.2d.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%r1], [%rd1, "
+           "{%r2, %r3}], [%r4];",
+           "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1], "
+           "[%r4];",
+           "cp.async.bulk.prefetch.tensor.2d.L2.global [%rd1, {%r2, %r3}], [%r4];",
+           "tensormap.replace.tile.global_address.global.b1024.b64 [%rd1], %rd2;",
+           "tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu.sync.aligned [%rd1], "
+           "[%r1], "
+           "128;",
            "multimem.ld_reduce.relaxed.sys.global.add.u32 %r1, [%rd1];",
            "tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1+8, {%f5, %f6}];",
            "sust.b.1d.b32.trap [{%r1}], {%r2};",
@@ -106,7 +114,9 @@ TEST(PtxMemoryAccess, WhatCannotBeBoundedIsRefusedWithAReason) {
            "wmma.load.a.sync.aligned.m16n16k16.global.f16 {%r1}, [%rd1], %r3;",
            "wmma.load.a.sync.aligned.row.col.m16n16k16.global.f16 {%r1}, [%rd1], %r3;",
            "tcgen05.ld.sync.aligned.16x64b.x1.b32 {%r1}, [%r2];",
-           "prefetch.tensormap [%rd1];",
+           "prefetch.const.tensormap [%rd1];",
+           "prefetch.global.tensormap [%rd1];",
+           "prefetch.param.tensormap [%rd1];",
            "frobnicate.global.u32 %r1, [%rd1];",
            "ld.global.shared.u32 %r1, [%rd1];",
            "cp.async.ca.shared.global [%r1], [%rd1], %r9;",
@@ -115,6 +125,53 @@ TEST(PtxMemoryAccess, WhatCannotBeBoundedIsRefusedWithAReason) {
     const MemoryClassification m = classifyMemory(instruction(text));
     EXPECT_EQ(m.verdict, Verdict::kUnsupported) << text;
     EXPECT_FALSE(m.reason.empty()) << text;
+  }
+}
+
+// Tensor copies reach global memory only through their map (ptx/tensor_maps.h proves it is a
+// kernel parameter); their other addresses are shared memory, by the instruction's state space.
+TEST(PtxMemoryAccess, TensorCopiesNameTheirMapAndSharedMemoryOnly) {
+  struct Case {
+    const char* text;
+    std::size_t map;
+    std::vector<std::size_t> shared;
+  };
+  const Case cases[] = {
+      {"cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r2, "
+       "%r3}], "
+       "[%r4];",
+       1,
+       {0, 2}},
+      {"cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::"
+       "cluster "
+       "[%r1], [%rd1, {%r2, %r3, %r5}], [%r4], {%rs1}, %rs2;",
+       1,
+       {0, 2}},
+      {"cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%rd1, {%r2, %r3}], [%r4];", 0, {1}},
+      {"cp.reduce.async.bulk.tensor.1d.global.shared::cta.add.tile.bulk_group [%rd1, {%r2}], [%r4];", 0, {1}},
+      {"cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%rd1, {%r2, %r3}];", 0, {}},
+      {"prefetch.tensormap [%rd1];", 0, {}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.text);
+    const MemoryClassification m = classifyMemory(instruction(c.text));
+    ASSERT_EQ(m.verdict, Verdict::kAccess) << m.reason;
+    std::vector<std::size_t> shared;
+    std::size_t maps = 0;
+    for (const MemoryAccess& access : m.accesses) {
+      EXPECT_FALSE(access.mayReachGlobal());
+      if (access.tensorMap) {
+        ++maps;
+        EXPECT_EQ(access.addressOperand, c.map);
+        EXPECT_EQ(access.space, StateSpace::kParam);
+        EXPECT_EQ(access.bytes, 128u);
+      } else {
+        EXPECT_EQ(access.space, StateSpace::kShared);
+        shared.push_back(access.addressOperand);
+      }
+    }
+    EXPECT_EQ(maps, 1u);
+    EXPECT_EQ(shared, c.shared);
   }
 }
 

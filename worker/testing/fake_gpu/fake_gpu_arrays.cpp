@@ -4,6 +4,7 @@
 // and changes nothing when one is outside, answering CUDA_ERROR_INVALID_VALUE as the driver does.
 // Objects are numbered from 1 like the driver's descriptor indices, never reused; creating one
 // over memory that is not accessible, or over a dead array, is misuse.
+#include <algorithm>
 #include <cstring>
 
 #include "worker/array_texture/array_geometry.h"
@@ -220,6 +221,30 @@ std::optional<CUDA_RESOURCE_DESC> FakeGpuBackend::objectResource(std::uint64_t o
   auto it = objects_.find(object);
   if (it == objects_.end()) return std::nullopt;
   return it->second;
+}
+
+// The driver's encoding is opaque: the fake writes the description's fields in order, so that
+// equal descriptions give equal bytes and different ones (another address) differ.
+CUresult FakeGpuBackend::tensorMapEncode(const TensorMapDescription& description, CUtensorMap* map) {
+  std::lock_guard lock(mutex_);
+  if (auto injected = enter(FakeGpuCall::kTensorMapEncode)) return *injected;
+  *map = CUtensorMap{};
+  auto* out = reinterpret_cast<unsigned char*>(map);
+  std::size_t at = 0;
+  const auto put = [&](const auto& field) {
+    const std::size_t n = std::min(sizeof field, sizeof(CUtensorMap) - at);
+    std::memcpy(out + at, &field, n);
+    at += n;
+  };
+  put(description.globalAddress);
+  put(description.globalDim);
+  put(description.globalStrides);
+  put(description.boxDim);
+  put(description.dataType);
+  put(description.rank);
+  put(static_cast<std::uint32_t>(description.kind));
+  put(description.swizzle);
+  return CUDA_SUCCESS;
 }
 
 }  // namespace agileos::worker

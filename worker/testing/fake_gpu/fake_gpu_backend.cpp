@@ -131,7 +131,8 @@ const char* toString(FakeGpuCall call) {
                                            "surfObjectCreate",
                                            "surfObjectDestroy",
                                            "streamSetAttribute",
-                                           "streamGetAttribute"};
+                                           "streamGetAttribute",
+                                           "tensorMapEncode"};
   static_assert(std::size(kNames) == static_cast<std::size_t>(FakeGpuCall::kCount));
   const auto index = static_cast<std::size_t>(call);
   return index < std::size(kNames) ? kNames[index] : "invalid";

@@ -136,6 +136,7 @@ enum class FakeGpuCall {
   kSurfObjectDestroy,
   kStreamSetAttribute,
   kStreamGetAttribute,
+  kTensorMapEncode,
   kCount,  // not a method
 };
 
@@ -315,6 +316,7 @@ class FakeGpuBackend final : public GpuBackend {
   CUresult texObjectDestroy(CUtexObject object) override;
   CUresult surfObjectCreate(const CUDA_RESOURCE_DESC& resource, CUsurfObject* object) override;
   CUresult surfObjectDestroy(CUsurfObject object) override;
+  CUresult tensorMapEncode(const TensorMapDescription& description, CUtensorMap* map) override;
 
   // Configuration --------------------------------------------------------------------
   // reserve() at `fixed` will land elsewhere, as when another mapping occupies it.
