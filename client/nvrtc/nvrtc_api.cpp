@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "client/library_shim/library_call_client.h"
+#include "client/nvrtc/compile_rounds.h"
 #include "client/nvrtc/library_facts.h"
 #include "client/nvrtc/program.h"
 #include "client/nvrtc/worker_calls.h"
@@ -30,10 +31,14 @@ std::vector<const char*> pointersTo(const std::vector<std::string>& strings) {
   return pointers;
 }
 
-// Runs the compilation of `program` (its mutex held) in the worker and keeps what it produced.
-nvrtcResult compile(Program& program, const std::vector<std::string>& options) {
-  const std::vector<const char*> headers = pointersTo(program.headers);
-  const std::vector<const char*> includeNames = pointersTo(program.includeNames);
+// Runs one compilation of `program` (its mutex held) in the worker, with `headerTexts` under
+// `headerNames` (the program's own and those found in this process) and `options` (without
+// include paths), and keeps what it produced.
+nvrtcResult compileOnce(Program& program, const std::vector<std::string>& headerTexts,
+                        const std::vector<std::string>& headerNames,
+                        const std::vector<std::string>& options) {
+  const std::vector<const char*> headers = pointersTo(headerTexts);
+  const std::vector<const char*> includeNames = pointersTo(headerNames);
   const std::vector<const char*> optionTexts = pointersTo(options);
   const std::vector<const char*> expressions = pointersTo(program.nameExpressions);
   const agileos_value args[] = {
@@ -45,12 +50,14 @@ nvrtcResult compile(Program& program, const std::vector<std::string>& options) {
       LibraryReply::call(names::kLibrary, "nvrtcCompileProgram", names::kCompile, args);
   const int status = reply.status(kCodes);
 
-  // -> log (text), PTX (blob), CUBIN (blob), lowered names (texts, one per name expression)
-  std::string log, ptx, cubin;
+  // -> log (text), PTX (blob), CUBIN (blob), lowered names (texts, one per name expression),
+  //    LTO IR (blob; absent from a worker that predates it, which returns none)
+  std::string log, ptx, cubin, ltoir;
   std::vector<std::string> lowered;
   const bool hasLog = reply.text(0, &log);
   const bool complete = hasLog && reply.blob(1, &ptx) && reply.blob(2, &cubin) && reply.texts(3, &lowered) &&
-                        lowered.size() == program.nameExpressions.size();
+                        lowered.size() == program.nameExpressions.size() &&
+                        (reply.resultCount() < 5 || reply.blob(4, &ltoir));
   // A compilation the worker answered counts as one, successful or not (as in NVRTC, no name
   // expression may be added after it); one that never reached the worker does not.
   if (reply.answered()) program.compileAttempted = true;
@@ -61,14 +68,30 @@ nvrtcResult compile(Program& program, const std::vector<std::string>& options) {
     if (ptx.empty() || ptx.back() != '\0') ptx.push_back('\0');
     program.ptx = std::move(ptx);
     program.cubin = std::move(cubin);
+    program.ltoir = std::move(ltoir);
     program.loweredNames = std::move(lowered);
   } else {
     program.ptx.assign(1, '\0');
     program.cubin.clear();
+    program.ltoir.clear();
     program.loweredNames.clear();
   }
   if (status == NVRTC_SUCCESS && !complete) return asResult(reply.malformed(kCodes));
   return asResult(status);
+}
+
+// Compiles `program` (its mutex held) with `options` as given by the application: include paths
+// resolved here (compile_rounds.h), the rest sent to the worker.
+nvrtcResult compile(Program& program, const std::vector<std::string>& options) {
+  const ProgramText text{program.source, program.name, program.headers, program.includeNames};
+  return compileWithIncludes(
+      text, options,
+      [&](const std::vector<std::string>& headers, const std::vector<std::string>& names,
+          const std::vector<std::string>& forwarded, std::string* log) {
+        const nvrtcResult result = compileOnce(program, headers, names, forwarded);
+        *log = program.log;
+        return result;
+      });
 }
 
 // Copies `bytes` to `out` for nvrtcGetPTX and friends.
@@ -250,6 +273,18 @@ AGILEOS_SHIM_EXPORT nvrtcResult nvrtcGetCUBINSize(nvrtcProgram prog, size_t* cub
 
 AGILEOS_SHIM_EXPORT nvrtcResult nvrtcGetCUBIN(nvrtcProgram prog, char* cubin) {
   return shim::withProgram(prog, [&](shim::Program& program) { return shim::copyOut(program.cubin, cubin); });
+}
+
+AGILEOS_SHIM_EXPORT nvrtcResult nvrtcGetLTOIRSize(nvrtcProgram prog, size_t* LTOIRSizeRet) {
+  return shim::withProgram(prog, [&](shim::Program& program) {
+    if (LTOIRSizeRet == nullptr) return NVRTC_ERROR_INVALID_INPUT;
+    *LTOIRSizeRet = program.ltoir.size();
+    return NVRTC_SUCCESS;
+  });
+}
+
+AGILEOS_SHIM_EXPORT nvrtcResult nvrtcGetLTOIR(nvrtcProgram prog, char* LTOIR) {
+  return shim::withProgram(prog, [&](shim::Program& program) { return shim::copyOut(program.ltoir, LTOIR); });
 }
 
 AGILEOS_SHIM_EXPORT nvrtcResult nvrtcGetLoweredName(nvrtcProgram prog, const char* const name_expression,

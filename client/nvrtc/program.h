@@ -33,6 +33,7 @@ struct Program {
   std::string log;                           // without the terminating NUL
   std::string ptx = std::string(1, '\0');    // as nvrtcGetPTX writes it: NUL-terminated
   std::string cubin;                         // empty unless compiled for a real architecture
+  std::string ltoir;                         // empty unless compiled with -dlto
   std::vector<std::string> loweredNames;     // parallel to nameExpressions once compiled
 };
 

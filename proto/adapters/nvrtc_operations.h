@@ -27,7 +27,8 @@ inline constexpr std::array kNone = std::array<ArgKind, 0>{};
 
 inline constexpr std::array kOperations{
     // -> log (text), PTX (blob), CUBIN (blob, empty unless a real architecture was asked
-    //    for), lowered names (texts, in the order of the name expressions)
+    //    for), lowered names (texts, in the order of the name expressions), LTO IR (blob, empty
+    //    unless -dlto was asked for; a worker from before LTO IR sends no fifth result)
     OperationDecl{names::kCompile, op::kCompile},
     OperationDecl{names::kVersion, op::kNone},         // -> major, minor
     OperationDecl{names::kSupportedArchs, op::kNone},  // -> integers

@@ -37,9 +37,10 @@ TEST(LinkedProgramTest, NvrtcCallsBindToTheShim) {
   EXPECT_EQ(definingFile(reinterpret_cast<const void*>(&nvrtcCompileProgram)),
             std::filesystem::canonical(AGILEOS_NVRTC_SHIM));
   size_t size = 0;
-  // NVIDIA's library answers NVRTC_ERROR_INVALID_PROGRAM for a null program; the shim refuses
-  // LTO IR outright.
-  EXPECT_EQ(nvrtcGetLTOIRSize(nullptr, &size), NVRTC_ERROR_INVALID_OPTION);
+  // NVIDIA's library answers NVRTC_ERROR_INVALID_PROGRAM for a null program, and so does the
+  // shim (which implements LTO IR); the shim refuses OptiX IR outright.
+  EXPECT_EQ(nvrtcGetLTOIRSize(nullptr, &size), NVRTC_ERROR_INVALID_PROGRAM);
+  EXPECT_EQ(nvrtcGetOptiXIRSize(nullptr, &size), NVRTC_ERROR_INVALID_OPTION);
   nvrtcProgram prog = nullptr;
   ASSERT_EQ(nvrtcCreateProgram(&prog, "__global__ void k() {}", nullptr, 0, nullptr, nullptr), NVRTC_SUCCESS);
   EXPECT_EQ(nvrtcCompileProgram(prog, 0, nullptr), NVRTC_ERROR_INTERNAL_ERROR);  // no session

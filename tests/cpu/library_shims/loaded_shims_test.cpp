@@ -148,13 +148,13 @@ TEST_F(LoadedShimsTest, NvrtcProgramsLiveInTheProcess) {
 }
 
 TEST_F(LoadedShimsTest, UnsupportedNvrtcCallsFailClosed) {
-  auto* ltoirSize = nvrtc<decltype(nvrtcGetLTOIRSize)>("nvrtcGetLTOIRSize");
+  auto* optixSize = nvrtc<decltype(nvrtcGetOptiXIRSize)>("nvrtcGetOptiXIRSize");
   auto* flow = nvrtc<decltype(nvrtcSetFlowCallback)>("nvrtcSetFlowCallback");
   auto* pchStatus = nvrtc<decltype(nvrtcGetPCHCreateStatus)>("nvrtcGetPCHCreateStatus");
   auto* createEx = nvrtc<nvrtcResult(void)>("__nvrtcCPEx");
-  ASSERT_TRUE(ltoirSize && flow && pchStatus && createEx) << dlerror();
+  ASSERT_TRUE(optixSize && flow && pchStatus && createEx) << dlerror();
   size_t size = 3;
-  EXPECT_EQ(ltoirSize(nullptr, &size), NVRTC_ERROR_INVALID_OPTION);
+  EXPECT_EQ(optixSize(nullptr, &size), NVRTC_ERROR_INVALID_OPTION);
   EXPECT_EQ(size, 3u);
   EXPECT_EQ(flow(nullptr, nullptr, nullptr), NVRTC_ERROR_INVALID_OPTION);
   EXPECT_EQ(pchStatus(nullptr), NVRTC_ERROR_NO_PCH_CREATE_ATTEMPTED);

@@ -362,8 +362,6 @@ std::set<std::string> callEveryUnsupportedEntryPoint(
   size_t size = 99;
   char buffer[4] = {'a', 'b', 'c', 'd'};
   const std::vector<std::pair<const char*, std::function<nvrtcResult()>>> entryPoints = {
-      {"nvrtcGetLTOIRSize", [&] { return nvrtcGetLTOIRSize(prog, &size); }},
-      {"nvrtcGetLTOIR", [&] { return nvrtcGetLTOIR(prog, buffer); }},
       {"nvrtcGetOptiXIRSize", [&] { return nvrtcGetOptiXIRSize(prog, &size); }},
       {"nvrtcGetOptiXIR", [&] { return nvrtcGetOptiXIR(prog, buffer); }},
       {"nvrtcGetPCHHeapSize", [&] { return nvrtcGetPCHHeapSize(&size); }},

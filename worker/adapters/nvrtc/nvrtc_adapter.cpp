@@ -119,6 +119,7 @@ class NvrtcAdapter final : public worker::LibraryAdapter {
     call.addBlob(std::move(compiled->cubin));
     auto* lowered = call.result.add_results()->mutable_texts();
     for (std::string& name : compiled->loweredNames) lowered->add_values(std::move(name));
+    call.addBlob(std::move(compiled->ltoir));
   }
 
   // A compilation the policy refused: the client sees NVRTC's own failure code and a log.
@@ -129,6 +130,7 @@ class NvrtcAdapter final : public worker::LibraryAdapter {
     call.addBlob("");
     call.addBlob("");
     call.result.add_results()->mutable_texts();
+    call.addBlob("");
   }
 
   std::string keyFor(const std::string& source, const std::string& name,

@@ -78,6 +78,9 @@ constexpr std::array kFlagOptions = {
     "-fdevice-syntax-only",
     "--no-source-include",
     "-no-source-include",
+    // LTO IR instead of PTX/CUBIN: only the form of the output changes (nvrtcGetLTOIR).
+    "--dlink-time-opt",
+    "-dlto",
 };
 
 template <std::size_t N>
@@ -152,6 +155,17 @@ bool supplied(const std::vector<std::string>& headerNames, const std::string& na
   return std::find(headerNames.begin(), headerNames.end(), name) != headerNames.end();
 }
 
+// Whether only blanks precede `i` on its line (a '#' in a comment or a string is not a directive).
+bool startsLine(const std::string& text, std::size_t i) {
+  while (i > 0 && (text[i - 1] == ' ' || text[i - 1] == '\t')) --i;
+  return i == 0 || text[i - 1] == '\n';
+}
+
+// A name that is a path of its own: absolute, or climbing out of wherever it is looked up.
+bool pathLike(const std::string& name) {
+  return name.starts_with('/') || name.find("..") != std::string::npos;
+}
+
 }  // namespace
 
 std::optional<std::string> refuseOption(std::string_view option) {
@@ -180,17 +194,31 @@ std::optional<std::string> refuseOption(std::string_view option) {
 std::optional<std::string> refuseSource(std::string_view source,
                                         const std::vector<std::string>& headerNames) {
   const std::string text = normalized(source);
+  std::size_t defineEnd = 0;  // the end of the #define directive being read, if any
   for (std::size_t i = 0; i < text.size(); ++i) {
     if (text[i] == '#') {
       const std::size_t at = skipBlank(text, i + 1);
       const std::string directive = identifierAt(text, at);
+      if (directive == "define" && startsLine(text, i)) {
+        const auto end = text.find('\n', at);
+        defineEnd = end == std::string::npos ? text.size() : end;
+        continue;
+      }
       if (directive != "include" && directive != "include_next" && directive != "import" &&
           directive != "embed") {
         continue;
       }
       const auto literal = literalAt(text, skipBlank(text, at + directive.size()));
       if (!literal) return "#" + directive + " with a computed operand is not allowed";
-      if (!supplied(headerNames, literal->first)) {
+      // #include <name> searches the include paths only, and the adapter refuses every option
+      // that adds one: with a relative name it reads no file, here or in the jail, and NVRTC
+      // reports it missing. Libraries name host headers (<cassert>, <pthread.h>) in branches
+      // NVRTC never takes, which this scanner cannot tell from the taken ones.
+      // "name" also searches the program's directory, and the other directives do more, so
+      // they must name a supplied header.
+      const bool searchesNoDirectory =
+          directive == "include" && literal->second == '<' && !pathLike(literal->first);
+      if (!supplied(headerNames, literal->first) && !searchesNoDirectory) {
         return "#" + directive + " of '" + literal->first.substr(0, 256) +
                "', which is not one of the headers given to nvrtcCreateProgram (the compiler may read no "
                "files)";
@@ -200,15 +228,28 @@ std::optional<std::string> refuseSource(std::string_view source,
     if (text[i] == '_' && (i == 0 || !isIdentifierChar(text[i - 1]))) {
       const std::string word = identifierAt(text, i);
       if (word != "__has_include" && word != "__has_include_next" && word != "__has_embed") continue;
+      // A macro that wraps the probe (CCCL: #define _CCCL_HAS_INCLUDE(_X) __has_include(_X))
+      // names what it probes where it is used, which this scanner cannot follow: such a
+      // definition is left to the jail, which answers every probe of a host path "no". A
+      // computed probe outside a #define is refused.
+      const bool inDefine = i < defineEnd;
       std::size_t at = skipBlank(text, i + word.size());
-      if (at >= text.size() || text[at] != '(') return word + " without a literal operand is not allowed";
+      if (at >= text.size() || text[at] != '(') {
+        // `#ifdef __has_include`, `defined(__has_include)`: a test for the feature, no probe.
+        std::size_t next = i + word.size();
+        while (next < text.size() && (text[next] == ' ' || text[next] == '\t')) ++next;
+        if (inDefine || next == text.size() || text[next] == '\n' || text[next] == ')') continue;
+        return word + " without a literal operand is not allowed";
+      }
       const auto literal = literalAt(text, skipBlank(text, at + 1));
-      if (!literal) return word + " with a computed operand is not allowed";
+      if (!literal) {
+        if (inDefine) continue;
+        return word + " with a computed operand is not allowed";
+      }
       const std::string& name = literal->first;
       // <...> searches no directory (include paths are refused), so it reads nothing unless the
       // name is a path of its own.
-      const bool pathLike = name.starts_with('/') || name.find("..") != std::string::npos;
-      if (!supplied(headerNames, name) && (literal->second == '"' || pathLike)) {
+      if (!supplied(headerNames, name) && (literal->second == '"' || pathLike(name))) {
         return word + " of '" + name.substr(0, 256) +
                "', which is not one of the headers given to nvrtcCreateProgram";
       }

@@ -89,6 +89,7 @@ std::string encodeResult(const CompileResult& result) {
   put(out, result.cubin);
   put(out, result.substitutePtx);
   putList(out, result.loweredNames);
+  if (!result.ltoir.empty()) put(out, result.ltoir);
   return out;
 }
 
@@ -105,7 +106,9 @@ std::optional<CompileResult> decodeResult(std::string_view bytes) {
   result.cubin = (*fields)[3];
   result.substitutePtx = (*fields)[4];
   std::size_t at = 5;
-  if (!takeList(*fields, &at, &result.loweredNames) || at != fields->size()) return std::nullopt;
+  if (!takeList(*fields, &at, &result.loweredNames)) return std::nullopt;
+  if (at + 1 == fields->size()) result.ltoir = (*fields)[at++];
+  if (at != fields->size()) return std::nullopt;
   return result;
 }
 

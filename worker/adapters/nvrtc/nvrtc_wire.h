@@ -7,8 +7,9 @@
 //   a count by the fields left, a number is parsed strictly; anything else is nullopt. The
 //   compiler process runs NVRTC on the client's input, so its reply is treated as untrusted.
 // - CompileResult's encoding is the cache entry format the adapter has always used (status as
-//   decimal text, log, PTX, CUBIN, substitute PTX, count, lowered names), so entries written
-//   before the jail still decode.
+//   decimal text, log, PTX, CUBIN, substitute PTX, count, lowered names), then the LTO IR as one
+//   more field only when there is some, so entries written before the jail or before -dlto was
+//   allowed still decode (as results without LTO IR, which they are).
 #pragma once
 
 #include <nvrtc.h>
@@ -37,6 +38,7 @@ struct CompileResult {
   std::string ptx;    // as nvrtcGetPTX writes it (with its NUL), empty if none
   std::string cubin;  // empty unless a real architecture was asked for
   std::vector<std::string> loweredNames;
+  std::string ltoir;          // LTO IR (nvrtcGetLTOIR), empty unless -dlto was asked for
   std::string substitutePtx;  // the PTX a CUBIN is loaded as under the guard (never sent to the client)
 };
 

@@ -48,6 +48,10 @@ CompileResult compileOnce(const CompileRequest& request, const std::vector<std::
     out.cubin.resize(size);
     nvrtcGetCUBIN(program.handle, out.cubin.data());
   }
+  if (nvrtcGetLTOIRSize(program.handle, &size) == NVRTC_SUCCESS && size > 0) {
+    out.ltoir.resize(size);
+    nvrtcGetLTOIR(program.handle, out.ltoir.data());
+  }
   for (const std::string& expression : request.expressions) {
     const char* lowered = nullptr;
     nvrtcGetLoweredName(program.handle, expression.c_str(), &lowered);
