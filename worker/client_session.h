@@ -24,6 +24,7 @@
 #include "worker/array_texture/array_table.h"
 #include "worker/driver_limit_cost.h"
 #include "worker/handle_table.h"
+#include "worker/host_memory/managed_variables.h"
 #include "worker/host_memory/shared_host_segment.h"
 #include "worker/launch_chains.h"
 #include "worker/protected_modules/module_set.h"
@@ -79,6 +80,8 @@ struct ModuleRecord {
   std::vector<GlobalRange> globals;  // registered in the MemoryManager as module globals
   // Charged to the client's quota (DriverShare::kModuleImages) while the module is loaded.
   std::uint64_t deviceBytes = 0;
+  // The module's __managed__ variables (worker/host_memory/managed_variables.h); null if none.
+  std::shared_ptr<ManagedVariableTable> managed;
 };
 
 // Images the trusted side produced for a client (CUBINs from the NVRTC adapter), by SHA-256,
