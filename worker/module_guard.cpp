@@ -27,10 +27,9 @@ PreparedImage prepareModuleImage(const std::vector<fatbin::Entry>& entries, std:
   const bool guard = config.enabled;
   const bool link = !config.deviceModules.empty();
   const bool managed = config.managedVariables;
-  const fatbin::Entry* entry =
-      fatbin::selectForDevice(entries, sm,
-                              guard || link || managed ? fatbin::SelectionPolicy::kPtxOnly
-                                                       : fatbin::SelectionPolicy::kPreferSass);
+  const fatbin::Entry* entry = fatbin::selectForDevice(
+      entries, sm,
+      guard || link || managed ? fatbin::SelectionPolicy::kPtxOnly : fatbin::SelectionPolicy::kPreferSass);
   if (entry == nullptr && managed) {
     // The SASS would reach the driver's own managed allocation of each variable, in the worker's
     // process, which the client's host code cannot see: refuse rather than run it with two copies.
@@ -38,8 +37,8 @@ PreparedImage prepareModuleImage(const std::vector<fatbin::Entry>& entries, std:
     prepared.detail =
         "this module has __managed__ variables, which AgileOS places in memory shared with the "
         "program by rewriting the module's PTX, and it offers no PTX for compute_" +
-        std::to_string(sm) + " or lower: recompile with PTX (e.g. -gencode arch=compute_" + std::to_string(sm) +
-        ",code=compute_" + std::to_string(sm) + ")";
+        std::to_string(sm) + " or lower: recompile with PTX (e.g. -gencode arch=compute_" +
+        std::to_string(sm) + ",code=compute_" + std::to_string(sm) + ")";
     return prepared;
   }
   if (entry == nullptr && link) {

@@ -50,8 +50,8 @@ std::shared_ptr<SharedHostSegment> createManaged(GpuBackend& gpu, std::uint64_t 
 
 // Reserves `size` bytes of the client's pinned-host quota (atomically, so concurrent calls cannot
 // overshoot it) and creates the segment; gives the reservation back and refuses otherwise.
-std::shared_ptr<SharedHostSegment> createSegment(CallContext& ctx, std::uint64_t size, bool managed, bool mapped,
-                                                 v1::CallReply& reply) {
+std::shared_ptr<SharedHostSegment> createSegment(CallContext& ctx, std::uint64_t size, bool managed,
+                                                 bool mapped, v1::CallReply& reply) {
   if (ctx.session.hostSegments.full()) {
     refuse(reply, cudaErrorMemoryAllocation, "the client holds the most host allocations a client may");
     return nullptr;
@@ -125,10 +125,11 @@ void bindManagedVariable(CallContext& ctx, const v1::HostAlloc& args, v1::CallRe
   // Synchronous copies on the legacy default stream: the module was just loaded, and its kernels
   // read the slot only after this reply (the client launches them after binding).
   const std::uint64_t address = segment->deviceAddress();
-  if (!succeeded(ctx, ctx.gpu.copyDeviceToHost(segment->base(), variable.initial, variable.bytes, nullptr, false),
+  if (!succeeded(ctx,
+                 ctx.gpu.copyDeviceToHost(segment->base(), variable.initial, variable.bytes, nullptr, false),
                  reply, "cuMemcpyDtoH") ||
-      !succeeded(ctx, ctx.gpu.copyHostToDevice(variable.slot, &address, sizeof address, nullptr, false), reply,
-                 "cuMemcpyHtoD")) {
+      !succeeded(ctx, ctx.gpu.copyHostToDevice(variable.slot, &address, sizeof address, nullptr, false),
+                 reply, "cuMemcpyHtoD")) {
     ctx.session.hostSegmentBytes -= segment->size();
     module->managed->finish(ref.name(), 0);
     return;

@@ -202,7 +202,8 @@ bool loadPreparedImage(CallContext& ctx, const PreparedImage& prepared, const Gu
 // appears between the preparation and the mark (another call of the client), the decision is made
 // again, now seeing it.
 bool admitModuleCode(CallContext& ctx, const std::vector<fatbin::Entry>& entries, std::uint32_t sm,
-                     bool managedVariables, GuardConfig* guard, PreparedImage* prepared, v1::CallReply& reply) {
+                     bool managedVariables, GuardConfig* guard, PreparedImage* prepared,
+                     v1::CallReply& reply) {
   const ClientId client = ctx.session.id();
   for (int attempt = 0; attempt < 2; ++attempt) {
     std::string guardError;
@@ -256,7 +257,8 @@ bool loadModuleEntries(CallContext& ctx, const std::vector<fatbin::Entry>& entri
   if (!loadPreparedImage(ctx, prepared, guard, sm, module, reply)) return false;
   if (!resolveManagedVariables(ctx, prepared.managedVariables, module, reply)) {
     ctx.gpu.moduleUnload(module->module);
-    ctx.memory.subtractDriverCharge(ctx.session.id(), memmgr::DriverShare::kModuleImages, module->deviceBytes);
+    ctx.memory.subtractDriverCharge(ctx.session.id(), memmgr::DriverShare::kModuleImages,
+                                    module->deviceBytes);
     module->module = nullptr;
     return false;
   }

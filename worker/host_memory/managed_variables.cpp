@@ -64,9 +64,10 @@ bool resolveManagedVariables(CallContext& ctx, const std::vector<ptx::ManagedVar
         ctx.gpu.moduleGetGlobal(module->module, variable.name.c_str(), &binding.initial, &copyBytes) !=
             CUDA_SUCCESS ||
         slotBytes != sizeof(std::uint64_t) || copyBytes != variable.bytes) {
-      return refuse(reply, cudaErrorInvalidPtx,
-                    "__managed__ variable " + variable.name +
-                        ": the loaded module does not hold its rewritten slot and copy as the rewrite declared");
+      return refuse(
+          reply, cudaErrorInvalidPtx,
+          "__managed__ variable " + variable.name +
+              ": the loaded module does not hold its rewritten slot and copy as the rewrite declared");
     }
     binding.bytes = variable.bytes;
     bindings.push_back(std::move(binding));
