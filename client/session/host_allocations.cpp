@@ -242,15 +242,12 @@ cudaError_t HostAllocations::allocateManagedVariable(std::uint64_t module, const
 }
 
 void HostAllocations::forgetManagedVariable(void* p) {
-  std::optional<Entry> entry;
-  {
-    std::lock_guard lock(mutex_);
-    auto it = entries_.find(reinterpret_cast<std::uintptr_t>(p));
-    if (it == entries_.end() || !it->second.moduleVariable) return;
-    entry = it->second;
-    entries_.erase(it);
-  }
-  ::munmap(p, entry->mappedSize);
+  // The mapping stays: the fatbin is unregistered at exit (an atexit handler the runtime set up
+  // before most of the program's own), and host code that still reads the variable then must not
+  // fault. The pages are this process's alone once the worker has dropped its side.
+  std::lock_guard lock(mutex_);
+  auto it = entries_.find(reinterpret_cast<std::uintptr_t>(p));
+  if (it != entries_.end() && it->second.moduleVariable) entries_.erase(it);
 }
 
 cudaError_t HostAllocations::freeManaged(void* p) {

@@ -74,7 +74,8 @@ class HostAllocations {
   // goes with the module (forgetManagedVariable), never through cudaFree.
   cudaError_t allocateManagedVariable(std::uint64_t module, const std::string& name, std::size_t size,
                                       void** p);
-  // The module went (the worker freed the segment with it): unmaps this side.
+  // The module went (the worker freed the segment with it): the memory is no longer managed
+  // memory of the session (its mapping stays, see the definition).
   void forgetManagedVariable(void* p);
   // Whether all of [p, p+bytes) lies in one managed allocation (bytes 0: p itself).
   bool isManaged(const void* p, std::uint64_t bytes = 0) const;
