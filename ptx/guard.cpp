@@ -7,6 +7,7 @@
 
 #include "ptx/control_flow.h"
 #include "ptx/frame_confinement.h"
+#include "ptx/fresh_names.h"
 #include "ptx/instruction_forms.h"
 #include "ptx/memory_access.h"
 #include "ptx/parser.h"
@@ -14,44 +15,6 @@
 
 namespace agileos::ptx {
 namespace {
-
-// ---------------------------------------------------------------- fresh names
-
-void collectIdentifiers(const std::vector<Token>& tokens, std::set<std::string>* out) {
-  for (const Token& t : tokens) {
-    if (t.kind == TokenKind::kIdentifier) out->insert(t.text);
-  }
-}
-
-void collectIdentifiers(const std::vector<Statement>& statements, std::set<std::string>* out) {
-  for (const Statement& s : statements) {
-    switch (s.kind) {
-      case Statement::Kind::kInstruction:
-        if (s.instruction.predicate) out->insert(s.instruction.predicate->reg);
-        for (const Operand& o : s.instruction.operands) collectIdentifiers(o.tokens, out);
-        break;
-      case Statement::Kind::kLabel:
-        out->insert(s.label);
-        break;
-      case Statement::Kind::kDirective:
-        collectIdentifiers(s.directive.tokens, out);
-        break;
-      case Statement::Kind::kBlock:
-        collectIdentifiers(s.block, out);
-        break;
-    }
-  }
-}
-
-// A prefix no identifier of the module starts with, so the guard's names cannot collide.
-std::string freshPrefix(const std::set<std::string>& identifiers, std::string prefix) {
-  // The first identifier not below `prefix` in order is the only one that can start with it.
-  for (auto it = identifiers.lower_bound(prefix); it != identifiers.end() && it->rfind(prefix, 0) == 0;
-       it = identifiers.lower_bound(prefix)) {
-    prefix += '_';
-  }
-  return prefix;
-}
 
 // ---------------------------------------------------------------- check generation
 
@@ -592,15 +555,7 @@ GuardResult guardModule(const Module& input, const GuardOptions& options) {
   }
   // Every identifier of the module, trusted functions' included: the prefix is fresh for
   // the whole module, whatever the link (ptx/module_link.h) merged into it.
-  std::set<std::string> identifiers;
-  for (const TopLevel& item : input.items) {
-    if (item.kind == TopLevel::Kind::kDirective) collectIdentifiers(item.directive.tokens, &identifiers);
-    if (item.kind == TopLevel::Kind::kFunction) {
-      collectIdentifiers(item.function.header, &identifiers);
-      collectIdentifiers(item.function.body, &identifiers);
-    }
-  }
-  result.registerPrefix = freshPrefix(identifiers, "%agileos_guard");
+  result.registerPrefix = freshPrefix(moduleIdentifiers(input), "%agileos_guard");
   result.module = input;
   // Control flow first: its check blocks hold no memory access, so the memory rewrite
   // below leaves them as they are, immediately before the transfers they check.

@@ -24,6 +24,7 @@
 #include "worker/array_texture/array_table.h"
 #include "worker/driver_limit_cost.h"
 #include "worker/handle_table.h"
+#include "worker/host_memory/managed_variables.h"
 #include "worker/host_memory/shared_host_segment.h"
 #include "worker/launch_chains.h"
 #include "worker/protected_modules/module_set.h"
@@ -86,6 +87,8 @@ struct ModuleRecord {
   std::uint64_t deviceBytes = 0;
   // Kernels of its guarded PTX that read tensor maps from parameters (ptx::GuardResult::tensorMaps).
   std::vector<ptx::KernelTensorMaps> tensorMaps;
+  // The module's __managed__ variables (worker/host_memory/managed_variables.h); null if none.
+  std::shared_ptr<ManagedVariableTable> managed;
 };
 
 // Images the trusted side produced for a client (CUBINs from the NVRTC adapter), by SHA-256,

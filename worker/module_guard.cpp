@@ -5,6 +5,7 @@
 
 #include "ptx/emitted_check.h"
 #include "ptx/guard.h"
+#include "ptx/managed_variables.h"
 #include "ptx/parser.h"
 #include "ptx/printer.h"
 
@@ -25,8 +26,21 @@ PreparedImage prepareModuleImage(const std::vector<fatbin::Entry>& entries, std:
   PreparedImage prepared;
   const bool guard = config.enabled;
   const bool link = !config.deviceModules.empty();
+  const bool managed = config.managedVariables;
   const fatbin::Entry* entry = fatbin::selectForDevice(
-      entries, sm, guard || link ? fatbin::SelectionPolicy::kPtxOnly : fatbin::SelectionPolicy::kPreferSass);
+      entries, sm,
+      guard || link || managed ? fatbin::SelectionPolicy::kPtxOnly : fatbin::SelectionPolicy::kPreferSass);
+  if (entry == nullptr && managed) {
+    // The SASS would reach the driver's own managed allocation of each variable, in the worker's
+    // process, which the client's host code cannot see: refuse rather than run it with two copies.
+    prepared.error = cudaErrorNoKernelImageForDevice;
+    prepared.detail =
+        "this module has __managed__ variables, which AgileOS places in memory shared with the "
+        "program by rewriting the module's PTX, and it offers no PTX for compute_" +
+        std::to_string(sm) + " or lower: recompile with PTX (e.g. -gencode arch=compute_" +
+        std::to_string(sm) + ",code=compute_" + std::to_string(sm) + ")";
+    return prepared;
+  }
   if (entry == nullptr && link) {
     // Module functions are linked into PTX; SASS could call only the placeholders, so refuse
     // rather than load code whose module calls would all fail.
@@ -82,7 +96,7 @@ PreparedImage prepareModuleImage(const std::vector<fatbin::Entry>& entries, std:
         "the fatbin's entry for sm_" + std::to_string(entry->smArch) + " is refused: " + decodeError;
     return prepared;
   }
-  if ((!guard && !link) || !prepared.ptx) {
+  if ((!guard && !link && !managed) || !prepared.ptx) {
     prepared.image = std::move(payload);
     if (prepared.ptx) prepared.image.push_back('\0');  // the driver reads PTX as a C string
     prepared.ok = true;
@@ -94,11 +108,19 @@ PreparedImage prepareModuleImage(const std::vector<fatbin::Entry>& entries, std:
     prepared.detail = "the module's PTX cannot be parsed for the guard: " + parsed.error;
     return prepared;
   }
+  // Managed variables first, so that the link and the guard see (and check) the rewritten code.
+  ptx::ManagedRewriteResult managedRewrite = ptx::rewriteManagedVariables(parsed.module);
+  if (!managedRewrite.ok) {
+    prepared.error = cudaErrorInvalidPtx;
+    prepared.detail = "the module cannot be loaded: " + managedRewrite.error;
+    return prepared;
+  }
+  prepared.managedVariables = std::move(managedRewrite.variables);
   ptx::Module linkedModule;
-  const ptx::Module* toGuard = &parsed.module;
+  const ptx::Module* toGuard = &managedRewrite.module;
   ptx::GuardOptions options = config.ptx;
   if (link) {
-    ptx::LinkResult linked = ptx::linkModuleFunctions(parsed.module, config.deviceModules);
+    ptx::LinkResult linked = ptx::linkModuleFunctions(managedRewrite.module, config.deviceModules);
     if (!linked.ok) {
       prepared.error = cudaErrorInvalidPtx;
       prepared.detail = "protected module functions cannot be linked: " + linked.error;

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "ptx/guard.h"
+#include "ptx/managed_variables.h"
 #include "ptx/module_link.h"
 #include "worker/fatbin/fatbin_reader.h"
 
@@ -41,6 +42,10 @@ struct GuardConfig {
   // into every module of the client that defines their placeholders (ptx/module_link.h). With
   // any, a module must offer PTX (SASS cannot be linked) and is always parsed.
   std::vector<ptx::DeviceModule> deviceModules;
+  // The client registered __managed__ variables for this module (ModuleLoad): its PTX is loaded,
+  // whatever the guard setting, with the variables rewritten (ptx/managed_variables.h); SASS
+  // would give them the driver's own managed memory, which the client cannot reach.
+  bool managedVariables = false;
 };
 
 // "off" or a policy name (ptx::parseGuardPolicy) -> whether the guard is on, and its policy.
@@ -58,6 +63,9 @@ struct PreparedImage {
   bool ptx = false;
   std::size_t linkedFunctions = 0;                // module placeholders replaced by trusted code
   std::vector<ptx::KernelTensorMaps> tensorMaps;  // guarded: kernels with tensor-map parameters
+  // Every parsed PTX image has its __managed__ variables rewritten (ptx/managed_variables.h)
+  // before the link and the guard: these are they, for the loader to bind.
+  std::vector<ptx::ManagedVariable> managedVariables;
 };
 
 // Chooses the fatbin entry for a device of compute capability `sm` and prepares it per `config`.

@@ -57,6 +57,7 @@ void unloadModule(GpuBackend& gpu, memmgr::MemoryManager& memory, ClientSession&
   session.launchChains.dropAll(gpu);
   for (Token function : module.functions) session.functions.erase(function);
   for (const GlobalRange& global : module.globals) memory.forgetModuleGlobal(session.id(), global.base);
+  releaseManagedVariables(session, module);
   const CUresult result = gpu.moduleUnload(module.module);
   if (result != CUDA_SUCCESS) {
     // The driver may still hold the module's memory: it stays charged until the session ends.

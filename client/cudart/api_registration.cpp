@@ -7,6 +7,7 @@
 #include "client/cudart/unsupported_calls.h"
 #include "client/session/error_state.h"
 #include "client/session/module_registry.h"
+#include "client/session/thread_contexts.h"
 #include "cudart_api.gen.h"  // checks the _ptsz/_ptds and __cuda* definitions
 
 using namespace agileos::client;
@@ -33,12 +34,11 @@ void __cudaRegisterVar(void** fatCubinHandle, char* hostVar, char*, const char* 
   ModuleRegistry::instance().registerVariable(fatCubinHandle, hostVar, deviceName);
 }
 
-// Managed variables would give kernels memory the host reaches without a
-// mediated copy; the module still registers, and the variable stays unusable.
-void __cudaRegisterManagedVar(void**, void**, char*, const char* deviceName, int, size_t, int, int) {
-  AGILEOS_LOG_ERROR("__managed__ variable %s: managed memory is not supported by AgileOS",
-                    deviceName != nullptr ? deviceName : "?");
-  reportUnsupported("__cudaRegisterManagedVar");
+// A __managed__ variable: `hostVarPtrAddress` is the program's pointer through which every host
+// access goes; it is set when the module loads (client/session/module_registry.h).
+void __cudaRegisterManagedVar(void** fatCubinHandle, void** hostVarPtrAddress, char*, const char* deviceName,
+                              int, size_t size, int, int) {
+  ModuleRegistry::instance().registerManagedVariable(fatCubinHandle, hostVarPtrAddress, deviceName, size);
 }
 
 void __cudaRegisterHostVar(void**, const char* deviceName, char*, size_t) {
@@ -46,8 +46,13 @@ void __cudaRegisterHostVar(void**, const char* deviceName, char*, size_t) {
   reportUnsupported("__cudaRegisterHostVar");
 }
 
-// Called for modules with managed variables; their variables stay unusable.
-char __cudaInitModule(void**) { return 0; }
+// Called by the program's first host access to a managed variable of the module (nvcc's
+// __nv_init_managed_rt): loads the module, which sets the variables' pointers. 0 on failure, as
+// the runtime answers; the program's pointer then stays null.
+char __cudaInitModule(void** fatCubinHandle) {
+  bindPrimaryContextIfNoneCurrent();
+  return ModuleRegistry::instance().initModule(fatCubinHandle) ? 1 : 0;
+}
 
 cudaError_t cudaGetExportTable(const void** ppExportTable, const cudaUUID_t*) {
   if (ppExportTable != nullptr) *ppExportTable = nullptr;

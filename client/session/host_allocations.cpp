@@ -33,13 +33,15 @@ cudaError_t freeWorkerSegment(std::uint64_t segment) {
 // A segment the worker creates, registers and passes to this process. `managed`: placed in the
 // worker's managed window and mapped here at the device's address (host_allocations.h); when this
 // process already uses that address, *addressTaken is set (if given) and the segment given back.
+// `variable`: the memory of a module's __managed__ variable (HostAlloc.managed_variable).
 cudaError_t allocateShared(std::size_t size, unsigned flags, bool managed, std::size_t* mappedSize,
                            std::uint64_t* segment, std::uint64_t* deviceAddress, void** out,
-                           bool* addressTaken = nullptr) {
+                           bool* addressTaken = nullptr, const v1::ManagedVariableRef* variable = nullptr) {
   v1::CallRequest request;
   request.mutable_host_alloc()->set_size(size);
   request.mutable_host_alloc()->set_flags(flags);
   request.mutable_host_alloc()->set_managed(managed);
+  if (variable != nullptr) *request.mutable_host_alloc()->mutable_managed_variable() = *variable;
   v1::CallReply reply;
   void* mapping = nullptr;
   const ConnectionState state = Connection::instance().allocateShared(request, &reply, &mapping, managed);
@@ -216,7 +218,44 @@ cudaError_t HostAllocations::allocateManaged(std::size_t size, unsigned flags, v
   return cudaSuccess;
 }
 
+cudaError_t HostAllocations::allocateManagedVariable(std::uint64_t module, const std::string& name,
+                                                     std::size_t size, void** p) {
+  if (!Connection::instance().sharesHostMemory()) {
+    if (firstTime("managed variables without shared memory")) {
+      AGILEOS_LOG_ERROR("__managed__ variables need the shared-memory transport; their module fails to load");
+    }
+    return cudaErrorNotSupported;
+  }
+  v1::ManagedVariableRef variable;
+  variable.set_module(module);
+  variable.set_name(name);
+  Entry entry{size, 0, cudaMemAttachGlobal, 0, 0, Kind::kManaged, 0};
+  entry.moduleVariable = true;
+  if (cudaError_t error = allocateShared(size, 0, true, &entry.mappedSize, &entry.segment,
+                                         &entry.deviceAddress, p, nullptr, &variable);
+      error != cudaSuccess) {
+    return error;
+  }
+  std::lock_guard lock(mutex_);
+  entries_[reinterpret_cast<std::uintptr_t>(*p)] = entry;
+  return cudaSuccess;
+}
+
+void HostAllocations::forgetManagedVariable(void* p) {
+  // The mapping stays: the fatbin is unregistered at exit (an atexit handler the runtime set up
+  // before most of the program's own), and host code that still reads the variable then must not
+  // fault. The pages are this process's alone once the worker has dropped its side.
+  std::lock_guard lock(mutex_);
+  auto it = entries_.find(reinterpret_cast<std::uintptr_t>(p));
+  if (it != entries_.end() && it->second.moduleVariable) entries_.erase(it);
+}
+
 cudaError_t HostAllocations::freeManaged(void* p) {
+  {
+    std::lock_guard lock(mutex_);
+    auto it = entries_.find(reinterpret_cast<std::uintptr_t>(p));
+    if (it != entries_.end() && it->second.moduleVariable) return cudaErrorInvalidValue;
+  }
   const std::optional<Entry> entry = take(p, Kind::kManaged);
   if (!entry) return cudaErrorInvalidValue;
   const cudaError_t error = freeWorkerSegment(entry->segment);

@@ -31,6 +31,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <string>
 
 namespace agileos::client {
 
@@ -66,8 +67,16 @@ class HostAllocations {
   // cudaMallocManaged (size > 0): *p is both the host's and the device's address.
   cudaError_t allocateManaged(std::size_t size, unsigned flags, void** p);
   // Frees the managed allocation whose base is exactly p (after the device is idle, as cudaFree).
-  // cudaErrorInvalidValue when p is not one.
+  // cudaErrorInvalidValue when p is not one, or is a __managed__ variable's.
   cudaError_t freeManaged(void* p);
+  // A __managed__ variable's memory (ModuleRegistry): managed memory like cudaMallocManaged's
+  // that the worker fills with the variable's initial bytes and names in the module's code; it
+  // goes with the module (forgetManagedVariable), never through cudaFree.
+  cudaError_t allocateManagedVariable(std::uint64_t module, const std::string& name, std::size_t size,
+                                      void** p);
+  // The module went (the worker freed the segment with it): the memory is no longer managed
+  // memory of the session (its mapping stays, see the definition).
+  void forgetManagedVariable(void* p);
   // Whether all of [p, p+bytes) lies in one managed allocation (bytes 0: p itself).
   bool isManaged(const void* p, std::uint64_t bytes = 0) const;
   // Whether p is the start of a managed allocation.
@@ -93,6 +102,7 @@ class HostAllocations {
     std::uint64_t deviceAddress;  // of the segment's start, when mapped for the device; else 0
     Kind kind = Kind::kAllocated;
     std::size_t segmentOffset = 0;  // of the key in its segment (registered: key - its page)
+    bool moduleVariable = false;    // kManaged: a __managed__ variable's, freed with its module
   };
   // Removes and returns the entry whose key is exactly p, if it is of `kind`.
   std::optional<Entry> take(void* p, Kind kind);

@@ -8,6 +8,7 @@
 #include "client/common/log.h"
 #include "client/session/code_images.h"
 #include "client/session/fatbin_layout.h"
+#include "client/session/host_allocations.h"
 #include "client/session/own_memory.h"
 #include "client/session/worker_calls.h"
 
@@ -61,6 +62,13 @@ struct ModuleRegistry::Fatbin {
   std::string problem;  // non-empty: the wrapper was malformed
   std::vector<std::string> functionNames;
   std::vector<std::string> variableNames;
+  struct ManagedVariable {
+    std::string name;
+    void** hostPointer = nullptr;  // the program's pointer, set once the memory is bound
+    std::uint64_t size = 0;
+    void* address = nullptr;  // the managed memory, once bound
+  };
+  std::vector<ManagedVariable> managedVariables;
 
   std::mutex loadMutex;
   bool loadAttempted = false;
@@ -115,6 +123,32 @@ void ModuleRegistry::registerVariable(void** handle, const void* hostVariable, c
   variables_[hostVariable] = {fatbin, deviceName};
 }
 
+void ModuleRegistry::registerManagedVariable(void** handle, void** hostPointer, const char* deviceName,
+                                             std::size_t size) {
+  std::unique_lock lock(mutex_);
+  Fatbin* fatbin = findFatbin(handle);
+  if (fatbin == nullptr || deviceName == nullptr || hostPointer == nullptr || size == 0) {
+    AGILEOS_LOG_ERROR("__cudaRegisterManagedVar with an unknown module handle or no variable; ignored");
+    return;
+  }
+  fatbin->managedVariables.push_back({deviceName, hostPointer, size, nullptr});
+}
+
+bool ModuleRegistry::initModule(void** handle) {
+  Fatbin* fatbin = nullptr;
+  {
+    std::shared_lock lock(mutex_);
+    fatbin = findFatbin(handle);
+  }
+  if (fatbin == nullptr) return false;
+  const cudaError_t error = ensureLoaded(*fatbin);
+  if (error != cudaSuccess) {
+    AGILEOS_LOG_ERROR("__cudaInitModule: the module with __managed__ variables did not load (error %d)",
+                      static_cast<int>(error));
+  }
+  return error == cudaSuccess;
+}
+
 void ModuleRegistry::unregister(void** handle) {
   std::unique_ptr<Fatbin> fatbin;
   {
@@ -129,6 +163,11 @@ void ModuleRegistry::unregister(void** handle) {
   }
   // At process exit nothing is sent: the worker releases the module when the session ends.
   if (fatbin->moduleToken != 0) unloadCodeImage(fatbin->moduleToken);
+  // The worker freed the managed variables' memory with the module; the program's pointers are
+  // left as they are (host code of a module that is gone must not run).
+  for (const Fatbin::ManagedVariable& variable : fatbin->managedVariables) {
+    if (variable.address != nullptr) HostAllocations::instance().forgetManagedVariable(variable.address);
+  }
 }
 
 cudaError_t ModuleRegistry::ensureLoaded(Fatbin& fatbin) {
@@ -146,6 +185,7 @@ cudaError_t ModuleRegistry::ensureLoaded(Fatbin& fatbin) {
     std::shared_lock registryLock(mutex_);
     for (const auto& name : fatbin.functionNames) load->add_function_names(name);
     for (const auto& name : fatbin.variableNames) load->add_variable_names(name);
+    for (const auto& variable : fatbin.managedVariables) load->add_managed_variable_names(variable.name);
   }
   v1::CallReply reply;
   const cudaError_t error = invoke(request, &reply);
@@ -164,11 +204,46 @@ cudaError_t ModuleRegistry::ensureLoaded(Fatbin& fatbin) {
     }
     fatbin.kernels[info.name()] = layoutOf(info);
   }
-  std::unique_lock registryLock(mutex_);
-  for (const v1::VariableInfo& info : loaded.variables()) {
-    if (info.error() != 0) continue;
-    fatbin.variables[info.name()] = {info.dptr(), info.size()};
-    variableRanges_[info.dptr()] = info.size();
+  {
+    std::unique_lock registryLock(mutex_);
+    for (const v1::VariableInfo& info : loaded.variables()) {
+      if (info.error() != 0) continue;
+      fatbin.variables[info.name()] = {info.dptr(), info.size()};
+      variableRanges_[info.dptr()] = info.size();
+    }
+  }
+  fatbin.loadError = bindManagedVariables(fatbin, loaded);
+  return fatbin.loadError;
+}
+
+// Gives each managed variable its memory (HostAllocations::allocateManagedVariable: the worker
+// fills it with the initial bytes and writes its address into the module's slot) and sets the
+// program's pointer to it. A variable left unbound fails the module: its kernels would use a
+// null pointer. The caller holds fatbin.loadMutex.
+cudaError_t ModuleRegistry::bindManagedVariables(Fatbin& fatbin, const v1::ModuleLoaded& loaded) {
+  if (fatbin.managedVariables.empty()) return cudaSuccess;
+  std::unordered_map<std::string, const v1::VariableInfo*> infos;
+  for (const v1::VariableInfo& info : loaded.managed_variables()) infos[info.name()] = &info;
+  for (Fatbin::ManagedVariable& variable : fatbin.managedVariables) {
+    auto it = infos.find(variable.name);
+    if (it == infos.end() || it->second->error() != 0 || it->second->size() != variable.size) {
+      AGILEOS_LOG_ERROR("__managed__ variable %s: the worker does not know it as the program registered it",
+                        variable.name.c_str());
+      return cudaErrorInvalidSymbol;
+    }
+    void* address = nullptr;
+    if (cudaError_t error = HostAllocations::instance().allocateManagedVariable(
+            fatbin.moduleToken, variable.name, variable.size, &address);
+        error != cudaSuccess) {
+      AGILEOS_LOG_ERROR("__managed__ variable %s: its memory could not be placed (error %d)",
+                        variable.name.c_str(), static_cast<int>(error));
+      return error;
+    }
+    variable.address = address;
+    *variable.hostPointer = address;
+    std::unique_lock registryLock(mutex_);
+    variables_[address] = {&fatbin, variable.name};
+    fatbin.variables[variable.name] = {reinterpret_cast<std::uint64_t>(address), variable.size};
   }
   return cudaSuccess;
 }

@@ -48,6 +48,13 @@ class ModuleRegistry {
   void** registerFatbin(const void* wrapper);
   void registerFunction(void** handle, const void* hostFunction, const char* deviceName);
   void registerVariable(void** handle, const void* hostVariable, const char* deviceName);
+  // __cudaRegisterManagedVar: *hostPointer (the program's pointer to the variable, which every
+  // host access goes through) is set when the module loads (initModule, or the first use of one
+  // of its kernels or variables) to the variable's managed memory, where the module's kernels
+  // reach it too (ptx/managed_variables.h). The symbol API then knows the variable by that address.
+  void registerManagedVariable(void** handle, void** hostPointer, const char* deviceName, std::size_t size);
+  // __cudaInitModule: loads the module now; true once its managed variables' pointers are set.
+  bool initModule(void** handle);
   void unregister(void** handle);
 
   // True when hostFunction was registered with __cudaRegisterFunction.
@@ -81,6 +88,7 @@ class ModuleRegistry {
   };
 
   cudaError_t ensureLoaded(Fatbin& fatbin);
+  cudaError_t bindManagedVariables(Fatbin& fatbin, const v1::ModuleLoaded& loaded);
   static KernelLayout layoutOf(const v1::FunctionInfo& info);
 
  public:

@@ -862,6 +862,32 @@ math_libraries_step() {
   runtime_dir="$suite_runtime_dir"
 }
 
+# __managed__ variables on a daemon of the default configuration (no guard section: the module's
+# PTX is rewritten and loaded unguarded); run_programs ran the same program on the suite's daemon
+# ("require": "always", guarded).
+managed_variables_default_step() {
+  wanted managed_variables_default || return 0
+  local program="$programs_dir/managed_variables"
+  [[ -x "$program" ]] || { fail "managed_variables_default: $program is missing from the bundle"; return; }
+  if ! budget_left; then
+    fail "managed_variables_default: not run, the suite's time budget (${budget_s} s) is spent"
+    return
+  fi
+  say ""
+  say "== __managed__ variables on a daemon of the default configuration: native vs. AgileOS"
+  local suite_runtime_dir="$runtime_dir"
+  runtime_dir="$(harness_runtime_dir agileos-suite-managed)"
+  if ! start_daemon --lifetime 120 managed_default \
+    "$(daemon_config "$runtime_dir" info '"worker": {"executable": "agileos-worker", "prestart": 1, "max_workers": 2}')" \
+    "$logs/agileosd-managed.log"; then
+    runtime_dir="$suite_runtime_dir"
+    return
+  fi
+  compare_program managed_variables_default "$program"
+  stop_daemon
+  runtime_dir="$suite_runtime_dir"
+}
+
 # Issue 17's bar: NVIDIA's cuda-samples natively and through AgileOS, on a daemon of the default
 # configuration and on one with "require": "always" (tests/gpu/samples/run_samples.sh, its own two
 # daemons). Last, with what is left of the suite's budget, at most AGILEOS_SUITE_SAMPLES_S (120 s):
@@ -923,5 +949,6 @@ tenant_matrix_step
 operator_step
 service_after_attacks
 math_libraries_step
+managed_variables_default_step
 samples_step
 exit 0

@@ -48,33 +48,24 @@ std::shared_ptr<SharedHostSegment> createManaged(GpuBackend& gpu, std::uint64_t 
   return nullptr;
 }
 
-void hostAlloc(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) {
-  if (ctx.shared == nullptr) {
-    refuse(reply, cudaErrorNotSupported, "shared host memory needs the shared-memory transport");
-    return;
-  }
-  const std::uint64_t size = request.host_alloc().size();
-  if (size == 0) {
-    refuse(reply, cudaErrorInvalidValue, "a host allocation of 0 bytes");
-    return;
-  }
+// Reserves `size` bytes of the client's pinned-host quota (atomically, so concurrent calls cannot
+// overshoot it) and creates the segment; gives the reservation back and refuses otherwise.
+std::shared_ptr<SharedHostSegment> createSegment(CallContext& ctx, std::uint64_t size, bool managed,
+                                                 bool mapped, v1::CallReply& reply) {
   if (ctx.session.hostSegments.full()) {
     refuse(reply, cudaErrorMemoryAllocation, "the client holds the most host allocations a client may");
-    return;
+    return nullptr;
   }
-  // Reserve the quota first (atomically), so concurrent calls cannot overshoot it.
   std::uint64_t used = ctx.session.hostSegmentBytes.load();
   do {
     const std::uint64_t quota = ctx.session.pinnedHostQuotaBytes;
     if (used > quota || size > quota - used || ctx.session.hostSegments.size() >= kMaxSegmentsPerClient) {
       refuse(reply, cudaErrorMemoryAllocation, "the client's page-locked host memory quota is exhausted");
-      return;
+      return nullptr;
     }
   } while (!ctx.session.hostSegmentBytes.compare_exchange_weak(used, used + size));
   CUresult result = CUDA_SUCCESS;
   std::string error;
-  const bool managed = request.host_alloc().managed();
-  const bool mapped = managed || (request.host_alloc().flags() & cudaHostAllocMapped) != 0;
   std::shared_ptr<SharedHostSegment> segment =
       managed ? createManaged(ctx.gpu, size, &result, &error)
               : SharedHostSegment::create(ctx.gpu, size, mapped, &result, &error);
@@ -86,10 +77,16 @@ void hostAlloc(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& 
            : result == CUDA_ERROR_NOT_SUPPORTED ? cudaErrorNotSupported
                                                 : cudaErrorMemoryAllocation,
            error);
-    return;
+    return nullptr;
   }
   // The quota counts the requested size; correct it to the page-rounded size.
   ctx.session.hostSegmentBytes += segment->size() - size;
+  return segment;
+}
+
+// Gives the segment to the client: its token, size and device address in the reply, its fd
+// passed right before the reply.
+Token publishSegment(CallContext& ctx, std::shared_ptr<SharedHostSegment> segment, v1::CallReply& reply) {
   const std::uint64_t mappedBytes = segment->size();
   const CUdeviceptr deviceAddress = segment->deviceAddress();
   const int fd = segment->takeFd();
@@ -98,12 +95,76 @@ void hostAlloc(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& 
   reply.mutable_host_segment()->set_segment(token);
   reply.mutable_host_segment()->set_size(mappedBytes);
   reply.mutable_host_segment()->set_device_address(deviceAddress);
+  return token;
+}
+
+// A __managed__ variable's memory (worker/host_memory/managed_variables.h): a managed segment
+// of the variable's size holding its initial bytes, whose address goes into the module's slot.
+void bindManagedVariable(CallContext& ctx, const v1::HostAlloc& args, v1::CallReply& reply) {
+  const v1::ManagedVariableRef& ref = args.managed_variable();
+  const std::optional<ModuleRecord> module = ctx.session.modules.find(ref.module());
+  if (!args.managed() || !module) {
+    refuse(reply, cudaErrorInvalidValue, "a managed variable's memory names no module of this client");
+    return;
+  }
+  ManagedVariableBinding variable;
+  if (!module->managed || !module->managed->claim(ref.name(), &variable)) {
+    refuse(reply, cudaErrorInvalidSymbol, "not a __managed__ variable of the module, or already bound");
+    return;
+  }
+  if (args.size() != variable.bytes) {
+    module->managed->finish(ref.name(), 0);
+    refuse(reply, cudaErrorInvalidValue, "the size asked is not the managed variable's");
+    return;
+  }
+  std::shared_ptr<SharedHostSegment> segment = createSegment(ctx, variable.bytes, true, true, reply);
+  if (!segment) {
+    module->managed->finish(ref.name(), 0);
+    return;
+  }
+  // Synchronous copies on the legacy default stream: the module was just loaded, and its kernels
+  // read the slot only after this reply (the client launches them after binding).
+  const std::uint64_t address = segment->deviceAddress();
+  if (!succeeded(ctx,
+                 ctx.gpu.copyDeviceToHost(segment->base(), variable.initial, variable.bytes, nullptr, false),
+                 reply, "cuMemcpyDtoH") ||
+      !succeeded(ctx, ctx.gpu.copyHostToDevice(variable.slot, &address, sizeof address, nullptr, false),
+                 reply, "cuMemcpyHtoD")) {
+    ctx.session.hostSegmentBytes -= segment->size();
+    module->managed->finish(ref.name(), 0);
+    return;
+  }
+  module->managed->finish(ref.name(), publishSegment(ctx, std::move(segment), reply));
+}
+
+void hostAlloc(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) {
+  if (ctx.shared == nullptr) {
+    refuse(reply, cudaErrorNotSupported, "shared host memory needs the shared-memory transport");
+    return;
+  }
+  const v1::HostAlloc& args = request.host_alloc();
+  if (args.size() == 0) {
+    refuse(reply, cudaErrorInvalidValue, "a host allocation of 0 bytes");
+    return;
+  }
+  if (args.has_managed_variable()) {
+    bindManagedVariable(ctx, args, reply);
+    return;
+  }
+  const bool managed = args.managed();
+  const bool mapped = managed || (args.flags() & cudaHostAllocMapped) != 0;
+  if (std::shared_ptr<SharedHostSegment> segment = createSegment(ctx, args.size(), managed, mapped, reply))
+    publishSegment(ctx, std::move(segment), reply);
 }
 
 void hostFree(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) {
   const Token token = request.host_free().segment();
   if (!ctx.session.hostSegments.find(token)) {
     refuse(reply, cudaErrorInvalidValue, "not a shared host segment of this client");
+    return;
+  }
+  if (isManagedVariableSegment(ctx.session, token)) {
+    refuse(reply, cudaErrorInvalidValue, "the memory of a __managed__ variable goes with its module");
     return;
   }
   // cudaFreeHost synchronizes: no enqueued copy may still use the memory.

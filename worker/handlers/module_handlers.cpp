@@ -222,12 +222,14 @@ bool loadPreparedImage(CallContext& ctx, const PreparedImage& prepared, const Gu
 // appears between the preparation and the mark (another call of the client), the decision is made
 // again, now seeing it.
 bool admitModuleCode(CallContext& ctx, const std::vector<fatbin::Entry>& entries, std::uint32_t sm,
-                     GuardConfig* guard, PreparedImage* prepared, v1::CallReply& reply) {
+                     bool managedVariables, GuardConfig* guard, PreparedImage* prepared,
+                     v1::CallReply& reply) {
   const ClientId client = ctx.session.id();
   for (int attempt = 0; attempt < 2; ++attempt) {
     std::string guardError;
     if (!prepareModuleGuard(ctx, guard, &guardError))
       return refuse(reply, cudaErrorMemoryAllocation, guardError);
+    guard->managedVariables = managedVariables;
     if (ctx.session.protectedModules)
       guard->deviceModules = ctx.session.protectedModules->deviceModulesForLinking();
     *prepared = prepareModuleImage(entries, sm, *guard);
@@ -259,15 +261,28 @@ bool admitModuleCode(CallContext& ctx, const std::vector<fatbin::Entry>& entries
 }  // namespace
 
 bool loadModuleEntries(CallContext& ctx, const std::vector<fatbin::Entry>& entries, ModuleRecord* module,
-                       v1::CallReply& reply) {
+                       v1::CallReply& reply, bool managedVariables) {
   const DeviceDescription& device = ctx.gpu.device();
   const auto sm = static_cast<std::uint32_t>(device.computeMajor * 10 + device.computeMinor);
   GuardConfig guard;
   PreparedImage prepared;
-  if (!admitModuleCode(ctx, entries, sm, &guard, &prepared, reply)) return false;
+  if (!admitModuleCode(ctx, entries, sm, managedVariables, &guard, &prepared, reply)) return false;
+  // A rewritten variable whose memory nobody binds would leave its kernels a null pointer.
+  if (!prepared.managedVariables.empty() && !managedVariables) {
+    return refuse(reply, cudaErrorNotSupported,
+                  "__managed__ variables are supported in modules the runtime registers with them "
+                  "(__cudaRegisterManagedVar), not in modules loaded at run time");
+  }
   if (ctx.output != nullptr && DeviceOutputCapture::imageMayPrint(prepared.image)) ctx.output->expectOutput();
   if (!loadPreparedImage(ctx, prepared, guard, sm, module, reply)) return false;
   module->tensorMaps = prepared.tensorMaps;
+  if (!resolveManagedVariables(ctx, prepared.managedVariables, module, reply)) {
+    ctx.gpu.moduleUnload(module->module);
+    ctx.memory.subtractDriverCharge(ctx.session.id(), memmgr::DriverShare::kModuleImages,
+                                    module->deviceBytes);
+    module->module = nullptr;
+    return false;
+  }
   SPDLOG_DEBUG("client {}: loaded module (sm_{} {}{})", ctx.session.id(), prepared.smArch,
                prepared.ptx ? "PTX" : "SASS", prepared.guarded ? ", guarded" : "");
   if (prepared.linkedFunctions != 0) {
@@ -296,14 +311,29 @@ void moduleLoad(CallContext& ctx, const v1::CallRequest& request, v1::CallReply&
     refuse(reply, cudaErrorMemoryAllocation, "the client holds the most modules or functions a client may");
     return;
   }
+  if (!namesAreSane(args.managed_variable_names())) {
+    refuse(reply, cudaErrorInvalidValue, "too many or malformed symbol names");
+    return;
+  }
   ModuleRecord module;
-  if (!loadModuleEntries(ctx, parsed.entries, &module, reply)) return;
+  if (!loadModuleEntries(ctx, parsed.entries, &module, reply, args.managed_variable_names_size() > 0)) return;
   // The token is minted first so functions can name their module; the record is
   // completed below and stored under the same token.
   const Token moduleToken = ctx.session.modules.insert(module);
   v1::ModuleLoaded* loaded = reply.mutable_module_loaded();
   resolveFunctions(ctx, moduleToken, module, args, loaded);
   resolveVariables(ctx, module, args, loaded);
+  for (const std::string& name : args.managed_variable_names()) {
+    v1::VariableInfo* info = loaded->add_managed_variables();
+    info->set_name(name);
+    const std::optional<ManagedVariableBinding> variable =
+        module.managed ? module.managed->find(name) : std::nullopt;
+    if (variable) {
+      info->set_size(variable->bytes);
+    } else {
+      info->set_error(cudaErrorInvalidSymbol);
+    }
+  }
   ctx.session.modules.replace(moduleToken, std::move(module));
   loaded->set_module(moduleToken);
 }

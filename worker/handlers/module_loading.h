@@ -43,8 +43,11 @@ namespace agileos::worker {
 // The gate, then the load: chooses the entry for this device among `entries`, prepares it for
 // the client's guard setting and loads it into module->module (through the compiled-module cache
 // when it is guarded PTX). Refuses (and returns false) otherwise.
+// `managedVariables`: the client registered __managed__ variables for the module (ModuleLoad):
+// its PTX is loaded with them rewritten and module->managed filled
+// (worker/host_memory/managed_variables.h). A module with managed variables is refused otherwise.
 bool loadModuleEntries(CallContext& ctx, const std::vector<fatbin::Entry>& entries, ModuleRecord* module,
-                       v1::CallReply& reply);
+                       v1::CallReply& reply, bool managedVariables = false);
 
 // Whether a kernel or variable name a client sent is usable: non-empty, at most 4096 bytes, no NUL.
 bool isSaneSymbolName(const std::string& name);

@@ -119,7 +119,7 @@ TEST(FailClosedRowsTest, UnknownNamesHaveNoRow) {
   EXPECT_EQ(reasonOf("cudaGraphDebugDotPrintX"), nullptr);
   EXPECT_EQ(reasonOf("cudaNoSuchFunction"), nullptr);
   EXPECT_NE(reasonOf("cudaGraphDebugDotPrint"), nullptr);
-  EXPECT_NE(reasonOf("__cudaRegisterManagedVar"), nullptr) << "a refused row has its reason too";
+  EXPECT_NE(reasonOf("__cudaRegisterHostVar"), nullptr) << "a refused row has its reason too";
 }
 
 }  // namespace

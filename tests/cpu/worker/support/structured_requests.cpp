@@ -269,6 +269,8 @@ void encodeTemplate(const Descriptor* descriptor, std::uint8_t rangeIndex, std::
           bytes({3, 0, 2, 4});  // the three kernels
         } else if (name == "variable_names") {
           bytes({3, 6, 8, 10});  // the three variables
+        } else if (name == "managed_variable_names") {
+          bytes({0});  // none: the test fatbins' modules have no __managed__ variables
         } else if (name == "fatbin") {
           bytes({3});
         } else if (name == "params") {
