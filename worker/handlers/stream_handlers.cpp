@@ -63,34 +63,53 @@ void streamGetId(CallContext& ctx, const v1::CallRequest& request, v1::CallReply
   reply.mutable_stream_id()->set_id(id);
 }
 
-// cuStreamSetAttribute / cuStreamGetAttribute on one of the client's streams: the kinds a launch
-// may carry (launch_attributes.h), the access policy window confined to the client's memory.
+// The attributes a stream carries for the work launched on it (cuStreamSetAttribute's documented
+// kinds); launch-only ones (clusters, carveout, ...) are refused for streams.
+bool isStreamAttribute(int id) {
+  switch (id) {
+    case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW:
+    case CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY:
+    case CU_LAUNCH_ATTRIBUTE_PRIORITY:
+    case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP:
+    case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// cuStreamSetAttribute / cuStreamGetAttribute on one of the client's streams: a value is checked
+// as a launch's would be (launch_attributes.h), the access policy window confined to the client's
+// memory; a get names only the attribute.
 void streamAttribute(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) {
   const auto& args = request.stream_attribute();
   CUstream stream = nullptr;
   if (!resolveStream(ctx, args.stream(), &stream, reply)) return;
-  CUlaunchAttribute attribute;
+  if (!isStreamAttribute(args.value().id())) {
+    refuse(reply, cudaErrorInvalidValue,
+           "attribute " + std::to_string(args.value().id()) + " is not a stream's");
+    return;
+  }
+  CUlaunchAttribute attribute{};
+  attribute.id = static_cast<CUlaunchAttributeID>(args.value().id());
+  if (!args.set()) {
+    if (!succeeded(ctx, ctx.gpu.streamGetAttribute(stream, attribute.id, &attribute.value), reply,
+                   "cuStreamGetAttribute")) {
+      return;
+    }
+    writeLaunchAttribute(attribute, reply.mutable_stream_attribute_value());
+    return;
+  }
   std::string reason;
-  // A get is checked as a set of zeros would be: only the admitted ids are read back.
-  v1::LaunchAttribute asked;
-  asked.set_id(args.value().id());
-  const v1::LaunchAttribute& wire = args.set() ? args.value() : asked;
-  if (!readLaunchAttribute(wire, &attribute, &reason, [&ctx](std::uint64_t base, std::uint64_t* bytes) {
-        return confineAccessWindow(ctx, base, bytes);
-      })) {
+  if (!readLaunchAttribute(args.value(), &attribute, &reason,
+                           [&ctx](std::uint64_t base, std::uint64_t* bytes) {
+                             return confineAccessWindow(ctx, base, bytes);
+                           })) {
     refuse(reply, cudaErrorInvalidValue, reason);
     return;
   }
-  if (args.set()) {
-    succeeded(ctx, ctx.gpu.streamSetAttribute(stream, attribute.id, attribute.value), reply,
-              "cuStreamSetAttribute");
-    return;
-  }
-  if (!succeeded(ctx, ctx.gpu.streamGetAttribute(stream, attribute.id, &attribute.value), reply,
-                 "cuStreamGetAttribute")) {
-    return;
-  }
-  writeLaunchAttribute(attribute, reply.mutable_stream_attribute_value());
+  succeeded(ctx, ctx.gpu.streamSetAttribute(stream, attribute.id, attribute.value), reply,
+            "cuStreamSetAttribute");
 }
 
 void streamWaitEvent(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) {
