@@ -240,17 +240,31 @@ bool admitModuleCode(CallContext& ctx, const std::vector<fatbin::Entry>& entries
     // later is the client's own (cuFFT work areas, the guard's page), and marking it would
     // refuse cuFFT plans to every program that launched a kernel first. Code that can never
     // be guarded (SASS only) is marked: its context may not gain protected state at all.
-    if (prepared->guarded || !ctx.session.guard.setting.enabled || prepared->ptx) return true;
+    //
+    // Guarded code with tensor copies is confined as SASS is: a tensor copy reads its map through
+    // the address of a kernel parameter, and whether a kernel's own generic stores to that address
+    // (or to another launch's parameters) can change what the copy engine reads there has not been
+    // measured on the GPU (docs/security-model.md, "Tensor maps"). Until it is, a forged map could
+    // name any address, so such code never runs beside protected state.
+    const bool tensorCopies = prepared->guarded && !prepared->tensorMaps.empty();
+    if (!tensorCopies && (prepared->guarded || !ctx.session.guard.setting.enabled || prepared->ptx))
+      return true;
     const bool modulesHoldState =
         ctx.session.protectedModules && ctx.session.protectedModules->holdsProtectedState();
     if (!modulesHoldState && ctx.memory.admitUnguardedCode(client)) {
       if (!ctx.session.guard.unguardedCodeLogged.exchange(true)) {
         spdlog::warn(
-            "client {}: code loaded WITHOUT the kernel memory guard (SASS only); its context may not gain "
-            "protected state for the rest of the session",
-            client);
+            "client {}: code loaded that the kernel memory guard cannot fully confine ({}); its context may "
+            "not gain protected state for the rest of the session",
+            client, tensorCopies ? "tensor copies through kernel parameters" : "SASS only");
       }
       return true;
+    }
+    if (tensorCopies) {
+      return refuse(
+          reply, cudaErrorNoKernelImageForDevice,
+          "this module's tensor copies (cp.async.bulk.tensor) are admitted only in a context without "
+          "protected state, and this client's context holds some");
     }
   }
   return refuse(reply, cudaErrorNoKernelImageForDevice,

@@ -195,6 +195,27 @@ TEST(TensorMaps, AGuardedKernelLaunchesOnlyWithAMapTheWorkerIssued) {
   EXPECT_EQ(kernel.launch(map), cudaErrorInvalidValue);
 }
 
+// Until the GPU shows that a kernel cannot change the map the copy engine reads through its
+// parameter's address, tensor copies are confined as SASS-only code is: never beside protected
+// state, and a context that loaded them may not gain any.
+TEST(TensorMaps, TensorCopiesNeverRunBesideProtectedState) {
+  WorkerHarness harness;
+  TestClient client = harness.attach(1, trap());
+  memmgr::DevicePtr state = 0;
+  ASSERT_EQ(harness.memory().allocateProtected(1, 4096, &state), CUDA_SUCCESS);
+  v1::CallRequest load;
+  load.mutable_module_load_image()->set_image(std::string(kTensorKernel) + '\0');
+  const v1::CallReply refused = client.call(load);
+  EXPECT_EQ(refused.error(), cudaErrorNoKernelImageForDevice) << describe(refused);
+  EXPECT_NE(refused.error_detail().find("tensor copies"), std::string::npos) << refused.error_detail();
+  ASSERT_EQ(harness.memory().freeProtected(1, state), CUDA_SUCCESS);
+
+  TestClient other = harness.attach(2, trap());
+  loadTensorKernel(other);
+  EXPECT_NE(harness.memory().allocateProtected(2, 4096, &state), CUDA_SUCCESS)
+      << "a context running tensor copies gains no protected state";
+}
+
 TEST(TensorMaps, WithoutTheGuardTheWorkerDoesNotKnowTheParameters) {
   // Unguarded code (guard off, or not applied under require = protected_state) is not parsed, so
   // its launches are not checked: such a context holds no protected state (docs/security-model.md).
