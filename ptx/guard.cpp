@@ -547,6 +547,25 @@ std::string validate(const GuardOptions& o) {
   return {};
 }
 
+namespace {
+
+// The redirecting policies count hits with red.add.u64, which ptxas admits only from .target sm_12
+// on. A module written for sm_10 or sm_11 (nvcc 4's PTX, which cuda-samples still JIT-compile) is
+// raised to sm_12 under every policy, so that one module guards alike under each: the raise takes
+// nothing from it (sm_12 has every instruction of sm_10 and sm_11, and the JIT compiles for the
+// device's own architecture whatever the target says) and keeps the target's other options.
+void raiseLegacyTarget(Module* module) {
+  for (TopLevel& item : module->items) {
+    if (item.kind != TopLevel::Kind::kDirective || item.directive.name != ".target") continue;
+    for (Token& token : item.directive.tokens) {
+      if (token.kind == TokenKind::kIdentifier && (token.text == "sm_10" || token.text == "sm_11"))
+        token.text = "sm_12";
+    }
+  }
+}
+
+}  // namespace
+
 GuardResult guardModule(const Module& input, const GuardOptions& options) {
   GuardResult result;
   if (std::string invalid = validate(options); !invalid.empty()) {
@@ -600,6 +619,7 @@ GuardResult guardModule(const Module& input, const GuardOptions& options) {
     }
   }
   result.checkedAccesses = rewriter.checked();
+  raiseLegacyTarget(&result.module);
   result.ok = true;
   return result;
 }

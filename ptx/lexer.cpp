@@ -120,24 +120,44 @@ class Lexer {
     return true;
   }
 
-  // A string holds printable ASCII only, with no backslash and no comment marker: then no
-  // reading of escapes or comments (ptxas's or ours) can end it anywhere but at the next '"',
-  // and it cannot hide the code that follows it.
+  // A string holds printable ASCII only; a backslash escapes the character after it, as in C
+  // (nvcc 4's PTX names Windows files that way: "C:/VC/\INCLUDE\crtdefs.h"). The token's text is
+  // normalized so that no reader can end it anywhere but at its closing quote: each escape
+  // becomes '/' followed by the escaped character ('\'' for a quote, '/' for a backslash), and of
+  // a "//", "/*" or "* /" pair the character that makes it a marker becomes '_'. The printer
+  // copies token texts, so what ptxas reads is the normalized string, whatever it would have made
+  // of the escapes and markers in the input. (Strings are file names and pragmas; a file name's
+  // spelling changes nothing the GPU runs.)
   bool lexString() {
-    const std::size_t begin = i_++;
+    ++i_;
+    std::string text = "\"";
     while (i_ < text_.size() && text_[i_] != '"') {
       const char s = text_[i_];
-      if (s < 0x20 || s > 0x7e || s == '\\')
-        return fail("a string may hold only printable characters, no '\\'");
-      if ((s == '/' || s == '*') && i_ + 1 < text_.size() && (text_[i_ + 1] == '/' || text_[i_ + 1] == '*') &&
-          !(s == '*' && text_[i_ + 1] == '*')) {
-        return fail("a string may not hold a comment marker");
+      if (s < 0x20 || s > 0x7e) return fail("a string may hold only printable characters");
+      char out[2] = {s, 0};
+      std::size_t count = 1;
+      if (s == '\\') {
+        if (i_ + 1 >= text_.size() || text_[i_ + 1] < 0x20 || text_[i_ + 1] > 0x7e)
+          return fail("a '\\' in a string escapes no printable character");
+        const char escaped = text_[++i_];
+        out[0] = '/';
+        out[1] = escaped == '"' ? '\'' : escaped == '\\' ? '/' : escaped;
+        count = 2;
+      }
+      for (std::size_t k = 0; k < count; ++k) {
+        char c = out[k];
+        const char previous = text.back();
+        if ((previous == '/' && (c == '/' || c == '*')) || (previous == '*' && c == '/')) c = '_';
+        text += c;
       }
       ++i_;
     }
     if (i_ >= text_.size()) return fail("unterminated string");
     ++i_;
-    emit(TokenKind::kString, begin, i_);
+    text += '"';
+    result_.tokens.push_back(Token{TokenKind::kString, std::move(text), line_, space_, newline_});
+    space_ = false;
+    newline_ = false;
     return true;
   }
 

@@ -10,9 +10,10 @@
 // break is whitespace like any other: no grammar rule of the parser reads it, and
 // the printer never copies the source's layout.
 //
-// Strings hold printable ASCII with no backslash and no comment marker ("//", "/*",
-// "*/"): whatever a consumer makes of escapes and comments, such a string ends at
-// its closing quote, so it cannot hide code from one reader and show it to another.
+// Strings hold printable ASCII; a backslash escapes the next character. A string token's
+// text is normalized to hold no backslash, no inner quote and no comment marker ("//",
+// "/*", "*/"): whatever a consumer makes of escapes and comments, the printed string ends
+// at its closing quote, so it cannot hide code from one reader and show it to another.
 //
 // Input is untrusted (the application's PTX): the lexer never reads past the end,
 // and reports the first character it cannot classify instead of guessing.
@@ -29,7 +30,7 @@ enum class TokenKind : std::uint8_t {
   kIdentifier,  // [A-Za-z_$%][A-Za-z0-9_$.]*  (opcodes, registers, symbols, labels)
   kDirective,   // '.' followed by [A-Za-z0-9_$]+
   kNumber,
-  kString,  // with its quotes, escapes kept as written
+  kString,  // with its quotes, normalized (see above)
   kPunct,   // one character: { } ( ) [ ] , ; : @ ! < > + - | * / = ~ & ^ ? %
 };
 

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
+
 namespace agileos::ptx {
 namespace {
 
@@ -51,12 +54,14 @@ TEST(PtxLexer, ClassifiesNumbersDirectivesStringsAndSpecialRegisters) {
   EXPECT_TRUE(sawFloat);
 }
 
-// A string ends at its closing quote for every reader: escapes and comment markers, which
-// readers may treat differently, are refused, as are characters outside printable ASCII.
-TEST(PtxLexer, StringsHoldNoEscapeNoCommentMarkerAndNoControlCharacter) {
-  for (const char* text : {".file 1 \"a\\\"b\"", ".pragma \"x\\\";", ".file 1 \"a//b\"", ".file 1 \"a/*b\"",
-                           ".file 1 \"a*/b\"", ".file 1 \"a\tb\"", ".file 1 \"a\rb\"", ".file 1 \"a\nb\"",
-                           ".file 1 \"\xc3\xa9\"", ".file 1 \"unterminated"}) {
+// A string ends at its closing quote for every reader: control characters, non-ASCII and a
+// backslash that escapes nothing printable are refused; escapes and comment markers are kept in
+// a normalized form that holds neither, nor an inner quote, so that printed it reads the same to
+// every consumer.
+TEST(PtxLexer, StringsHoldNoControlCharacterAndPrintWithoutEscapesOrCommentMarkers) {
+  for (const char* text : {".file 1 \"a\tb\"", ".file 1 \"a\rb\"", ".file 1 \"a\nb\"", ".file 1 \"\xc3\xa9\"",
+                           ".file 1 \"unterminated", ".file 1 \"a\\", ".file 1 \"a\\\n\"", ".file 1 \"a\\\"",
+                           ".pragma \"x\\\";"}) {
     const LexResult r = tokenize(text);
     EXPECT_FALSE(r.ok) << text;
     EXPECT_EQ(r.error.rfind("line ", 0), 0u) << r.error;
@@ -64,6 +69,22 @@ TEST(PtxLexer, StringsHoldNoEscapeNoCommentMarkerAndNoControlCharacter) {
   const LexResult fine = tokenize(".file 1 \"/usr/include/a b-c_d.e+f:g**h.cu\"");
   ASSERT_TRUE(fine.ok) << fine.error;
   EXPECT_EQ(fine.tokens[2].text, "\"/usr/include/a b-c_d.e+f:g**h.cu\"");
+  const std::pair<const char*, const char*> normalized[] = {
+      {"\"C:/VC/\\INCLUDE\\crtdefs.h\"", "\"C:/VC/_INCLUDE/crtdefs.h\""},
+      {"\"v4.0//include\\crt/device_runtime.h\"", "\"v4.0/_include/crt/device_runtime.h\""},
+      {"\"a\\\"b\" ld.global.u32 %r1, [%rd1]; \"\"", "\"a/'b\""},
+      {"\"a/*b*/c\"", "\"a/_b*_c\""},
+      {"\"a\\\\b\"", "\"a/_b\""},
+  };
+  for (const auto& [input, expected] : normalized) {
+    const LexResult r = tokenize(std::string(".file 1 ") + input);
+    ASSERT_TRUE(r.ok) << input << ": " << r.error;
+    EXPECT_EQ(r.tokens[2].text, expected) << input;
+    // The normalized text lexes to itself: the printed form is read the same way again.
+    const LexResult again = tokenize(std::string(".file 1 ") + r.tokens[2].text);
+    ASSERT_TRUE(again.ok) << again.error;
+    EXPECT_EQ(again.tokens[2].text, r.tokens[2].text);
+  }
 }
 
 TEST(PtxLexer, DoubleColonsBelongToOpcodesAndModifiersButALabelColonDoesNot) {
