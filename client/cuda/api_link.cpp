@@ -29,6 +29,7 @@
 
 #include "client/common/log.h"
 #include "client/cuda/driver_call.h"
+#include "client/cuda/jit_options.h"
 #include "client/session/code_images.h"
 #include "client/session/own_memory.h"
 #include "cuda_api.gen.h"  // checks every definition against cuda.h's declaration
@@ -38,22 +39,10 @@ using namespace agileos::client::cuda_shim;
 
 namespace {
 
-// One of the caller's log buffers (CU_JIT_INFO_LOG_BUFFER or CU_JIT_ERROR_LOG_BUFFER with its
-// _SIZE_BYTES option).
-struct LogBuffer {
-  char* buffer = nullptr;
-  unsigned int capacity = 0;
-  int sizeIndex = -1;  // the _SIZE_BYTES option's slot in optionValues, written back
-};
-
 struct LinkState {
-  // cuLinkCreate's option values, kept only when it asked for outputs (logs, the wall time): the
-  // driver writes those back into the caller's array, which must live as long as the state.
-  void** optionValues = nullptr;
-  LogBuffer info;
-  LogBuffer error;
-  int wallTimeIndex = -1;
-  unsigned int hints = 0;  // options the worker's loader does not need (it compiles the code itself)
+  // cuLinkCreate's outputs (logs, the wall time): the driver writes those back into the caller's
+  // option array, which must live as long as the state.
+  JitOutputs outputs;
   // Each input's own copy; the strings never move, so cuLinkComplete's pointer stays valid until
   // cuLinkDestroy.
   std::vector<std::unique_ptr<std::string>> inputs;
@@ -69,8 +58,6 @@ LinkState* findLocked(CUlinkState handle) {
   return it == gStates.end() ? nullptr : it->second.get();
 }
 
-// Any bit pattern may come: read as an integer (loading an enum that holds no enumerator is
-// undefined behaviour).
 template <typename Enum>
 int asInteger(const Enum& value) {
   int out = 0;
@@ -79,76 +66,8 @@ int asInteger(const Enum& value) {
   return out;
 }
 
-// CUDA_ERROR_INVALID_VALUE for options without arrays or with one the driver does not know.
-CUresult checkOptions(unsigned int numOptions, CUjit_option* options, void** optionValues) {
-  if (numOptions == 0) return CUDA_SUCCESS;
-  if (options == nullptr || optionValues == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  for (unsigned int i = 0; i < numOptions; ++i) {
-    const int option = asInteger(options[i]);
-    if (option < 0 || option >= CU_JIT_NUM_OPTIONS) return CUDA_ERROR_INVALID_VALUE;
-  }
-  return CUDA_SUCCESS;
-}
-
-unsigned int asUnsigned(void* value) {
-  return static_cast<unsigned int>(reinterpret_cast<std::uintptr_t>(value));
-}
-
-// cuLinkCreate's options: the logs and the wall time are honoured, the rest recorded as hints.
-void readOptions(unsigned int numOptions, CUjit_option* options, void** optionValues, LinkState* state) {
-  bool outputs = false;
-  for (unsigned int i = 0; i < numOptions; ++i) {
-    const int index = static_cast<int>(i);
-    switch (asInteger(options[i])) {
-      case CU_JIT_INFO_LOG_BUFFER:
-        state->info.buffer = static_cast<char*>(optionValues[i]);
-        break;
-      case CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES:
-        state->info.capacity = asUnsigned(optionValues[i]);
-        state->info.sizeIndex = index;
-        outputs = true;
-        break;
-      case CU_JIT_ERROR_LOG_BUFFER:
-        state->error.buffer = static_cast<char*>(optionValues[i]);
-        break;
-      case CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES:
-        state->error.capacity = asUnsigned(optionValues[i]);
-        state->error.sizeIndex = index;
-        outputs = true;
-        break;
-      case CU_JIT_WALL_TIME:
-        state->wallTimeIndex = index;
-        outputs = true;
-        break;
-      default:
-        ++state->hints;
-        break;
-    }
-  }
-  if (outputs) state->optionValues = optionValues;
-}
-
-// Writes as much of `message` as fits, NUL-terminated, and puts how much of the buffer was filled
-// into the size option's slot, as the driver does (counted here with the NUL). Without a buffer of
-// at least one byte nothing is written.
-void writeLog(const LinkState& state, const LogBuffer& log, const char* message) {
-  if (log.buffer == nullptr || log.capacity == 0 || state.optionValues == nullptr) return;
-  const std::size_t length = std::min<std::size_t>(std::strlen(message), log.capacity - 1);
-  std::memcpy(log.buffer, message, length);
-  log.buffer[length] = '\0';
-  if (log.sizeIndex >= 0)
-    state.optionValues[log.sizeIndex] = reinterpret_cast<void*>(static_cast<std::uintptr_t>(length + 1));
-}
-
-// The outputs of a finished cuLinkComplete (or a refused input): the logs, and no time spent.
 void writeOutputs(const LinkState& state, const char* info, const char* error) {
-  writeLog(state, state.info, info);
-  writeLog(state, state.error, error);
-  if (state.optionValues != nullptr && state.wallTimeIndex >= 0) {
-    const float none = 0.0f;
-    state.optionValues[state.wallTimeIndex] = nullptr;
-    std::memcpy(&state.optionValues[state.wallTimeIndex], &none, sizeof none);
-  }
+  writeJitOutputs(state.outputs, info, error);
 }
 
 // The checks every input takes: the state, its type, the options. Types only a real linker could
@@ -161,7 +80,7 @@ CUresult checkInput(CUlinkState handle, int type, unsigned int numOptions, CUjit
   }
   // Per-input options are compiler hints the worker's loader does not need; they are checked and
   // ignored.
-  if (CUresult result = checkOptions(numOptions, options, optionValues); result != CUDA_SUCCESS)
+  if (CUresult result = checkJitOptions(numOptions, options, optionValues); result != CUDA_SUCCESS)
     return result;
   switch (const int kind = type) {
     case CU_JIT_INPUT_PTX:
@@ -202,11 +121,11 @@ CUresult addInput(CUlinkState handle, int type, std::string bytes) {
 CUresult linkCreate(unsigned int numOptions, CUjit_option* options, void** optionValues,
                     CUlinkState* stateOut) {
   if (stateOut == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  if (CUresult result = checkOptions(numOptions, options, optionValues); result != CUDA_SUCCESS)
+  if (CUresult result = checkJitOptions(numOptions, options, optionValues); result != CUDA_SUCCESS)
     return result;
   if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
   auto state = std::make_unique<LinkState>();
-  readOptions(numOptions, options, optionValues, state.get());
+  state->outputs = readJitOutputs(numOptions, options, optionValues);
   std::lock_guard lock(gMutex);
   *stateOut = reinterpret_cast<CUlinkState>(state.get());
   gStates.emplace(state.get(), std::move(state));
@@ -293,10 +212,12 @@ CUresult cuLinkComplete(CUlinkState handle, void** cubinOut, size_t* sizeOut) {
     writeOutputs(*state, "", "AgileOS: linking several images is not supported");
     return CUDA_ERROR_NOT_SUPPORTED;
   }
-  if (state->hints != 0)
-    AGILEOS_LOG_DEBUG("cuLinkComplete: %u JIT option(s) left to the worker's loader", state->hints);
+  if (state->outputs.hints != 0)
+    AGILEOS_LOG_DEBUG("cuLinkComplete: %u JIT option(s) left to the worker's loader", state->outputs.hints);
   std::string& image = *state->inputs.front();
-  writeOutputs(*state, "AgileOS: one input, passed through to the worker's loader", "");
+  // An empty info log: the compile happens at the load, in the worker, and a program that prints
+  // its info log (cuda-samples' ptxjit) should print what a quiet driver JIT gives, not a note.
+  writeOutputs(*state, "", "");
   *cubinOut = image.data();
   if (sizeOut != nullptr) *sizeOut = image.size();
   return CUDA_SUCCESS;

@@ -19,6 +19,7 @@
 #include <utility>
 
 #include "client/cuda/driver_call.h"
+#include "client/cuda/jit_options.h"
 #include "client/cuda/module_handles.h"
 #include "client/session/code_images.h"
 #include "client/session/function_calls.h"
@@ -204,8 +205,18 @@ extern "C" {
 // JIT options are hints the worker's loader does not need (it chooses and compiles the code
 // itself); they are accepted and ignored, and option outputs (logs) are left as they were.
 CUresult cuModuleLoadData(CUmodule* module, const void* image) { return loadImageAt(module, image); }
-CUresult cuModuleLoadDataEx(CUmodule* module, const void* image, unsigned int, CUjit_option*, void**) {
-  return loadImageAt(module, image);
+// The options are checked as the driver checks them; the logs are written back empty (the worker
+// compiles the image and keeps its JIT log: an info log the program prints must not be whatever
+// its buffer held), the rest are hints for a compile that is the worker's.
+CUresult cuModuleLoadDataEx(CUmodule* module, const void* image, unsigned int numOptions,
+                            CUjit_option* options, void** optionValues) {
+  if (CUresult result = checkJitOptions(numOptions, options, optionValues); result != CUDA_SUCCESS)
+    return result;
+  const JitOutputs outputs = readJitOutputs(numOptions, options, optionValues);
+  const CUresult result = loadImageAt(module, image);
+  writeJitOutputs(outputs, "",
+                  result == CUDA_SUCCESS ? "" : "AgileOS: the worker refused or could not compile the image");
+  return result;
 }
 CUresult cuModuleLoadFatBinary(CUmodule* module, const void* fatCubin) {
   return loadImageAt(module, fatCubin);
