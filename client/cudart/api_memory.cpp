@@ -335,9 +335,9 @@ cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes* attributes, c
     attributes->type = cudaMemoryTypeHost;
     attributes->device = 0;
     attributes->hostPointer = const_cast<void*>(ptr);
-    // A devicePointer only for memory mapped for the device (cudaHostAllocMapped), at the
-    // worker's address; other page-locked memory is not reachable by kernels here, unlike
-    // natively pinned memory, which UVA maps at the same address.
+    // A devicePointer for page-locked memory, mapped for the device at the worker's address (the
+    // host address, unless this process used it already), as UVA maps pinned memory natively;
+    // none for memory the shared-memory transport could not map (gRPC).
     if (std::optional<std::uint64_t> device = HostAllocations::instance().deviceAddressOf(ptr))
       attributes->devicePointer = reinterpret_cast<void*>(*device);
     return cudaSuccess;

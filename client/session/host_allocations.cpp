@@ -99,18 +99,19 @@ cudaError_t HostAllocations::allocate(std::size_t size, unsigned flags, void** p
   cudaError_t error = cudaSuccess;
   if (!shared) {
     error = allocatePrivate(size, &entry.mappedSize, p);
-  } else if ((flags & cudaHostAllocMapped) != 0) {
-    // Mapped memory is placed like managed memory, at one address for this process and the
-    // device, so that its pointer works in kernels as natively under unified addressing (where
-    // cudaHostGetDevicePointer is not needed); should this process use that address already, it
-    // is mapped anywhere and reached through cudaHostGetDevicePointer.
-    bool taken = false;
-    error =
-        allocateShared(size, flags, true, &entry.mappedSize, &entry.segment, &entry.deviceAddress, p, &taken);
-    if (taken)
-      error = allocateShared(size, flags, false, &entry.mappedSize, &entry.segment, &entry.deviceAddress, p);
   } else {
-    error = allocateShared(size, flags, false, &entry.mappedSize, &entry.segment, &entry.deviceAddress, p);
+    // Page-locked memory is mapped for the device and placed like managed memory, at one address
+    // for this process and the device, whatever the flags: under unified addressing the driver maps
+    // every page-locked allocation at its host address, and programs pass cudaMallocHost pointers
+    // to kernels (cuda-samples UnifiedMemoryPerf). Should this process use that address already,
+    // the segment is mapped anywhere and reached through cudaHostGetDevicePointer. The program's
+    // flags are kept as given (cudaHostGetFlags).
+    const unsigned placed = flags | cudaHostAllocMapped;
+    bool taken = false;
+    error = allocateShared(size, placed, true, &entry.mappedSize, &entry.segment, &entry.deviceAddress, p,
+                           &taken);
+    if (taken)
+      error = allocateShared(size, placed, false, &entry.mappedSize, &entry.segment, &entry.deviceAddress, p);
   }
   if (error != cudaSuccess) return error;
   std::lock_guard lock(mutex_);

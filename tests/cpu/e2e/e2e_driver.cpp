@@ -923,8 +923,12 @@ void forgeries() {
               "cuMemHostGetDevicePointer with flags");
   void* plain = nullptr;
   checkResult(cuMemHostAlloc(&plain, 4096, 0), CUDA_SUCCESS, "cuMemHostAlloc without DEVICEMAP");
-  checkResult(cuMemHostGetDevicePointer(&mapped, plain, 0), CUDA_ERROR_INVALID_VALUE,
-              "no device address for page-locked memory that is not mapped");
+  // Under unified addressing every page-locked allocation is the device's at its host address
+  // (cuda-samples UnifiedMemoryPerf passes cudaMallocHost memory to kernels and asks
+  // cudaHostGetDevicePointer of it).
+  checkResult(cuMemHostGetDevicePointer(&mapped, plain, 0), CUDA_SUCCESS,
+              "page-locked memory without DEVICEMAP is mapped too");
+  check(mapped == reinterpret_cast<CUdeviceptr>(plain), "at its host address");
   checkResult(cuMemHostGetDevicePointer(&mapped, &mapped, 0), CUDA_ERROR_INVALID_VALUE,
               "no device address for the program's own memory");
   checkResult(cuMemFreeHost(host), CUDA_SUCCESS, "cuMemFreeHost of mapped memory");
