@@ -11,6 +11,7 @@
 // and the original kernel then give bit-identical output even where ptxas contracts a
 // mul and an add differently in the two (the guard adds integer code around the accesses).
 // No kernel uses float atomics, whose order, and so whose result, varies from run to run.
+#include <cuda.h>
 #include <mma.h>
 
 #include <cstdint>
@@ -291,4 +292,38 @@ extern "C" __global__ void __launch_bounds__(kThreads)
     wmma::mma_sync(acc, fa, fb, acc);
   }
   wmma::store_matrix_sync(c + static_cast<std::size_t>(tileRow) * n + tileCol, acc, n, wmma::mem_row_major);
+}
+
+// A tensor-memory-access copy (issue 17): each block loads a 32 x 32 tile of floats into shared
+// memory with one cp.async.bulk.tensor through a map the host encoded (a __grid_constant__
+// parameter, as the guard admits them), waits on an mbarrier, and writes the tile scaled to `out`
+// with ordinary (guarded) stores. The guard's part is the copy's scope (the map's address
+// recomputed from the parameter) and the checks of the stores.
+extern "C" __global__ void __launch_bounds__(kThreads)
+    tma_tile(const __grid_constant__ CUtensorMap in, float* __restrict__ out, int width) {
+  __shared__ alignas(128) float tile[kTmaTile][kTmaTile];
+  __shared__ alignas(8) std::uint64_t barrier;
+  const int x = static_cast<int>(blockIdx.x) * kTmaTile, y = static_cast<int>(blockIdx.y) * kTmaTile;
+  const unsigned barrierAddress = static_cast<unsigned>(__cvta_generic_to_shared(&barrier));
+  const unsigned tileAddress = static_cast<unsigned>(__cvta_generic_to_shared(&tile));
+  if (threadIdx.x == 0) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(barrierAddress));
+    asm volatile("fence.proxy.async.shared::cta;");
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(barrierAddress),
+                 "r"(static_cast<unsigned>(sizeof(tile))));
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], "
+        "[%4];" ::"r"(tileAddress),
+        "l"(&in), "r"(x), "r"(y), "r"(barrierAddress)
+        : "memory");
+  }
+  __syncthreads();
+  asm volatile(
+      "{\n .reg .pred done;\n wait: mbarrier.try_wait.parity.shared::cta.b64 done, [%0], 0;\n @!done bra "
+      "wait;\n}" ::"r"(barrierAddress)
+      : "memory");
+  for (int i = static_cast<int>(threadIdx.x); i < kTmaTile * kTmaTile; i += static_cast<int>(blockDim.x)) {
+    out[static_cast<std::size_t>(y + i / kTmaTile) * width + x + i % kTmaTile] =
+        tile[i / kTmaTile][i % kTmaTile] * 2.0f + 1.0f;
+  }
 }

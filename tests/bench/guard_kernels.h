@@ -21,4 +21,7 @@ inline constexpr int kTileRows = 8;
 // spmv_csr: one warp per row.
 inline constexpr int kWarp = 32;
 
+// tma_tile: a block of kThreads loads a kTmaTile x kTmaTile tile of floats with one tensor copy.
+inline constexpr int kTmaTile = 32;
+
 }  // namespace agileos::guardbench

@@ -242,7 +242,12 @@ struct In {  // the index of an input buffer (shared by the variants)
 struct Out {  // the index of an output buffer (one per variant, compared)
   std::size_t index;
 };
-using Arg = std::variant<In, Out, std::int32_t, std::uint32_t, std::uint64_t, float>;
+struct TensorMapOver {  // a 2-D tiled map of floats over an input buffer, encoded at binding
+  std::size_t index;
+  std::uint64_t width, height;  // in elements; rows are `width` floats apart
+  std::uint32_t tile;           // the box: tile x tile
+};
+using Arg = std::variant<In, Out, TensorMapOver, std::int32_t, std::uint32_t, std::uint64_t, float>;
 struct Dim {
   unsigned x = 1, y = 1;
 };
@@ -342,6 +347,18 @@ std::vector<KernelSpec> kernelSpecs() {
                      {bytes},
                      {In{0}, In{1}, Out{0}, n},
                      {blocksFor(warps * kWarp)},
+                     oneD});
+  }
+  {
+    // 8192 x 4096 floats (128 MiB) in 32 x 32 tiles, one tensor copy per block.
+    const std::uint64_t width = 8192, height = 4096;
+    const std::size_t bytes = width * height * 4;
+    specs.push_back({"tma_tile",
+                     "tensor-map (TMA) tile loads into shared memory, guarded stores out",
+                     {{bytes, fillSignedFloats, 23, 0}},
+                     {bytes},
+                     {TensorMapOver{0, width, height, kTmaTile}, Out{0}, static_cast<std::int32_t>(width)},
+                     {static_cast<unsigned>(width / kTmaTile), static_cast<unsigned>(height / kTmaTile)},
                      oneD});
   }
   {
@@ -786,6 +803,7 @@ struct Variant {
   Loaded loaded;
   std::vector<Buffer> outputs;
   std::vector<std::uint64_t> parameterStorage;
+  std::vector<std::unique_ptr<CUtensorMap>> tensorMaps;  // parameters passed by value, 128 bytes each
   std::vector<void*> parameters;
   std::vector<double> perLaunchMs;
 };
@@ -849,11 +867,15 @@ void prepareVariant(Context& context, const KernelSpec& spec, const std::string&
 
 // Kernel parameters: each argument in an 8-byte slot (cuLaunchKernel reads each at its
 // declared size, so a 4-byte value in the slot's low bytes is right on little-endian x86).
+// A tensor map is encoded here with the driver (the tool is trusted and runs natively) and passed
+// by value.
 void bindParameters(const KernelSpec& spec, const std::vector<Buffer>& inputs, Variant* variant) {
   variant->parameterStorage.assign(spec.args.size(), 0);
+  variant->tensorMaps.clear();
   variant->parameters.clear();
   for (std::size_t i = 0; i < spec.args.size(); ++i) {
     std::uint64_t& slot = variant->parameterStorage[i];
+    void* parameter = &slot;
     std::visit(
         [&](const auto& arg) {
           using T = std::decay_t<decltype(arg)>;
@@ -861,12 +883,26 @@ void bindParameters(const KernelSpec& spec, const std::vector<Buffer>& inputs, V
             slot = inputs.at(arg.index).memory.get();
           } else if constexpr (std::is_same_v<T, Out>) {
             slot = variant->outputs.at(arg.index).memory.get();
+          } else if constexpr (std::is_same_v<T, TensorMapOver>) {
+            auto map = std::make_unique<CUtensorMap>();
+            const cuuint64_t dims[2] = {arg.width, arg.height};
+            const cuuint64_t strides[1] = {arg.width * sizeof(float)};
+            const cuuint32_t box[2] = {arg.tile, arg.tile};
+            const cuuint32_t elementStrides[2] = {1, 1};
+            check(cuTensorMapEncodeTiled(map.get(), CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2,
+                                         reinterpret_cast<void*>(inputs.at(arg.index).memory.get()), dims,
+                                         strides, box, elementStrides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                         CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+                                         CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+                  "cuTensorMapEncodeTiled");
+            parameter = map.get();
+            variant->tensorMaps.push_back(std::move(map));
           } else {
             std::memcpy(&slot, &arg, sizeof arg);
           }
         },
         spec.args[i]);
-    variant->parameters.push_back(&slot);
+    variant->parameters.push_back(parameter);
   }
 }
 
