@@ -168,20 +168,6 @@ class Graph {
   std::shared_ptr<int> instanceMark_ = std::make_shared<int>(0);
 };
 
-// The graph allocation for an allocation node of `bytes` to be added to `graph` after
-// `dependencies` (nodes of the graph): an allocation of the graph that every schedule has freed
-// before the node runs, when there is one of at least `bytes` (the node then has its address, as
-// the native driver reuses a freed allocation's address); else a new reservation. An allocation
-// qualifies when every node of the graph that allocates or frees it is among the new node's
-// dependencies (transitively) and it is freed as often as it is allocated there, so no schedule
-// reaches the new node while it lives. The caller holds graphMutex().
-cudaError_t addGraphAllocation(const Graph& graph, std::span<Node* const> dependencies, std::uint64_t bytes,
-                               std::shared_ptr<GraphAllocation>* out);
-// Whether a free node of `address` may be added to `graph`: `address` is a graph allocation, and
-// the graph frees it fewer times than it allocates it (never, where the graph does not allocate
-// it). cudaErrorInvalidValue otherwise. The caller holds graphMutex().
-cudaError_t checkGraphFree(const Graph& graph, std::uint64_t address);
-
 // Copies the work, child graphs deeply.
 NodeWork copyWork(const NodeWork& work);
 

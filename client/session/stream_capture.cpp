@@ -6,6 +6,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "client/session/graph_memory_nodes.h"
+
 namespace agileos::client {
 namespace {
 
