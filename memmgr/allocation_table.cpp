@@ -54,6 +54,14 @@ std::optional<Allocation> AllocationTable::erase(ClientId owner, DevicePtr base,
   return removed;
 }
 
+bool AllocationTable::changeKind(ClientId owner, DevicePtr base, AllocationKind from, AllocationKind to) {
+  std::unique_lock lock(mutex_);
+  auto it = byBase_.find(base);
+  if (it == byBase_.end() || it->second.owner != owner || it->second.kind != from) return false;
+  it->second.kind = to;
+  return true;
+}
+
 std::vector<Allocation> AllocationTable::eraseAll(ClientId owner) {
   std::unique_lock lock(mutex_);
   std::vector<Allocation> removed;
@@ -87,6 +95,7 @@ PointerCheck AllocationTable::check(ClientId client, DevicePtr p, std::uint64_t 
   if (it == byBase_.end()) return PointerCheck::kUnknown;
   const Allocation& allocation = it->second;
   if (allocation.owner != client) return PointerCheck::kForeign;
+  if (allocation.kind == AllocationKind::kGraphReserved) return PointerCheck::kUnknown;
   if (length <= allocation.end() - p) return PointerCheck::kOk;
   // Mappings the client placed back to back in its own reservation are one range of addresses for
   // the device, as natively: a range may run on through the next while each starts where the last

@@ -25,6 +25,12 @@ enum class AllocationKind {
   kModuleGlobal,    // a __device__/__constant__ variable of a module the client loaded; not freeable
   kVirtualMapping,  // physical memory the client mapped into its own reservation (cuMemMap); not
                     // freeable, cuMemUnmap removes it
+  // A graph allocation's reservation (worker/graph_memory.h): memory that is the client's for as
+  // long as a graph holds the node, but that the client may name only while it is live (between
+  // the run of its allocation node and its free). Neither kind is freeable by free(): the
+  // reservation outlives a free of the allocation.
+  kGraphReserved,  // not live: check() answers kUnknown, as for memory that was never allocated
+  kGraphLive,      // live: checked like kUser
 };
 
 struct Allocation {
@@ -58,15 +64,19 @@ class AllocationTable {
   // has kind `kind`. Returns the removed entry.
   std::optional<Allocation> erase(ClientId owner, DevicePtr base, AllocationKind kind);
 
+  // Changes the kind of the entry whose base is exactly `base` from `from` to `to`, if it is owned
+  // by `owner` and has kind `from`; false, changing nothing, otherwise.
+  bool changeKind(ClientId owner, DevicePtr base, AllocationKind from, AllocationKind to);
+
   // Removes and returns every entry owned by `owner`.
   std::vector<Allocation> eraseAll(ClientId owner);
 
   // Classifies [p, p+n). n == 0 is checked as a single byte at p. The verdicts are
   // decided in this order: kNull, kOverflow (p + n not representable in 64 bits),
   // kProtected (arithmetic, before any lookup), then by the entry containing p:
-  // none -> kUnknown, another owner's -> kForeign, own but [p, p+n) runs past its
-  // end -> kOutOfBounds, else kOk. The one exception: a kVirtualMapping entry continues into
-  // the next while that one starts exactly at its end and is a kVirtualMapping of the same
+  // none -> kUnknown, another owner's -> kForeign, own but not live (kGraphReserved) -> kUnknown,
+  // own but [p, p+n) runs past its end -> kOutOfBounds, else kOk. The one exception: a kVirtualMapping entry
+  // continues into the next while that one starts exactly at its end and is a kVirtualMapping of the same
   // client (cuMemMap'd ranges back to back are contiguous device memory); O(entries crossed).
   PointerCheck check(ClientId client, DevicePtr p, std::uint64_t n) const;
 

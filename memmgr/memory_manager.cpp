@@ -132,6 +132,15 @@ CUresult MemoryManager::createMapping(std::uint64_t size, BackedRange* out) {
 }
 
 CUresult MemoryManager::allocate(ClientId client, std::uint64_t size, DevicePtr* out) {
+  return allocateLocked(client, size, AllocationKind::kUser, out);
+}
+
+CUresult MemoryManager::allocateGraphReservation(ClientId client, std::uint64_t size, DevicePtr* out) {
+  return allocateLocked(client, size, AllocationKind::kGraphReserved, out);
+}
+
+CUresult MemoryManager::allocateLocked(ClientId client, std::uint64_t size, AllocationKind kind,
+                                       DevicePtr* out) {
   if (out == nullptr) return CUDA_ERROR_INVALID_VALUE;
   if (size == 0) {
     *out = 0;
@@ -141,10 +150,12 @@ CUresult MemoryManager::allocate(ClientId client, std::uint64_t size, DevicePtr*
   if (size > kUserRange.size) return CUDA_ERROR_OUT_OF_MEMORY;
 
   std::lock_guard lock(mutex_);
-  return size < kSmallAllocationLimit ? allocateSmall(client, size, out) : allocateLarge(client, size, out);
+  return size < kSmallAllocationLimit ? allocateSmall(client, size, kind, out)
+                                      : allocateLarge(client, size, kind, out);
 }
 
-CUresult MemoryManager::allocateSmall(ClientId client, std::uint64_t size, DevicePtr* out) {
+CUresult MemoryManager::allocateSmall(ClientId client, std::uint64_t size, AllocationKind kind,
+                                      DevicePtr* out) {
   ChunkSuballocator& chunks = state_->chunks;
   std::optional<DevicePtr> slot = chunks.takeSlot(client, size);
   if (!slot) {
@@ -154,7 +165,7 @@ CUresult MemoryManager::allocateSmall(ClientId client, std::uint64_t size, Devic
     chunks.adoptEmptyChunk(client, chunk);
     slot = chunks.takeSlot(client, size);  // cannot fail: the client now has an empty chunk
   }
-  if (!table_.insert({*slot, size, client, AllocationKind::kUser})) {
+  if (!table_.insert({*slot, size, client, kind})) {
     // Unreachable while the invariants hold (slots never overlap, and nothing else
     // is recorded inside the user range); undo rather than hand out a bad pointer.
     std::optional<BackedRange> emptied;
@@ -166,12 +177,13 @@ CUresult MemoryManager::allocateSmall(ClientId client, std::uint64_t size, Devic
   return CUDA_SUCCESS;
 }
 
-CUresult MemoryManager::allocateLarge(ClientId client, std::uint64_t size, DevicePtr* out) {
+CUresult MemoryManager::allocateLarge(ClientId client, std::uint64_t size, AllocationKind kind,
+                                      DevicePtr* out) {
   const std::uint64_t mapped = (size + granularity_ - 1) / granularity_ * granularity_;  // size <= 1 TiB
   if (!fitsQuota(client, mapped)) return CUDA_ERROR_OUT_OF_MEMORY;
   BackedRange range;
   if (CUresult result = createMapping(mapped, &range); result != CUDA_SUCCESS) return result;
-  if (!table_.insert({range.va, size, client, AllocationKind::kUser})) {
+  if (!table_.insert({range.va, size, client, kind})) {
     state_->mappings.destroy(range);  // unreachable while the invariants hold, as in allocateSmall
     return CUDA_ERROR_UNKNOWN;
   }
@@ -186,7 +198,24 @@ CUresult MemoryManager::free(ClientId client, DevicePtr p) {
   std::lock_guard lock(mutex_);
   // The table decides: only the exact base of a live kUser entry of this client is erased.
   if (!table_.erase(client, p, AllocationKind::kUser)) return CUDA_ERROR_INVALID_VALUE;
+  return releaseBackingLocked(client, p);
+}
 
+CUresult MemoryManager::freeGraphReservation(ClientId client, DevicePtr base) {
+  if (base == 0) return CUDA_ERROR_INVALID_VALUE;
+  std::lock_guard lock(mutex_);
+  // A live graph allocation may be in use by the client's calls: only a reservation that is not
+  // live goes.
+  if (!table_.erase(client, base, AllocationKind::kGraphReserved)) return CUDA_ERROR_INVALID_VALUE;
+  return releaseBackingLocked(client, base);
+}
+
+bool MemoryManager::setGraphAllocationLive(ClientId client, DevicePtr base, bool live) {
+  return live ? table_.changeKind(client, base, AllocationKind::kGraphReserved, AllocationKind::kGraphLive)
+              : table_.changeKind(client, base, AllocationKind::kGraphLive, AllocationKind::kGraphReserved);
+}
+
+CUresult MemoryManager::releaseBackingLocked(ClientId client, DevicePtr p) {
   if (auto large = state_->large.find(p); large != state_->large.end()) {
     const BackedRange range = large->second.range;
     state_->large.erase(large);
@@ -194,7 +223,8 @@ CUresult MemoryManager::free(ClientId client, DevicePtr p) {
     return state_->mappings.destroy(range);
   }
   std::optional<BackedRange> emptied;
-  // Every small kUser entry is a live slot; if the chunks disagree with the table, that is a bug.
+  // Every small user or graph entry is a live slot; if the chunks disagree with the table, that is
+  // a bug.
   if (!state_->chunks.releaseSlot(client, p, &emptied)) return CUDA_ERROR_UNKNOWN;
   return emptied ? state_->mappings.destroy(*emptied) : CUDA_SUCCESS;
 }

@@ -94,6 +94,15 @@ class MemoryManager {
   // (retried in the destructor) and that driver CUresult is returned.
   CUresult free(ClientId client, DevicePtr p);
 
+  // Graph allocations (worker/graph_memory.h). A reservation is allocated like allocate() (same
+  // placement, quota and results) but its table entry is kGraphReserved: no check() passes for it
+  // until setGraphAllocationLive(…, true) makes it kGraphLive; false makes it kGraphReserved again.
+  // free() refuses both kinds; freeGraphReservation gives back a reservation that is not live
+  // (exact base; CUDA_ERROR_INVALID_VALUE otherwise, changing nothing), as free() does.
+  CUresult allocateGraphReservation(ClientId client, std::uint64_t size, DevicePtr* out);
+  bool setGraphAllocationLive(ClientId client, DevicePtr base, bool live);
+  CUresult freeGraphReservation(ClientId client, DevicePtr base);
+
   // Validation of an untrusted range against the client's live allocations
   // (including its module globals). Protected ranges are refused arithmetically
   // before any lookup. See AllocationTable::check for the order of verdicts.
@@ -247,8 +256,13 @@ class MemoryManager {
   struct State;  // VA allocator, mappings, chunks, large allocations (memory_manager.cpp)
 
   // The following run with mutex_ held.
-  CUresult allocateSmall(ClientId client, std::uint64_t size, DevicePtr* out);
-  CUresult allocateLarge(ClientId client, std::uint64_t size, DevicePtr* out);
+  // kind: kUser or kGraphReserved, the table entry's.
+  CUresult allocateLocked(ClientId client, std::uint64_t size, AllocationKind kind, DevicePtr* out);
+  CUresult allocateSmall(ClientId client, std::uint64_t size, AllocationKind kind, DevicePtr* out);
+  CUresult allocateLarge(ClientId client, std::uint64_t size, AllocationKind kind, DevicePtr* out);
+  // Gives back the memory of the user or graph allocation at p, whose table entry is already
+  // erased.
+  CUresult releaseBackingLocked(ClientId client, DevicePtr p);
   CUresult createMapping(std::uint64_t size, BackedRange* out);
   // The run of adjacent mappings of `client` that is exactly [va, va + size), first to last; empty
   // if there is none.

@@ -23,6 +23,7 @@
 #include "memmgr/address_layout.h"
 #include "worker/array_texture/array_table.h"
 #include "worker/driver_limit_cost.h"
+#include "worker/graph_memory.h"
 #include "worker/handle_table.h"
 #include "worker/host_memory/managed_variables.h"
 #include "worker/host_memory/shared_host_segment.h"
@@ -160,6 +161,8 @@ class ClientSession {
   LaunchChainCache launchChains;
   // Stream-ordered allocations, their pending frees and the client's memory pools.
   StreamOrderedMemory streamOrdered;
+  // Graph allocation reservations (graph memory nodes), this client's only.
+  GraphMemory graphMemory;
   // Page-locked host memory shared with the client (HostAlloc); only over the
   // shared-memory transport. `hostSegmentBytes` is their total size, never more than
   // `pinnedHostQuotaBytes` (set at attach, immutable after).

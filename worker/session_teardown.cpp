@@ -18,6 +18,7 @@ void releaseStreamsAndEvents(GpuBackend& gpu, ClientSession& session) {
 
 void releaseUserMemory(memmgr::MemoryManager& memory, ClientSession& session) {
   memory.releaseClient(session.id());
+  session.graphMemory.clear();  // the reservations were the client's memory
   // releaseClient forgets module globals too; the modules stay loaded, so their
   // globals are registered again.
   for (const auto& [token, module] : session.modules.snapshot()) {

@@ -2,7 +2,7 @@
 // graph's life, on the session's graphs (client/session/graph.h), which the runtime shim's graphs
 // are too (a CUgraph and a cudaGraph_t are the same handle). A statically linked runtime and the
 // math libraries reach capture through these. Building graphs node by node with the driver's
-// structures (cuGraphAdd*Node) is not offered yet.
+// structures (cuGraphAdd*Node) is not offered yet, but for memory nodes (api_graph_memory.cpp).
 #include <cuda.h>
 
 #include <cstring>
@@ -51,8 +51,8 @@ CUresult endCapture(CUstream stream, CUgraph* graph, DefaultStream spelling) {
   return toDriverResult(error);
 }
 
-// CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH and _USE_NODE_PRIORITY are accepted (there are
-// no memory nodes; order is the stream's); upload and device launch are not offered.
+// CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH (graph_launch.h) and _USE_NODE_PRIORITY (order is
+// the stream's) are accepted; upload and device launch are not offered.
 constexpr unsigned long long kKnownInstantiateFlags =
     CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH | CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY;
 

@@ -106,6 +106,8 @@ cudaError_t cudaGraphClone(cudaGraph_t* pGraphClone, cudaGraph_t originalGraph) 
   std::lock_guard lock(graphMutex());
   Graph* original = graphOf(originalGraph);
   if (!isLiveGraph(original)) return recordError(cudaErrorInvalidValue);
+  // A graph with memory nodes cannot be cloned, as in CUDA: its allocations have one address each.
+  if (original->hasMemoryNodes()) return recordError(cudaErrorNotSupported);
   *pGraphClone = handleOf(original->clone().release());
   return cudaSuccess;
 }
@@ -233,6 +235,9 @@ cudaError_t cudaGraphAddChildGraphNode(cudaGraphNode_t* pGraphNode, cudaGraph_t 
     std::lock_guard lock(graphMutex());
     Graph* child = graphOf(childGraph);
     if (!isLiveGraph(child) || child == graphOf(graph)) return recordError(cudaErrorInvalidValue);
+    // The node's copy would allocate at the original's addresses (CUDA allows such a child only by
+    // moving the graph into the node, which is not offered).
+    if (child->hasMemoryNodes()) return recordError(cudaErrorNotSupported);
     work.graph = child->clone();  // the node's own copy, as CUDA makes
   }
   return addNode(pGraphNode, graph, pDependencies, numDependencies, NodeKind::kChildGraph, std::move(work));
@@ -250,6 +255,8 @@ cudaError_t cudaGraphDestroyNode(cudaGraphNode_t node) {
   std::lock_guard lock(graphMutex());
   Node* target = nodeOf(node);
   if (!isLiveNode(target)) return recordError(cudaErrorInvalidValue);
+  // CUDA deletes no node of a graph with memory nodes.
+  if (target->owner->hasMemoryNodes()) return recordError(cudaErrorNotSupported);
   target->owner->remove(target);
   return cudaSuccess;
 }
@@ -281,6 +288,8 @@ cudaError_t cudaGraphRemoveDependencies(cudaGraph_t graph, const cudaGraphNode_t
   std::lock_guard lock(graphMutex());
   Graph* target = graphOf(graph);
   if (!isLiveGraph(target)) return recordError(cudaErrorInvalidValue);
+  // CUDA deletes no edge of a graph with memory nodes.
+  if (target->hasMemoryNodes()) return recordError(cudaErrorNotSupported);
   return recordError(target->removeEdges(fromList, toList));
 }
 

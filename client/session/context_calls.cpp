@@ -3,6 +3,7 @@
 #include "agileos/v1/client_api.pb.h"
 #include "client/session/device_allocations.h"
 #include "client/session/function_calls.h"
+#include "client/session/graph_memory.h"
 #include "client/session/memory_pools.h"
 #include "client/session/resource_epoch.h"
 #include "client/session/streams.h"
@@ -30,6 +31,7 @@ cudaError_t resetDevice() {
     forgetAllStreams();
     forgetAllDeviceAllocations();
     forgetAllMemoryPools();
+    forgetAllGraphAllocations();
   }
   forgetFunctionAttributes();
   return error;

@@ -118,6 +118,12 @@ std::vector<Node*> Graph::leaves() const {
   return out;
 }
 
+bool Graph::hasMemoryNodes() const {
+  return std::any_of(nodes_.begin(), nodes_.end(), [](const std::unique_ptr<Node>& node) {
+    return node->kind == NodeKind::kMemAlloc || node->kind == NodeKind::kMemFree;
+  });
+}
+
 NodeWork copyWork(const NodeWork& work) {
   if (const auto* child = std::get_if<ChildWork>(&work)) {
     ChildWork copy;

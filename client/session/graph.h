@@ -8,7 +8,9 @@
 // calls, so the worker validates every node each time it runs, exactly as if the program had
 // called it then: a graph cannot carry work past the worker's checks, and one that names memory
 // freed since is refused (graph_launch.h checks its copies and memsets before anything runs,
-// the worker checks every node again as it arrives). Nothing of a graph is trusted.
+// the worker checks every node again as it arrives). Nothing of a graph is trusted. Graph memory
+// nodes are the exception the worker knows of: an allocation node names a reservation the worker
+// made when the node was added, which a launch makes live (graph_memory.h).
 //
 // Thread-safety: graphs, nodes and their handles are guarded by one mutex (graphMutex()); a
 // program that changes a graph while another thread instantiates it gets one of the two orders.
@@ -23,6 +25,7 @@
 #include <variant>
 #include <vector>
 
+#include "client/session/graph_memory.h"
 #include "client/session/kernel_launch.h"
 #include "client/session/module_registry.h"
 
@@ -79,7 +82,22 @@ struct ChildWork {
 
 struct EmptyWork {};
 
-using NodeWork = std::variant<KernelWork, CopyWork, FillWork, HostWork, ChildWork, EmptyWork, EventWork>;
+// A graph memory node's allocation (graph_memory.h): the reservation, shared by every node that
+// allocates at its address (copies of the node, and later nodes of the same graph that reuse it:
+// addGraphAllocation), and the node's own size and device.
+struct AllocWork {
+  std::shared_ptr<GraphAllocation> allocation;
+  std::uint64_t bytes = 0;
+  int device = 0;
+};
+
+// A graph memory node's free of the graph allocation at `address` (of this or another graph).
+struct FreeWork {
+  std::uint64_t address = 0;
+};
+
+using NodeWork = std::variant<KernelWork, CopyWork, FillWork, HostWork, ChildWork, EmptyWork, EventWork,
+                              AllocWork, FreeWork>;
 
 // The node type a program sees (cudaGraphNodeType, equal to CUgraphNodeType).
 enum class NodeKind : int {
@@ -91,6 +109,8 @@ enum class NodeKind : int {
   kEmpty = cudaGraphNodeTypeEmpty,
   kEventWait = cudaGraphNodeTypeWaitEvent,
   kEventRecord = cudaGraphNodeTypeEventRecord,
+  kMemAlloc = cudaGraphNodeTypeMemAlloc,
+  kMemFree = cudaGraphNodeTypeMemFree,
 };
 
 struct Node {
@@ -128,6 +148,13 @@ class Graph {
   // Nodes without dependents (what a capture must have joined into its origin stream).
   std::vector<Node*> leaves() const;
 
+  // Whether the graph has allocation or free nodes. Such a graph, as CUDA has it, cannot be cloned
+  // (nor become a child graph, which is a copy), loses no node or edge, and has at most one
+  // executable graph at a time (instanceMark).
+  bool hasMemoryNodes() const;
+  // Shared with the graph's executable graphs: more than one owner means one exists.
+  const std::shared_ptr<int>& instanceMark() const { return instanceMark_; }
+
   // A deep copy; `mapping`, if given, receives (original, copy) for every node of this graph.
   std::unique_ptr<Graph> clone(std::vector<std::pair<const Node*, Node*>>* mapping = nullptr) const;
 
@@ -138,6 +165,7 @@ class Graph {
  private:
   std::vector<std::unique_ptr<Node>> nodes_;
   bool child_ = false;
+  std::shared_ptr<int> instanceMark_ = std::make_shared<int>(0);
 };
 
 // Copies the work, child graphs deeply.

@@ -1,10 +1,13 @@
 #include "client/session/graph_launch.h"
 
+#include <map>
 #include <memory>
 #include <unordered_set>
 
 #include "client/session/copy_engine.h"
 #include "client/session/device_allocations.h"
+#include "client/session/graph_memory.h"
+#include "client/session/stream_capture.h"
 #include "client/session/stream_event_calls.h"
 
 namespace agileos::client {
@@ -41,14 +44,34 @@ bool extentOf(std::uint64_t p, std::uint64_t pitch, std::uint64_t width, std::ui
   return *bytes <= UINT64_MAX - p;
 }
 
+// The graph allocations' liveness as a launch goes through its nodes: what the session's record
+// says before the launch, changed by the allocation and free nodes run so far.
+class LaunchLiveness {
+ public:
+  bool live(std::uint64_t base) const {
+    auto it = changed_.find(base);
+    return it != changed_.end() ? it->second : graphAllocationLive(base);
+  }
+  bool changed(std::uint64_t base) const { return changed_.contains(base); }
+  void set(std::uint64_t base, bool live) { changed_[base] = live; }
+
+ private:
+  std::map<std::uint64_t, bool> changed_;
+};
+
 // A device address of the client's range that is no longer in live memory (freed since the node
-// was made). Addresses outside the user range are left to the worker's checks.
-bool namesFreedMemory(std::uint64_t p, std::uint64_t bytes) {
+// was made), or in a graph allocation that is not live where the node runs. Addresses outside the
+// user range are left to the worker's checks.
+bool namesFreedMemory(std::uint64_t p, std::uint64_t bytes, const LaunchLiveness& liveness) {
   if (bytes == 0 || !isDeviceAddress(reinterpret_cast<const void*>(p))) return false;
+  std::uint64_t base = 0, size = 0;
+  if (graphAllocationContaining(p, &base, &size)) {
+    return !liveness.live(base) || bytes > size - (p - base);
+  }
   return !surelyDeviceRange(p, bytes);
 }
 
-bool namesFreedMemory(const ExecutableNode& node) {
+bool namesFreedMemory(const ExecutableNode& node, const LaunchLiveness& liveness) {
   if (!node.enabled) return false;
   if (const auto* copy = std::get_if<CopyWork>(&node.work)) {
     const auto dst = reinterpret_cast<std::uint64_t>(copy->dst);
@@ -60,16 +83,43 @@ bool namesFreedMemory(const ExecutableNode& node) {
     }
     const bool dstMayBeDevice = copy->kind != cudaMemcpyDeviceToHost && copy->kind != cudaMemcpyHostToHost;
     const bool srcMayBeDevice = copy->kind != cudaMemcpyHostToDevice && copy->kind != cudaMemcpyHostToHost;
-    return (dstMayBeDevice && namesFreedMemory(dst, dstBytes)) ||
-           (srcMayBeDevice && namesFreedMemory(src, srcBytes));
+    return (dstMayBeDevice && namesFreedMemory(dst, dstBytes, liveness)) ||
+           (srcMayBeDevice && namesFreedMemory(src, srcBytes, liveness));
   }
   if (const auto* fill = std::get_if<FillWork>(&node.work)) {
     std::uint64_t bytes = 0;
     if (fill->width > UINT64_MAX / fill->elementSize) return true;
     if (!extentOf(fill->dst, fill->pitch, fill->width * fill->elementSize, fill->height, &bytes)) return true;
-    return namesFreedMemory(fill->dst, bytes);
+    return namesFreedMemory(fill->dst, bytes, liveness);
   }
   return false;
+}
+
+bool isMemoryNode(NodeKind kind) { return kind == NodeKind::kMemAlloc || kind == NodeKind::kMemFree; }
+
+// Goes through the launch before anything is sent (launch_graph.h): cudaErrorInvalidValue when a
+// node names memory that is not live where it runs, or an allocation node's allocation is live
+// still. *autoFree receives the allocations live before the launch that an allocation node makes
+// again, which cudaGraphInstantiateFlagAutoFreeOnLaunch frees first.
+cudaError_t checkLaunch(const ExecutableGraph& executable, std::vector<std::uint64_t>* autoFree) {
+  const bool freesOnLaunch = (executable.flags & cudaGraphInstantiateFlagAutoFreeOnLaunch) != 0;
+  LaunchLiveness liveness;
+  for (const ExecutableNode& node : executable.nodes) {
+    if (const auto* alloc = std::get_if<AllocWork>(&node.work)) {
+      const std::uint64_t base = alloc->allocation->base();
+      if (liveness.live(base)) {
+        if (!freesOnLaunch || liveness.changed(base)) return cudaErrorInvalidValue;
+        autoFree->push_back(base);
+      }
+      liveness.set(base, true);
+    } else if (const auto* freed = std::get_if<FreeWork>(&node.work)) {
+      if (!liveness.live(freed->address)) return cudaErrorInvalidValue;
+      liveness.set(freed->address, false);
+    } else if (namesFreedMemory(node, liveness)) {
+      return cudaErrorInvalidValue;
+    }
+  }
+  return cudaSuccess;
 }
 
 // The byte a memset of elementSize-byte elements writes everywhere, when all its bytes are one.
@@ -92,6 +142,12 @@ bool flattenGraph(const Graph& graph, std::vector<ExecutableNode>* nodes) {
 cudaError_t instantiateGraph(const Graph& graph, unsigned long long flags, ExecutableGraph** executable) {
   auto created = std::make_unique<ExecutableGraph>();
   created->flags = flags;
+  if (graph.hasMemoryNodes()) {
+    // One executable graph at a time, as CUDA allows for a graph with memory nodes: its
+    // allocations have one address each, which two executable graphs would share.
+    if (graph.instanceMark().use_count() > 1) return cudaErrorInvalidValue;
+    created->instanceOf = graph.instanceMark();
+  }
   if (!flatten(graph, &created->nodes)) return cudaErrorInvalidValue;  // a cycle
   liveExecutables().insert(created.get());
   *executable = created.release();
@@ -126,6 +182,11 @@ cudaError_t updateExecutable(ExecutableGraph& executable, std::vector<Executable
     return cudaErrorGraphExecUpdateFailure;
   }
   for (std::size_t i = 0; i < nodes.size(); ++i) {
+    if (isMemoryNode(nodes[i].kind) || isMemoryNode(executable.nodes[i].kind)) {
+      *result = cudaGraphExecUpdateErrorNotSupported;
+      *errorNode = nodes[i].origin;
+      return cudaErrorGraphExecUpdateFailure;
+    }
     if (nodes[i].kind != executable.nodes[i].kind) {
       *result = cudaGraphExecUpdateErrorNodeTypeChanged;
       *errorNode = nodes[i].origin;
@@ -178,6 +239,10 @@ cudaError_t runNodeWork(NodeKind kind, const NodeWork& work, std::uint64_t strea
     case NodeKind::kEventWait:
       return waitEventOnStream(streamHandle, reinterpret_cast<cudaEvent_t>(std::get<EventWork>(work).event),
                                0, DefaultStream::kLegacy);
+    case NodeKind::kMemAlloc:
+      return activateGraphAllocation(std::get<AllocWork>(work).allocation->base());
+    case NodeKind::kMemFree:
+      return freeGraphAllocation(std::get<FreeWork>(work).address, stream);
     case NodeKind::kChildGraph:  // inlined at instantiation
     case NodeKind::kEmpty:
       return cudaSuccess;
@@ -210,8 +275,15 @@ cudaError_t destroyLiveExecutable(ExecutableGraph* executable) {
 
 cudaError_t launchExecutable(ExecutableGraph& executable, std::uint64_t stream) {
   std::lock_guard lock(executable.mutex);
-  for (const ExecutableNode& node : executable.nodes) {
-    if (namesFreedMemory(node)) return cudaErrorInvalidValue;
+  if (executable.instanceOf) {
+    // A graph with memory nodes is not captured into another graph: its allocations would be
+    // made by two graphs.
+    if (auto refused = refusedInCapture(stream)) return *refused;
+  }
+  std::vector<std::uint64_t> autoFree;
+  if (cudaError_t error = checkLaunch(executable, &autoFree); error != cudaSuccess) return error;
+  for (std::uint64_t base : autoFree) {
+    if (cudaError_t error = freeGraphAllocation(base, stream); error != cudaSuccess) return error;
   }
   for (const ExecutableNode& node : executable.nodes) {
     if (!node.enabled) continue;

@@ -12,11 +12,17 @@
 // Before anything is sent, every copy and memset node's device range must still lie in live
 // memory of the client (a graph that names memory freed since is refused with
 // cudaErrorInvalidValue, and nothing of it runs); the worker checks each node again regardless.
+// Graph memory nodes (graph_memory.h) are followed through the launch for that check: a range of
+// a graph allocation must be live where the node runs, an allocation node's allocation must not
+// be live when it runs (cudaErrorInvalidValue: the graph's allocation was not freed since its last
+// launch, unless instantiated with cudaGraphInstantiateFlagAutoFreeOnLaunch, which frees it
+// first), and a free node's must be.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -38,6 +44,8 @@ class ExecutableGraph {
   std::mutex mutex;
   std::vector<ExecutableNode> nodes;
   unsigned long long flags = 0;
+  // The graph's instanceMark() where it has memory nodes (at most one executable graph at a time).
+  std::shared_ptr<int> instanceOf;
 };
 
 // Lock order: graphMutex() may be taken while an executable graph's mutex is held (a launch's
@@ -48,7 +56,8 @@ class ExecutableGraph {
 // edges form a cycle. The caller holds graphMutex().
 bool flattenGraph(const Graph& graph, std::vector<ExecutableNode>* nodes);
 
-// The caller holds graphMutex(). cudaErrorInvalidValue for a graph whose edges form a cycle.
+// The caller holds graphMutex(). cudaErrorInvalidValue for a graph whose edges form a cycle, and
+// for a graph with memory nodes that has an executable graph already.
 cudaError_t instantiateGraph(const Graph& graph, unsigned long long flags, ExecutableGraph** executable);
 bool isLiveExecutable(const ExecutableGraph* executable);  // the caller holds graphMutex()
 // Makes the handle stale (the caller holds graphMutex()); false if it was not live. Then the
@@ -60,7 +69,9 @@ void deleteExecutable(ExecutableGraph* executable);
 ExecutableNode* findExecutableNode(ExecutableGraph& executable, const Node* origin);
 
 // cudaGraphExecUpdate with the graph's flattened nodes: they must have the executable graph's
-// shape (as many nodes, in the same order, of the same kinds); then every node's work is replaced.
+// shape (as many nodes, in the same order, of the same kinds) and neither may have memory nodes
+// (their allocations are fixed: cudaGraphExecUpdateErrorNotSupported); then every node's work is
+// replaced.
 // Otherwise nothing changes and *result says why. Takes executable.mutex.
 cudaError_t updateExecutable(ExecutableGraph& executable, std::vector<ExecutableNode> nodes,
                              cudaGraphExecUpdateResult* result, const Node** errorNode);

@@ -2,6 +2,7 @@
 
 #include "agileos/v1/client_api.pb.h"
 #include "client/session/device_allocations.h"
+#include "client/session/graph_memory.h"
 #include "client/session/resource_epoch.h"
 #include "client/session/streams.h"
 #include "client/session/worker_calls.h"
@@ -27,7 +28,10 @@ cudaError_t freeDevice(std::uint64_t dptr) {
   noteResourcesReleased();
   const std::uint64_t mark = workMark();
   const cudaError_t error = invoke(request, &reply);
-  if (error == cudaSuccess) noteDeviceIdle(mark);  // the free synchronized the device
+  if (error == cudaSuccess) {
+    noteDeviceIdle(mark);  // the free synchronized the device
+    noteGraphAllocationFreed(dptr);
+  }
   return error;
 }
 

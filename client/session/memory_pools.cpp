@@ -6,6 +6,7 @@
 
 #include "agileos/v1/client_api.pb.h"
 #include "client/session/device_allocations.h"
+#include "client/session/graph_memory.h"
 #include "client/session/resource_epoch.h"
 #include "client/session/stream_capture.h"
 #include "client/session/worker_calls.h"
@@ -296,9 +297,12 @@ cudaError_t allocateAsync(void** ptr, size_t size, cudaMemPool_t pool, cudaStrea
   if (workerId == 0) return cudaErrorInvalidValue;
   std::uint64_t token = 0;
   if (cudaError_t error = resolveStream(stream, spelling, &token); error != cudaSuccess) return error;
-  // Graph memory nodes are not offered: an allocation a graph makes at every launch would need
-  // the same address each time, which the worker's allocator does not promise.
-  if (auto refused = refusedInCapture(token)) return *refused;
+  // On a capturing stream: an allocation node, whose address is fixed now (graph_memory.h).
+  std::uint64_t captured = 0;
+  if (auto result = capturedAllocation(token, size, &captured)) {
+    *ptr = reinterpret_cast<void*>(captured);
+    return *result;
+  }
   v1::CallRequest request;
   auto* args = request.mutable_stream_ordered_memory();
   args->set_step(v1::StreamOrderedMemory::ALLOC);
@@ -316,8 +320,8 @@ cudaError_t allocateAsync(void** ptr, size_t size, cudaMemPool_t pool, cudaStrea
 cudaError_t freeAsync(void* ptr, cudaStream_t stream, DefaultStream spelling) {
   std::uint64_t token = 0;
   if (cudaError_t error = resolveStream(stream, spelling, &token); error != cudaSuccess) return error;
-  if (auto refused = refusedInCapture(token)) return *refused;
   const auto address = reinterpret_cast<std::uint64_t>(ptr);
+  if (auto result = capturedFree(token, address)) return *result;  // a free node
   v1::CallRequest request;
   auto* args = request.mutable_stream_ordered_memory();
   args->set_step(v1::StreamOrderedMemory::FREE);
@@ -330,7 +334,10 @@ cudaError_t freeAsync(void* ptr, cudaStream_t stream, DefaultStream spelling) {
     noteResourcesReleased();
   }
   const cudaError_t error = invoke(request, &reply);
-  if (error == cudaSuccess && address != 0) noteWorkPosted(token);  // the free's event on the stream
+  if (error == cudaSuccess && address != 0) {
+    noteWorkPosted(token);  // the free's event on the stream
+    noteGraphAllocationFreed(address);
+  }
   return error;
 }
 

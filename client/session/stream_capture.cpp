@@ -6,6 +6,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "client/session/graph_memory_nodes.h"
+
 namespace agileos::client {
 namespace {
 
@@ -89,6 +91,51 @@ std::optional<cudaError_t> capturedWork(std::uint64_t stream, NodeKind kind, Nod
   Capture* capture = captureOf(stream);
   if (capture == nullptr) return std::nullopt;
   return addToCapture(*capture, stream, kind, std::move(work));
+}
+
+std::optional<cudaError_t> capturedAllocation(std::uint64_t stream, std::uint64_t bytes,
+                                              std::uint64_t* address) {
+  if (!anyCapture()) return std::nullopt;
+  std::lock_guard lock(graphMutex());
+  Capture* capture = captureOf(stream);
+  if (capture == nullptr) return std::nullopt;
+  if (capture->invalidated) return cudaErrorStreamCaptureInvalidated;
+  if (capture->graph->isChild()) {
+    // Captured into a child graph (cudaStreamBeginCaptureToGraph): a child graph has no memory
+    // nodes (graph.h).
+    capture->invalidated = true;
+    return cudaErrorStreamCaptureUnsupported;
+  }
+  // The reservation is made now (a call to the worker under graphMutex(), which only graph calls
+  // wait for), so that the address is the program's at once, as natively.
+  AllocWork work;
+  work.bytes = bytes;
+  if (cudaError_t error =
+          addGraphAllocation(*capture->graph, capture->frontier[stream], bytes, &work.allocation);
+      error != cudaSuccess) {
+    capture->invalidated = true;
+    return error;
+  }
+  const std::uint64_t base = work.allocation->base();
+  if (cudaError_t error = addToCapture(*capture, stream, NodeKind::kMemAlloc, std::move(work));
+      error != cudaSuccess)
+    return error;
+  *address = base;
+  return cudaSuccess;
+}
+
+std::optional<cudaError_t> capturedFree(std::uint64_t stream, std::uint64_t address) {
+  if (!anyCapture()) return std::nullopt;
+  std::lock_guard lock(graphMutex());
+  Capture* capture = captureOf(stream);
+  if (capture == nullptr) return std::nullopt;
+  if (capture->invalidated) return cudaErrorStreamCaptureInvalidated;
+  if (address == 0) return cudaSuccess;  // cudaFreeAsync(nullptr) frees nothing
+  if (cudaError_t error = checkGraphFree(*capture->graph, address); error != cudaSuccess) {
+    capture->invalidated = true;
+    return error;
+  }
+  return addToCapture(*capture, stream, NodeKind::kMemFree, FreeWork{address});
 }
 
 std::optional<cudaError_t> refusedInCapture(std::uint64_t stream) {

@@ -9,7 +9,10 @@
 // atomic load while nothing is being captured, so the launch path pays nothing for capture.
 //
 // What is captured: kernel launches, copies and memsets on the stream, host functions, event
-// records and waits. Stream-ordered allocation, library calls served by the worker (cuFFT) and
+// records and waits, and stream-ordered allocation: cudaMallocAsync becomes an allocation node
+// (its address is fixed at once, graph_memory.h) and cudaFreeAsync of a graph allocation a free
+// node; cudaFreeAsync of other memory is cudaErrorInvalidValue and invalidates the capture (a free
+// node frees only graph allocations, as natively). Library calls served by the worker (cuFFT) and
 // stream callbacks on a capturing stream are refused with cudaErrorStreamCaptureUnsupported and
 // invalidate the capture, as CUDA does for what it cannot capture; so are a synchronize or query
 // of a capturing stream. The capture mode is kept but calls made from other threads are not
@@ -31,6 +34,12 @@ namespace agileos::client {
 // returns the call's result (cudaSuccess, or cudaErrorStreamCaptureInvalidated when the capture
 // was invalidated). nullopt when the stream is not capturing: the caller sends the work.
 std::optional<cudaError_t> capturedWork(std::uint64_t stream, NodeKind kind, NodeWork work);
+
+// cudaMallocAsync and cudaFreeAsync on a capturing stream: nullopt when the stream is not
+// capturing; otherwise the call's result, with *address the allocation's (fixed) address.
+std::optional<cudaError_t> capturedAllocation(std::uint64_t stream, std::uint64_t bytes,
+                                              std::uint64_t* address);
+std::optional<cudaError_t> capturedFree(std::uint64_t stream, std::uint64_t address);
 
 // For calls that cannot be captured: nullopt when the stream is not capturing, otherwise the
 // capture is invalidated and the call gets cudaErrorStreamCaptureUnsupported.

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "worker/dispatcher.h"
+#include "worker/handlers/graph_memory_handlers.h"
 #include "worker/handlers/stream_ordered_memory_handlers.h"
 #include "worker/protected_modules/module_set.h"
 
@@ -30,6 +31,14 @@ void memAlloc(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& r
 void memFree(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) {
   const std::uint64_t p = request.mem_free().dptr();
   if (p == 0) return;
+  if (ctx.session.graphMemory.isLive(p)) {
+    // A graph's allocation: cudaFree synchronizes, then it is no longer live; its reservation stays
+    // while a graph holds the allocation node.
+    if (!succeeded(ctx, ctx.gpu.synchronizeContext(), reply, "cuCtxSynchronize")) return;
+    giveBackCompletedFrees(ctx);
+    freeGraphAllocation(ctx, p, true, reply);
+    return;
+  }
   if (ctx.session.streamOrdered.isFreed(p)) {
     refuse(reply, cudaErrorInvalidValue, "the allocation was already freed (cudaFreeAsync)");
     return;

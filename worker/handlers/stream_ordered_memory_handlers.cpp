@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "worker/dispatcher.h"
+#include "worker/handlers/graph_memory_handlers.h"
 #include "worker/protected_modules/module_set.h"
 
 namespace agileos::worker {
@@ -75,13 +76,16 @@ void allocate(CallContext& ctx, const v1::StreamOrderedMemory& args, v1::CallRep
 void freeInStreamOrder(CallContext& ctx, const v1::StreamOrderedMemory& args, v1::CallReply& reply) {
   const memmgr::DevicePtr base = args.address();
   if (base == 0) return;  // cudaFreeAsync(nullptr) does nothing, as natively
+  CUstream stream = nullptr;
+  if (!resolveStream(ctx, args.stream(), &stream, reply)) return;
+  // A graph's allocation (a free node, or cudaFreeAsync of it): it stops being live, and its
+  // reservation stays for the graph's next launch.
+  if (freeGraphAllocation(ctx, base, false, reply)) return;
   if (ctx.session.streamOrdered.isFreed(base) ||
       !ctx.memory.isUserAllocationBase(ctx.session.id(), base, nullptr)) {
     refuse(reply, cudaErrorInvalidValue, "not the base of a live allocation of this client");
     return;
   }
-  CUstream stream = nullptr;
-  if (!resolveStream(ctx, args.stream(), &stream, reply)) return;
   CUevent event = nullptr;
   if (!succeeded(ctx, ctx.gpu.eventCreate(CU_EVENT_DISABLE_TIMING, &event), reply, "cuEventCreate")) return;
   if (!succeeded(ctx, ctx.gpu.eventRecord(event, stream, 0), reply, "cuEventRecord")) {
@@ -148,7 +152,7 @@ void streamOrderedMemory(CallContext& ctx, const v1::CallRequest& request, v1::C
       if (knownPool(ctx, args.pool(), reply)) pools.resetReservedHigh(args.pool());
       return;
     default:
-      refuse(reply, cudaErrorInvalidValue, "unknown stream-ordered memory step");
+      graphMemoryStep(ctx, args, reply);
       return;
   }
 }

@@ -1114,6 +1114,77 @@ void virtualMemory() {
   checkResult(cuMemAddressFree(base, 4 * granularity), CUDA_ERROR_INVALID_VALUE, "cuMemAddressFree twice");
 }
 
+// Graph memory nodes through the driver API (client/cuda/api_graph_memory.cpp): the same records
+// as the runtime's cudaGraphAddMem*Node, an allocation's address fixed and named only while live.
+void graphMemoryNodes() {
+  constexpr size_t kBytes = 8192;
+  CUgraph graph = nullptr;
+  checkResult(cuGraphCreate(&graph, 0), CUDA_SUCCESS, "cuGraphCreate");
+  CUDA_MEM_ALLOC_NODE_PARAMS params{};
+  params.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  params.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  params.poolProps.location.id = 0;
+  params.bytesize = kBytes;
+  CUgraphNode alloc = nullptr;
+  checkResult(cuGraphAddMemAllocNode(&alloc, graph, nullptr, 0, &params), CUDA_SUCCESS,
+              "cuGraphAddMemAllocNode");
+  const CUdeviceptr address = params.dptr;
+  check(address != 0, "the allocation's address comes back at once");
+  CUDA_MEM_ALLOC_NODE_PARAMS got{};
+  checkResult(cuGraphMemAllocNodeGetParams(alloc, &got), CUDA_SUCCESS, "cuGraphMemAllocNodeGetParams");
+  check(got.dptr == address && got.bytesize == kBytes, "the allocation node's parameters");
+  params.poolProps.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+  CUgraphNode refused = nullptr;
+  checkResult(cuGraphAddMemAllocNode(&refused, graph, nullptr, 0, &params), CUDA_ERROR_INVALID_VALUE,
+              "a shareable graph allocation is refused");
+  std::vector<unsigned char> host(kBytes, 0);
+  checkResult(cuMemcpyHtoD(address, host.data(), kBytes), CUDA_ERROR_INVALID_VALUE,
+              "a copy into the allocation before a launch is refused");
+  CUgraphExec exec = nullptr;
+  checkResult(cuGraphInstantiate(&exec, graph, 0), CUDA_SUCCESS, "cuGraphInstantiate");
+  CUstream stream = nullptr;
+  checkResult(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS, "cuStreamCreate");
+  checkResult(cuGraphLaunch(exec, stream), CUDA_SUCCESS, "cuGraphLaunch");
+  checkResult(cuStreamSynchronize(stream), CUDA_SUCCESS, "cuStreamSynchronize");
+  checkResult(cuMemcpyHtoD(address, host.data(), kBytes), CUDA_SUCCESS,
+              "the live allocation is the program's");
+  cuuint64_t used = 0;
+  checkResult(cuDeviceGetGraphMemAttribute(0, CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT, &used), CUDA_SUCCESS,
+              "cuDeviceGetGraphMemAttribute");
+  check(used == kBytes, "the live allocation is used");
+  checkResult(cuGraphLaunch(exec, stream), CUDA_ERROR_INVALID_VALUE, "a relaunch while it lives");
+
+  CUgraph freer = nullptr;
+  CUgraphNode freeNode = nullptr;
+  checkResult(cuGraphCreate(&freer, 0), CUDA_SUCCESS, "cuGraphCreate (free graph)");
+  checkResult(cuGraphAddMemFreeNode(&freeNode, freer, nullptr, 0, address), CUDA_SUCCESS,
+              "cuGraphAddMemFreeNode");
+  CUdeviceptr freed = 0;
+  checkResult(cuGraphMemFreeNodeGetParams(freeNode, &freed), CUDA_SUCCESS, "cuGraphMemFreeNodeGetParams");
+  check(freed == address, "the free node's address");
+  CUgraphExec freerExec = nullptr;
+  checkResult(cuGraphInstantiate(&freerExec, freer, 0), CUDA_SUCCESS, "cuGraphInstantiate (free graph)");
+  checkResult(cuGraphLaunch(freerExec, stream), CUDA_SUCCESS, "the free graph frees it");
+  checkResult(cuStreamSynchronize(stream), CUDA_SUCCESS, "cuStreamSynchronize");
+  checkResult(cuMemcpyHtoD(address, host.data(), kBytes), CUDA_ERROR_INVALID_VALUE, "freed: refused");
+  checkResult(cuGraphLaunch(exec, stream), CUDA_SUCCESS, "relaunched once freed");
+  checkResult(cuMemFree(address), CUDA_SUCCESS, "cuMemFree of the graph's allocation");
+  cuuint64_t zero = 0;
+  checkResult(cuDeviceSetGraphMemAttribute(0, CU_GRAPH_MEM_ATTR_USED_MEM_HIGH, &zero), CUDA_SUCCESS,
+              "cuDeviceSetGraphMemAttribute");
+  checkResult(cuDeviceGraphMemTrim(0), CUDA_SUCCESS, "cuDeviceGraphMemTrim");
+  checkResult(cuDeviceGraphMemTrim(1), CUDA_ERROR_INVALID_DEVICE, "cuDeviceGraphMemTrim(1)");
+  checkResult(cuGraphExecDestroy(freerExec), CUDA_SUCCESS, "cuGraphExecDestroy (free graph)");
+  checkResult(cuGraphDestroy(freer), CUDA_SUCCESS, "cuGraphDestroy (free graph)");
+  checkResult(cuGraphExecDestroy(exec), CUDA_SUCCESS, "cuGraphExecDestroy");
+  checkResult(cuGraphDestroy(graph), CUDA_SUCCESS, "cuGraphDestroy");
+  cuuint64_t reserved = 1;
+  checkResult(cuDeviceGetGraphMemAttribute(0, CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT, &reserved),
+              CUDA_SUCCESS, "cuDeviceGetGraphMemAttribute (reserved)");
+  check(reserved == 0, "destroying the graphs gave the reservation back");
+  checkResult(cuStreamDestroy(stream), CUDA_SUCCESS, "cuStreamDestroy");
+}
+
 int main() {
   beforeInit();
   CUcontext context = nullptr;
@@ -1131,6 +1202,7 @@ int main() {
   librariesAndKernels();
   linkerCalls();
   pointersCopiesAndQueries();
+  graphMemoryNodes();
   checkResult(cuDevicePrimaryCtxRelease(0), CUDA_SUCCESS, "cuDevicePrimaryCtxRelease");
   std::printf("%d failure(s)\n", gFailures);
   return gFailures == 0 ? 0 : 1;
