@@ -52,8 +52,8 @@ auto& gKernelLibraries = *new std::map<const void*, CUlibrary>();               
 CUfunction asFunction(CUkernel kernel) { return reinterpret_cast<CUfunction>(kernel); }
 
 // JIT options are hints, never read here (so their arrays may be anything; cuModuleLoadDataEx
-// checks its own and writes its logs back). Of the library options, both kinds the driver knows are accepted; *preserved says
-// whether the program keeps the image. A missing value array reads as null values (cuBLASLt
+// checks its own and writes its logs back). Of the library options, both kinds the driver knows are accepted;
+// *preserved says whether the program keeps the image. A missing value array reads as null values (cuBLASLt
 // passes options without one): the image is then copied, which is always safe.
 CUresult checkOptions(unsigned int numLibraryOptions, CUlibraryOption* libraryOptions, void** libraryValues,
                       bool* preserved) {

@@ -28,7 +28,8 @@ bool rangeIsLive(CallContext& ctx, const IssuedTensorMap& map) {
 }
 
 template <typename Field, typename Out, std::size_t N>
-bool copyRepeated(const google::protobuf::RepeatedField<Field>& in, std::size_t count, std::array<Out, N>* out) {
+bool copyRepeated(const google::protobuf::RepeatedField<Field>& in, std::size_t count,
+                  std::array<Out, N>* out) {
   if (static_cast<std::size_t>(in.size()) != count || count > N) return false;
   for (std::size_t i = 0; i < count; ++i) (*out)[i] = in[static_cast<int>(i)];
   return true;

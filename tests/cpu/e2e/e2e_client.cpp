@@ -742,8 +742,8 @@ void checkStreamAttributes(cudaStream_t stream, void* device, size_t bytes) {
         "the window reads back, confined to its allocation");
   cudaStreamAttrValue foreign = value;
   foreign.accessPolicyWindow.base_ptr = reinterpret_cast<void*>(0x10000);
-  checkError(cudaStreamSetAttribute(stream, cudaStreamAttributeAccessPolicyWindow, &foreign), cudaErrorInvalidValue,
-             "an access policy window over memory the client does not hold");
+  checkError(cudaStreamSetAttribute(stream, cudaStreamAttributeAccessPolicyWindow, &foreign),
+             cudaErrorInvalidValue, "an access policy window over memory the client does not hold");
   cudaStreamAttrValue badRatio = value;
   badRatio.accessPolicyWindow.hitRatio = 2.f;
   checkError(cudaStreamSetAttribute(stream, cudaStreamAttributeAccessPolicyWindow, &badRatio),
@@ -766,8 +766,8 @@ void checkStreamAttributes(cudaStream_t stream, void* device, size_t bytes) {
   checkError(cudaStreamSetAttribute(reinterpret_cast<cudaStream_t>(0xdeadbeefull),
                                     cudaStreamAttributeSynchronizationPolicy, &policy),
              cudaErrorInvalidResourceHandle, "a forged stream's attribute");
-  checkError(cudaStreamSetAttribute(stream, cudaStreamAttributeSynchronizationPolicy, nullptr), cudaErrorInvalidValue,
-             "no value");
+  checkError(cudaStreamSetAttribute(stream, cudaStreamAttributeSynchronizationPolicy, nullptr),
+             cudaErrorInvalidValue, "no value");
 }
 
 void checkDeviceSettings() {
