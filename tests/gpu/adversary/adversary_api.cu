@@ -651,7 +651,8 @@ void launchCases() {
     agileos_adversary_increment<<<1, 32, 2u << 30>>>(dev, 32);
     return cudaGetLastError();
   });
-  // Launch attributes: those that carry an address or an event are not passed on; a list longer
+  // Launch attributes: those that carry an event are not passed on, an address only over the
+  // client's memory; a list longer
   // than the worker takes is refused before it is sent.
   const void* kernel = reinterpret_cast<const void*>(&agileos_adversary_increment);
   cudaLaunchAttribute attributes[17]{};
@@ -665,7 +666,9 @@ void launchCases() {
   attributes[0].val.accessPolicyWindow.num_bytes = 1 << 20;
   attributes[0].val.accessPolicyWindow.hitRatio = 1.0f;
   attributes[0].val.accessPolicyWindow.hitProp = cudaAccessPropertyPersisting;
-  runCase("cudaLaunchKernelExC(access policy window at a forged address)", cudaErrorNotSupported,
+  // The window is admitted over the client's own memory only (worker/call_context.h,
+  // confineAccessWindow): one over an address no allocation of the client holds is refused.
+  runCase("cudaLaunchKernelExC(access policy window at a forged address)", cudaErrorInvalidValue,
           [&] { return cudaLaunchKernelExC(&config, kernel, args); });
   attributes[0] = cudaLaunchAttribute{};
   attributes[0].id = cudaLaunchAttributeProgrammaticEvent;
