@@ -40,8 +40,9 @@ TEST(NvrtcWire, AResultWithoutLtoIrHasTheOldFormat) {
   // The format entries were written in before LTO IR: status, log, PTX, CUBIN, substitute PTX,
   // count, names.
   std::string old;
+  const CompileResult expected = sample();  // outlives the views below
   for (std::string_view field :
-       {std::string_view("0"), std::string_view("log"), std::string_view(sample().ptx), std::string_view(""),
+       {std::string_view("0"), std::string_view("log"), std::string_view(expected.ptx), std::string_view(""),
         std::string_view(""), std::string_view("1"), std::string_view("_Z1kv")}) {
     append(old, field);
   }

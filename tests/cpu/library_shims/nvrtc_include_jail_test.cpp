@@ -226,7 +226,8 @@ TEST_F(NvrtcIncludeJailTest, DltoReturnsLtoIrThatNvJitLinkLinks) {
   EXPECT_EQ(cubinSize(handle, &size), NVJITLINK_SUCCESS);
   EXPECT_GT(size, 0u);
   destroy(&handle);
-  dlclose(library);
+  // Not dlclosed: nvJitLink keeps an allocation for the life of the process, which LeakSanitizer
+  // can then name (and nvjitlink.lsan.supp suppresses) instead of reporting an unknown module.
 }
 
 }  // namespace
