@@ -1,6 +1,7 @@
 #include "ptx/guard.h"
 
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <set>
 #include <sstream>
@@ -553,8 +554,19 @@ namespace {
 // on. A module written for sm_10 or sm_11 (nvcc 4's PTX, which cuda-samples still JIT-compile) is
 // raised to sm_12 under every policy, so that one module guards alike under each: the raise takes
 // nothing from it (sm_12 has every instruction of sm_10 and sm_11, and the JIT compiles for the
-// device's own architecture whatever the target says) and keeps the target's other options.
+// device's own architecture whatever the target says) and keeps the target's other options. PTX
+// ISA 1.0 and 1.1 do not know sm_12 (ptxas refuses the pair), so their modules keep their target:
+// trap needs nothing newer, and a redirecting policy's output then fails at ptxas, closed.
 void raiseLegacyTarget(Module* module) {
+  int major = 0, minor = 0;
+  for (const TopLevel& item : module->items) {
+    if (item.kind != TopLevel::Kind::kDirective || item.directive.name != ".version") continue;
+    for (const Token& token : item.directive.tokens) {
+      if (token.kind == TokenKind::kNumber && std::sscanf(token.text.c_str(), "%d.%d", &major, &minor) != 2)
+        major = minor = 0;
+    }
+  }
+  if (major < 1 || (major == 1 && minor < 2)) return;
   for (TopLevel& item : module->items) {
     if (item.kind != TopLevel::Kind::kDirective || item.directive.name != ".target") continue;
     for (Token& token : item.directive.tokens) {

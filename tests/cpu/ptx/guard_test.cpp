@@ -89,6 +89,27 @@ TEST(PtxGuard, EveryGlobalOrGenericAccessIsCheckedOverItsWidthUnderItsPredicate)
 // ordinary memory to it under every policy: the emitted check, evaluated here exactly as the
 // device evaluates it (the high word minus the zone's, unsigned, below the span), flags the
 // protected range and its zone and nothing of those windows.
+// nvcc 4's targets: sm_10 and sm_11 become sm_12 (the redirecting policies' red.add.u64 needs it)
+// where the module's ISA knows sm_12 (1.2 on); an older ISA keeps its target, which ptxas would
+// refuse beside sm_12.
+TEST(PtxGuard, LegacyTargetsAreRaisedWhereTheirIsaKnowsSm12) {
+  const auto targetAfterGuard = [](const std::string& version, const std::string& target) {
+    const ParseResult parsed =
+        parse(".version " + version + "\n.target " + target + ", map_f64_to_f32\n.entry k\n{\nexit;\n}\n");
+    EXPECT_TRUE(parsed.ok) << parsed.error;
+    const GuardResult guarded = guardModule(parsed.module, options(GuardPolicy::kPoison));
+    EXPECT_TRUE(guarded.ok) << guarded.error;
+    const std::string text = print(guarded.module);
+    return text.substr(text.find(".target"), text.find('\n', text.find(".target")) - text.find(".target"));
+  };
+  EXPECT_NE(targetAfterGuard("1.4", "sm_10").find("sm_12"), std::string::npos);
+  EXPECT_NE(targetAfterGuard("1.2", "sm_11").find("sm_12"), std::string::npos);
+  EXPECT_NE(targetAfterGuard("1.4", "sm_10").find("map_f64_to_f32"), std::string::npos);
+  EXPECT_NE(targetAfterGuard("1.1", "sm_10").find("sm_10"), std::string::npos);
+  EXPECT_NE(targetAfterGuard("1.0", "sm_11").find("sm_11"), std::string::npos);
+  EXPECT_NE(targetAfterGuard("1.4", "sm_13").find("sm_13"), std::string::npos);
+}
+
 TEST(PtxGuard, MappedAndManagedHostMemoryIsNeverFlagged) {
   for (GuardPolicy policy : kAllPolicies) {
     SCOPED_TRACE(toString(policy));
