@@ -15,22 +15,12 @@
 #include <thread>
 #include <vector>
 
+#include "tests/cpu/e2e/e2e_runtime_checks.h"
+
 namespace {
 
-int gFailures = 0;
-
-void check(bool ok, const char* what) {
-  std::printf("%s %s\n", ok ? "PASS" : "FAIL", what);
-  if (!ok) ++gFailures;
-}
-
-void checkError(cudaError_t got, cudaError_t want, const char* what) {
-  const bool ok = got == want;
-  std::printf("%s %s (got %s, want %s)\n", ok ? "PASS" : "FAIL", what, cudaGetErrorName(got),
-              cudaGetErrorName(want));
-  if (!ok) ++gFailures;
-  cudaGetLastError();  // clear it for the next check
-}
+using agileos::e2e::check;
+using agileos::e2e::checkError;
 
 // cudaHostRegister and managed memory (client/session/host_allocations.h): over shared memory the
 // program's pages move into a segment the worker shares and managed memory is such a segment at
@@ -965,6 +955,6 @@ int main() {
   checkError(cudaMemRangeGetAttribute(&readMostly, sizeof readMostly, cudaMemRangeAttributeReadMostly, b, 64),
              cudaErrorNotSupported, "unsupported call fails closed");
 
-  std::printf("%d failed\n", gFailures);
-  return gFailures == 0 ? 0 : 1;
+  std::printf("%d failed\n", agileos::e2e::failures());
+  return agileos::e2e::failures() == 0 ? 0 : 1;
 }

@@ -11,22 +11,12 @@
 #include <cstring>
 #include <vector>
 
+#include "tests/cpu/e2e/e2e_runtime_checks.h"
+
 namespace {
 
-int gFailures = 0;
-
-void check(bool ok, const char* what) {
-  std::printf("%s %s\n", ok ? "PASS" : "FAIL", what);
-  if (!ok) ++gFailures;
-}
-
-void checkError(cudaError_t got, cudaError_t want, const char* what) {
-  const bool ok = got == want;
-  std::printf("%s %s (got %s, want %s)\n", ok ? "PASS" : "FAIL", what, cudaGetErrorName(got),
-              cudaGetErrorName(want));
-  if (!ok) ++gFailures;
-  cudaGetLastError();
-}
+using agileos::e2e::check;
+using agileos::e2e::checkError;
 
 constexpr size_t kBytes = 64 * 1024;
 
@@ -322,6 +312,6 @@ int main() {
   checkCapture(stream);
   checkAttributes();
   checkError(cudaStreamDestroy(stream), cudaSuccess, "cudaStreamDestroy");
-  std::printf("%d failed\n", gFailures);
-  return gFailures == 0 ? 0 : 1;
+  std::printf("%d failed\n", agileos::e2e::failures());
+  return agileos::e2e::failures() == 0 ? 0 : 1;
 }
