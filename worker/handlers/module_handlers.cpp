@@ -371,12 +371,16 @@ bool launchConfigOf(CallContext& ctx, const v1::Dim3& grid, const v1::Dim3& bloc
                     std::uint32_t sharedMemBytes,
                     const google::protobuf::RepeatedPtrField<v1::LaunchAttribute>& wire,
                     std::vector<CUlaunchAttribute>* attributes, LaunchConfig* config, v1::CallReply& reply) {
-  std::string reason;
-  if (!readLaunchAttributes(wire, attributes, &reason, [&ctx](std::uint64_t base, std::uint64_t* bytes) {
-        return confineAccessWindow(ctx, base, bytes);
-      })) {
-    refuse(reply, cudaErrorInvalidValue, reason);
-    return false;
+  // Most launches carry no attribute: they build no window check (a std::function) on this path.
+  attributes->clear();
+  if (!wire.empty()) {
+    std::string reason;
+    if (!readLaunchAttributes(wire, attributes, &reason, [&ctx](std::uint64_t base, std::uint64_t* bytes) {
+          return confineAccessWindow(ctx, base, bytes);
+        })) {
+      refuse(reply, cudaErrorInvalidValue, reason);
+      return false;
+    }
   }
   config->gridX = grid.x();
   config->gridY = grid.y();
