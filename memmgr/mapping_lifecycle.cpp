@@ -7,16 +7,18 @@ namespace agileos::memmgr {
 MappingLifecycle::MappingLifecycle(VmmBackend& backend, VaRangeAllocator& addresses, bool exportable)
     : backend_(backend), addresses_(addresses), exportable_(exportable) {}
 
-CUresult MappingLifecycle::create(std::uint64_t size, BackedRange* out) {
+CUresult MappingLifecycle::create(std::uint64_t size, BackedRange* out, bool compressible) {
   const std::optional<DevicePtr> va = addresses_.allocate(size);
   if (!va) return CUDA_ERROR_OUT_OF_MEMORY;
 
   BackedRange range{*va, size, 0};
-  CUresult result = exportable_ ? backend_.createExportablePhysical(size, &range.handle)
-                                : backend_.createPhysical(size, &range.handle);
+  CUresult result = compressible ? backend_.createCompressiblePhysical(size, &range.handle, &range.compressed)
+                    : exportable_ ? backend_.createExportablePhysical(size, &range.handle)
+                                  : backend_.createPhysical(size, &range.handle);
   // A driver or platform without POSIX-descriptor export still gets its memory: exports of it
   // will fail, nothing else changes.
-  if (exportable_ && (result == CUDA_ERROR_NOT_SUPPORTED || result == CUDA_ERROR_INVALID_VALUE)) {
+  if (exportable_ && !compressible &&
+      (result == CUDA_ERROR_NOT_SUPPORTED || result == CUDA_ERROR_INVALID_VALUE)) {
     result = backend_.createPhysical(size, &range.handle);
   }
   if (result != CUDA_SUCCESS) {

@@ -29,6 +29,8 @@ struct BackedRange {
   DevicePtr va = 0;
   std::uint64_t size = 0;
   PhysicalHandle handle = 0;
+  // The driver granted generic compression (create's `compressible` asked for it).
+  bool compressed = false;
 };
 
 class MappingLifecycle {
@@ -41,8 +43,9 @@ class MappingLifecycle {
   // creates physical memory, maps it and grants read/write access. Returns
   // CUDA_ERROR_OUT_OF_MEMORY when no VA range is free, else the failing backend
   // call's CUresult; on any failure nothing is left behind (or, if the undo itself
-  // fails, it is stranded as described above).
-  CUresult create(std::uint64_t size, BackedRange* out);
+  // fails, it is stranded as described above). `compressible`: the memory is asked for with
+  // generic compression (never exportable); out->compressed says whether the driver granted it.
+  CUresult create(std::uint64_t size, BackedRange* out, bool compressible = false);
 
   // Scrubs, unmaps and releases a range made by create() and returns its VA.
   // Returns the first failing backend call's CUresult; the range is then stranded.

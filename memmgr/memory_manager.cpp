@@ -121,14 +121,14 @@ MemoryManager::~MemoryManager() {
   }
 }
 
-CUresult MemoryManager::createMapping(std::uint64_t size, BackedRange* out) {
-  const CUresult result = state_->mappings.create(size, out);
+CUresult MemoryManager::createMapping(std::uint64_t size, BackedRange* out, bool compressible) {
+  const CUresult result = state_->mappings.create(size, out, compressible);
   if (result != CUDA_ERROR_OUT_OF_MEMORY) return result;
   // Memory (or VA) is exhausted: give the clients' cached empty chunks back and try once more.
   const std::vector<BackedRange> cached = state_->chunks.takeCachedChunks();
   if (cached.empty()) return result;
   for (const BackedRange& chunk : cached) state_->mappings.destroy(chunk);
-  return state_->mappings.create(size, out);
+  return state_->mappings.create(size, out, compressible);
 }
 
 CUresult MemoryManager::allocate(ClientId client, std::uint64_t size, DevicePtr* out) {

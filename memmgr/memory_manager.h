@@ -190,7 +190,12 @@ class MemoryManager {
   CUresult reserveAddress(ClientId client, std::uint64_t size, std::uint64_t alignment, DevicePtr* out);
   // Exactly a reservation of `client` (base and size), with nothing mapped in it.
   CUresult freeAddress(ClientId client, DevicePtr base, std::uint64_t size);
-  CUresult createPhysical(ClientId client, std::uint64_t size, std::uint64_t* handle);
+  // `compressible`: generic compression is asked of the driver (cuMemCreate's
+  // allocFlags.compressionType), which may grant memory without it; *compressed (if not null) is
+  // what was granted. Compression is asked for only where its granularity divides the manager's,
+  // so that compressible memory maps wherever plain memory does; elsewhere the memory is plain.
+  CUresult createPhysical(ClientId client, std::uint64_t size, std::uint64_t* handle,
+                          bool compressible = false, bool* compressed = nullptr);
   // cuMemRelease drops one reference (cuMemCreate's, or a retain's); at none the handle is gone for
   // the client, and its memory goes (scrubbed) when its last mapping is unmapped.
   CUresult releasePhysical(ClientId client, std::uint64_t handle);
@@ -263,7 +268,7 @@ class MemoryManager {
   // Gives back the memory of the user or graph allocation at p, whose table entry is already
   // erased.
   CUresult releaseBackingLocked(ClientId client, DevicePtr p);
-  CUresult createMapping(std::uint64_t size, BackedRange* out);
+  CUresult createMapping(std::uint64_t size, BackedRange* out, bool compressible = false);
   // The run of adjacent mappings of `client` that is exactly [va, va + size), first to last; empty
   // if there is none.
   std::vector<DevicePtr> mappingRunLocked(ClientId client, DevicePtr va, std::uint64_t size) const;

@@ -66,13 +66,20 @@ CUresult MemoryManager::freeAddress(ClientId client, DevicePtr base, std::uint64
   return CUDA_SUCCESS;
 }
 
-CUresult MemoryManager::createPhysical(ClientId client, std::uint64_t size, std::uint64_t* handle) {
+CUresult MemoryManager::createPhysical(ClientId client, std::uint64_t size, std::uint64_t* handle,
+                                       bool compressible, bool* compressed) {
   if (handle == nullptr || size == 0 || size % granularity_ != 0) return CUDA_ERROR_INVALID_VALUE;
   if (size > kUserRange.size) return CUDA_ERROR_OUT_OF_MEMORY;
   std::lock_guard lock(mutex_);
   if (!fitsQuota(client, size)) return CUDA_ERROR_OUT_OF_MEMORY;
+  if (compressible) {
+    std::size_t compressibleGranularity = 0;
+    compressible = backend_.compressibleGranularity(&compressibleGranularity) == CUDA_SUCCESS &&
+                   compressibleGranularity != 0 && granularity_ % compressibleGranularity == 0;
+  }
   BackedRange home;
-  if (CUresult result = createMapping(size, &home); result != CUDA_SUCCESS) return result;
+  if (CUresult result = createMapping(size, &home, compressible); result != CUDA_SUCCESS) return result;
+  if (compressed != nullptr) *compressed = home.compressed;
   const std::uint64_t id = state_->nextHandle++;
   state_->physical.emplace(id, State::PhysicalAllocation{home, client});
   state_->physicalBytesOf[client] += size;

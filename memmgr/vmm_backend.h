@@ -30,6 +30,17 @@ class VmmBackend {
   virtual CUresult freeReservation(DevicePtr base, std::size_t size) = 0;
   // cuMemCreate of pinned device memory on the worker's device.
   virtual CUresult createPhysical(std::size_t size, PhysicalHandle* handle) = 0;
+  // cuMemCreate of pinned device memory with generic compression requested
+  // (allocFlags.compressionType = CU_MEM_ALLOCATION_COMP_GENERIC). The driver may grant the memory
+  // without compression; `*compressed` is what it granted (read back from the handle's properties).
+  // Backends without compression create plain memory.
+  virtual CUresult createCompressiblePhysical(std::size_t size, PhysicalHandle* handle, bool* compressed) {
+    *compressed = false;
+    return createPhysical(size, handle);
+  }
+  // cuMemGetAllocationGranularity (minimum) for compressible memory; a backend without compression
+  // answers with the plain granularity.
+  virtual CUresult compressibleGranularity(std::size_t* bytes) { return allocationGranularity(bytes); }
   // cuMemCreate of pinned device memory that can be exported as a POSIX file descriptor
   // (requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR), for protected memory
   // shared with a service process. Backends without it refuse.

@@ -3,7 +3,7 @@
 // allocations are charged to its quota, and handles and mappings are the client's own
 // (memmgr/memory_manager.h). Here the arguments are checked the way the driver checks them, and
 // what AgileOS does not offer fails closed: shareable handles (the memory never leaves the worker),
-// compression, read-only or no-access mappings (every mapping is read/write for the device),
+// GPUDirect RDMA, read-only or no-access mappings (every mapping is read/write for the device),
 // and offsets into an allocation (the driver itself requires 0).
 #include <cuda.h>
 
@@ -38,8 +38,9 @@ void sayOnce(const char* key, const char* message) {
 }
 
 // The one kind of memory a client can have: pinned device memory of its device, no shareable
-// handle, no compression. INVALID_VALUE for what the driver would refuse, NOT_SUPPORTED for what
-// it would do and AgileOS does not.
+// handle. INVALID_VALUE for what the driver would refuse, NOT_SUPPORTED for what it would do and
+// AgileOS does not. Generic compression is asked of the worker, whose driver may create the memory
+// without it, as a native driver may (cuMemGetAllocationPropertiesFromHandle tells).
 CUresult checkProperties(const CUmemAllocationProp* prop) {
   if (prop == nullptr) return CUDA_ERROR_INVALID_VALUE;
   if (prop->type != CU_MEM_ALLOCATION_TYPE_PINNED || prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE)
@@ -51,9 +52,13 @@ CUresult checkProperties(const CUmemAllocationProp* prop) {
             "memory never leaves the worker; returning CUDA_ERROR_NOT_SUPPORTED");
     return CUDA_ERROR_NOT_SUPPORTED;
   }
-  if (prop->allocFlags.compressionType != 0 || prop->allocFlags.gpuDirectRDMACapable != 0) {
+  if (prop->allocFlags.compressionType != CU_MEM_ALLOCATION_COMP_NONE &&
+      prop->allocFlags.compressionType != CU_MEM_ALLOCATION_COMP_GENERIC) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  if (prop->allocFlags.gpuDirectRDMACapable != 0) {
     sayOnce("vmm-flags",
-            "cuMemCreate: compressible or GPUDirect RDMA memory is not supported by AgileOS; returning "
+            "cuMemCreate: GPUDirect RDMA memory is not supported by AgileOS; returning "
             "CUDA_ERROR_NOT_SUPPORTED");
     return CUDA_ERROR_NOT_SUPPORTED;
   }
@@ -62,9 +67,10 @@ CUresult checkProperties(const CUmemAllocationProp* prop) {
 
 CUresult step(v1::VirtualMemory::Step which, std::uint64_t address, std::uint64_t size,
               v1::VirtualMemoryResult* result = nullptr, std::uint64_t alignment = 0,
-              std::uint64_t handle = 0) {
+              std::uint64_t handle = 0, bool compressible = false) {
   v1::VirtualMemory request;
   request.set_step(which);
+  request.set_compressible(compressible);
   request.set_address(address);
   request.set_size(size);
   request.set_alignment(alignment);
@@ -110,11 +116,18 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size, const CU
   if (handle == nullptr || size == 0 || flags != 0) return CUDA_ERROR_INVALID_VALUE;
   if (CUresult result = checkProperties(prop); result != CUDA_SUCCESS) return result;
   v1::VirtualMemoryResult answer;
-  if (CUresult result = step(v1::VirtualMemory::CREATE, 0, size, &answer); result != CUDA_SUCCESS)
+  const bool compressible = prop->allocFlags.compressionType == CU_MEM_ALLOCATION_COMP_GENERIC;
+  if (CUresult result = step(v1::VirtualMemory::CREATE, 0, size, &answer, 0, 0, compressible);
+      result != CUDA_SUCCESS) {
     return result;
+  }
   *handle = answer.handle();
+  HandleRecord record{*prop, 1};
+  // What was granted, as the driver reports it: compression only where the worker's driver gave it.
+  record.properties.allocFlags.compressionType =
+      answer.compressed() ? CU_MEM_ALLOCATION_COMP_GENERIC : CU_MEM_ALLOCATION_COMP_NONE;
   std::lock_guard lock(gMutex);
-  gHandles[answer.handle()] = HandleRecord{*prop, 1};
+  gHandles[answer.handle()] = record;
   return CUDA_SUCCESS;
 }
 

@@ -94,6 +94,31 @@ CUresult CudaGpuBackend::createPhysical(std::size_t size, memmgr::PhysicalHandle
   return result;
 }
 
+CUresult CudaGpuBackend::compressibleGranularity(std::size_t* bytes) {
+  AGILEOS_BIND();
+  CUmemAllocationProp prop = allocationProperties();
+  prop.allocFlags.compressionType = CU_MEM_ALLOCATION_COMP_GENERIC;
+  return cuMemGetAllocationGranularity(bytes, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
+}
+
+// The driver may create the memory without compression (cuda-samples' compMalloc.cpp reads the
+// properties back for that reason); what it granted is read back the same way.
+CUresult CudaGpuBackend::createCompressiblePhysical(std::size_t size, memmgr::PhysicalHandle* handle,
+                                                    bool* compressed) {
+  AGILEOS_BIND();
+  CUmemAllocationProp prop = allocationProperties();
+  prop.allocFlags.compressionType = CU_MEM_ALLOCATION_COMP_GENERIC;
+  CUmemGenericAllocationHandle created = 0;
+  CUresult result = cuMemCreate(&created, size, &prop, 0);
+  *handle = created;
+  *compressed = false;
+  if (result != CUDA_SUCCESS) return result;
+  CUmemAllocationProp granted{};
+  if (cuMemGetAllocationPropertiesFromHandle(&granted, created) == CUDA_SUCCESS)
+    *compressed = granted.allocFlags.compressionType == CU_MEM_ALLOCATION_COMP_GENERIC;
+  return CUDA_SUCCESS;
+}
+
 CUresult CudaGpuBackend::createExportablePhysical(std::size_t size, memmgr::PhysicalHandle* handle) {
   AGILEOS_BIND();
   CUmemAllocationProp prop = allocationProperties();

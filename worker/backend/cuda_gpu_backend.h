@@ -18,6 +18,9 @@ class CudaGpuBackend final : public GpuBackend {
   CUresult reserve(memmgr::DevicePtr fixed, std::size_t size, memmgr::DevicePtr* got) override;
   CUresult freeReservation(memmgr::DevicePtr base, std::size_t size) override;
   CUresult createPhysical(std::size_t size, memmgr::PhysicalHandle* handle) override;
+  CUresult createCompressiblePhysical(std::size_t size, memmgr::PhysicalHandle* handle,
+                                      bool* compressed) override;
+  CUresult compressibleGranularity(std::size_t* bytes) override;
   CUresult createExportablePhysical(std::size_t size, memmgr::PhysicalHandle* handle) override;
   CUresult exportToFd(memmgr::PhysicalHandle handle, int* fd) override;
   CUresult releasePhysical(memmgr::PhysicalHandle handle) override;

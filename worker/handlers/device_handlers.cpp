@@ -37,7 +37,9 @@ int virtualAttributeValue(int attribute, int value, bool sharesHostMemory) {
     case CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED:             // IPC crosses the client boundary
     case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED:
     case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED:
-    case CU_DEVICE_ATTRIBUTE_SPARSE_CUDA_ARRAY_SUPPORTED:  // sparse arrays are not admitted
+    case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED:  // cuMemCreate refuses the flag
+    case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED:             // shareable handles are refused
+    case CU_DEVICE_ATTRIBUTE_SPARSE_CUDA_ARRAY_SUPPORTED:              // sparse arrays are not admitted
       return 0;
     default:
       return value;

@@ -38,8 +38,11 @@ void virtualMemory(CallContext& ctx, const v1::CallRequest& request, v1::CallRep
       return;
     case v1::VirtualMemory::CREATE: {
       std::uint64_t handle = 0;
-      if (done(ctx, ctx.memory.createPhysical(client, args.size(), &handle), reply, "cuMemCreate")) {
+      bool compressed = false;
+      if (done(ctx, ctx.memory.createPhysical(client, args.size(), &handle, args.compressible(), &compressed),
+               reply, "cuMemCreate")) {
         reply.mutable_virtual_memory_result()->set_handle(handle);
+        reply.mutable_virtual_memory_result()->set_compressed(compressed);
       }
       return;
     }

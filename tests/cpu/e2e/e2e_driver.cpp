@@ -1090,6 +1090,14 @@ void virtualMemory() {
               "cuMemCreate with a shareable handle");
   checkResult(cuMemCreate(&refused, granularity + 1, &prop, 0), CUDA_ERROR_INVALID_VALUE,
               "cuMemCreate off the granularity");
+  CUmemAllocationProp unknownCompression = prop;
+  unknownCompression.allocFlags.compressionType = 0x7f;
+  checkResult(cuMemCreate(&refused, granularity, &unknownCompression, 0), CUDA_ERROR_INVALID_VALUE,
+              "cuMemCreate with an unknown compression type");
+  CUmemAllocationProp rdma = prop;
+  rdma.allocFlags.gpuDirectRDMACapable = 1;
+  checkResult(cuMemCreate(&refused, granularity, &rdma, 0), CUDA_ERROR_NOT_SUPPORTED,
+              "cuMemCreate of GPUDirect RDMA memory");
   CUdeviceptr outside = 0;
   checkResult(cuMemAlloc(&outside, 4096), CUDA_SUCCESS, "cuMemAlloc");
   checkResult(cuMemMap(outside, granularity, 0, handle, 0), CUDA_ERROR_INVALID_VALUE,
@@ -1112,6 +1120,42 @@ void virtualMemory() {
   checkResult(cuMemcpyDtoH(out.data(), base + 1024, 16), CUDA_ERROR_INVALID_VALUE, "no copy after the unmap");
   checkResult(cuMemAddressFree(base, 4 * granularity), CUDA_SUCCESS, "cuMemAddressFree");
   checkResult(cuMemAddressFree(base, 4 * granularity), CUDA_ERROR_INVALID_VALUE, "cuMemAddressFree twice");
+}
+
+// Compressible memory (cuda-samples' cudaCompressibleMemory): asked of the worker's driver, which
+// grants it here (the fake does), reported by the handle's properties, and used like any mapping.
+void compressibleMemory() {
+  CUmemAllocationProp prop{};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = 0;
+  prop.allocFlags.compressionType = CU_MEM_ALLOCATION_COMP_GENERIC;
+  size_t granularity = 0;
+  checkResult(cuMemGetAllocationGranularity(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+              CUDA_SUCCESS, "cuMemGetAllocationGranularity of compressible memory");
+  CUdeviceptr base = 0;
+  checkResult(cuMemAddressReserve(&base, granularity, 0, 0, 0), CUDA_SUCCESS, "cuMemAddressReserve");
+  CUmemGenericAllocationHandle handle = 0;
+  checkResult(cuMemCreate(&handle, granularity, &prop, 0), CUDA_SUCCESS, "cuMemCreate compressible");
+  CUmemAllocationProp got{};
+  checkResult(cuMemGetAllocationPropertiesFromHandle(&got, handle), CUDA_SUCCESS,
+              "cuMemGetAllocationPropertiesFromHandle of compressible memory");
+  check(got.allocFlags.compressionType == CU_MEM_ALLOCATION_COMP_GENERIC, "the handle says compressed");
+  checkResult(cuMemMap(base, granularity, 0, handle, 0), CUDA_SUCCESS, "cuMemMap compressible");
+  CUmemAccessDesc access{};
+  access.location = prop.location;
+  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  checkResult(cuMemSetAccess(base, granularity, &access, 1), CUDA_SUCCESS, "cuMemSetAccess");
+  const std::vector<unsigned char> in = pattern(4096, 3);
+  std::vector<unsigned char> out(4096);
+  checkResult(cuMemcpyHtoD(base, in.data(), in.size()), CUDA_SUCCESS,
+              "cuMemcpyHtoD into compressible memory");
+  checkResult(cuMemcpyDtoH(out.data(), base, out.size()), CUDA_SUCCESS,
+              "cuMemcpyDtoH from compressible memory");
+  check(out == in, "compressible memory keeps its bytes");
+  checkResult(cuMemUnmap(base, granularity), CUDA_SUCCESS, "cuMemUnmap");
+  checkResult(cuMemRelease(handle), CUDA_SUCCESS, "cuMemRelease");
+  checkResult(cuMemAddressFree(base, granularity), CUDA_SUCCESS, "cuMemAddressFree");
 }
 
 // Graph memory nodes through the driver API (client/cuda/api_graph_memory.cpp): the same records
@@ -1192,6 +1236,7 @@ int main() {
   oneWorld();
   runtimeBindsThePrimaryContext();
   virtualMemory();
+  compressibleMemory();
   moduleGlobals();
   rectangles();
   driverEntryPoints();

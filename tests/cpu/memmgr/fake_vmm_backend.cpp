@@ -116,6 +116,37 @@ CUresult FakeVmmBackend::createPhysical(std::size_t size, PhysicalHandle* handle
   return CUDA_SUCCESS;
 }
 
+CUresult FakeVmmBackend::createCompressiblePhysical(std::size_t size, PhysicalHandle* handle,
+                                                    bool* compressed) {
+  {
+    std::lock_guard lock(mutex_);
+    ++compressibleRequests_;
+    *compressed = grantsCompression_;
+  }
+  return createPhysical(size, handle);
+}
+
+CUresult FakeVmmBackend::compressibleGranularity(std::size_t* bytes) {
+  std::lock_guard lock(mutex_);
+  *bytes = compressibleGranularity_ != 0 ? compressibleGranularity_ : granularity_;
+  return CUDA_SUCCESS;
+}
+
+void FakeVmmBackend::setGrantsCompression(bool grants) {
+  std::lock_guard lock(mutex_);
+  grantsCompression_ = grants;
+}
+
+void FakeVmmBackend::setCompressibleGranularity(std::size_t bytes) {
+  std::lock_guard lock(mutex_);
+  compressibleGranularity_ = bytes;
+}
+
+std::size_t FakeVmmBackend::compressibleRequests() const {
+  std::lock_guard lock(mutex_);
+  return compressibleRequests_;
+}
+
 CUresult FakeVmmBackend::releasePhysical(PhysicalHandle handle) {
   std::lock_guard lock(mutex_);
   if (auto injected = enter(VmmCall::kReleasePhysical)) return *injected;

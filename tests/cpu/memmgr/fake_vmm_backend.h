@@ -64,6 +64,13 @@ class FakeVmmBackend final : public VmmBackend {
   }
   CUresult exportToFd(PhysicalHandle handle, int* fd) override;
   std::size_t exportCount() const { return exports_; }
+  // Compression: granted unless setGrantsCompression(false), at setCompressibleGranularity's
+  // granularity (the plain one by default); each request is counted.
+  CUresult createCompressiblePhysical(std::size_t size, PhysicalHandle* handle, bool* compressed) override;
+  CUresult compressibleGranularity(std::size_t* bytes) override;
+  void setGrantsCompression(bool grants);
+  void setCompressibleGranularity(std::size_t bytes);
+  std::size_t compressibleRequests() const;
   CUresult releasePhysical(PhysicalHandle handle) override;
   CUresult map(DevicePtr va, std::size_t size, PhysicalHandle handle) override;
   CUresult setAccess(DevicePtr va, std::size_t size) override;
@@ -94,6 +101,9 @@ class FakeVmmBackend final : public VmmBackend {
 
  private:
   std::size_t exports_ = 0;
+  bool grantsCompression_ = true;
+  std::size_t compressibleGranularity_ = 0;  // 0: the plain granularity
+  std::size_t compressibleRequests_ = 0;
   struct Handle {
     std::size_t size = 0;
     std::size_t mappings = 0;  // the driver lets a handle be mapped at several addresses

@@ -52,6 +52,45 @@ TEST_F(VirtualMemoryTest, ReserveCreateMapUseUnmapReleaseFree) {
   EXPECT_EQ(manager->freeAddress(kAlice, base, 4 * kChunk), CUDA_SUCCESS);
 }
 
+// cuMemCreate with generic compression: asked of the driver, which may or may not grant it; the
+// memory is charged, mapped, scrubbed and given back like plain memory either way.
+TEST_F(VirtualMemoryTest, CompressibleMemoryIsAskedForAndReportsWhatWasGranted) {
+  for (const bool grants : {true, false}) {
+    SCOPED_TRACE(grants ? "the driver grants compression" : "the driver does not");
+    fake.setGrantsCompression(grants);
+    const std::size_t requestsBefore = fake.compressibleRequests();
+    const DevicePtr base = reserve(kAlice, 2 * kChunk);
+    std::uint64_t handle = 0;
+    bool compressed = !grants;
+    ASSERT_EQ(manager->createPhysical(kAlice, 2 * kChunk, &handle, true, &compressed), CUDA_SUCCESS);
+    EXPECT_EQ(compressed, grants);
+    EXPECT_EQ(fake.compressibleRequests(), requestsBefore + 1);
+    EXPECT_EQ(manager->chargedBytes(kAlice), 2 * kChunk);
+    ASSERT_EQ(manager->mapPhysical(kAlice, base, 2 * kChunk, handle), CUDA_SUCCESS);
+    EXPECT_TRUE(fake.write(base, 64));
+    ASSERT_EQ(manager->unmapRange(kAlice, base, 2 * kChunk), CUDA_SUCCESS);
+    ASSERT_EQ(manager->releasePhysical(kAlice, handle), CUDA_SUCCESS);
+    EXPECT_EQ(manager->chargedBytes(kAlice), 0u);
+    EXPECT_EQ(fake.physicalBytes(), 0u);
+    ASSERT_EQ(manager->freeAddress(kAlice, base, 2 * kChunk), CUDA_SUCCESS);
+  }
+}
+
+// Compressible memory whose granularity the manager's does not divide could not map where plain
+// memory maps: the memory is created plain and says so, and the driver is not asked.
+TEST_F(VirtualMemoryTest, CompressionIsNotAskedForAtAGranularityThatWouldNotMap) {
+  fake.setCompressibleGranularity(2 * kChunk);
+  std::uint64_t handle = 0;
+  bool compressed = true;
+  ASSERT_EQ(manager->createPhysical(kAlice, 2 * kChunk, &handle, true, &compressed), CUDA_SUCCESS);
+  EXPECT_FALSE(compressed);
+  EXPECT_EQ(fake.compressibleRequests(), 0u);
+  EXPECT_EQ(manager->releasePhysical(kAlice, handle), CUDA_SUCCESS);
+  // Off the granularity is refused as for plain memory.
+  EXPECT_EQ(manager->createPhysical(kAlice, kChunk + 4096, &handle, true, &compressed),
+            CUDA_ERROR_INVALID_VALUE);
+}
+
 TEST_F(VirtualMemoryTest, OneAllocationMappedTwiceAndAdjacentMappingsUnmappedAsOneRun) {
   const DevicePtr base = reserve(kAlice, 4 * kChunk);
   const std::uint64_t first = create(kAlice, kChunk);

@@ -232,6 +232,13 @@ class FakeGpuBackend final : public GpuBackend {
   CUresult createExportablePhysical(std::size_t size, memmgr::PhysicalHandle* handle) override {
     return createPhysical(size, handle);
   }
+  // The fake grants compression unless a test says otherwise (the driver may not).
+  CUresult createCompressiblePhysical(std::size_t size, memmgr::PhysicalHandle* handle,
+                                      bool* compressed) override {
+    *compressed = grantsCompression_;
+    return createPhysical(size, handle);
+  }
+  void setGrantsCompression(bool grants) { grantsCompression_ = grants; }
   CUresult exportToFd(memmgr::PhysicalHandle handle, int* fd) override;
   CUresult releasePhysical(memmgr::PhysicalHandle handle) override;
   CUresult map(memmgr::DevicePtr va, std::size_t size, memmgr::PhysicalHandle handle) override;
@@ -421,6 +428,7 @@ class FakeGpuBackend final : public GpuBackend {
 
   mutable std::mutex mutex_;
   bool initialized_ = false;
+  bool grantsCompression_ = true;
   std::uint64_t calls_ = 0;
   std::vector<std::uint64_t> callsByMethod_;
   std::map<FakeGpuCall, CUresult> failNext_;
