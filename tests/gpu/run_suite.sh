@@ -4,7 +4,7 @@
 # Usage: tests/gpu/run_suite.sh [--native-only] [FILTER]
 #   FILTER         an extended regular expression; only the steps whose name matches run
 #                  (program names, sandbox_probe, concurrent_adversary_api, adversary_cufft, adversary_wire,
-#                  guard_escape, nvrtc_cubin_guard, nvrtc_jail, protected_modules, tenants, tenant_matrix,
+#                  guard_escape, tensor_map_premises, nvrtc_cubin_guard, nvrtc_jail, protected_modules, tenants, tenant_matrix,
 #                  service_after_attacks, pytorch, samples), e.g. 'matmul|adversary'.
 #   --native-only  run the CUDA programs (and the guard escape routes) natively only
 #                  (validates the programs on a new machine; no daemon, no sandbox).
@@ -26,6 +26,7 @@
 #      route natively and under each guard policy; needs the daemon's "guard" section to allow
 #      all five policies and the worker argument --test-guard-canary (and, for its trusted_body_*
 #      routes, kvstore in the daemon's module pool: added when AGILEOS_MODULES_DIR has it);
+#      tensor_map_premises: the hardware premises of tensor copies, measured natively;
 #   8. nvrtc_cubin_guard: an NVRTC CUBIN aimed at protected memory is stopped by the guard;
 #      nvrtc_jail: a secret planted on the worker's side stays out of every NVRTC output;
 #   9. protected_modules: tests/gpu/modules/run_module_suite.sh (its own daemon with the module
@@ -566,6 +567,42 @@ guard_escape_step() {
   fi
 }
 
+# tensor_map_premises: the hardware premises of the guard's tensor copies, measured natively
+# (probes/tensor_map_premises.cu; docs/security-model.md, "Tensor maps"): a store through the
+# generic address of a map parameter, and boxes past a map's end. PASS where a premise holds, FAIL
+# where it does not (then tensor copies must stay confined); each measurement is also run through
+# AgileOS on the suite's daemon, and its line reported, for comparison.
+tensor_map_premises_step() {
+  wanted tensor_map_premises || return 0
+  local program="$guard_dir/tensor_map_premises" measurement line
+  say ""
+  say "== tensor-map premises (measured natively)"
+  [[ -x "$program" ]] || { fail "tensor_map_premises: $program is missing from the bundle"; return; }
+  for measurement in store store_fenced bounds; do
+    if ! budget_left; then
+      fail "tensor_map_premises $measurement: not run, the suite's time budget is spent"
+      continue
+    fi
+    run_native "tensor_map_premises_$measurement" "$program" "$measurement"
+    if ((run_status != 0)) || ! grep -q '^PREMISE ' "$logs/tensor_map_premises_$measurement.native.out"; then
+      fail "tensor_map_premises $measurement: no measurement, exit $(describe_status "$run_status")"
+      quote "$logs/tensor_map_premises_$measurement.native.out" 10
+      quote "$logs/tensor_map_premises_$measurement.native.err" 10
+      continue
+    fi
+    while IFS= read -r line; do
+      case "$line" in
+        "PREMISE "*" HOLDS:"*) pass "tensor_map_premises: ${line#PREMISE }" ;;
+        *) fail "tensor_map_premises: ${line#PREMISE }" ;;
+      esac
+    done < <(grep '^PREMISE ' "$logs/tensor_map_premises_$measurement.native.out")
+    if ((!native_only)); then
+      run_agileos "tensor_map_premises_$measurement" "$program" "$measurement"
+      say "    under AgileOS (exit $(describe_status "$run_status")): $(head -c 600 "$logs/tensor_map_premises_$measurement.agileos.out" | tr '\n' ' ')"
+    fi
+  done
+}
+
 # nvrtc_cubin_guard: a CUBIN compiled by NVRTC through AgileOS, aimed at the protected canary, is
 # stopped by the guard (the worker loads the PTX it came from), and the canary stays intact.
 nvrtc_cubin_guard_step() {
@@ -930,6 +967,7 @@ check_machine
 if ((native_only)); then
   run_programs
   guard_escape_step
+  tensor_map_premises_step
   exit 0
 fi
 suite_daemon
@@ -941,6 +979,7 @@ concurrent_adversary
 cufft_adversary
 wire_adversary
 guard_escape_step
+tensor_map_premises_step
 nvrtc_cubin_guard_step
 nvrtc_jail_step
 protected_modules_step
