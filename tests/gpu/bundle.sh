@@ -28,8 +28,9 @@
 #              (client/cuda/tools/trace_*.c), for debugging
 #   programs-static.tar.gz  the same programs built with the CUDA runtime linked in (nvcc's
 #              default), <name>_static, stripped and packed (run_suite.sh unpacks them)
-#   guard/     guard_escape, the kernel memory guard's escape suite (tests/gpu/guard/; not in
-#              programs/: its output differs between native and AgileOS runs by design)
+#   guard/     guard_escape (the kernel memory guard's escape suite, tests/gpu/guard/),
+#              nvrtc_cubin_guard and tensor_map_premises (not in programs/: their output differs
+#              between native and AgileOS runs by design)
 #   bench/     agileos_bench, for tests/bench/run_bench.sh (not in programs/: run_suite.sh runs
 #              every program there and compares its output, which a benchmark's timings fail);
 #              agileos_cufft_bench, for tests/bench/run_cufft_bench.sh (it needs libcufft.so.12:
@@ -224,7 +225,8 @@ main() {
   fi
   copy_required "$bundle/tools" "$build/bin/agileos_probe_export_tables" "$build/lib/libagileos_trace_driver_calls.so" \
     "$build/lib/libagileos_trace_private_tables.so"
-  copy_required "$bundle/guard" "$build/tests/gpu/guard/guard_escape" "$build/tests/gpu/guard/nvrtc_cubin_guard"
+  copy_required "$bundle/guard" "$build/tests/gpu/guard/guard_escape" "$build/tests/gpu/guard/nvrtc_cubin_guard" \
+    "$build/tests/gpu/guard/tensor_map_premises"
   copy_required "$bundle/tenants" "$build/tests/gpu/tenants/tenant_memory" "$build/tests/gpu/tenants/tenant_limits" \
     "$build/tests/gpu/tenants/tenant_smoke" \
     "$build/tests/gpu/tenants/tenant_owner" "$build/tests/gpu/tenants/tenant_intruder" \
