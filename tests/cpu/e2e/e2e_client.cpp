@@ -585,6 +585,90 @@ void checkGraphs(cudaStream_t stream) {
   checkError(cudaFree(b), cudaSuccess, "graphs: free b");
 }
 
+// The generic node-parameter form (cudaGraphAddNode, cudaGraphNodeSetParams,
+// cudaGraphExecNodeSetParams): a memset, a host function and a copy back, made, changed and run
+// through it, and what it refuses.
+void checkGenericGraphNodes(cudaStream_t stream) {
+  constexpr size_t kBytes = 1024;
+  void* device = nullptr;
+  checkError(cudaMalloc(&device, kBytes), cudaSuccess, "generic nodes: cudaMalloc");
+  std::vector<unsigned char> host(kBytes, 0);
+  int calls = 0;
+  cudaGraph_t graph = nullptr;
+  checkError(cudaGraphCreate(&graph, 0), cudaSuccess, "generic nodes: cudaGraphCreate");
+
+  cudaGraphNodeParams fill{};
+  fill.type = cudaGraphNodeTypeMemset;
+  fill.memset.dst = device;
+  fill.memset.value = 0x5A;
+  fill.memset.elementSize = 1;
+  fill.memset.width = kBytes;
+  fill.memset.height = 1;
+  cudaGraphNode_t fillNode = nullptr, hostNode = nullptr, copyNode = nullptr;
+  checkError(cudaGraphAddNode(&fillNode, graph, nullptr, nullptr, 0, &fill), cudaSuccess,
+             "cudaGraphAddNode (memset)");
+  cudaGraphNodeParams callback{};
+  callback.type = cudaGraphNodeTypeHost;
+  callback.host.fn = countCall;
+  callback.host.userData = &calls;
+  const cudaGraphEdgeData plainEdge{};
+  checkError(cudaGraphAddNode(&hostNode, graph, &fillNode, &plainEdge, 1, &callback), cudaSuccess,
+             "cudaGraphAddNode (host) with plain edge data");
+  cudaGraphNodeParams copy{};
+  copy.type = cudaGraphNodeTypeMemcpy;
+  copy.memcpy.copyParams.srcPtr = cudaPitchedPtr{device, kBytes, kBytes, 1};
+  copy.memcpy.copyParams.dstPtr = cudaPitchedPtr{host.data(), kBytes, kBytes, 1};
+  copy.memcpy.copyParams.extent = cudaExtent{kBytes, 1, 1};
+  copy.memcpy.copyParams.kind = cudaMemcpyDeviceToHost;
+  checkError(cudaGraphAddNode(&copyNode, graph, &hostNode, nullptr, 1, &copy), cudaSuccess,
+             "cudaGraphAddNode (memcpy)");
+  cudaGraphNodeType type = cudaGraphNodeTypeEmpty;
+  checkError(cudaGraphNodeGetType(copyNode, &type), cudaSuccess, "cudaGraphNodeGetType");
+  check(type == cudaGraphNodeTypeMemcpy, "the generic form made a copy node");
+
+  // cudaGraphNodeSetParams before instantiation: the fill value changes.
+  fill.memset.value = 0x6B;
+  checkError(cudaGraphNodeSetParams(fillNode, &fill), cudaSuccess, "cudaGraphNodeSetParams (memset)");
+  cudaGraphExec_t exec = nullptr;
+  checkError(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess, "generic nodes: cudaGraphInstantiate");
+  checkError(cudaGraphLaunch(exec, stream), cudaSuccess, "generic nodes: cudaGraphLaunch");
+  checkError(cudaStreamSynchronize(stream), cudaSuccess, "generic nodes: synchronize");
+  check(host[0] == 0x6B && host[kBytes - 1] == 0x6B && calls == 1, "the graph ran with the changed fill");
+
+  // cudaGraphExecNodeSetParams changes the instantiated graph only.
+  fill.memset.value = 0x7C;
+  checkError(cudaGraphExecNodeSetParams(exec, fillNode, &fill), cudaSuccess, "cudaGraphExecNodeSetParams");
+  checkError(cudaGraphLaunch(exec, stream), cudaSuccess, "generic nodes: launch after the exec update");
+  checkError(cudaStreamSynchronize(stream), cudaSuccess, "generic nodes: synchronize again");
+  check(host[0] == 0x7C && calls == 2, "the executable graph ran with its new fill");
+
+  // Refusals, each changing nothing.
+  checkError(cudaGraphNodeSetParams(fillNode, &callback), cudaErrorInvalidValue,
+             "cudaGraphNodeSetParams with another node type's parameters");
+  cudaGraphNodeParams reserved = fill;
+  reserved.reserved0[1] = 1;
+  cudaGraphNode_t refused = nullptr;
+  checkError(cudaGraphAddNode(&refused, graph, nullptr, nullptr, 0, &reserved), cudaErrorInvalidValue,
+             "cudaGraphAddNode with a reserved member set");
+  cudaGraphNodeParams conditional{};
+  conditional.type = cudaGraphNodeTypeConditional;
+  checkError(cudaGraphAddNode(&refused, graph, nullptr, nullptr, 0, &conditional), cudaErrorNotSupported,
+             "cudaGraphAddNode (conditional)");
+  cudaGraphEdgeData programmatic{};
+  programmatic.type = cudaGraphDependencyTypeProgrammatic;
+  checkError(cudaGraphAddNode(&refused, graph, &fillNode, &programmatic, 1, &fill), cudaErrorNotSupported,
+             "cudaGraphAddNode with a programmatic edge");
+  checkError(cudaGraphAddNode(&refused, graph, nullptr, nullptr, 0, nullptr), cudaErrorInvalidValue,
+             "cudaGraphAddNode without parameters");
+  size_t nodes = 0;
+  checkError(cudaGraphGetNodes(graph, nullptr, &nodes), cudaSuccess, "generic nodes: cudaGraphGetNodes");
+  check(nodes == 3, "the refused nodes were not added");
+
+  checkError(cudaGraphExecDestroy(exec), cudaSuccess, "generic nodes: cudaGraphExecDestroy");
+  checkError(cudaGraphDestroy(graph), cudaSuccess, "generic nodes: cudaGraphDestroy");
+  checkError(cudaFree(device), cudaSuccess, "generic nodes: cudaFree");
+}
+
 // CUDA arrays through the shim and the worker (fake GPU): a 2D array written from padded host rows
 // and read back, a 3D array filled with cudaMemcpy3D and copied to pitched device memory, a
 // mipmapped array's level, texture and surface objects, the queries, and refusals. The 2D array
@@ -936,6 +1020,7 @@ int main() {
   checkPeerAndPciIdentity(b, kBytes);
   checkStreamQueries(stream);
   checkGraphs(stream);
+  checkGenericGraphNodes(stream);
   checkHostCallbacks(stream, b, pinned);
   check3D();
   checkArrays();
