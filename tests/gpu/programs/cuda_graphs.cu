@@ -9,7 +9,10 @@
 //    second capture of the same shape, a disabled node, a clone and cudaGraphNodeFindInClone;
 // 4. the capture errors a program can cause: ending a capture that was not begun, synchronizing a
 //    capturing stream (which invalidates the capture), a fork that is not joined, capturing the
-//    legacy stream.
+//    legacy stream;
+// 5. the generic node form (cudaGraphAddNode, cudaGraphExecNodeSetParams) with a kernel node, and
+//    copy nodes that name a __device__ variable, changed with the *SetParamsToSymbol and
+//    *SetParamsFromSymbol calls.
 #include <algorithm>
 #include <cstdint>
 #include <vector>
@@ -30,6 +33,8 @@ __global__ void combine(const std::uint32_t* a, const std::uint32_t* b, std::uin
     out[i] = a[i] ^ (b[i] + out[i]);  // out was set by a memset node before
   }
 }
+
+__device__ std::uint32_t gSymbolWords[16];
 
 struct HostCounter {
   int calls = 0;
@@ -343,6 +348,74 @@ int main() {
                   ? "error"
                   : "success");
   cudaGetLastError();
+
+  // ---- 5. the generic node form and copies naming a __device__ variable
+  {
+    cudaGraph_t generic = nullptr;
+    CHECK_CUDA(cudaGraphCreate(&generic, 0));
+    int n = kN;
+    std::uint32_t scale = 4, add = 2;
+    void* args[] = {&dIn, &dA, &n, &scale, &add};
+    cudaGraphNodeParams kernel{};
+    kernel.type = cudaGraphNodeTypeKernel;
+    kernel.kernel.func = reinterpret_cast<void*>(scaleAdd);
+    kernel.kernel.gridDim = dim3(64);
+    kernel.kernel.blockDim = dim3(256);
+    kernel.kernel.kernelParams = args;
+    cudaGraphNode_t kernelNode = nullptr, toSymbol = nullptr, fromSymbol = nullptr;
+    CHECK_CUDA(cudaGraphAddNode(&kernelNode, generic, nullptr, nullptr, 0, &kernel));
+    CHECK_CUDA(cudaGraphAddMemcpyNodeToSymbol(&toSymbol, generic, &kernelNode, 1, gSymbolWords, dA,
+                                              sizeof gSymbolWords, 0, cudaMemcpyDeviceToDevice));
+    CHECK_CUDA(cudaGraphAddMemcpyNodeFromSymbol(&fromSymbol, generic, &toSymbol, 1, output.data, gSymbolWords,
+                                                sizeof gSymbolWords, 0, cudaMemcpyDeviceToHost));
+    // Changed before instantiation: the kernel scales by 6 (generic form), the copy out reads the
+    // variable's last 12 words into the output's start.
+    scale = 6;
+    CHECK_CUDA(cudaGraphNodeSetParams(kernelNode, &kernel));
+    CHECK_CUDA(cudaGraphMemcpyNodeSetParamsFromSymbol(fromSymbol, output.data, gSymbolWords,
+                                                      12 * sizeof(std::uint32_t), 4 * sizeof(std::uint32_t),
+                                                      cudaMemcpyDeviceToHost));
+    cudaGraphExec_t genericExec = nullptr;
+    CHECK_CUDA(cudaGraphInstantiate(&genericExec, generic, 0));
+    output.clear();
+    CHECK_CUDA(cudaGraphLaunch(genericExec, stream));
+    CHECK_CUDA(cudaStreamSynchronize(stream));
+    bool same = true;
+    for (int i = 0; i < 12; ++i) same &= output.data[i] == input.data[4 + i] * 6u + 2u;
+    EXPECT_TRUE(same && output.data[12] == 0u, "generic kernel node and symbol copies\n");
+    std::printf("generic node form: kernel and symbol copies exact, first word %u\n", output.data[0]);
+
+    // The executable graph changed: the kernel adds 5, the copy in writes the input's first 8
+    // words at the variable's word 4 (its other words keep the last launch's).
+    add = 5;
+    CHECK_CUDA(cudaGraphExecNodeSetParams(genericExec, kernelNode, &kernel));
+    CHECK_CUDA(cudaGraphExecMemcpyNodeSetParamsToSymbol(genericExec, toSymbol, gSymbolWords, dIn,
+                                                        8 * sizeof(std::uint32_t), 4 * sizeof(std::uint32_t),
+                                                        cudaMemcpyDeviceToDevice));
+    CHECK_CUDA(cudaGraphExecMemcpyNodeSetParamsFromSymbol(genericExec, fromSymbol, output.data, gSymbolWords,
+                                                          sizeof gSymbolWords, 0, cudaMemcpyDeviceToHost));
+    output.clear();
+    CHECK_CUDA(cudaGraphLaunch(genericExec, stream));
+    CHECK_CUDA(cudaStreamSynchronize(stream));
+    same = true;
+    for (int i = 0; i < 4; ++i) same &= output.data[i] == input.data[i] * 6u + 2u;
+    for (int i = 0; i < 8; ++i) same &= output.data[4 + i] == input.data[i];
+    for (int i = 12; i < 16; ++i) same &= output.data[i] == input.data[i] * 6u + 2u;
+    EXPECT_TRUE(same, "executable graph with changed symbol copies\n");
+    std::vector<std::uint32_t> kernelOut(16);
+    CHECK_CUDA(cudaMemcpy(kernelOut.data(), dA, sizeof gSymbolWords, cudaMemcpyDeviceToHost));
+    EXPECT_TRUE(kernelOut[0] == input.data[0] * 6u + 5u, "the kernel node's changed parameters\n");
+    std::printf("exec node set params: symbol copies exact, kernel word %u\n", kernelOut[0]);
+    std::printf("symbol copy past the variable's end: %s\n",
+                cudaGraphExecMemcpyNodeSetParamsToSymbol(
+                    genericExec, toSymbol, gSymbolWords, dIn, 8 * sizeof(std::uint32_t),
+                    12 * sizeof(std::uint32_t), cudaMemcpyDeviceToDevice) != cudaSuccess
+                    ? "error"
+                    : "success");
+    cudaGetLastError();
+    CHECK_CUDA(cudaGraphExecDestroy(genericExec));
+    CHECK_CUDA(cudaGraphDestroy(generic));
+  }
 
   // The streams still work afterwards.
   CHECK_CUDA(cudaMemsetAsync(dOut, 0x11, bytes, stream));
