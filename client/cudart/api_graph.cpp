@@ -376,11 +376,18 @@ cudaError_t cudaGraphKernelNodeGetParams(cudaGraphNode_t node, struct cudaKernel
   });
 }
 
+// The node keeps its launch attributes (cudaGraphKernelNodeSetAttribute's), as natively.
 cudaError_t cudaGraphKernelNodeSetParams(cudaGraphNode_t node,
                                          const struct cudaKernelNodeParams* pNodeParams) {
   KernelWork work;
-  const cudaError_t built = kernelWork(pNodeParams, &work);
-  return replaceNodeWork(node, NodeKind::kKernel, built, std::move(work));
+  if (cudaError_t error = kernelWork(pNodeParams, &work); error != cudaSuccess) return recordError(error);
+  return withNode(node, NodeKind::kKernel, [&](Node& kernel) {
+    const KernelWork& old = std::get<KernelWork>(kernel.work);
+    work.attributes = old.attributes;
+    work.cooperative = old.cooperative;
+    kernel.work = std::move(work);
+    return cudaSuccess;
+  });
 }
 
 cudaError_t cudaGraphMemcpyNodeGetParams(cudaGraphNode_t node, struct cudaMemcpy3DParms* pNodeParams) {

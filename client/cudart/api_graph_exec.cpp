@@ -158,7 +158,16 @@ cudaError_t cudaGraphExecKernelNodeSetParams(cudaGraphExec_t hGraphExec, cudaGra
                                              const struct cudaKernelNodeParams* pNodeParams) {
   KernelWork work;
   if (cudaError_t error = kernelWork(pNodeParams, &work); error != cudaSuccess) return recordError(error);
-  return setExecutableWork(hGraphExec, node, NodeKind::kKernel, std::move(work));
+  // The node keeps its launch attributes, as natively.
+  return withExecutable(hGraphExec, [&](ExecutableGraph& executable) {
+    ExecutableNode* target = findExecutableNode(executable, nodeOf(node));
+    if (target == nullptr || target->kind != NodeKind::kKernel) return cudaErrorInvalidValue;
+    const KernelWork& old = std::get<KernelWork>(target->work);
+    work.attributes = old.attributes;
+    work.cooperative = old.cooperative;
+    target->work = std::move(work);
+    return cudaSuccess;
+  });
 }
 
 cudaError_t cudaGraphExecMemcpyNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node,

@@ -603,6 +603,70 @@ void librariesAndKernels() {
   check(cudaLaunchKernelExC(nullptr, kernelHandle, params) == cudaErrorInvalidValue,
         "cudaLaunchKernelExC without a config");
   cudaGetLastError();
+  // A kernel node's attributes (cudaGraphKernelNodeSetAttribute): the launch's reader, so a graph
+  // of two-block clusters launches, the refusals are a launch's, and a copy carries them over.
+  {
+    cudaGraph_t graph = nullptr;
+    check(cudaGraphCreate(&graph, 0) == cudaSuccess, "attributes: cudaGraphCreate");
+    cudaKernelNodeParams node{};
+    node.func = const_cast<void*>(kernelHandle);
+    node.gridDim = dim3(4, 1, 1);
+    node.blockDim = dim3(128, 1, 1);
+    node.kernelParams = params;
+    cudaGraphNode_t first = nullptr, second = nullptr;
+    check(cudaGraphAddKernelNode(&first, graph, nullptr, 0, &node) == cudaSuccess &&
+              cudaGraphAddKernelNode(&second, graph, &first, 1, &node) == cudaSuccess,
+          "attributes: two kernel nodes");
+    cudaKernelNodeAttrValue value{};
+    value.clusterDim.x = 2;
+    value.clusterDim.y = value.clusterDim.z = 1;
+    check(cudaGraphKernelNodeSetAttribute(first, cudaLaunchAttributeClusterDimension, &value) == cudaSuccess,
+          "cudaGraphKernelNodeSetAttribute (cluster dimension)");
+    value = {};
+    value.priority = -1;
+    check(cudaGraphKernelNodeSetAttribute(first, cudaLaunchAttributePriority, &value) == cudaSuccess,
+          "cudaGraphKernelNodeSetAttribute (priority)");
+    cudaKernelNodeAttrValue got{};
+    check(cudaGraphKernelNodeGetAttribute(first, cudaLaunchAttributeClusterDimension, &got) == cudaSuccess &&
+              got.clusterDim.x == 2 && got.clusterDim.y == 1,
+          "cudaGraphKernelNodeGetAttribute answers the cluster dimension set");
+    check(cudaGraphKernelNodeGetAttribute(second, cudaLaunchAttributePriority, &got) == cudaSuccess &&
+              got.priority == 0,
+          "an attribute never set reads as zero");
+    check(cudaGraphKernelNodeSetAttribute(first, cudaLaunchAttributeProgrammaticEvent, &value) ==
+              cudaErrorNotSupported,
+          "cudaGraphKernelNodeSetAttribute with a programmatic event fails closed, as a launch does");
+    cudaGetLastError();
+    check(cudaGraphKernelNodeCopyAttributes(second, first) == cudaSuccess &&
+              cudaGraphKernelNodeGetAttribute(second, cudaLaunchAttributePriority, &got) == cudaSuccess &&
+              got.priority == -1,
+          "cudaGraphKernelNodeCopyAttributes");
+    node.gridDim = dim3(4, 1, 1);
+    check(cudaGraphKernelNodeSetParams(second, &node) == cudaSuccess &&
+              cudaGraphKernelNodeGetAttribute(second, cudaLaunchAttributeClusterDimension, &got) ==
+                  cudaSuccess &&
+              got.clusterDim.x == 2,
+          "new parameters keep the node's attributes");
+    cudaGraphExec_t exec = nullptr;
+    check(cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess, "attributes: cudaGraphInstantiate");
+    check(cudaGraphLaunch(exec, nullptr) == cudaSuccess, "a graph of two-block cluster launches");
+    check(cudaStreamSynchronize(nullptr) == cudaSuccess, "attributes: synchronize");
+    value = {};
+    value.clusterDim.x = 3;
+    value.clusterDim.y = value.clusterDim.z = 1;
+    check(cudaGraphKernelNodeSetAttribute(first, cudaLaunchAttributeClusterDimension, &value) == cudaSuccess,
+          "a three-block cluster on a four-block grid is accepted on the node");
+    cudaGraphExec_t refused = nullptr;
+    check(cudaGraphInstantiate(&refused, graph, 0) == cudaSuccess, "attributes: instantiate again");
+    check(cudaGraphLaunch(refused, nullptr) == cudaErrorInvalidClusterSize,
+          "and its launch gets the driver's refusal");
+    cudaGetLastError();
+    cudaStreamSynchronize(nullptr);
+    cudaGetLastError();
+    check(cudaGraphExecDestroy(refused) == cudaSuccess && cudaGraphExecDestroy(exec) == cudaSuccess &&
+              cudaGraphDestroy(graph) == cudaSuccess,
+          "attributes: destroy");
+  }
   checkResult(cuCtxSynchronize(), CUDA_SUCCESS, "cuCtxSynchronize after the cluster launches");
   size_t cig = 1;
   checkResult(cuCtxGetLimit(&cig, CU_LIMIT_CIG_ENABLED), CUDA_SUCCESS, "cuCtxGetLimit(CU_LIMIT_CIG_ENABLED)");
