@@ -411,9 +411,8 @@ CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config) {
 }
 
 // The most dynamic shared memory a block may take while `numBlocks` blocks of `blockSize`
-// threads still fit on one multiprocessor: the largest size for which the worker's occupancy
-// answer is at least `numBlocks`, found by bisection (occupancy only falls as the size grows)
-// between 0 and the device's opt-in maximum per block. 0 when even none fits that many blocks.
+// threads still fit on one multiprocessor (availableDynamicSharedMemory), up to the device's
+// opt-in maximum per block.
 CUresult cuOccupancyAvailableDynamicSMemPerBlock(size_t* dynamicSmemSize, CUfunction func, int numBlocks,
                                                  int blockSize) {
   if (dynamicSmemSize == nullptr || numBlocks <= 0 || blockSize <= 0) return CUDA_ERROR_INVALID_VALUE;
@@ -424,33 +423,8 @@ CUresult cuOccupancyAvailableDynamicSMemPerBlock(size_t* dynamicSmemSize, CUfunc
     return result;
   }
   return onFunction(func, [&](std::uint64_t token) {
-    const auto fits = [&](std::uint64_t bytes, bool* ok) {
-      int blocks = 0;
-      const cudaError_t error = maxActiveBlocksPerMultiprocessor(token, blockSize, bytes, 0, &blocks);
-      *ok = error == cudaSuccess && blocks >= numBlocks;
-      return error;
-    };
-    bool ok = false;
-    if (cudaError_t error = fits(0, &ok); error != cudaSuccess) return error;
-    std::uint64_t low = 0, high = static_cast<std::uint64_t>(optIn < 0 ? 0 : optIn);  // low fits
-    if (!ok) {
-      *dynamicSmemSize = 0;
-      return cudaSuccess;
-    }
-    while (low < high) {
-      const std::uint64_t middle = low + (high - low + 1) / 2;
-      // A size the driver calls invalid does not fit; any other failure (the connection, a
-      // sticky fault) is the answer, never a smaller size.
-      if (cudaError_t error = fits(middle, &ok); error != cudaSuccess && error != cudaErrorInvalidValue)
-        return error;
-      if (ok) {
-        low = middle;
-      } else {
-        high = middle - 1;
-      }
-    }
-    *dynamicSmemSize = low;
-    return cudaSuccess;
+    return availableDynamicSharedMemory(token, numBlocks, blockSize,
+                                        static_cast<std::uint64_t>(optIn < 0 ? 0 : optIn), dynamicSmemSize);
   });
 }
 

@@ -221,6 +221,35 @@ cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, const 
                                                                 cudaOccupancyDefault);
 }
 
+// The parameter's place in the launch buffer, from the kernel's layout (the worker's answer when
+// the kernel was resolved); paramSize may be null.
+cudaError_t cudaFuncGetParamInfo(const void* func, size_t paramIndex, size_t* paramOffset,
+                                 size_t* paramSize) {
+  if (paramOffset == nullptr) return recordError(cudaErrorInvalidValue);
+  KernelLayout layout;
+  if (cudaError_t error = resolveKernel(func, &layout); error != cudaSuccess) return recordError(error);
+  if (paramIndex >= layout.params.size()) return recordError(cudaErrorInvalidValue);
+  *paramOffset = layout.params[paramIndex].first;
+  if (paramSize != nullptr) *paramSize = layout.params[paramIndex].second;
+  return cudaSuccess;
+}
+
+cudaError_t cudaOccupancyAvailableDynamicSMemPerBlock(size_t* dynamicSmemSize, const void* func,
+                                                      int numBlocks, int blockSize) {
+  if (dynamicSmemSize == nullptr || numBlocks <= 0 || blockSize <= 0)
+    return recordError(cudaErrorInvalidValue);
+  int optIn = 0;
+  if (cudaError_t error = cudaDeviceGetAttribute(&optIn, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0);
+      error != cudaSuccess) {
+    return error;
+  }
+  KernelLayout layout;
+  if (cudaError_t error = resolveKernel(func, &layout); error != cudaSuccess) return recordError(error);
+  return recordError(availableDynamicSharedMemory(layout.token, numBlocks, blockSize,
+                                                  static_cast<std::uint64_t>(optIn < 0 ? 0 : optIn),
+                                                  dynamicSmemSize));
+}
+
 // Clusters: the worker asks the driver for the launch the config describes (its attributes read
 // as cudaLaunchKernelExC reads them).
 static cudaError_t clusterQuery(int* value, const void* func, const cudaLaunchConfig_t* config,

@@ -94,6 +94,39 @@ cudaError_t maxActiveBlocksPerMultiprocessor(std::uint64_t function, int blockSi
   return error;
 }
 
+// The largest size for which the worker's occupancy answer is at least `numBlocks`, found by
+// bisection (occupancy only falls as the size grows) between 0 and the opt-in limit.
+cudaError_t availableDynamicSharedMemory(std::uint64_t function, int numBlocks, int blockSize,
+                                         std::uint64_t optInLimit, std::size_t* bytes) {
+  const auto fits = [&](std::uint64_t size, bool* ok) {
+    int blocks = 0;
+    const cudaError_t error = maxActiveBlocksPerMultiprocessor(function, blockSize, size, 0, &blocks);
+    *ok = error == cudaSuccess && blocks >= numBlocks;
+    return error;
+  };
+  bool ok = false;
+  if (cudaError_t error = fits(0, &ok); error != cudaSuccess) return error;
+  if (!ok) {
+    *bytes = 0;
+    return cudaSuccess;
+  }
+  std::uint64_t low = 0, high = optInLimit;  // low fits
+  while (low < high) {
+    const std::uint64_t middle = low + (high - low + 1) / 2;
+    // A size the driver calls invalid does not fit; any other failure (the connection, a sticky
+    // fault) is the answer, never a smaller size.
+    if (cudaError_t error = fits(middle, &ok); error != cudaSuccess && error != cudaErrorInvalidValue)
+      return error;
+    if (ok) {
+      low = middle;
+    } else {
+      high = middle - 1;
+    }
+  }
+  *bytes = low;
+  return cudaSuccess;
+}
+
 cudaError_t clusterOccupancy(std::uint64_t function, const LaunchShape& shape, bool potentialSize,
                              int* value) {
   if (shape.sharedMem > UINT32_MAX) return cudaErrorInvalidValue;

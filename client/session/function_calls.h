@@ -8,6 +8,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <cstdint>
 
 #include "agileos/v1/client_api.pb.h"
@@ -27,6 +28,11 @@ cudaError_t setFunctionAttribute(std::uint64_t function, int attribute, int valu
 cudaError_t setFunctionCacheConfig(std::uint64_t function, int config);
 cudaError_t maxActiveBlocksPerMultiprocessor(std::uint64_t function, int blockSize,
                                              std::uint64_t dynamicSharedBytes, unsigned flags, int* blocks);
+// cuOccupancyAvailableDynamicSMemPerBlock: the most dynamic shared memory a block may take while
+// `numBlocks` blocks of `blockSize` threads still fit on one multiprocessor, at most `optInLimit`
+// (the device's opt-in maximum per block); 0 when even none fits that many blocks.
+cudaError_t availableDynamicSharedMemory(std::uint64_t function, int numBlocks, int blockSize,
+                                         std::uint64_t optInLimit, std::size_t* bytes);
 // cuOccupancyMaxActiveClusters (potentialSize false) or cuOccupancyMaxPotentialClusterSize for a
 // launch of this shape (its stream and cooperative flag are not part of the question).
 cudaError_t clusterOccupancy(std::uint64_t function, const LaunchShape& shape, bool potentialSize,

@@ -603,6 +603,20 @@ void librariesAndKernels() {
   check(cudaLaunchKernelExC(nullptr, kernelHandle, params) == cudaErrorInvalidValue,
         "cudaLaunchKernelExC without a config");
   cudaGetLastError();
+  // The runtime's queries on the same kernel answer as the driver's.
+  {
+    size_t runtimeOffset = 1, runtimeSize = 0, runtimeAvailable = 0, driverAvailable = 0;
+    check(cudaFuncGetParamInfo(kernelHandle, 0, &runtimeOffset, &runtimeSize) == cudaSuccess &&
+              runtimeOffset == 0 && runtimeSize == 8,
+          "cudaFuncGetParamInfo: a pointer at offset 0");
+    check(cudaFuncGetParamInfo(kernelHandle, 1, &runtimeOffset, &runtimeSize) == cudaErrorInvalidValue,
+          "cudaFuncGetParamInfo past the last parameter");
+    cudaGetLastError();
+    check(cudaOccupancyAvailableDynamicSMemPerBlock(&runtimeAvailable, kernelHandle, 2, 128) == cudaSuccess &&
+              cuOccupancyAvailableDynamicSMemPerBlock(&driverAvailable, function, 2, 128) == CUDA_SUCCESS &&
+              runtimeAvailable == driverAvailable && runtimeAvailable > 0,
+          "cudaOccupancyAvailableDynamicSMemPerBlock answers as cuOccupancyAvailableDynamicSMemPerBlock");
+  }
   // A kernel node's attributes (cudaGraphKernelNodeSetAttribute): the launch's reader, so a graph
   // of two-block clusters launches, the refusals are a launch's, and a copy carries them over.
   {

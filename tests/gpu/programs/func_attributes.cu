@@ -1,4 +1,5 @@
-// cudaFuncGetAttributes and cudaOccupancyMaxActiveBlocksPerMultiprocessor.
+// cudaFuncGetAttributes, cudaFuncGetParamInfo, cudaOccupancyMaxActiveBlocksPerMultiprocessor and
+// cudaOccupancyAvailableDynamicSMemPerBlock.
 // Printed: what depends on the source and the device only (static shared
 // memory, PTX/binary versions, occupancy limited by shared memory or by the
 // block count). Register counts could change if AgileOS instruments the code,
@@ -66,6 +67,34 @@ int main() {
 
   const int full = occupancy(reinterpret_cast<const void*>(&tinyKernel), 1024, 0);
   std::printf("occupancy tinyKernel(1024 threads)=%d\n", full);
+
+  // Parameter places: a pointer at 0, a float at 8; past the last, an error.
+  size_t offset = 99, size = 99;
+  CHECK_CUDA(cudaFuncGetParamInfo(reinterpret_cast<const void*>(&boundedKernel), 0, &offset, &size));
+  std::printf("boundedKernel parameter 0: offset %zu size %zu\n", offset, size);
+  CHECK_CUDA(cudaFuncGetParamInfo(reinterpret_cast<const void*>(&boundedKernel), 1, &offset, &size));
+  std::printf("boundedKernel parameter 1: offset %zu size %zu\n", offset, size);
+  std::printf(
+      "boundedKernel parameter 2: %s\n",
+      cudaFuncGetParamInfo(reinterpret_cast<const void*>(&boundedKernel), 2, &offset, &size) == cudaSuccess
+          ? "success"
+          : "error");
+  cudaGetLastError();
+
+  // The dynamic shared memory one block (two blocks) of sharedHungry may take: the exact byte count
+  // goes to stderr (it may be rounded differently), what it means to stdout.
+  size_t one = 0, two = 0;
+  const void* hungry = reinterpret_cast<const void*>(&sharedHungry);
+  CHECK_CUDA(cudaOccupancyAvailableDynamicSMemPerBlock(&one, hungry, 1, 64));
+  CHECK_CUDA(cudaOccupancyAvailableDynamicSMemPerBlock(&two, hungry, 2, 64));
+  std::fprintf(stderr, "available dynamic shared memory: %zu (1 block), %zu (2 blocks)\n", one, two);
+  int optIn = 0;
+  CHECK_CUDA(
+      cudaFuncSetAttribute(hungry, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(one)));
+  CHECK_CUDA(cudaDeviceGetAttribute(&optIn, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
+  std::printf("available for 1 block: %s; for 2 blocks: less: %s; one block of that size fits: %s\n",
+              one > 0 && one + kStaticShared <= static_cast<size_t>(optIn) ? "within the opt-in limit" : "no",
+              two < one ? "yes" : "no", occupancy(hungry, 64, one) >= 1 ? "yes" : "no");
 
   // Still callable after all the queries.
   int* out = nullptr;
