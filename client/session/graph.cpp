@@ -173,6 +173,7 @@ std::unique_ptr<Graph> Graph::clone(std::vector<std::pair<const Node*, Node*>>* 
     for (const Node* dependent : node->dependents) created->dependents.push_back(copies[dependent]);
     if (mapping != nullptr) mapping->emplace_back(node.get(), created);
   }
+  copy->userObjects.addAll(userObjects);
   return copy;
 }
 

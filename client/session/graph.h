@@ -28,6 +28,7 @@
 #include "client/session/graph_memory.h"
 #include "client/session/kernel_launch.h"
 #include "client/session/module_registry.h"
+#include "client/session/user_objects.h"
 
 namespace agileos::client {
 
@@ -161,6 +162,10 @@ class Graph {
   // Every node in an order that respects the edges (a node before its dependents; among the
   // ready ones, the earlier added first). False when the edges form a cycle.
   bool topologicalOrder(std::vector<const Node*>* order) const;
+
+  // cudaGraphRetainUserObject's references: released with the graph, copied by clone() and into
+  // every executable graph made from it.
+  UserObjectReferences userObjects;
 
  private:
   std::vector<std::unique_ptr<Node>> nodes_;

@@ -139,6 +139,15 @@ bool flattenGraph(const Graph& graph, std::vector<ExecutableNode>* nodes) {
   return flatten(graph, nodes);
 }
 
+// The references of `graph` and of its child graphs, whose nodes an executable graph inlines.
+static void collectUserObjects(const Graph& graph, UserObjectReferences* references) {
+  references->addAll(graph.userObjects);
+  for (const auto& node : graph.nodes()) {
+    if (const auto* child = std::get_if<ChildWork>(&node->work); child != nullptr && child->graph)
+      collectUserObjects(*child->graph, references);
+  }
+}
+
 cudaError_t instantiateGraph(const Graph& graph, unsigned long long flags, ExecutableGraph** executable) {
   auto created = std::make_unique<ExecutableGraph>();
   created->flags = flags;
@@ -149,6 +158,7 @@ cudaError_t instantiateGraph(const Graph& graph, unsigned long long flags, Execu
     created->instanceOf = graph.instanceMark();
   }
   if (!flatten(graph, &created->nodes)) return cudaErrorInvalidValue;  // a cycle
+  collectUserObjects(graph, &created->userObjects);
   liveExecutables().insert(created.get());
   *executable = created.release();
   return cudaSuccess;

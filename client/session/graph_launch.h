@@ -46,6 +46,8 @@ class ExecutableGraph {
   unsigned long long flags = 0;
   // The graph's instanceMark() where it has memory nodes (at most one executable graph at a time).
   std::shared_ptr<int> instanceOf;
+  // The user objects the graph and its child graphs held when it was instantiated.
+  UserObjectReferences userObjects;
 };
 
 // Lock order: graphMutex() may be taken while an executable graph's mutex is held (a launch's

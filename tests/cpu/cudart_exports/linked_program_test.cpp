@@ -36,9 +36,9 @@ TEST(LinkedProgramTest, LoadsTheLibraryUnderTestAsLibcudart) {
 
 TEST(LinkedProgramTest, UnsupportedCallsFailClosed) {
   // NVIDIA's runtime would fail these differently here (no driver, no device), never with 801.
-  cudaUserObject_t object = nullptr;
-  EXPECT_EQ(cudaUserObjectCreate(&object, nullptr, nullptr, 1, 0), cudaErrorNotSupported);
-  EXPECT_EQ(object, nullptr);
+  cudaGraphConditionalHandle handle = 0x5a5a;
+  EXPECT_EQ(cudaGraphConditionalHandleCreate(&handle, nullptr, 0, 0), cudaErrorNotSupported);
+  EXPECT_EQ(handle, 0x5a5au);
   int value = 0x1234;
   EXPECT_EQ(cudaMemRangeGetAttribute(&value, sizeof value, cudaMemRangeAttributeReadMostly,
                                      reinterpret_cast<void*>(0x1000), 64),

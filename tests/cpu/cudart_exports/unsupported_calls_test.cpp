@@ -45,14 +45,15 @@ class UnsupportedCallsTest : public ::testing::Test {
   static inline void* library_ = nullptr;
 };
 
-TEST_F(UnsupportedCallsTest, UserObjectCreateFailsClosed) {
-  auto* userObjectCreate = entryPoint<decltype(cudaUserObjectCreate)>("cudaUserObjectCreate");
-  ASSERT_NE(userObjectCreate, nullptr) << dlerror();
-  const auto untouched = reinterpret_cast<cudaUserObject_t>(0x5a5a);
-  cudaUserObject_t object = untouched;
-  EXPECT_EQ(userObjectCreate(&object, nullptr, nullptr, 1, 0), cudaErrorNotSupported);
+TEST_F(UnsupportedCallsTest, ConditionalHandleCreateFailsClosed) {
+  auto* handleCreate =
+      entryPoint<decltype(cudaGraphConditionalHandleCreate)>("cudaGraphConditionalHandleCreate");
+  ASSERT_NE(handleCreate, nullptr) << dlerror();
+  const cudaGraphConditionalHandle untouched = 0x5a5a;
+  cudaGraphConditionalHandle handle = untouched;
+  EXPECT_EQ(handleCreate(&handle, nullptr, 0, 0), cudaErrorNotSupported);
   EXPECT_EQ(static_cast<int>(cudaErrorNotSupported), 801);
-  EXPECT_EQ(object, untouched);
+  EXPECT_EQ(handle, untouched);
   expectLastErrorIsNotSupported();
 }
 
@@ -78,8 +79,8 @@ TEST_F(UnsupportedCallsTest, PerThreadStreamVariantFailsClosed) {
 
 // The version node is real: a program linked against another runtime version does not bind.
 TEST_F(UnsupportedCallsTest, EntryPointsCarryOnlyTheLibcudart13Version) {
-  EXPECT_NE(dlvsym(library_, "cudaUserObjectCreate", kVersionNode), nullptr);
-  EXPECT_EQ(dlvsym(library_, "cudaUserObjectCreate", "libcudart.so.12"), nullptr);
+  EXPECT_NE(dlvsym(library_, "cudaGraphConditionalHandleCreate", kVersionNode), nullptr);
+  EXPECT_EQ(dlvsym(library_, "cudaGraphConditionalHandleCreate", "libcudart.so.12"), nullptr);
 }
 
 }  // namespace

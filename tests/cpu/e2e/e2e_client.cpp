@@ -7,6 +7,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -664,8 +666,26 @@ void checkGenericGraphNodes(cudaStream_t stream) {
   checkError(cudaGraphGetNodes(graph, nullptr, &nodes), cudaSuccess, "generic nodes: cudaGraphGetNodes");
   check(nodes == 3, "the refused nodes were not added");
 
+  // A user object the graph holds (moved in) lives as long as the graph and its executable graph.
+  static std::atomic<int> destroyed{0};
+  cudaUserObject_t object = nullptr;
+  checkError(cudaUserObjectCreate(
+                 &object, &destroyed, [](void* counter) { ++*static_cast<std::atomic<int>*>(counter); }, 1,
+                 cudaUserObjectNoDestructorSync),
+             cudaSuccess, "cudaUserObjectCreate");
+  checkError(cudaGraphRetainUserObject(graph, object, 1, cudaGraphUserObjectMove), cudaSuccess,
+             "cudaGraphRetainUserObject (move)");
+  cudaGraphExec_t holder = nullptr;
+  checkError(cudaGraphInstantiate(&holder, graph, 0), cudaSuccess, "generic nodes: instantiate the holder");
   checkError(cudaGraphExecDestroy(exec), cudaSuccess, "generic nodes: cudaGraphExecDestroy");
   checkError(cudaGraphDestroy(graph), cudaSuccess, "generic nodes: cudaGraphDestroy");
+  checkError(cudaUserObjectRelease(object, 2), cudaErrorInvalidValue,
+             "cudaUserObjectRelease of more than it has");
+  check(destroyed.load() == 0, "the executable graph still holds the user object");
+  checkError(cudaGraphExecDestroy(holder), cudaSuccess, "generic nodes: destroy the holder");
+  for (int i = 0; i < 2000 && destroyed.load() == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  check(destroyed.load() == 1, "its destructor ran once the last holder went");
   checkError(cudaFree(device), cudaSuccess, "generic nodes: cudaFree");
 }
 

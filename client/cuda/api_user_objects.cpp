@@ -1,0 +1,59 @@
+// User objects and the references graphs hold to them (libcuda.so.1 exports), on the session's
+// records (client/session/user_objects.h), which the runtime shim's are too (a CUuserObject and a
+// cudaUserObject_t are the same handle): nothing reaches the worker.
+#include <cuda.h>
+
+#include <mutex>
+
+#include "client/cuda/driver_call.h"
+#include "client/session/graph.h"
+#include "client/session/user_objects.h"
+#include "cuda_api.gen.h"  // checks every definition against cuda.h's declaration
+
+using namespace agileos::client;
+using namespace agileos::client::cuda_shim;
+
+namespace {
+
+UserObject* objectOf(CUuserObject object) { return reinterpret_cast<UserObject*>(object); }
+
+}  // namespace
+
+extern "C" {
+
+CUresult cuUserObjectCreate(CUuserObject* object_out, void* ptr, CUhostFn destroy,
+                            unsigned int initialRefcount, unsigned int flags) {
+  if (object_out == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
+  UserObject* created = nullptr;
+  if (cudaError_t error = createUserObject(ptr, destroy, initialRefcount, flags, &created);
+      error != cudaSuccess)
+    return toDriverResult(error);
+  *object_out = reinterpret_cast<CUuserObject>(created);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuUserObjectRetain(CUuserObject object, unsigned int count) {
+  return toDriverResult(retainUserObject(objectOf(object), count));
+}
+
+CUresult cuUserObjectRelease(CUuserObject object, unsigned int count) {
+  return toDriverResult(releaseUserObject(objectOf(object), count));
+}
+
+CUresult cuGraphRetainUserObject(CUgraph graph, CUuserObject object, unsigned int count, unsigned int flags) {
+  if (flags != 0 && flags != CU_GRAPH_USER_OBJECT_MOVE) return CUDA_ERROR_INVALID_VALUE;
+  std::lock_guard lock(graphMutex());
+  Graph* target = reinterpret_cast<Graph*>(graph);
+  if (!isLiveGraph(target)) return CUDA_ERROR_INVALID_VALUE;
+  return toDriverResult(target->userObjects.add(objectOf(object), count, flags == CU_GRAPH_USER_OBJECT_MOVE));
+}
+
+CUresult cuGraphReleaseUserObject(CUgraph graph, CUuserObject object, unsigned int count) {
+  std::lock_guard lock(graphMutex());
+  Graph* target = reinterpret_cast<Graph*>(graph);
+  if (!isLiveGraph(target)) return CUDA_ERROR_INVALID_VALUE;
+  return toDriverResult(target->userObjects.remove(objectOf(object), count));
+}
+
+}  // extern "C"
