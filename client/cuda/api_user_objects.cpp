@@ -1,4 +1,5 @@
-// User objects and the references graphs hold to them (libcuda.so.1 exports), on the session's
+// User objects and the references graphs hold to them, and cuGraphDebugDotPrint (libcuda.so.1
+// exports), on the session's
 // records (client/session/user_objects.h), which the runtime shim's are too (a CUuserObject and a
 // cudaUserObject_t are the same handle): nothing reaches the worker.
 #include <cuda.h>
@@ -7,6 +8,7 @@
 
 #include "client/cuda/driver_call.h"
 #include "client/session/graph.h"
+#include "client/session/graph_dot.h"
 #include "client/session/user_objects.h"
 #include "cuda_api.gen.h"  // checks every definition against cuda.h's declaration
 
@@ -54,6 +56,14 @@ CUresult cuGraphReleaseUserObject(CUgraph graph, CUuserObject object, unsigned i
   Graph* target = reinterpret_cast<Graph*>(graph);
   if (!isLiveGraph(target)) return CUDA_ERROR_INVALID_VALUE;
   return toDriverResult(target->userObjects.remove(objectOf(object), count));
+}
+
+CUresult cuGraphDebugDotPrint(CUgraph graph, const char* path, unsigned int flags) {
+  (void)flags;  // the detail is the same whatever they ask (graph_dot.h)
+  std::lock_guard lock(graphMutex());
+  Graph* target = reinterpret_cast<Graph*>(graph);
+  if (!isLiveGraph(target)) return CUDA_ERROR_INVALID_VALUE;
+  return toDriverResult(writeGraphDot(*target, path));
 }
 
 }  // extern "C"

@@ -47,8 +47,8 @@ class GeneratedStubsTest : public ::testing::Test {
 };
 
 TEST_F(GeneratedStubsTest, ErrorStubReportsItsNameAndReturnsNotSupported) {
-  EXPECT_EQ(cudaGraphDebugDotPrint(nullptr, "graph.dot", 0), cudaErrorNotSupported);
-  EXPECT_EQ(reportedSymbols(), std::vector<std::string>{"cudaGraphDebugDotPrint"});
+  EXPECT_EQ(cudaGraphExecChildGraphNodeSetParams(nullptr, nullptr, nullptr), cudaErrorNotSupported);
+  EXPECT_EQ(reportedSymbols(), std::vector<std::string>{"cudaGraphExecChildGraphNodeSetParams"});
 }
 
 TEST_F(GeneratedStubsTest, PerThreadStreamStubReportsItsOwnName) {
@@ -115,10 +115,10 @@ TEST(FailClosedRowsTest, MatchEveryRowOfTheTable) {
 TEST(FailClosedRowsTest, UnknownNamesHaveNoRow) {
   EXPECT_EQ(reasonOf(nullptr), nullptr);
   EXPECT_EQ(reasonOf(""), nullptr);
-  EXPECT_EQ(reasonOf("cudaGraphDebugDotPrin"), nullptr);
-  EXPECT_EQ(reasonOf("cudaGraphDebugDotPrintX"), nullptr);
+  EXPECT_EQ(reasonOf("cudaGraphExecChildGraphNodeSetParam"), nullptr);
+  EXPECT_EQ(reasonOf("cudaGraphExecChildGraphNodeSetParamsX"), nullptr);
   EXPECT_EQ(reasonOf("cudaNoSuchFunction"), nullptr);
-  EXPECT_NE(reasonOf("cudaGraphDebugDotPrint"), nullptr);
+  EXPECT_NE(reasonOf("cudaGraphExecChildGraphNodeSetParams"), nullptr);
   EXPECT_NE(reasonOf("__cudaRegisterHostVar"), nullptr) << "a refused row has its reason too";
 }
 

@@ -666,6 +666,27 @@ void checkGenericGraphNodes(cudaStream_t stream) {
   checkError(cudaGraphGetNodes(graph, nullptr, &nodes), cudaSuccess, "generic nodes: cudaGraphGetNodes");
   check(nodes == 3, "the refused nodes were not added");
 
+  // The graph as DOT, into a file of the program's own.
+  char dotPath[] = "/tmp/agileos-e2e-graph-XXXXXX";
+  const int dotFile = mkstemp(dotPath);
+  check(dotFile >= 0, "generic nodes: a scratch file for the DOT output");
+  close(dotFile);
+  checkError(cudaGraphDebugDotPrint(graph, dotPath, cudaGraphDebugDotFlagsVerbose), cudaSuccess,
+             "cudaGraphDebugDotPrint");
+  std::string dot;
+  if (FILE* in = std::fopen(dotPath, "r")) {
+    char buffer[4096];
+    for (size_t got; (got = std::fread(buffer, 1, sizeof buffer, in)) > 0;) dot.append(buffer, got);
+    std::fclose(in);
+  }
+  unlink(dotPath);
+  check(dot.starts_with("digraph") && dot.find("memset") != std::string::npos &&
+            dot.find("host") != std::string::npos && dot.find("n0 -> n1") != std::string::npos &&
+            dot.find("n1 -> n2") != std::string::npos,
+        "the DOT file has the three nodes and their two edges");
+  checkError(cudaGraphDebugDotPrint(graph, "/nonexistent-dir/graph.dot", 0), cudaErrorOperatingSystem,
+             "cudaGraphDebugDotPrint to a path that cannot be written");
+
   // A user object the graph holds (moved in) lives as long as the graph and its executable graph.
   static std::atomic<int> destroyed{0};
   cudaUserObject_t object = nullptr;
