@@ -46,6 +46,51 @@ cudaError_t memcpyCommon(void* dst, const void* src, size_t count, cudaMemcpyKin
   return recordError(copyByKind(dst, src, count, kind, target));
 }
 
+// cudaMemcpyBatchAsync: each copy as cudaMemcpyAsync (cudaMemcpyDefault) on the stream, in order,
+// after every argument was checked (nothing is copied when one is bad). A copy whose attributes
+// say its source is read only during the call (cudaMemcpySrcAccessOrderDuringApiCall) is complete
+// before the call returns: the stream is synchronized at the end of such a batch. The location
+// hints concern migrating memory, which AgileOS does not have, and the overlap flag is a hint.
+cudaError_t memcpyBatch(void* const* dsts, const void* const* srcs, const size_t* sizes, size_t count,
+                        const cudaMemcpyAttributes* attrs, const size_t* attrsIdxs, size_t numAttrs,
+                        cudaStream_t stream, DefaultStream spelling) {
+  bindPrimaryContextIfNoneCurrent();
+  if (count == 0 || dsts == nullptr || srcs == nullptr || sizes == nullptr || attrs == nullptr ||
+      attrsIdxs == nullptr || numAttrs == 0 || numAttrs > count || attrsIdxs[0] != 0) {
+    return recordError(cudaErrorInvalidValue);
+  }
+  bool duringCall = false;
+  for (size_t i = 0; i < numAttrs; ++i) {
+    if (i > 0 && attrsIdxs[i] <= attrsIdxs[i - 1]) return recordError(cudaErrorInvalidValue);
+    if (attrsIdxs[i] >= count) return recordError(cudaErrorInvalidValue);
+    int order = 0;  // any bit pattern may come: read as an integer
+    static_assert(sizeof order == sizeof attrs[i].srcAccessOrder);
+    std::memcpy(&order, &attrs[i].srcAccessOrder, sizeof order);
+    if (order != cudaMemcpySrcAccessOrderStream && order != cudaMemcpySrcAccessOrderDuringApiCall &&
+        order != cudaMemcpySrcAccessOrderAny) {
+      return recordError(cudaErrorInvalidValue);
+    }
+    if ((attrs[i].flags & ~static_cast<unsigned>(cudaMemcpyFlagPreferOverlapWithCompute)) != 0)
+      return recordError(cudaErrorInvalidValue);
+    duringCall |= order == cudaMemcpySrcAccessOrderDuringApiCall;
+  }
+  std::uint64_t token = 0;
+  if (cudaError_t error = resolveStream(stream, spelling, &token); error != cudaSuccess)
+    return recordError(error);
+  if (token == 0) return recordError(cudaErrorInvalidValue);  // the legacy stream is not allowed
+  for (size_t i = 0; i < count; ++i) {
+    if (sizes[i] == 0) continue;
+    if (cudaError_t error =
+            memcpyCommon(dsts[i], srcs[i], sizes[i], cudaMemcpyDefault, stream, spelling, true);
+        error != cudaSuccess) {
+      return error;
+    }
+  }
+  if (!duringCall) return cudaSuccess;
+  return recordError(spelling == DefaultStream::kPerThread ? cudaStreamSynchronize_ptsz(stream)
+                                                           : cudaStreamSynchronize(stream));
+}
+
 cudaError_t memsetCommon(void* devPtr, int value, size_t count, cudaStream_t stream, DefaultStream spelling,
                          bool async) {
   bindPrimaryContextIfNoneCurrent();
@@ -367,6 +412,17 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, enum cudaM
 cudaError_t cudaMemcpyAsync_ptsz(void* dst, const void* src, size_t count, enum cudaMemcpyKind kind,
                                  cudaStream_t stream) {
   return memcpyCommon(dst, src, count, kind, stream, DefaultStream::kPerThread, true);
+}
+
+cudaError_t cudaMemcpyBatchAsync(void* const* dsts, const void* const* srcs, const size_t* sizes,
+                                 size_t count, struct cudaMemcpyAttributes* attrs, size_t* attrsIdxs,
+                                 size_t numAttrs, cudaStream_t stream) {
+  return memcpyBatch(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, stream, DefaultStream::kLegacy);
+}
+cudaError_t cudaMemcpyBatchAsync_ptsz(void* const* dsts, const void* const* srcs, const size_t* sizes,
+                                      size_t count, struct cudaMemcpyAttributes* attrs, size_t* attrsIdxs,
+                                      size_t numAttrs, cudaStream_t stream) {
+  return memcpyBatch(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, stream, DefaultStream::kPerThread);
 }
 
 cudaError_t cudaMemset(void* devPtr, int value, size_t count) {

@@ -710,6 +710,40 @@ void checkGenericGraphNodes(cudaStream_t stream) {
   checkError(cudaFree(device), cudaSuccess, "generic nodes: cudaFree");
 }
 
+// cudaMemcpyBatchAsync: a host-to-device, a device-to-device and a device-to-host copy in one batch,
+// two attribute groups (the last reading its source during the call), and the refusals.
+void checkBatchCopies(cudaStream_t stream) {
+  constexpr size_t kBytes = 4096;
+  void* first = nullptr;
+  void* second = nullptr;
+  checkError(cudaMalloc(&first, kBytes), cudaSuccess, "batch: cudaMalloc");
+  checkError(cudaMalloc(&second, kBytes), cudaSuccess, "batch: cudaMalloc");
+  std::vector<unsigned char> in(kBytes), out(kBytes, 0);
+  for (size_t i = 0; i < kBytes; ++i) in[i] = static_cast<unsigned char>(i * 7 + 3);
+  void* dsts[] = {first, second, out.data()};
+  const void* srcs[] = {in.data(), first, second};
+  size_t sizes[] = {kBytes, kBytes, kBytes};
+  cudaMemcpyAttributes attrs[2]{};
+  attrs[0].srcAccessOrder = cudaMemcpySrcAccessOrderStream;
+  attrs[1].srcAccessOrder = cudaMemcpySrcAccessOrderDuringApiCall;
+  attrs[1].flags = cudaMemcpyFlagPreferOverlapWithCompute;
+  size_t indices[] = {0, 2};
+  checkError(cudaMemcpyBatchAsync(dsts, srcs, sizes, 3, attrs, indices, 2, stream), cudaSuccess,
+             "cudaMemcpyBatchAsync");
+  check(out == in, "the batch moved the bytes host to device to device to host, done at return");
+  checkError(cudaMemcpyBatchAsync(dsts, srcs, sizes, 3, attrs, indices, 2, nullptr), cudaErrorInvalidValue,
+             "cudaMemcpyBatchAsync on the legacy stream");
+  size_t badIndices[] = {1, 2};
+  checkError(cudaMemcpyBatchAsync(dsts, srcs, sizes, 3, attrs, badIndices, 2, stream), cudaErrorInvalidValue,
+             "cudaMemcpyBatchAsync whose first attribute does not start at copy 0");
+  attrs[0].srcAccessOrder = cudaMemcpySrcAccessOrderInvalid;
+  checkError(cudaMemcpyBatchAsync(dsts, srcs, sizes, 3, attrs, indices, 2, stream), cudaErrorInvalidValue,
+             "cudaMemcpyBatchAsync with an invalid source access order");
+  cudaGetLastError();
+  checkError(cudaFree(first), cudaSuccess, "batch: cudaFree");
+  checkError(cudaFree(second), cudaSuccess, "batch: cudaFree");
+}
+
 // CUDA arrays through the shim and the worker (fake GPU): a 2D array written from padded host rows
 // and read back, a 3D array filled with cudaMemcpy3D and copied to pitched device memory, a
 // mipmapped array's level, texture and surface objects, the queries, and refusals. The 2D array
@@ -1062,6 +1096,7 @@ int main() {
   checkStreamQueries(stream);
   checkGraphs(stream);
   checkGenericGraphNodes(stream);
+  checkBatchCopies(stream);
   checkHostCallbacks(stream, b, pinned);
   check3D();
   checkArrays();
