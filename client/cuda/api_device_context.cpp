@@ -364,6 +364,10 @@ CUresult cuCtxSetCacheConfig(CUfunc_cache config) {
   return inContext([&] { return setContextCacheConfig(static_cast<int>(config)); });
 }
 
+CUresult cuCtxResetPersistingL2Cache() {
+  return inContext([] { return resetPersistingL2Cache(); });
+}
+
 CUresult cuCtxGetStreamPriorityRange(int* leastPriority, int* greatestPriority) {
   if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
   CUresult result = CUDA_SUCCESS;

@@ -187,6 +187,11 @@ cudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size_t value) {
   return recordError(setContextLimit(limit, value));
 }
 
+cudaError_t cudaCtxResetPersistingL2Cache(void) {
+  bindPrimaryContextIfNoneCurrent();
+  return recordError(resetPersistingL2Cache());
+}
+
 // The context's preferred L1/shared-memory split, kept by the worker's context.
 cudaError_t cudaDeviceGetCacheConfig(enum cudaFuncCache* pCacheConfig) {
   if (pCacheConfig == nullptr) return recordError(cudaErrorInvalidValue);

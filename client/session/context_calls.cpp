@@ -54,6 +54,13 @@ cudaError_t setContextLimit(int limit, std::uint64_t value) {
   return invoke(request, &reply);
 }
 
+cudaError_t resetPersistingL2Cache() {
+  v1::CallRequest request;
+  request.mutable_reset_persisting_l2_cache();
+  v1::CallReply reply;
+  return invoke(request, &reply);
+}
+
 cudaError_t contextCacheConfig(int* config) {
   v1::CallRequest request;
   request.mutable_device_get_cache_config();

@@ -21,5 +21,7 @@ cudaError_t contextLimit(int limit, std::uint64_t* value);
 cudaError_t setContextLimit(int limit, std::uint64_t value);
 cudaError_t contextCacheConfig(int* config);
 cudaError_t setContextCacheConfig(int config);
+// cudaCtxResetPersistingL2Cache: the context's persisting L2 lines back to normal.
+cudaError_t resetPersistingL2Cache();
 
 }  // namespace agileos::client

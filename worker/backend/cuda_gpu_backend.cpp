@@ -188,6 +188,11 @@ CUresult CudaGpuBackend::getCacheConfig(CUfunc_cache* config) {
   return cuCtxGetCacheConfig(config);
 }
 
+CUresult CudaGpuBackend::resetPersistingL2Cache() {
+  AGILEOS_BIND();
+  return cuCtxResetPersistingL2Cache();
+}
+
 CUresult CudaGpuBackend::setCacheConfig(CUfunc_cache config) {
   AGILEOS_BIND();
   return cuCtxSetCacheConfig(config);

@@ -76,6 +76,8 @@ class GpuBackend : public memmgr::VmmBackend {
   // cuCtxGetCacheConfig / cuCtxSetCacheConfig: the context's preferred L1/shared split.
   virtual CUresult getCacheConfig(CUfunc_cache* config) = 0;
   virtual CUresult setCacheConfig(CUfunc_cache config) = 0;
+  // cuCtxResetPersistingL2Cache.
+  virtual CUresult resetPersistingL2Cache() = 0;
   virtual CUresult memGetInfo(std::size_t* free, std::size_t* total) = 0;
 
   // Copies; `stream` may be nullptr (legacy default stream). An async copy from or

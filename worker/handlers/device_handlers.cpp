@@ -158,6 +158,11 @@ void deviceSetCacheConfig(CallContext& ctx, const v1::CallRequest& request, v1::
   succeeded(ctx, ctx.gpu.setCacheConfig(static_cast<CUfunc_cache>(config)), reply, "cuCtxSetCacheConfig");
 }
 
+// Cache state only: nothing of any client's memory changes.
+void resetPersistingL2Cache(CallContext& ctx, const v1::CallRequest&, v1::CallReply& reply) {
+  succeeded(ctx, ctx.gpu.resetPersistingL2Cache(), reply, "cuCtxResetPersistingL2Cache");
+}
+
 }  // namespace
 
 void registerDeviceHandlers(HandlerRegistry& registry) {
@@ -170,6 +175,7 @@ void registerDeviceHandlers(HandlerRegistry& registry) {
   registry.add(Op::kDeviceSetLimit, deviceSetLimit, Exclusivity::kInvalidates);
   registry.add(Op::kDeviceGetCacheConfig, deviceGetCacheConfig);
   registry.add(Op::kDeviceSetCacheConfig, deviceSetCacheConfig);
+  registry.add(Op::kResetPersistingL2Cache, resetPersistingL2Cache);
 }
 
 }  // namespace agileos::worker

@@ -730,6 +730,8 @@ void checkBatchCopies(cudaStream_t stream) {
   size_t indices[] = {0, 2};
   checkError(cudaMemcpyBatchAsync(dsts, srcs, sizes, 3, attrs, indices, 2, stream), cudaSuccess,
              "cudaMemcpyBatchAsync");
+  checkError(cudaCtxResetPersistingL2Cache(), cudaSuccess,
+             "cudaCtxResetPersistingL2Cache (reaches the worker)");
   check(out == in, "the batch moved the bytes host to device to device to host, done at return");
   checkError(cudaMemcpyBatchAsync(dsts, srcs, sizes, 3, attrs, indices, 2, nullptr), cudaErrorInvalidValue,
              "cudaMemcpyBatchAsync on the legacy stream");

@@ -132,7 +132,8 @@ const char* toString(FakeGpuCall call) {
                                            "surfObjectDestroy",
                                            "streamSetAttribute",
                                            "streamGetAttribute",
-                                           "tensorMapEncode"};
+                                           "tensorMapEncode",
+                                           "resetPersistingL2Cache"};
   static_assert(std::size(kNames) == static_cast<std::size_t>(FakeGpuCall::kCount));
   const auto index = static_cast<std::size_t>(call);
   return index < std::size(kNames) ? kNames[index] : "invalid";
@@ -224,6 +225,12 @@ CUresult FakeGpuBackend::getCacheConfig(CUfunc_cache* config) {
   if (auto injected = enter(FakeGpuCall::kGetCacheConfig)) return *injected;
   if (config == nullptr) return CUDA_ERROR_INVALID_VALUE;
   *config = cacheConfig_;
+  return CUDA_SUCCESS;
+}
+
+CUresult FakeGpuBackend::resetPersistingL2Cache() {
+  std::lock_guard lock(mutex_);
+  if (auto injected = enter(FakeGpuCall::kResetPersistingL2Cache)) return *injected;
   return CUDA_SUCCESS;
 }
 

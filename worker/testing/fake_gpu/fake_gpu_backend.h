@@ -137,6 +137,7 @@ enum class FakeGpuCall {
   kStreamSetAttribute,
   kStreamGetAttribute,
   kTensorMapEncode,
+  kResetPersistingL2Cache,
   kCount,  // not a method
 };
 
@@ -252,6 +253,7 @@ class FakeGpuBackend final : public GpuBackend {
   CUresult setLimit(CUlimit limit, std::size_t value) override;
   CUresult getCacheConfig(CUfunc_cache* config) override;
   CUresult setCacheConfig(CUfunc_cache config) override;
+  CUresult resetPersistingL2Cache() override;
   CUresult memGetInfo(std::size_t* free, std::size_t* total) override;
 
   CUresult copyHostToDevice(CUdeviceptr dst, const void* src, std::size_t bytes, CUstream stream,
