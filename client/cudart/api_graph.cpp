@@ -9,7 +9,6 @@
 #include "client/session/error_state.h"
 #include "client/session/graph.h"
 #include "client/session/graph_dot.h"
-#include "client/session/module_registry.h"
 #include "client/session/streams.h"
 #include "cudart_api.gen.h"  // checks the _ptsz/_ptds and __cuda* definitions
 
@@ -71,16 +70,6 @@ bool defaultEdges(const cudaGraphEdgeData* edgeData, size_t count) {
 
 void zeroEdges(cudaGraphEdgeData* edgeData, size_t count) {
   if (edgeData != nullptr) std::fill(edgeData, edgeData + count, cudaGraphEdgeData{});
-}
-
-cudaError_t symbolRange(const void* symbol, size_t count, size_t offset, std::uint64_t* address) {
-  if (symbol == nullptr) return cudaErrorInvalidSymbol;
-  DeviceVariable variable;
-  if (cudaError_t error = ModuleRegistry::instance().variable(symbol, &variable); error != cudaSuccess)
-    return error;
-  if (offset > variable.size || count > variable.size - offset) return cudaErrorInvalidValue;
-  *address = variable.dptr + offset;
-  return cudaSuccess;
 }
 
 }  // namespace
@@ -157,7 +146,7 @@ cudaError_t cudaGraphAddMemcpyNodeToSymbol(cudaGraphNode_t* pGraphNode, cudaGrap
                                            const cudaGraphNode_t* pDependencies, size_t numDependencies,
                                            const void* symbol, const void* src, size_t count, size_t offset,
                                            enum cudaMemcpyKind kind) {
-  if (kind != cudaMemcpyHostToDevice && kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyDefault) {
+  if (!copiesToSymbol(kind)) {
     return recordError(cudaErrorInvalidMemcpyDirection);
   }
   std::uint64_t address = 0;
@@ -176,7 +165,7 @@ cudaError_t cudaGraphAddMemcpyNodeFromSymbol(cudaGraphNode_t* pGraphNode, cudaGr
                                              const cudaGraphNode_t* pDependencies, size_t numDependencies,
                                              void* dst, const void* symbol, size_t count, size_t offset,
                                              enum cudaMemcpyKind kind) {
-  if (kind != cudaMemcpyDeviceToHost && kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyDefault) {
+  if (!copiesFromSymbol(kind)) {
     return recordError(cudaErrorInvalidMemcpyDirection);
   }
   std::uint64_t address = 0;

@@ -151,4 +151,22 @@ void writeNodes(const std::vector<Node*>& nodes, cudaGraphNode_t* out, size_t* c
   *count = written;
 }
 
+cudaError_t symbolRange(const void* symbol, size_t count, size_t offset, std::uint64_t* address) {
+  if (symbol == nullptr) return cudaErrorInvalidSymbol;
+  DeviceVariable variable;
+  if (cudaError_t error = ModuleRegistry::instance().variable(symbol, &variable); error != cudaSuccess)
+    return error;
+  if (offset > variable.size || count > variable.size - offset) return cudaErrorInvalidValue;
+  *address = variable.dptr + offset;
+  return cudaSuccess;
+}
+
+bool copiesToSymbol(cudaMemcpyKind kind) {
+  return kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice || kind == cudaMemcpyDefault;
+}
+
+bool copiesFromSymbol(cudaMemcpyKind kind) {
+  return kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice || kind == cudaMemcpyDefault;
+}
+
 }  // namespace agileos::client::cudart_graphs

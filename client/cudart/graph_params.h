@@ -4,6 +4,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstdint>
 #include <vector>
 
 #include "client/session/graph.h"
@@ -25,6 +26,13 @@ cudaError_t fillWork(const cudaMemsetParams* params, FillWork* work);
 cudaMemsetParams fillParams(const FillWork& work);
 
 cudaError_t hostWork(const cudaHostNodeParams* params, HostWork* work);
+
+// Copy nodes that name a __device__ variable: the device address of [offset, offset + count) of
+// the registered `symbol` (cudaErrorInvalidSymbol, or cudaErrorInvalidValue for a range past its
+// end; not recorded), and the directions such a copy may take to (from) the variable.
+cudaError_t symbolRange(const void* symbol, size_t count, size_t offset, std::uint64_t* address);
+bool copiesToSymbol(cudaMemcpyKind kind);
+bool copiesFromSymbol(cudaMemcpyKind kind);
 
 // The program's dependency array: null with a count is cudaErrorInvalidValue.
 cudaError_t dependencyList(const cudaGraphNode_t* dependencies, size_t count, std::vector<Node*>* out);
