@@ -1,10 +1,8 @@
 // User objects and the references graphs hold to them, and cuGraphDebugDotPrint (libcuda.so.1
-// exports), on the session's
-// records (client/session/user_objects.h), which the runtime shim's are too (a CUuserObject and a
-// cudaUserObject_t are the same handle): nothing reaches the worker.
+// exports), on the session's records (client/session/user_objects.h, graph_dot.h), which the
+// runtime shim's are too (a CUuserObject and a cudaUserObject_t are the same handle): nothing
+// reaches the worker.
 #include <cuda.h>
-
-#include <mutex>
 
 #include "client/cuda/driver_call.h"
 #include "client/session/graph.h"
@@ -43,27 +41,22 @@ CUresult cuUserObjectRelease(CUuserObject object, unsigned int count) {
   return toDriverResult(releaseUserObject(objectOf(object), count));
 }
 
+// CU_GRAPH_USER_OBJECT_MOVE and cudaGraphUserObjectMove are one flag.
+static_assert(static_cast<unsigned>(CU_GRAPH_USER_OBJECT_MOVE) ==
+              static_cast<unsigned>(cudaGraphUserObjectMove));
+
 CUresult cuGraphRetainUserObject(CUgraph graph, CUuserObject object, unsigned int count, unsigned int flags) {
-  if (flags != 0 && flags != CU_GRAPH_USER_OBJECT_MOVE) return CUDA_ERROR_INVALID_VALUE;
-  std::lock_guard lock(graphMutex());
-  Graph* target = reinterpret_cast<Graph*>(graph);
-  if (!isLiveGraph(target)) return CUDA_ERROR_INVALID_VALUE;
-  return toDriverResult(target->userObjects.add(objectOf(object), count, flags == CU_GRAPH_USER_OBJECT_MOVE));
+  return toDriverResult(
+      retainGraphUserObject(reinterpret_cast<Graph*>(graph), objectOf(object), count, flags));
 }
 
 CUresult cuGraphReleaseUserObject(CUgraph graph, CUuserObject object, unsigned int count) {
-  std::lock_guard lock(graphMutex());
-  Graph* target = reinterpret_cast<Graph*>(graph);
-  if (!isLiveGraph(target)) return CUDA_ERROR_INVALID_VALUE;
-  return toDriverResult(target->userObjects.remove(objectOf(object), count));
+  return toDriverResult(releaseGraphUserObject(reinterpret_cast<Graph*>(graph), objectOf(object), count));
 }
 
 CUresult cuGraphDebugDotPrint(CUgraph graph, const char* path, unsigned int flags) {
   (void)flags;  // the detail is the same whatever they ask (graph_dot.h)
-  std::lock_guard lock(graphMutex());
-  Graph* target = reinterpret_cast<Graph*>(graph);
-  if (!isLiveGraph(target)) return CUDA_ERROR_INVALID_VALUE;
-  return toDriverResult(writeGraphDot(*target, path));
+  return toDriverResult(printGraphDot(reinterpret_cast<Graph*>(graph), path));
 }
 
 }  // extern "C"

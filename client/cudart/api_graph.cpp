@@ -235,10 +235,7 @@ cudaError_t cudaGraphAddChildGraphNode(cudaGraphNode_t* pGraphNode, cudaGraph_t 
 
 cudaError_t cudaGraphDebugDotPrint(cudaGraph_t graph, const char* path, unsigned int flags) {
   (void)flags;  // the detail is the same whatever they ask (graph_dot.h)
-  std::lock_guard lock(graphMutex());
-  Graph* target = graphOf(graph);
-  if (!isLiveGraph(target)) return recordError(cudaErrorInvalidValue);
-  return recordError(writeGraphDot(*target, path));
+  return recordError(printGraphDot(graphOf(graph), path));
 }
 
 cudaError_t cudaGraphChildGraphNodeGetGraph(cudaGraphNode_t node, cudaGraph_t* pGraph) {

@@ -2,11 +2,8 @@
 // (client/session/user_objects.h): nothing reaches the worker.
 #include <cuda_runtime_api.h>
 
-#include <mutex>
-
 #include "client/cudart/graph_params.h"
 #include "client/session/error_state.h"
-#include "client/session/graph.h"
 #include "client/session/user_objects.h"
 #include "cudart_api.gen.h"  // checks the definitions against the declarations
 
@@ -23,6 +20,7 @@ extern "C" {
 
 cudaError_t cudaUserObjectCreate(cudaUserObject_t* object_out, void* ptr, cudaHostFn_t destroy,
                                  unsigned int initialRefcount, unsigned int flags) {
+  if (object_out == nullptr) return recordError(cudaErrorInvalidValue);
   UserObject* created = nullptr;
   if (cudaError_t error = createUserObject(ptr, destroy, initialRefcount, flags, &created);
       error != cudaSuccess)
@@ -41,18 +39,11 @@ cudaError_t cudaUserObjectRelease(cudaUserObject_t object, unsigned int count) {
 
 cudaError_t cudaGraphRetainUserObject(cudaGraph_t graph, cudaUserObject_t object, unsigned int count,
                                       unsigned int flags) {
-  if (flags != 0 && flags != cudaGraphUserObjectMove) return recordError(cudaErrorInvalidValue);
-  std::lock_guard lock(graphMutex());
-  Graph* target = graphOf(graph);
-  if (!isLiveGraph(target)) return recordError(cudaErrorInvalidValue);
-  return recordError(target->userObjects.add(objectOf(object), count, flags == cudaGraphUserObjectMove));
+  return recordError(retainGraphUserObject(graphOf(graph), objectOf(object), count, flags));
 }
 
 cudaError_t cudaGraphReleaseUserObject(cudaGraph_t graph, cudaUserObject_t object, unsigned int count) {
-  std::lock_guard lock(graphMutex());
-  Graph* target = graphOf(graph);
-  if (!isLiveGraph(target)) return recordError(cudaErrorInvalidValue);
-  return recordError(target->userObjects.remove(objectOf(object), count));
+  return recordError(releaseGraphUserObject(graphOf(graph), objectOf(object), count));
 }
 
 }  // extern "C"

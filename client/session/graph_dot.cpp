@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 
@@ -71,8 +72,11 @@ void writeBody(std::ostream& out, const Graph& graph, int depth, int* next,
 
 }  // namespace
 
-cudaError_t writeGraphDot(const Graph& graph, const char* path) {
+cudaError_t printGraphDot(Graph* target, const char* path) {
   if (path == nullptr) return cudaErrorInvalidValue;
+  std::lock_guard lock(graphMutex());
+  if (!isLiveGraph(target)) return cudaErrorInvalidValue;
+  const Graph& graph = *target;
   std::ofstream out(path, std::ios::trunc);
   if (!out) return cudaErrorOperatingSystem;
   out << "digraph dot {\n  node [shape=box];\n";

@@ -11,7 +11,8 @@
 
 namespace agileos::client {
 
-// The caller holds graphMutex(). cudaErrorOperatingSystem when the file cannot be written.
-cudaError_t writeGraphDot(const Graph& graph, const char* path);
+// Takes graphMutex(). cudaErrorInvalidValue for a graph that is not live or no path,
+// cudaErrorOperatingSystem when the file cannot be written.
+cudaError_t printGraphDot(Graph* graph, const char* path);
 
 }  // namespace agileos::client

@@ -6,6 +6,8 @@
 #include <thread>
 #include <unordered_map>
 
+#include "client/session/graph.h"
+
 namespace agileos::client {
 
 struct UserObject {
@@ -122,6 +124,19 @@ void UserObjectReferences::addAll(const UserObjectReferences& other) {
     // Each object is live while `other` holds it, and the sum stays within the object's count.
     if (add(object, count, false) != cudaSuccess) continue;
   }
+}
+
+cudaError_t retainGraphUserObject(Graph* graph, UserObject* object, unsigned count, unsigned flags) {
+  if (flags != 0 && flags != cudaGraphUserObjectMove) return cudaErrorInvalidValue;
+  std::lock_guard lock(graphMutex());
+  if (!isLiveGraph(graph)) return cudaErrorInvalidValue;
+  return graph->userObjects.add(object, count, flags == cudaGraphUserObjectMove);
+}
+
+cudaError_t releaseGraphUserObject(Graph* graph, UserObject* object, unsigned count) {
+  std::lock_guard lock(graphMutex());
+  if (!isLiveGraph(graph)) return cudaErrorInvalidValue;
+  return graph->userObjects.remove(object, count);
 }
 
 }  // namespace agileos::client

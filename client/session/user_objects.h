@@ -26,6 +26,14 @@ cudaError_t createUserObject(void* pointer, cudaHostFn_t destroy, unsigned initi
 cudaError_t retainUserObject(UserObject* object, unsigned count);
 cudaError_t releaseUserObject(UserObject* object, unsigned count);
 
+class Graph;  // client/session/graph.h
+
+// cudaGraphRetainUserObject and cudaGraphReleaseUserObject (and the driver's cu* forms, the same
+// handles) on a live graph: cudaErrorInvalidValue for a graph that is not, or flags other than 0
+// and cudaGraphUserObjectMove. Take graphMutex().
+cudaError_t retainGraphUserObject(Graph* graph, UserObject* object, unsigned count, unsigned flags);
+cudaError_t releaseGraphUserObject(Graph* graph, UserObject* object, unsigned count);
+
 // The references one graph or executable graph holds, by object. Copying retains each reference
 // again (a clone, or an executable graph instantiated from the graph, holds its own); destruction
 // releases them.

@@ -694,6 +694,12 @@ void checkGenericGraphNodes(cudaStream_t stream) {
                  &object, &destroyed, [](void* counter) { ++*static_cast<std::atomic<int>*>(counter); }, 1,
                  cudaUserObjectNoDestructorSync),
              cudaSuccess, "cudaUserObjectCreate");
+  checkError(cudaUserObjectCreate(
+                 nullptr, &destroyed, [](void* counter) { ++*static_cast<std::atomic<int>*>(counter); }, 1,
+                 cudaUserObjectNoDestructorSync),
+             cudaErrorInvalidValue, "cudaUserObjectCreate without an output");
+  checkError(cudaGraphRetainUserObject(graph, object, 1, 2), cudaErrorInvalidValue,
+             "cudaGraphRetainUserObject with an unknown flag");
   checkError(cudaGraphRetainUserObject(graph, object, 1, cudaGraphUserObjectMove), cudaSuccess,
              "cudaGraphRetainUserObject (move)");
   cudaGraphExec_t holder = nullptr;
