@@ -47,7 +47,9 @@ cudaError_t memcpyCommon(void* dst, const void* src, size_t count, cudaMemcpyKin
 }
 
 // cudaMemcpyBatchAsync: each copy as cudaMemcpyAsync (cudaMemcpyDefault) on the stream, in order,
-// after every argument was checked (nothing is copied when one is bad). A copy whose attributes
+// once the batch's own arguments (arrays, attributes and their indices, the stream) are checked:
+// nothing is copied when one of those is bad. A copy refused on its own (a range that is not the
+// client's) ends the batch with its error; the copies before it were issued. A copy whose attributes
 // say its source is read only during the call (cudaMemcpySrcAccessOrderDuringApiCall) is complete
 // before the call returns: the stream is synchronized at the end of such a batch. The location
 // hints concern migrating memory, which AgileOS does not have, and the overlap flag is a hint.

@@ -121,8 +121,10 @@ cudaError_t UserObjectReferences::remove(UserObject* object, unsigned count) {
 
 void UserObjectReferences::addAll(const UserObjectReferences& other) {
   for (const auto& [object, count] : other.held_) {
-    // Each object is live while `other` holds it, and the sum stays within the object's count.
-    if (add(object, count, false) != cudaSuccess) continue;
+    // Each object is live while `other` holds it; add refuses only a count that would pass
+    // UINT_MAX references, and then this copy holds fewer than `other` (the object may go sooner;
+    // it is the program's own, which no AgileOS work depends on).
+    (void)add(object, count, false);
   }
 }
 
