@@ -1,15 +1,17 @@
 // CUDA graphs through the driver API (libcuda.so.1 exports): stream capture and the executable
 // graph's life, on the session's graphs (client/session/graph.h), which the runtime shim's graphs
 // are too (a CUgraph and a cudaGraph_t are the same handle). A statically linked runtime and the
-// math libraries reach capture through these. Building graphs node by node with the driver's
-// structures (cuGraphAdd*Node) is not offered yet, but for memory nodes (api_graph_memory.cpp).
+// math libraries reach capture through these. Nodes: api_graph_nodes.cpp, api_graph_memory.cpp;
+// changes to executable graphs: api_graph_exec_nodes.cpp.
 #include <cuda.h>
 
 #include <cstring>
 #include <mutex>
+#include <vector>
 
 #include "client/cuda/driver_call.h"
 #include "client/session/graph.h"
+#include "client/session/graph_api.h"
 #include "client/session/graph_launch.h"
 #include "client/session/stream_capture.h"
 #include "client/session/streams.h"
@@ -23,7 +25,6 @@ namespace {
 constexpr DefaultStream kLegacy = DefaultStream::kLegacy;
 constexpr DefaultStream kPerThread = DefaultStream::kPerThread;
 
-Graph* graphOf(CUgraph graph) { return reinterpret_cast<Graph*>(graph); }
 ExecutableGraph* executableOf(CUgraphExec exec) { return reinterpret_cast<ExecutableGraph*>(exec); }
 
 CUresult streamToken(CUstream stream, DefaultStream spelling, std::uint64_t* token) {
@@ -51,21 +52,9 @@ CUresult endCapture(CUstream stream, CUgraph* graph, DefaultStream spelling) {
   return toDriverResult(error);
 }
 
-// CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH (graph_launch.h) and _USE_NODE_PRIORITY (order is
-// the stream's) are accepted; upload and device launch are not offered.
-constexpr unsigned long long kKnownInstantiateFlags =
-    CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH | CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY;
-
 CUresult instantiate(CUgraphExec* exec, CUgraph graph, unsigned long long flags) {
-  if (exec == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  if ((flags & ~kKnownInstantiateFlags) != 0) return CUDA_ERROR_NOT_SUPPORTED;
   if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
-  ExecutableGraph* executable = nullptr;
-  if (cudaError_t error = instantiateLiveGraph(graphOf(graph), flags, &executable); error != cudaSuccess) {
-    return toDriverResult(error);
-  }
-  *exec = reinterpret_cast<CUgraphExec>(executable);
-  return CUDA_SUCCESS;
+  return toDriverResult(graph_api::instantiate(exec, graph, flags));
 }
 
 CUresult launch(CUgraphExec exec, CUstream stream, DefaultStream spelling) {
@@ -75,14 +64,41 @@ CUresult launch(CUgraphExec exec, CUstream stream, DefaultStream spelling) {
   return toDriverResult(launchLiveExecutable(executableOf(exec), token));
 }
 
-// Nothing is uploaded ahead of a launch; the handles are checked.
 CUresult upload(CUgraphExec exec, CUstream stream, DefaultStream spelling) {
   if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
   std::uint64_t token = 0;
   if (CUresult result = streamToken(stream, spelling, &token); result != CUDA_SUCCESS) return result;
-  if (token != 0 && !isKnownStream(token)) return CUDA_ERROR_INVALID_HANDLE;
-  std::lock_guard lock(graphMutex());
-  return isLiveExecutable(executableOf(exec)) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+  return toDriverResult(graph_api::uploadExecutable(exec, token));
+}
+
+CUresult beginCaptureToGraph(CUstream stream, CUgraph graph, const CUgraphNode* dependencies,
+                             const CUgraphEdgeData* edgeData, size_t count, CUstreamCaptureMode mode,
+                             DefaultStream spelling) {
+  if (graph == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (!graph_api::plainEdges(reinterpret_cast<const cudaGraphEdgeData*>(edgeData), count))
+    return CUDA_ERROR_NOT_SUPPORTED;
+  if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
+  int modeValue = 0;
+  static_assert(sizeof modeValue == sizeof mode);
+  std::memcpy(&modeValue, &mode, sizeof modeValue);
+  std::vector<Node*> list;
+  if (cudaError_t error = graph_api::dependencyList(dependencies, count, &list); error != cudaSuccess)
+    return toDriverResult(error);
+  std::uint64_t token = 0;
+  if (CUresult result = streamToken(stream, spelling, &token); result != CUDA_SUCCESS) return result;
+  return toDriverResult(agileos::client::beginCapture(token, modeValue, graph_api::graphOf(graph), list));
+}
+
+CUresult updateDependencies(CUstream stream, CUgraphNode* dependencies, const CUgraphEdgeData* edgeData,
+                            size_t count, unsigned flags, DefaultStream spelling) {
+  if (edgeData != nullptr) return CUDA_ERROR_NOT_SUPPORTED;
+  if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
+  std::vector<Node*> list;
+  if (cudaError_t error = graph_api::dependencyList(dependencies, count, &list); error != cudaSuccess)
+    return toDriverResult(error);
+  std::uint64_t token = 0;
+  if (CUresult result = streamToken(stream, spelling, &token); result != CUDA_SUCCESS) return result;
+  return toDriverResult(updateCaptureDependencies(token, list, flags));
 }
 
 }  // namespace
@@ -110,45 +126,54 @@ CUresult cuStreamEndCapture_ptsz(CUstream hStream, CUgraph* phGraph) {
   return endCapture(hStream, phGraph, kPerThread);
 }
 
-CUresult cuGraphCreate(CUgraph* phGraph, unsigned int flags) {
-  if (phGraph == nullptr || flags != 0) return CUDA_ERROR_INVALID_VALUE;
-  if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
-  std::lock_guard lock(graphMutex());
-  *phGraph = reinterpret_cast<CUgraph>(new Graph());
-  return CUDA_SUCCESS;
+CUresult cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph, const CUgraphNode* dependencies,
+                                     const CUgraphEdgeData* dependencyData, size_t numDependencies,
+                                     CUstreamCaptureMode mode) {
+  return beginCaptureToGraph(hStream, hGraph, dependencies, dependencyData, numDependencies, mode, kLegacy);
+}
+CUresult cuStreamBeginCaptureToGraph_ptsz(CUstream hStream, CUgraph hGraph, const CUgraphNode* dependencies,
+                                          const CUgraphEdgeData* dependencyData, size_t numDependencies,
+                                          CUstreamCaptureMode mode) {
+  return beginCaptureToGraph(hStream, hGraph, dependencies, dependencyData, numDependencies, mode,
+                             kPerThread);
 }
 
-CUresult cuGraphDestroy(CUgraph hGraph) {
-  std::lock_guard lock(graphMutex());
-  Graph* graph = graphOf(hGraph);
-  if (!isLiveGraph(graph) || graph->isChild()) return CUDA_ERROR_INVALID_VALUE;
-  delete graph;
-  return CUDA_SUCCESS;
+CUresult cuStreamUpdateCaptureDependencies(CUstream hStream, CUgraphNode* dependencies,
+                                           size_t numDependencies, unsigned int flags) {
+  return updateDependencies(hStream, dependencies, nullptr, numDependencies, flags, kLegacy);
 }
+CUresult cuStreamUpdateCaptureDependencies_ptsz(CUstream hStream, CUgraphNode* dependencies,
+                                                size_t numDependencies, unsigned int flags) {
+  return updateDependencies(hStream, dependencies, nullptr, numDependencies, flags, kPerThread);
+}
+CUresult cuStreamUpdateCaptureDependencies_v2(CUstream hStream, CUgraphNode* dependencies,
+                                              const CUgraphEdgeData* dependencyData, size_t numDependencies,
+                                              unsigned int flags) {
+  return updateDependencies(hStream, dependencies, dependencyData, numDependencies, flags, kLegacy);
+}
+CUresult cuStreamUpdateCaptureDependencies_v2_ptsz(CUstream hStream, CUgraphNode* dependencies,
+                                                   const CUgraphEdgeData* dependencyData,
+                                                   size_t numDependencies, unsigned int flags) {
+  return updateDependencies(hStream, dependencies, dependencyData, numDependencies, flags, kPerThread);
+}
+
+CUresult cuGraphCreate(CUgraph* phGraph, unsigned int flags) {
+  if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
+  return toDriverResult(graph_api::createGraph(phGraph, flags));
+}
+
+CUresult cuGraphDestroy(CUgraph hGraph) { return toDriverResult(graph_api::destroyGraph(hGraph)); }
 
 CUresult cuGraphGetNodes(CUgraph hGraph, CUgraphNode* nodes, size_t* numNodes) {
-  if (numNodes == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  std::lock_guard lock(graphMutex());
-  Graph* graph = graphOf(hGraph);
-  if (!isLiveGraph(graph)) return CUDA_ERROR_INVALID_VALUE;
-  const auto& all = graph->nodes();
-  if (nodes == nullptr) {
-    *numNodes = all.size();
-    return CUDA_SUCCESS;
-  }
-  const size_t written = std::min(all.size(), *numNodes);
-  for (size_t i = 0; i < *numNodes; ++i)
-    nodes[i] = i < written ? reinterpret_cast<CUgraphNode>(all[i].get()) : nullptr;
-  *numNodes = written;
-  return CUDA_SUCCESS;
+  return toDriverResult(graph_api::getNodes(hGraph, nodes, numNodes));
 }
 
 CUresult cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType* type) {
   if (type == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  std::lock_guard lock(graphMutex());
-  const Node* node = reinterpret_cast<const Node*>(hNode);
-  if (!isLiveNode(node)) return CUDA_ERROR_INVALID_VALUE;
-  *type = static_cast<CUgraphNodeType>(node->kind);
+  cudaGraphNodeType read{};
+  if (cudaError_t error = graph_api::nodeType(hNode, &read); error != cudaSuccess)
+    return toDriverResult(error);
+  *type = static_cast<CUgraphNodeType>(read);
   return CUDA_SUCCESS;
 }
 

@@ -14,6 +14,7 @@
 
 #include "client/common/log.h"
 #include "client/session/error_state.h"
+#include "client/session/graph_api.h"
 #include "cudart_api.gen.h"  // checks the definitions against the declarations
 
 using namespace agileos::client;
@@ -24,16 +25,6 @@ namespace {
 bool reservedClear(const cudaGraphNodeParams& params) {
   return params.reserved0[0] == 0 && params.reserved0[1] == 0 && params.reserved0[2] == 0 &&
          params.reserved2 == 0;
-}
-
-bool plainEdges(const cudaGraphEdgeData* edgeData, size_t count) {
-  if (edgeData == nullptr) return true;
-  for (size_t i = 0; i < count; ++i) {
-    if (edgeData[i].from_port != 0 || edgeData[i].to_port != 0 ||
-        edgeData[i].type != cudaGraphDependencyTypeDefault)
-      return false;
-  }
-  return true;
 }
 
 // Said once per call and node type.
@@ -96,7 +87,7 @@ cudaError_t cudaGraphAddNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph,
                              const cudaGraphNode_t* pDependencies, const cudaGraphEdgeData* dependencyData,
                              size_t numDependencies, struct cudaGraphNodeParams* nodeParams) {
   if (nodeParams == nullptr || !reservedClear(*nodeParams)) return recordError(cudaErrorInvalidValue);
-  if (!plainEdges(dependencyData, numDependencies)) return recordError(cudaErrorNotSupported);
+  if (!graph_api::plainEdges(dependencyData, numDependencies)) return recordError(cudaErrorNotSupported);
   const cudaGraphNode_t* deps = pDependencies;
   const size_t count = numDependencies;
   switch (nodeParams->type) {

@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "client/cudart/graph_params.h"
+#include "client/session/graph_node_params.h"
 #include "client/session/error_state.h"
 #include "client/session/graph_memory.h"
 #include "client/session/graph_memory_nodes.h"
@@ -13,7 +13,7 @@
 #include "cudart_api.gen.h"  // checks the _ptsz/_ptds and __cuda* definitions
 
 using namespace agileos::client;
-using namespace agileos::client::cudart_graphs;
+using namespace agileos::client::graph_api;
 
 extern "C" {
 

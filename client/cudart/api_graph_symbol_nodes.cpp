@@ -1,17 +1,17 @@
 // Copy nodes that name a __device__ variable (cudart exports): the *SetParamsToSymbol and
 // *SetParamsFromSymbol calls for a graph's node and for an instantiated graph's. Each is the 1D
 // form on the variable's address, after the checks cudaGraphAddMemcpyNodeToSymbol makes
-// (graph_params.h: a registered variable, the range inside it, a direction to or from it).
+// (graph_node_params.h: a registered variable, the range inside it, a direction to or from it).
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
 
-#include "client/cudart/graph_params.h"
+#include "client/session/graph_node_params.h"
 #include "client/session/error_state.h"
 #include "cudart_api.gen.h"  // checks the definitions against the declarations
 
 using namespace agileos::client;
-using namespace agileos::client::cudart_graphs;
+using namespace agileos::client::graph_api;
 
 namespace {
 

@@ -8,8 +8,8 @@
 #include <cstring>
 #include <vector>
 
-#include "client/cudart/graph_params.h"
 #include "client/session/error_state.h"
+#include "client/session/graph_api.h"
 #include "client/session/stream_capture.h"
 #include "client/session/stream_event_calls.h"
 #include "client/session/streams.h"
@@ -63,7 +63,7 @@ cudaError_t getCaptureInfo(cudaStream_t stream, cudaStreamCaptureStatus* status,
   *status = info.status;
   const bool active = info.status == cudaStreamCaptureStatusActive;
   if (id != nullptr) *id = active ? info.id : 0;
-  if (graph != nullptr) *graph = active ? cudart_graphs::handleOf(info.graph) : nullptr;
+  if (graph != nullptr) *graph = active ? graph_api::handleOf(info.graph) : nullptr;
   const size_t count = active ? info.dependencies->size() : 0;
   if (dependencies != nullptr) {
     *dependencies = count > 0 ? reinterpret_cast<const cudaGraphNode_t*>(info.dependencies->data()) : nullptr;
@@ -84,22 +84,16 @@ cudaError_t beginCapture(cudaStream_t stream, cudaStreamCaptureMode mode, cudaGr
   int modeValue = 0;
   static_assert(sizeof modeValue == sizeof mode);
   std::memcpy(&modeValue, &mode, sizeof modeValue);
-  if (edgeData != nullptr) {
-    for (size_t i = 0; i < count; ++i) {
-      if (edgeData[i].from_port != 0 || edgeData[i].to_port != 0 || edgeData[i].type != 0) {
-        return recordError(cudaErrorNotSupported);
-      }
-    }
-  }
+  if (!graph_api::plainEdges(edgeData, count)) return recordError(cudaErrorNotSupported);
   std::vector<Node*> list;
-  if (cudaError_t error = cudart_graphs::dependencyList(dependencies, count, &list); error != cudaSuccess) {
+  if (cudaError_t error = graph_api::dependencyList(dependencies, count, &list); error != cudaSuccess) {
     return recordError(error);
   }
   std::uint64_t token = 0;
   if (cudaError_t error = resolveStream(stream, spelling, &token); error != cudaSuccess)
     return recordError(error);
   return recordError(agileos::client::beginCapture(
-      token, modeValue, graph == nullptr ? nullptr : cudart_graphs::graphOf(graph), list));
+      token, modeValue, graph == nullptr ? nullptr : graph_api::graphOf(graph), list));
 }
 
 cudaError_t endCapture(cudaStream_t stream, cudaGraph_t* graph, DefaultStream spelling) {
@@ -109,7 +103,7 @@ cudaError_t endCapture(cudaStream_t stream, cudaGraph_t* graph, DefaultStream sp
     return recordError(error);
   Graph* captured = nullptr;
   const cudaError_t error = agileos::client::endCapture(token, &captured);
-  *graph = captured == nullptr ? nullptr : cudart_graphs::handleOf(captured);
+  *graph = captured == nullptr ? nullptr : graph_api::handleOf(captured);
   return recordError(error);
 }
 
@@ -118,7 +112,7 @@ cudaError_t updateDependencies(cudaStream_t stream, cudaGraphNode_t* dependencie
                                DefaultStream spelling) {
   if (edgeData != nullptr) return recordError(cudaErrorNotSupported);
   std::vector<Node*> list;
-  if (cudaError_t error = cudart_graphs::dependencyList(dependencies, count, &list); error != cudaSuccess) {
+  if (cudaError_t error = graph_api::dependencyList(dependencies, count, &list); error != cudaSuccess) {
     return recordError(error);
   }
   std::uint64_t token = 0;

@@ -1307,6 +1307,231 @@ void graphMemoryNodes() {
   checkResult(cuStreamDestroy(stream), CUDA_SUCCESS, "cuStreamDestroy");
 }
 
+int gHostNodeRuns = 0;
+void countHostNodeRun(void* counter) { ++*static_cast<int*>(counter); }
+
+CUDA_MEMCPY3D deviceToHost(CUdeviceptr src, void* dst, size_t bytes) {
+  CUDA_MEMCPY3D copy{};
+  copy.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+  copy.srcDevice = src;
+  copy.dstMemoryType = CU_MEMORYTYPE_HOST;
+  copy.dstHost = dst;
+  copy.WidthInBytes = bytes;
+  copy.Height = 1;
+  copy.Depth = 1;
+  return copy;  // pitches left 0: a single row reads none
+}
+
+CUDA_MEMSET_NODE_PARAMS fillBytes(CUdeviceptr dst, unsigned char value, size_t bytes) {
+  CUDA_MEMSET_NODE_PARAMS fill{};
+  fill.dst = dst;
+  fill.value = value;
+  fill.elementSize = 1;
+  fill.width = bytes;
+  fill.height = 1;
+  return fill;
+}
+
+// Graphs built node by node through the driver API (client/cuda/api_graph_nodes.cpp), as a
+// statically linked runtime builds its cudaGraphAdd*Node calls: the same records and checks as the
+// runtime shim's, each node validated again when the graph runs.
+void graphNodesByHand() {
+  constexpr size_t kBytes = 4096;
+  CUlibrary library = nullptr;
+  checkResult(cuLibraryLoadData(&library, kModulePtx, nullptr, nullptr, 0, nullptr, nullptr, 0), CUDA_SUCCESS,
+              "cuLibraryLoadData (graph nodes)");
+  CUkernel kernel = nullptr;
+  checkResult(cuLibraryGetKernel(&kernel, library, "touch"), CUDA_SUCCESS,
+              "cuLibraryGetKernel (graph nodes)");
+  CUdeviceptr device = 0;
+  checkResult(cuMemAlloc(&device, kBytes), CUDA_SUCCESS, "cuMemAlloc (graph nodes)");
+  std::vector<unsigned char> host(kBytes, 0);
+
+  CUgraph graph = nullptr;
+  checkResult(cuGraphCreate(&graph, 0), CUDA_SUCCESS, "cuGraphCreate (nodes)");
+  const CUDA_MEMSET_NODE_PARAMS fill = fillBytes(device, 0x5a, kBytes);
+  CUgraphNode memsetNode = nullptr, copyNode = nullptr, hostNode = nullptr, kernelNode = nullptr,
+              join = nullptr;
+  checkResult(cuGraphAddMemsetNode(&memsetNode, graph, nullptr, 0, &fill, nullptr), CUDA_SUCCESS,
+              "cuGraphAddMemsetNode");
+  const CUDA_MEMCPY3D copy = deviceToHost(device, host.data(), kBytes);
+  checkResult(cuGraphAddMemcpyNode(&copyNode, graph, &memsetNode, 1, &copy, nullptr), CUDA_SUCCESS,
+              "cuGraphAddMemcpyNode after it");
+  CUDA_HOST_NODE_PARAMS hostParams{countHostNodeRun, &gHostNodeRuns};
+  checkResult(cuGraphAddHostNode(&hostNode, graph, &copyNode, 1, &hostParams), CUDA_SUCCESS,
+              "cuGraphAddHostNode after the copy");
+  void* args[] = {&device};
+  CUDA_KERNEL_NODE_PARAMS launch{};
+  launch.kern = kernel;  // func null: the CUkernel is launched
+  launch.gridDimX = 3;
+  launch.gridDimY = launch.gridDimZ = 1;
+  launch.blockDimX = 64;
+  launch.blockDimY = launch.blockDimZ = 1;
+  launch.kernelParams = args;
+  checkResult(cuGraphAddKernelNode(&kernelNode, graph, nullptr, 0, &launch), CUDA_SUCCESS,
+              "cuGraphAddKernelNode (a CUkernel)");
+  const CUgraphNode ends[] = {hostNode, kernelNode};
+  checkResult(cuGraphAddEmptyNode(&join, graph, ends, 2), CUDA_SUCCESS, "cuGraphAddEmptyNode joining both");
+
+  size_t roots = 0, edges = 0;
+  checkResult(cuGraphGetRootNodes(graph, nullptr, &roots), CUDA_SUCCESS, "cuGraphGetRootNodes");
+  checkResult(cuGraphGetEdges(graph, nullptr, nullptr, nullptr, &edges), CUDA_SUCCESS, "cuGraphGetEdges");
+  check(roots == 2 && edges == 4, "two roots (the memset and the kernel), four edges");
+  CUgraphNode dependents[2] = {};
+  size_t dependentCount = 2;
+  checkResult(cuGraphNodeGetDependentNodes(memsetNode, dependents, nullptr, &dependentCount), CUDA_SUCCESS,
+              "cuGraphNodeGetDependentNodes");
+  check(dependentCount == 1 && dependents[0] == copyNode, "the memset's one dependent is the copy");
+  CUDA_KERNEL_NODE_PARAMS readKernel{};
+  checkResult(cuGraphKernelNodeGetParams(kernelNode, &readKernel), CUDA_SUCCESS,
+              "cuGraphKernelNodeGetParams");
+  check(readKernel.gridDimX == 3 && readKernel.blockDimX == 64 && readKernel.kernelParams != nullptr &&
+            std::memcmp(readKernel.kernelParams[0], &device, sizeof device) == 0,
+        "the kernel node's shape and its copy of the argument");
+  CUDA_MEMCPY3D readCopy{};
+  checkResult(cuGraphMemcpyNodeGetParams(copyNode, &readCopy), CUDA_SUCCESS, "cuGraphMemcpyNodeGetParams");
+  check(readCopy.srcMemoryType == CU_MEMORYTYPE_DEVICE && readCopy.srcDevice == device &&
+            readCopy.dstMemoryType == CU_MEMORYTYPE_HOST && readCopy.dstHost == host.data() &&
+            readCopy.WidthInBytes == kBytes,
+        "the copy node's parameters");
+  CUgraphNodeType type{};
+  checkResult(cuGraphNodeGetType(hostNode, &type), CUDA_SUCCESS, "cuGraphNodeGetType");
+  check(type == CU_GRAPH_NODE_TYPE_HOST, "a host node");
+
+  CUgraphExec exec = nullptr;
+  checkResult(cuGraphInstantiateWithFlags(&exec, graph, 0), CUDA_SUCCESS, "cuGraphInstantiateWithFlags");
+  CUstream stream = nullptr;
+  checkResult(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS, "cuStreamCreate (nodes)");
+  checkResult(cuGraphLaunch(exec, stream), CUDA_SUCCESS, "cuGraphLaunch (nodes)");
+  checkResult(cuStreamSynchronize(stream), CUDA_SUCCESS, "cuStreamSynchronize (nodes)");
+  check(
+      std::all_of(host.begin(), host.end(), [](unsigned char b) { return b == 0x5a; }) && gHostNodeRuns == 1,
+      "the memset, then the copy, then the host node ran");
+
+  const CUDA_MEMSET_NODE_PARAMS refill = fillBytes(device, 0x11, kBytes);
+  checkResult(cuGraphExecMemsetNodeSetParams(exec, memsetNode, &refill, nullptr), CUDA_SUCCESS,
+              "cuGraphExecMemsetNodeSetParams");
+  checkResult(cuGraphLaunch(exec, stream), CUDA_SUCCESS, "relaunched");
+  checkResult(cuStreamSynchronize(stream), CUDA_SUCCESS, "cuStreamSynchronize");
+  CUDA_MEMSET_NODE_PARAMS readFill{};
+  checkResult(cuGraphMemsetNodeGetParams(memsetNode, &readFill), CUDA_SUCCESS, "cuGraphMemsetNodeGetParams");
+  check(host[kBytes - 1] == 0x11 && readFill.value == 0x5a && gHostNodeRuns == 2,
+        "the executable graph's memset changed, the graph's did not");
+  checkResult(cuGraphNodeSetEnabled(exec, memsetNode, 0), CUDA_SUCCESS, "cuGraphNodeSetEnabled(0)");
+  checkResult(cuMemsetD8(device, 0x77, kBytes), CUDA_SUCCESS, "cuMemsetD8");
+  checkResult(cuGraphLaunch(exec, stream), CUDA_SUCCESS, "launched with the memset disabled");
+  checkResult(cuStreamSynchronize(stream), CUDA_SUCCESS, "cuStreamSynchronize");
+  check(host[0] == 0x77, "a disabled node does nothing");
+  unsigned enabled = 1;
+  checkResult(cuGraphNodeGetEnabled(exec, memsetNode, &enabled), CUDA_SUCCESS, "cuGraphNodeGetEnabled");
+  check(enabled == 0, "reads as disabled");
+
+  CUgraph clone = nullptr;
+  checkResult(cuGraphClone(&clone, graph), CUDA_SUCCESS, "cuGraphClone");
+  CUgraphNode cloneFill = nullptr;
+  checkResult(cuGraphNodeFindInClone(&cloneFill, memsetNode, clone), CUDA_SUCCESS, "cuGraphNodeFindInClone");
+  const CUDA_MEMSET_NODE_PARAMS third = fillBytes(device, 0x33, kBytes);
+  checkResult(cuGraphMemsetNodeSetParams(cloneFill, &third), CUDA_SUCCESS, "cuGraphMemsetNodeSetParams");
+  CUgraphExecUpdateResultInfo info{};
+  checkResult(cuGraphExecUpdate(exec, clone, &info), CUDA_SUCCESS, "cuGraphExecUpdate from the clone");
+  check(info.result == CU_GRAPH_EXEC_UPDATE_SUCCESS, "the update succeeded");
+  checkResult(cuGraphNodeSetEnabled(exec, memsetNode, 1), CUDA_SUCCESS, "cuGraphNodeSetEnabled(1)");
+  checkResult(cuGraphLaunch(exec, stream), CUDA_SUCCESS, "launched after the update");
+  checkResult(cuStreamSynchronize(stream), CUDA_SUCCESS, "cuStreamSynchronize");
+  check(host[100] == 0x33, "the clone's memset ran");
+  cuuint64_t flags = 1;
+  checkResult(cuGraphExecGetFlags(exec, &flags), CUDA_SUCCESS, "cuGraphExecGetFlags");
+  check(flags == 0, "no flags");
+
+  // The generic form is the typed calls.
+  CUgraphNodeParams generic{};
+  generic.type = CU_GRAPH_NODE_TYPE_MEMSET;
+  generic.memset.dst = device;
+  generic.memset.value = 0x44;
+  generic.memset.elementSize = 1;
+  generic.memset.width = 16;
+  generic.memset.height = 1;
+  CUgraphNode genericNode = nullptr;
+  checkResult(cuGraphAddNode(&genericNode, clone, nullptr, nullptr, 0, &generic), CUDA_SUCCESS,
+              "cuGraphAddNode (memset)");
+  checkResult(cuGraphMemsetNodeGetParams(genericNode, &readFill), CUDA_SUCCESS, "its parameters");
+  check(readFill.value == 0x44 && readFill.width == 16, "the generic node is a memset node");
+  generic.reserved2 = 1;
+  checkResult(cuGraphAddNode(&genericNode, clone, nullptr, nullptr, 0, &generic), CUDA_ERROR_INVALID_VALUE,
+              "cuGraphAddNode with a reserved member set");
+  generic = CUgraphNodeParams{};
+  generic.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
+  checkResult(cuGraphAddNode(&genericNode, clone, nullptr, nullptr, 0, &generic), CUDA_ERROR_NOT_SUPPORTED,
+              "cuGraphAddNode (conditional) fails closed");
+
+  // Capture into a graph the program built: the captured memset follows the given node.
+  checkResult(
+      cuStreamBeginCaptureToGraph(stream, clone, &cloneFill, nullptr, 1, CU_STREAM_CAPTURE_MODE_GLOBAL),
+      CUDA_SUCCESS, "cuStreamBeginCaptureToGraph");
+  checkResult(cuMemsetD8Async(device, 0x66, kBytes, stream), CUDA_SUCCESS, "a captured memset");
+  CUgraph captured = nullptr;
+  checkResult(cuStreamEndCapture(stream, &captured), CUDA_SUCCESS, "cuStreamEndCapture");
+  size_t after = 0;
+  checkResult(cuGraphNodeGetDependentNodes(cloneFill, nullptr, nullptr, &after), CUDA_SUCCESS,
+              "the node's dependents");
+  check(captured == clone && after == 2, "the capture went into the program's graph, after its node");
+
+  // What is refused.
+  CUgraphNode refused = nullptr;
+  checkResult(cuGraphAddMemcpyNode(&refused, graph, nullptr, 0, &copy, reinterpret_cast<CUcontext>(0x1234)),
+              CUDA_ERROR_INVALID_CONTEXT, "a copy node for a forged context");
+  CUDA_MEMCPY3D toArray = copy;
+  toArray.dstMemoryType = CU_MEMORYTYPE_ARRAY;
+  checkResult(cuGraphAddMemcpyNode(&refused, graph, nullptr, 0, &toArray, nullptr), CUDA_ERROR_NOT_SUPPORTED,
+              "a copy node naming an array");
+  CUDA_MEMCPY3D badType = copy;
+  std::memset(&badType.srcMemoryType, 0x7f, sizeof badType.srcMemoryType);
+  checkResult(cuGraphAddMemcpyNode(&refused, graph, nullptr, 0, &badType, nullptr), CUDA_ERROR_INVALID_VALUE,
+              "a copy node with an unknown memory type");
+  const CUgraphNode forged = reinterpret_cast<CUgraphNode>(&host[0]);
+  checkResult(cuGraphAddEmptyNode(&refused, graph, &forged, 1), CUDA_ERROR_INVALID_VALUE,
+              "a forged dependency");
+  CUDA_KERNEL_NODE_PARAMS forgedKernel = launch;
+  forgedKernel.kern = nullptr;
+  forgedKernel.func = reinterpret_cast<CUfunction>(&host[8]);
+  checkResult(cuGraphAddKernelNode(&refused, graph, nullptr, 0, &forgedKernel), CUDA_ERROR_INVALID_HANDLE,
+              "a kernel node for a forged function");
+  size_t count = 0;
+  checkResult(cuGraphGetNodes(graph, nullptr, &count), CUDA_SUCCESS, "cuGraphGetNodes");
+  check(count == 5, "nothing refused was added");
+  // A node naming memory freed since: the launch is refused and nothing of the graph runs.
+  CUdeviceptr scratch = 0;
+  checkResult(cuMemAlloc(&scratch, kBytes), CUDA_SUCCESS, "cuMemAlloc (scratch)");
+  CUgraph stale = nullptr;
+  checkResult(cuGraphCreate(&stale, 0), CUDA_SUCCESS, "cuGraphCreate (stale)");
+  const CUDA_MEMSET_NODE_PARAMS first = fillBytes(device, 0x01, kBytes);
+  const CUDA_MEMSET_NODE_PARAMS onScratch = fillBytes(scratch, 0x02, kBytes);
+  CUgraphNode firstNode = nullptr, scratchNode = nullptr;
+  checkResult(cuGraphAddMemsetNode(&firstNode, stale, nullptr, 0, &first, nullptr), CUDA_SUCCESS,
+              "a memset of live memory");
+  checkResult(cuGraphAddMemsetNode(&scratchNode, stale, &firstNode, 1, &onScratch, nullptr), CUDA_SUCCESS,
+              "then one of the scratch memory");
+  CUgraphExec staleExec = nullptr;
+  checkResult(cuGraphInstantiate(&staleExec, stale, 0), CUDA_SUCCESS, "cuGraphInstantiate (stale)");
+  checkResult(cuMemFree(scratch), CUDA_SUCCESS, "the scratch memory is freed");
+  checkResult(cuMemsetD8(device, 0x09, kBytes), CUDA_SUCCESS, "cuMemsetD8");
+  checkResult(cuGraphLaunch(staleExec, stream), CUDA_ERROR_INVALID_VALUE, "the launch is refused");
+  checkResult(cuMemcpyDtoH(host.data(), device, kBytes), CUDA_SUCCESS, "cuMemcpyDtoH");
+  check(host[0] == 0x09, "and nothing of the graph ran");
+
+  checkResult(cuGraphExecDestroy(staleExec), CUDA_SUCCESS, "cuGraphExecDestroy (stale)");
+  checkResult(cuGraphDestroy(stale), CUDA_SUCCESS, "cuGraphDestroy (stale)");
+  checkResult(cuGraphExecDestroy(exec), CUDA_SUCCESS, "cuGraphExecDestroy (nodes)");
+  checkResult(cuGraphDestroyNode(join), CUDA_SUCCESS, "cuGraphDestroyNode");
+  checkResult(cuGraphGetEdges(graph, nullptr, nullptr, nullptr, &edges), CUDA_SUCCESS, "cuGraphGetEdges");
+  check(edges == 2, "its edges went with it");
+  checkResult(cuGraphDestroy(clone), CUDA_SUCCESS, "cuGraphDestroy (clone)");
+  checkResult(cuGraphDestroy(graph), CUDA_SUCCESS, "cuGraphDestroy (nodes)");
+  checkResult(cuStreamDestroy(stream), CUDA_SUCCESS, "cuStreamDestroy (nodes)");
+  checkResult(cuMemFree(device), CUDA_SUCCESS, "cuMemFree (graph nodes)");
+  checkResult(cuLibraryUnload(library), CUDA_SUCCESS, "cuLibraryUnload (graph nodes)");
+}
+
 int main() {
   beforeInit();
   CUcontext context = nullptr;
@@ -1326,6 +1551,7 @@ int main() {
   linkerCalls();
   pointersCopiesAndQueries();
   graphMemoryNodes();
+  graphNodesByHand();
   checkResult(cuDevicePrimaryCtxRelease(0), CUDA_SUCCESS, "cuDevicePrimaryCtxRelease");
   std::printf("%d failure(s)\n", gFailures);
   return gFailures == 0 ? 0 : 1;

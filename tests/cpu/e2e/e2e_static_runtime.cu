@@ -30,6 +30,73 @@ __global__ void scale(float* data, float factor, int n) {
   if (i < n) data[i] *= factor;
 }
 
+void CUDART_CB countRun(void* counter) { ++*static_cast<int*>(counter); }
+
+// A graph built node by node: the linked-in runtime builds it through the driver's cuGraphAdd*Node
+// calls (client/cuda/api_graph_nodes.cpp) and maps its kernel back to the host stub.
+void graphNodeByNode(float* device, int n) {
+  std::vector<float> back(n, 1.0f);
+  cudaGraph_t graph = nullptr;
+  checkError(cudaGraphCreate(&graph, 0), cudaSuccess, "cudaGraphCreate");
+  cudaMemsetParams fill{};
+  fill.dst = device;
+  fill.value = 0;
+  fill.elementSize = sizeof(float);
+  fill.width = n;
+  fill.height = 1;
+  cudaGraphNode_t memsetNode = nullptr, kernelNode = nullptr, copyNode = nullptr, hostNode = nullptr;
+  checkError(cudaGraphAddMemsetNode(&memsetNode, graph, nullptr, 0, &fill), cudaSuccess,
+             "cudaGraphAddMemsetNode");
+  float factor = 3.0f;
+  int count = n;
+  void* args[] = {&device, &factor, &count};
+  cudaKernelNodeParams launch{};
+  launch.func = reinterpret_cast<void*>(scale);
+  launch.gridDim = dim3((n + 255) / 256);
+  launch.blockDim = dim3(256);
+  launch.kernelParams = args;
+  checkError(cudaGraphAddKernelNode(&kernelNode, graph, &memsetNode, 1, &launch), cudaSuccess,
+             "cudaGraphAddKernelNode");
+  checkError(cudaGraphAddMemcpyNode1D(&copyNode, graph, &kernelNode, 1, back.data(), device,
+                                      n * sizeof(float), cudaMemcpyDeviceToHost),
+             cudaSuccess, "cudaGraphAddMemcpyNode1D");
+  int runs = 0;
+  cudaHostNodeParams host{countRun, &runs};
+  checkError(cudaGraphAddHostNode(&hostNode, graph, &copyNode, 1, &host), cudaSuccess,
+             "cudaGraphAddHostNode");
+  cudaKernelNodeParams read{};
+  checkError(cudaGraphKernelNodeGetParams(kernelNode, &read), cudaSuccess, "cudaGraphKernelNodeGetParams");
+  check(read.func == reinterpret_cast<void*>(scale) && read.gridDim.x == launch.gridDim.x &&
+            *static_cast<float*>(read.kernelParams[1]) == 3.0f,
+        "the kernel node names the host stub, with its arguments");
+  size_t edges = 0;
+  checkError(cudaGraphGetEdges(graph, nullptr, nullptr, nullptr, &edges), cudaSuccess, "cudaGraphGetEdges");
+  check(edges == 3, "three edges");
+  cudaGraphExec_t exec = nullptr;
+  checkError(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess, "cudaGraphInstantiate (nodes)");
+  checkError(cudaGraphLaunch(exec, 0), cudaSuccess, "cudaGraphLaunch (nodes)");
+  checkError(cudaDeviceSynchronize(), cudaSuccess, "cudaDeviceSynchronize");
+  check(back[0] == 0.0f && back[n - 1] == 0.0f && runs == 1, "the memset, the copy and the host node ran");
+  factor = 5.0f;
+  checkError(cudaGraphExecKernelNodeSetParams(exec, kernelNode, &launch), cudaSuccess,
+             "cudaGraphExecKernelNodeSetParams");
+  cudaGraph_t clone = nullptr;
+  checkError(cudaGraphClone(&clone, graph), cudaSuccess, "cudaGraphClone");
+  cudaGraphExecUpdateResultInfo info{};
+  checkError(cudaGraphExecUpdate(exec, clone, &info), cudaSuccess, "cudaGraphExecUpdate");
+  checkError(cudaGraphLaunch(exec, 0), cudaSuccess, "cudaGraphLaunch after the update");
+  checkError(cudaDeviceSynchronize(), cudaSuccess, "cudaDeviceSynchronize");
+  check(runs == 2, "ran again");
+  cudaGraphNode_t forged = reinterpret_cast<cudaGraphNode_t>(&runs);
+  cudaGraphNode_t refused = nullptr;
+  checkError(cudaGraphAddEmptyNode(&refused, graph, &forged, 1), cudaErrorInvalidValue,
+             "a forged dependency");
+  cudaGetLastError();
+  checkError(cudaGraphExecDestroy(exec), cudaSuccess, "cudaGraphExecDestroy (nodes)");
+  checkError(cudaGraphDestroy(clone), cudaSuccess, "cudaGraphDestroy (clone)");
+  checkError(cudaGraphDestroy(graph), cudaSuccess, "cudaGraphDestroy (nodes)");
+}
+
 }  // namespace
 
 int main() {
@@ -89,6 +156,7 @@ int main() {
   checkError(cudaGraphExecDestroy(exec), cudaSuccess, "cudaGraphExecDestroy");
   checkError(cudaGraphDestroy(graph), cudaSuccess, "cudaGraphDestroy");
   checkError(cudaStreamDestroy(stream), cudaSuccess, "cudaStreamDestroy");
+  graphNodeByNode(device, n);
 
   cudaPointerAttributes attributes{};
   checkError(cudaPointerGetAttributes(&attributes, device + 10), cudaSuccess, "cudaPointerGetAttributes");

@@ -1,10 +1,10 @@
-#include "client/cudart/graph_params.h"
+#include "client/session/graph_node_params.h"
 
 #include <cstring>
 
 #include "client/session/module_registry.h"
 
-namespace agileos::client::cudart_graphs {
+namespace agileos::client::graph_api {
 namespace {
 
 // The program may have put any bits in an enum field: read it as an integer (loading an enum
@@ -169,4 +169,4 @@ bool copiesFromSymbol(cudaMemcpyKind kind) {
   return kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice || kind == cudaMemcpyDefault;
 }
 
-}  // namespace agileos::client::cudart_graphs
+}  // namespace agileos::client::graph_api

@@ -1,5 +1,7 @@
 // The runtime API's node parameter structures to and from the session's node work
-// (client/session/graph.h), checked as the runtime checks them.
+// (client/session/graph.h), checked as the runtime checks them. The driver shim converts its own
+// structures (CUDA_KERNEL_NODE_PARAMS, CUDA_MEMCPY3D, ...) to these first, so a node is checked by
+// the same code whichever API made it.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -9,7 +11,7 @@
 
 #include "client/session/graph.h"
 
-namespace agileos::client::cudart_graphs {
+namespace agileos::client::graph_api {
 
 cudaError_t kernelWork(const cudaKernelNodeParams* params, KernelWork* work);
 cudaKernelNodeParams kernelParams(const KernelWork& work);
@@ -48,4 +50,4 @@ inline cudaGraphNode_t handleOf(Node* node) { return reinterpret_cast<cudaGraphN
 // nulled and *count receives the number written.
 void writeNodes(const std::vector<Node*>& nodes, cudaGraphNode_t* out, size_t* count);
 
-}  // namespace agileos::client::cudart_graphs
+}  // namespace agileos::client::graph_api

@@ -1,0 +1,121 @@
+// Executable graphs through graph_api.h: instantiation, flags, upload, per-node changes and update.
+#include <mutex>
+#include <variant>
+#include <vector>
+
+#include "client/session/graph_api.h"
+#include "client/session/streams.h"
+
+namespace agileos::client::graph_api {
+namespace {
+
+constexpr unsigned long long kKnownInstantiateFlags =
+    cudaGraphInstantiateFlagAutoFreeOnLaunch | cudaGraphInstantiateFlagUseNodePriority;
+
+}  // namespace
+
+cudaError_t instantiate(cudaGraphExec_t* exec, cudaGraph_t graph, unsigned long long flags) {
+  if (exec == nullptr) return cudaErrorInvalidValue;
+  if ((flags & ~kKnownInstantiateFlags) != 0) return cudaErrorNotSupported;
+  ExecutableGraph* executable = nullptr;
+  if (cudaError_t error = instantiateLiveGraph(graphOf(graph), flags, &executable); error != cudaSuccess)
+    return error;
+  *exec = handleOf(executable);
+  return cudaSuccess;
+}
+
+cudaError_t executableFlags(cudaGraphExec_t exec, unsigned long long* flags) {
+  if (flags == nullptr) return cudaErrorInvalidValue;
+  return withExecutable(exec, [&](ExecutableGraph& executable) {
+    *flags = executable.flags;
+    return cudaSuccess;
+  });
+}
+
+cudaError_t uploadExecutable(cudaGraphExec_t exec, std::uint64_t stream) {
+  if (stream != 0 && !isKnownStream(stream)) return cudaErrorInvalidResourceHandle;
+  std::lock_guard lock(graphMutex());
+  return isLiveExecutable(executableOf(exec)) ? cudaSuccess : cudaErrorInvalidValue;
+}
+
+cudaError_t setExecutableNodeWork(cudaGraphExec_t exec, cudaGraphNode_t node, NodeKind kind,
+                                  cudaError_t built, NodeWork work) {
+  if (built != cudaSuccess) return built;
+  return withExecutable(exec, [&](ExecutableGraph& executable) {
+    ExecutableNode* target = findExecutableNode(executable, nodeOf(node));
+    if (target == nullptr || target->kind != kind) return cudaErrorInvalidValue;
+    target->work = std::move(work);
+    return cudaSuccess;
+  });
+}
+
+cudaError_t setExecutableKernelParams(cudaGraphExec_t exec, cudaGraphNode_t node,
+                                      const cudaKernelNodeParams* params) {
+  KernelWork work;
+  if (cudaError_t error = kernelWork(params, &work); error != cudaSuccess) return error;
+  // The node keeps its launch attributes, as natively.
+  return withExecutable(exec, [&](ExecutableGraph& executable) {
+    ExecutableNode* target = findExecutableNode(executable, nodeOf(node));
+    if (target == nullptr || target->kind != NodeKind::kKernel) return cudaErrorInvalidValue;
+    const KernelWork& old = std::get<KernelWork>(target->work);
+    work.attributes = old.attributes;
+    work.cooperative = old.cooperative;
+    target->work = std::move(work);
+    return cudaSuccess;
+  });
+}
+
+cudaError_t setExecutableEvent(cudaGraphExec_t exec, cudaGraphNode_t node, NodeKind kind, cudaEvent_t event) {
+  const auto token = reinterpret_cast<std::uint64_t>(event);
+  const cudaError_t live =
+      event != nullptr && isLiveEvent(token) ? cudaSuccess : cudaErrorInvalidResourceHandle;
+  return setExecutableNodeWork(exec, node, kind, live, EventWork{token});
+}
+
+cudaError_t updateExecutableGraph(cudaGraphExec_t exec, cudaGraph_t graph,
+                                  cudaGraphExecUpdateResultInfo* info) {
+  *info = cudaGraphExecUpdateResultInfo{};
+  ExecutableGraph* executable = executableOf(exec);
+  std::vector<ExecutableNode> nodes;
+  {
+    std::lock_guard lock(graphMutex());
+    Graph* source = graphOf(graph);
+    if (!isLiveExecutable(executable) || !isLiveGraph(source)) return cudaErrorInvalidValue;
+    if (!flattenGraph(*source, &nodes)) {
+      info->result = cudaGraphExecUpdateErrorTopologyChanged;
+      return cudaErrorGraphExecUpdateFailure;
+    }
+  }
+  cudaGraphExecUpdateResult result = cudaGraphExecUpdateSuccess;
+  const Node* errorNode = nullptr;
+  const cudaError_t error = updateExecutable(*executable, std::move(nodes), &result, &errorNode);
+  info->result = result;
+  info->errorNode = handleOf(const_cast<Node*>(errorNode));
+  return error;
+}
+
+cudaError_t setNodeEnabled(cudaGraphExec_t exec, cudaGraphNode_t node, unsigned enabled) {
+  return withExecutable(exec, [&](ExecutableGraph& executable) {
+    ExecutableNode* target = findExecutableNode(executable, nodeOf(node));
+    if (target == nullptr) return cudaErrorInvalidValue;
+    // CUDA allows it for kernel, memcpy and memset nodes only.
+    if (target->kind != NodeKind::kKernel && target->kind != NodeKind::kMemcpy &&
+        target->kind != NodeKind::kMemset) {
+      return cudaErrorInvalidValue;
+    }
+    target->enabled = enabled != 0;
+    return cudaSuccess;
+  });
+}
+
+cudaError_t nodeEnabled(cudaGraphExec_t exec, cudaGraphNode_t node, unsigned* enabled) {
+  if (enabled == nullptr) return cudaErrorInvalidValue;
+  return withExecutable(exec, [&](ExecutableGraph& executable) {
+    ExecutableNode* target = findExecutableNode(executable, nodeOf(node));
+    if (target == nullptr) return cudaErrorInvalidValue;
+    *enabled = target->enabled ? 1 : 0;
+    return cudaSuccess;
+  });
+}
+
+}  // namespace agileos::client::graph_api
