@@ -58,6 +58,10 @@
 #              with -cudart shared by tests/gpu/samples/build_samples.sh (cached under
 #              build/cuda-samples by the samples' commit: a rebuild with nothing changed compiles
 #              nothing), for tests/gpu/samples/run_samples.sh
+#   samples-static.tar.xz  those of samples-static.list built with -cudart static (nvcc's default:
+#              the runtime reaches AgileOS through the driver shim alone), cached under
+#              build/cuda-samples-static; run_samples.sh runs them with AGILEOS_SAMPLES_ARCHIVE,
+#              AGILEOS_SAMPLES_DIR and AGILEOS_SAMPLES_LIST naming them (tests/gpu/README.md)
 # Fails if .bundle/bin, shim, deps and .bundle-samples together exceed 56 MiB.
 set -euo pipefail
 
@@ -174,6 +178,9 @@ bundle_samples() {
   mkdir -p "$samples_bundle"
   "$root/tests/gpu/samples/build_samples.sh" --out "$samples_bundle/samples.tar.xz" ||
     die "the cuda-samples did not build (bundle.sh --no-samples leaves them out)"
+  AGILEOS_SAMPLES_RUNTIME=Static AGILEOS_SAMPLES_LIST="$root/tests/gpu/samples/samples-static.list" \
+    "$root/tests/gpu/samples/build_samples.sh" --out "$samples_bundle/samples-static.tar.xz" ||
+    die "the statically linked cuda-samples did not build (bundle.sh --no-samples leaves them out)"
   bytes="$(du -scb "$bundle/bin" "$bundle/shim" "$bundle/deps" "$samples_bundle" | tail -n 1 | cut -f1)"
   echo "samples: $(du -b "$samples_bundle/samples.tar.xz" | cut -f1) bytes in $samples_bundle/samples.tar.xz;" \
     "the samples' call carries $bytes bytes ($((bytes / 1024 / 1024)) MiB: .bundle/bin, shim, deps and .bundle-samples)"

@@ -14,12 +14,18 @@
 #   AGILEOS_CUDA_SAMPLES_MIRROR  a git repository of NVIDIA/cuda-samples
 #                                (/work/.mirror/NVIDIA+cuda-samples/repo)
 #   AGILEOS_CUDA_SAMPLES_REF     the tag or commit built (v13.0: the samples for CUDA 13.0)
-#   AGILEOS_SAMPLES_CACHE        the cache directory (build/cuda-samples)
+#   AGILEOS_SAMPLES_CACHE        the cache directory (build/cuda-samples; build/cuda-samples-static
+#                                for the static runtime)
+#   AGILEOS_SAMPLES_LIST         the samples built (samples.list)
+#   AGILEOS_SAMPLES_RUNTIME      Shared (the default) or Static: how the programs link the CUDA
+#                                runtime. Static is nvcc's own default, and such a program's runtime
+#                                reaches AgileOS through the driver shim alone (libcuda.so.1), so
+#                                samples-static.list is built that way too (bundle.sh).
 #
 # The build uses the samples' own CMakeLists.txt, each sample added to one generated project
 # over a staging copy of the samples named in samples.list (and Common/, cmake/), with two changes:
 # every `set(CMAKE_CUDA_ARCHITECTURES ...)` becomes `90` (the samples set nine architectures and
-# ignore -DCMAKE_CUDA_ARCHITECTURES) and CMAKE_CUDA_RUNTIME_LIBRARY is Shared (-cudart shared). The
+# ignore -DCMAKE_CUDA_ARCHITECTURES) and CMAKE_CUDA_RUNTIME_LIBRARY is $AGILEOS_SAMPLES_RUNTIME. The
 # programs' RUNPATH also names /usr/local/cuda/lib64 and the toolkit's targets/x86_64-linux/lib, where
 # the GPU machine's toolkit keeps cuBLAS and the other libraries the library samples link (this
 # machine's CMake names only /usr/local/cuda/lib, its own layout).
@@ -31,16 +37,21 @@
 # beside the binary: data files, NVRTC kernels and headers, the fatbins and PTX of the driver-API
 # samples), samples/BUILD.txt (the samples' commit, the toolkit, what failed to build) and
 # samples/BUILD-FAILURES.txt (CATEGORY/NAME and the first error line).
-# The cache is keyed by the samples' commit, samples.list, this script and the toolkit's version:
+# The cache is keyed by the samples' commit, the list, the runtime, this script and the toolkit's version:
 # when nothing changed the archive is reused and nothing is compiled.
 set -euo pipefail
 
 script_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$script_dir/../../.." && pwd)"
-list="$script_dir/samples.list"
+list="${AGILEOS_SAMPLES_LIST:-$script_dir/samples.list}"
+runtime="${AGILEOS_SAMPLES_RUNTIME:-Shared}"
 mirror="${AGILEOS_CUDA_SAMPLES_MIRROR:-/work/.mirror/NVIDIA+cuda-samples/repo}"
 ref="${AGILEOS_CUDA_SAMPLES_REF:-v13.0}"
-cache="${AGILEOS_SAMPLES_CACHE:-$root/build/cuda-samples}"
+case "$runtime" in
+  Shared) cache="${AGILEOS_SAMPLES_CACHE:-$root/build/cuda-samples}" ;;
+  Static) cache="${AGILEOS_SAMPLES_CACHE:-$root/build/cuda-samples-static}" ;;
+  *) echo "build_samples.sh: AGILEOS_SAMPLES_RUNTIME is Shared or Static, not $runtime" >&2; exit 1 ;;
+esac
 src=""
 out=""
 jobs="${AGILEOS_BUILD_JOBS:-2}"
@@ -97,6 +108,7 @@ key="$(
   {
     echo "$commit"
     echo "$toolkit"
+    echo "$runtime"
     sed -e 's/#.*//' "$list" | awk 'NF { print $1 }'
     cat "$0"
   } | sha256sum | cut -c1-16
@@ -142,7 +154,7 @@ fi
 log="$cache/build.log"
 echo "build_samples.sh: configuring ${#samples[@]} samples ($commit) in $build"
 cmake -S "$staging" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-  -DCMAKE_CUDA_RUNTIME_LIBRARY=Shared -DCMAKE_CUDA_COMPILER="$(command -v nvcc)" \
+  -DCMAKE_CUDA_RUNTIME_LIBRARY="$runtime" -DCMAKE_CUDA_COMPILER="$(command -v nvcc)" \
   -DCMAKE_BUILD_RPATH="/usr/local/cuda/lib64;/usr/local/cuda/targets/x86_64-linux/lib" >"$cache/configure.log" 2>&1 ||
   die "cmake configure failed: $(grep -m3 -i 'error' "$cache/configure.log")"
 echo "build_samples.sh: building with $jobs jobs (log: $log)"
@@ -184,7 +196,7 @@ for sample in "${samples[@]}"; do
   built=$((built + 1))
 done
 {
-  echo "cuda-samples $commit ($ref), built $(date -u '+%Y-%m-%d %H:%M UTC') for sm_90 with -cudart shared"
+  echo "cuda-samples $commit ($ref), built $(date -u '+%Y-%m-%d %H:%M UTC') for sm_90 with -cudart ${runtime,,}"
   echo "toolkit: $toolkit"
   echo "built: $built of ${#samples[@]}"
   echo "failed to build: $(wc -l <"$failures")"

@@ -4,7 +4,7 @@
 #   1. samples.list and skipped.list are well-formed: CATEGORY/NAME entries, no sample twice, no
 #      two samples of one NAME (the bundle keeps samples/NAME/NAME), no sample in both lists, a
 #      reason on every skipped line, no quotes or shell characters in the arguments (run_samples.sh
-#      splits them on spaces);
+#      splits them on spaces); every line of samples-static.list is a line of samples.list;
 #   2. normalize_output.sh drops what it says it drops and keeps the rest (its examples below);
 #   3. against the samples' tree, when there is one: every listed sample exists, and every sample
 #      of Samples/*/ is in exactly one list. The tree is AGILEOS_CUDA_SAMPLES_SRC (a work tree), or
@@ -49,6 +49,14 @@ while read -r sample reason; do
 done < <(entries "$skipped")
 ((${#listed[@]} > 0)) || problem "samples.list names no sample"
 echo "lists: ${#listed[@]} samples to run, ${#skip_reason[@]} skipped entries"
+
+# samples-static.list: each line is a line of samples.list (the same sample, the same arguments).
+static_list="${3:-$here/samples-static.list}"
+declare -A list_lines=()
+while read -r line; do list_lines["$line"]=1; done < <(entries "$list" | sed -e 's/[[:space:]]*$//' -e 's/[[:space:]]\+/ /g')
+while read -r line; do
+  [[ -n "${list_lines[$line]:-}" ]] || problem "samples-static.list: '$line' is not a line of samples.list"
+done < <(entries "$static_list" | sed -e 's/[[:space:]]*$//' -e 's/[[:space:]]\+/ /g')
 
 # ------------------------------------------------------------------ 2. the normalizer
 
