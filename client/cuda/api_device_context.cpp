@@ -138,6 +138,17 @@ CUresult cuDeviceCanAccessPeer(int* canAccessPeer, CUdevice dev, CUdevice peerDe
   return CUDA_SUCCESS;
 }
 
+// The only device pair is device 0 with itself, which the driver refuses (as the runtime shim's
+// cudaDeviceGetP2PAttribute answers).
+CUresult cuDeviceGetP2PAttribute(int* value, CUdevice_P2PAttribute attrib, CUdevice srcDevice,
+                                 CUdevice dstDevice) {
+  (void)attrib;
+  if (value == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult result = requireDevice(srcDevice); result != CUDA_SUCCESS) return result;
+  if (CUresult result = requireDevice(dstDevice); result != CUDA_SUCCESS) return result;
+  return CUDA_ERROR_INVALID_DEVICE;
+}
+
 // Formatted as the runtime shim's cudaDeviceGetPCIBusId ("%04X:%02X:%02X.0": domain, bus, device;
 // upper case), cut to len - 1 characters and always NUL-terminated.
 CUresult cuDeviceGetPCIBusId(char* pciBusId, int len, CUdevice dev) {

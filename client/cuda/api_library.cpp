@@ -240,6 +240,14 @@ CUresult cuLibraryGetGlobal(CUdeviceptr* dptr, size_t* bytes, CUlibrary library,
   return cuModuleGetGlobal_v2(dptr, bytes, module, name);
 }
 
+// A __managed__ variable's memory, bound when the library was loaded (client/session/code_images.h).
+CUresult cuLibraryGetManaged(CUdeviceptr* dptr, size_t* bytes, CUlibrary library, const char* name) {
+  if (name == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  CUmodule module = nullptr;
+  if (CUresult result = moduleOf(library, &module); result != CUDA_SUCCESS) return result;
+  return moduleManagedVariable(module, name, dptr, bytes);
+}
+
 CUresult cuKernelGetFunction(CUfunction* pFunc, CUkernel kernel) {
   if (pFunc == nullptr) return CUDA_ERROR_INVALID_VALUE;
   if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;

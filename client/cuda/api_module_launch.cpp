@@ -198,6 +198,18 @@ CUresult functionParameter(CUfunction f, std::size_t index, std::size_t* offset,
   return CUDA_SUCCESS;
 }
 
+CUresult moduleManagedVariable(CUmodule module, const char* name, CUdeviceptr* dptr, std::size_t* bytes) {
+  std::shared_lock lock(gMutex);
+  auto it = gModules.find(module);
+  if (it == gModules.end()) return CUDA_ERROR_INVALID_HANDLE;
+  DeviceVariable variable;
+  if (codeImageManagedVariable(it->second->module, name, &variable) != cudaSuccess)
+    return CUDA_ERROR_NOT_FOUND;
+  if (dptr != nullptr) *dptr = variable.dptr;
+  if (bytes != nullptr) *bytes = variable.size;
+  return CUDA_SUCCESS;
+}
+
 }  // namespace agileos::client::cuda_shim
 
 extern "C" {
@@ -282,6 +294,12 @@ CUresult cuModuleGetGlobal_v2(CUdeviceptr* dptr, size_t* bytes, CUmodule hmod, c
   auto it = gModules.find(hmod);
   if (it == gModules.end()) return CUDA_ERROR_INVALID_HANDLE;
   ModuleRecord& record = *it->second;
+  // A __managed__ variable is its managed memory, as the driver answers.
+  if (DeviceVariable managed; codeImageManagedVariable(record.module, name, &managed) == cudaSuccess) {
+    if (dptr != nullptr) *dptr = managed.dptr;
+    if (bytes != nullptr) *bytes = managed.size;
+    return CUDA_SUCCESS;
+  }
   auto found = record.globals.find(name);
   if (found == record.globals.end()) {
     DeviceVariable variable;
@@ -323,6 +341,17 @@ CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX, unsigned
   return launch(f,
                 shapeOf(gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes,
                         hStream, DefaultStream::kLegacy, true),
+                kernelParams, nullptr);
+}
+
+// A linked-in runtime built with --default-stream per-thread makes its cooperative launches here.
+CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+                                        unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
+                                        unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
+                                        void** kernelParams) {
+  return launch(f,
+                shapeOf(gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes,
+                        hStream, DefaultStream::kPerThread, true),
                 kernelParams, nullptr);
 }
 

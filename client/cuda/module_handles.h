@@ -17,4 +17,9 @@ CUresult functionName(CUfunction f, const char** name);
 // past the last parameter.
 CUresult functionParameter(CUfunction f, std::size_t index, std::size_t* offset, std::size_t* size);
 
+// A __managed__ variable of a live module (its managed memory, bound at the load):
+// CUDA_ERROR_INVALID_HANDLE for a module that is not live, CUDA_ERROR_NOT_FOUND for a name that is
+// not one of its managed variables.
+CUresult moduleManagedVariable(CUmodule module, const char* name, CUdeviceptr* dptr, std::size_t* bytes);
+
 }  // namespace agileos::client::cuda_shim

@@ -4,16 +4,58 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <map>
+#include <mutex>
+#include <unordered_map>
 
 #include "agileos/v1/client_api.pb.h"
 #include "client/common/connection.h"
 #include "client/session/fatbin_layout.h"
 #include "client/session/function_calls.h"
+#include "client/session/host_allocations.h"
 #include "client/session/own_memory.h"
 #include "client/session/worker_calls.h"
 
 namespace agileos::client {
 namespace {
+
+// The __managed__ variables of each loaded image (by the worker's module token), bound at its load.
+// Never destroyed: a CUDA runtime in the program unloads its libraries from an exit handler.
+std::mutex& gManagedMutex = *new std::mutex();
+auto& gManagedVariables = *new std::map<std::uint64_t, std::unordered_map<std::string, DeviceVariable>>();
+
+// Gives every managed variable the worker names its memory (the worker fills it with the initial
+// bytes and writes its address into the module's slot). A variable left unbound would leave its
+// kernels a null pointer, so any failure fails the load.
+cudaError_t bindManagedVariables(std::uint64_t module, const v1::ModuleLoaded& loaded) {
+  std::unordered_map<std::string, DeviceVariable> bound;
+  for (const v1::VariableInfo& info : loaded.managed_variables()) {
+    void* address = nullptr;
+    if (info.size() == 0 || bound.count(info.name()) != 0) return cudaErrorInvalidKernelImage;
+    if (cudaError_t error =
+            HostAllocations::instance().allocateManagedVariable(module, info.name(), info.size(), &address);
+        error != cudaSuccess) {
+      for (const auto& [name, variable] : bound)
+        HostAllocations::instance().forgetManagedVariable(reinterpret_cast<void*>(variable.dptr));
+      return error;
+    }
+    bound[info.name()] = DeviceVariable{reinterpret_cast<std::uint64_t>(address), info.size()};
+  }
+  if (!bound.empty()) {
+    std::lock_guard lock(gManagedMutex);
+    gManagedVariables[module] = std::move(bound);
+  }
+  return cudaSuccess;
+}
+
+void forgetManagedVariables(std::uint64_t module) {
+  std::lock_guard lock(gManagedMutex);
+  auto it = gManagedVariables.find(module);
+  if (it == gManagedVariables.end()) return;
+  for (const auto& [name, variable] : it->second)
+    HostAllocations::instance().forgetManagedVariable(reinterpret_cast<void*>(variable.dptr));
+  gManagedVariables.erase(it);
+}
 
 // Reads a T at `base + offset` without faulting; false if it is not readable (a header that
 // points past the image's memory).
@@ -112,10 +154,27 @@ cudaError_t readCodeImageFile(const char* path, std::string* image) {
 
 cudaError_t loadCodeImage(std::string image, std::uint64_t* module) {
   v1::CallRequest request;
-  request.mutable_module_load_image()->set_image(std::move(image));
+  auto* load = request.mutable_module_load_image();
+  load->set_image(std::move(image));
+  load->set_bind_managed_variables(true);
   v1::CallReply reply;
   if (cudaError_t error = invoke(request, &reply); error != cudaSuccess) return error;
-  *module = reply.module_loaded().module();
+  const std::uint64_t token = reply.module_loaded().module();
+  if (cudaError_t error = bindManagedVariables(token, reply.module_loaded()); error != cudaSuccess) {
+    unloadCodeImage(token);
+    return error;
+  }
+  *module = token;
+  return cudaSuccess;
+}
+
+cudaError_t codeImageManagedVariable(std::uint64_t module, const char* name, DeviceVariable* variable) {
+  std::lock_guard lock(gManagedMutex);
+  auto it = gManagedVariables.find(module);
+  if (it == gManagedVariables.end()) return cudaErrorInvalidSymbol;
+  auto found = it->second.find(name);
+  if (found == it->second.end()) return cudaErrorInvalidSymbol;
+  *variable = found->second;
   return cudaSuccess;
 }
 
@@ -123,7 +182,8 @@ cudaError_t unloadCodeImage(std::uint64_t module) {
   // At exit (a CUDA runtime in the program unloads its libraries from an exit handler) the
   // session's end releases the module in the worker; no call is made.
   if (Connection::exiting()) return cudaSuccess;
-  forgetFunctionAttributes();  // its functions' answers go with it
+  forgetFunctionAttributes();      // its functions' answers go with it
+  forgetManagedVariables(module);  // the worker frees their memory with the module
   v1::CallRequest request;
   request.mutable_module_unload()->set_module(module);
   v1::CallReply reply;

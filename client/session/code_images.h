@@ -24,9 +24,17 @@ cudaError_t copyCodeImage(const void* code, std::string* image);
 // Reads an image file whole; cudaErrorFileNotFound if it cannot be opened.
 cudaError_t readCodeImageFile(const char* path, std::string* image);
 
-// Loads an image in the worker; *module is the worker's token for it.
+// Loads an image in the worker; *module is the worker's token for it. The image's __managed__
+// variables get their memory now, as the driver gives it at a load (managed memory of the
+// session, one address for the program and the device, holding the variable's initial bytes);
+// if one cannot be bound the module is unloaded and the load fails.
 cudaError_t loadCodeImage(std::string image, std::uint64_t* module);
+// Unloads it; its managed variables' memory goes with it.
 cudaError_t unloadCodeImage(std::uint64_t module);
+// A __managed__ variable of a loaded image by its (mangled) name: its managed memory
+// (cuLibraryGetManaged, and cuModuleGetGlobal of such a variable). cudaErrorInvalidSymbol when the
+// image has no managed variable of that name.
+cudaError_t codeImageManagedVariable(std::uint64_t module, const char* name, DeviceVariable* variable);
 // Resolves a kernel of a loaded image by its (mangled) name.
 cudaError_t codeImageKernel(std::uint64_t module, const char* name, KernelLayout* layout);
 // Resolves a __device__ or __constant__ variable of a loaded image by its (mangled) name; the

@@ -285,7 +285,8 @@ bool loadModuleEntries(CallContext& ctx, const std::vector<fatbin::Entry>& entri
   if (!prepared.managedVariables.empty() && !managedVariables) {
     return refuse(reply, cudaErrorNotSupported,
                   "__managed__ variables are supported in modules the runtime registers with them "
-                  "(__cudaRegisterManagedVar), not in modules loaded at run time");
+                  "(__cudaRegisterManagedVar) and in images whose client binds them at the load "
+                  "(ModuleLoadImage.bind_managed_variables)");
   }
   if (ctx.output != nullptr && DeviceOutputCapture::imageMayPrint(prepared.image)) ctx.output->expectOutput();
   if (!loadPreparedImage(ctx, prepared, guard, sm, module, reply)) return false;

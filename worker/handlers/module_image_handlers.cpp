@@ -96,6 +96,21 @@ bool imageEntries(CallContext& ctx, const std::string& image, std::vector<fatbin
   return true;
 }
 
+// Whether the PTX this image would load from declares __managed__ variables. Only then does a
+// client's promise to bind them (ModuleLoadImage.bind_managed_variables) send the image down the
+// PTX path of the rewrite; any other image loads as it did (SASS preferred: the math libraries'
+// SASS-only fatbins, and JIT compiles avoided). A false positive (".managed" in a comment) costs a
+// JIT compile, never a wrong binding: the rewrite parses the code and binds what it declares.
+bool ptxDeclaresManagedVariables(CallContext& ctx, const std::vector<fatbin::Entry>& entries) {
+  const DeviceDescription& device = ctx.gpu.device();
+  const auto sm = static_cast<std::uint32_t>(device.computeMajor * 10 + device.computeMinor);
+  const fatbin::Entry* ptx = fatbin::selectForDevice(entries, sm, fatbin::SelectionPolicy::kPtxOnly);
+  if (ptx == nullptr) return false;
+  std::string text, error;
+  if (!fatbin::decodedPayload(*ptx, &text, &error)) return false;  // the load reports the payload
+  return text.find(".managed") != std::string::npos;
+}
+
 void moduleLoadImage(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) {
   const std::string& image = request.module_load_image().image();
   if (image.empty() || image.size() > kMaxImageBytes) {
@@ -109,8 +124,18 @@ void moduleLoadImage(CallContext& ctx, const v1::CallRequest& request, v1::CallR
     return;
   }
   ModuleRecord module;
-  if (!loadModuleEntries(ctx, entries, &module, reply)) return;
-  reply.mutable_module_loaded()->set_module(ctx.session.modules.insert(std::move(module)));
+  const bool bindManaged =
+      request.module_load_image().bind_managed_variables() && ptxDeclaresManagedVariables(ctx, entries);
+  if (!loadModuleEntries(ctx, entries, &module, reply, bindManaged)) return;
+  v1::ModuleLoaded* loaded = reply.mutable_module_loaded();
+  if (module.managed) {
+    for (const ManagedVariableBinding& variable : module.managed->all()) {
+      v1::VariableInfo* info = loaded->add_managed_variables();
+      info->set_name(variable.name);
+      info->set_size(variable.bytes);
+    }
+  }
+  loaded->set_module(ctx.session.modules.insert(std::move(module)));
 }
 
 // Runs alone within its client (Exclusivity::kInvalidates): it adds to the module's record,

@@ -13,6 +13,11 @@ std::optional<ManagedVariableBinding> ManagedVariableTable::find(const std::stri
   return std::nullopt;
 }
 
+std::vector<ManagedVariableBinding> ManagedVariableTable::all() const {
+  std::lock_guard lock(mutex_);
+  return variables_;
+}
+
 bool ManagedVariableTable::claim(const std::string& name, ManagedVariableBinding* out) {
   std::lock_guard lock(mutex_);
   for (std::size_t i = 0; i < variables_.size(); ++i) {

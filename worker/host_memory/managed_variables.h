@@ -53,6 +53,8 @@ class ManagedVariableTable {
       : variables_(std::move(variables)), claimed_(variables_.size(), false) {}
 
   std::optional<ManagedVariableBinding> find(const std::string& name) const;
+  // Every variable, in the module's order.
+  std::vector<ManagedVariableBinding> all() const;
   // Reserves `name` for one binding: false when unknown or already bound (or being bound).
   bool claim(const std::string& name, ManagedVariableBinding* out);
   // Ends a claim: `segment` holds the variable now, or 0 when the binding failed (claimable again).

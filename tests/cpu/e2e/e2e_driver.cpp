@@ -199,6 +199,102 @@ const char kModulePtx[] = R"(
 }
 )";
 
+// A module with a __managed__ variable, as nvcc writes one.
+const char kManagedPtx[] = R"(
+.version 9.0
+.target sm_90
+.address_size 64
+
+.visible .global .attribute(.managed) .align 4 .b8 counter[16] = {5, 0, 0, 0, 6, 0, 0, 0, 7, 0, 0, 0, 8, 0, 0, 0};
+
+.visible .entry bump()
+{
+	.reg .b64 %rd<2>;
+	.reg .b32 %r<2>;
+	mov.u64 %rd1, counter;
+	ld.global.u32 %r1, [%rd1];
+	add.s32 %r1, %r1, 1;
+	st.global.u32 [%rd1], %r1;
+	ret;
+}
+)";
+
+// __managed__ variables of images loaded at run time get their memory at the load, as the driver
+// gives it: one address for the program and the device, holding the initial bytes.
+void managedVariables() {
+  CUlibrary library = nullptr;
+  checkResult(cuLibraryLoadData(&library, kManagedPtx, nullptr, nullptr, 0, nullptr, nullptr, 0),
+              CUDA_SUCCESS, "cuLibraryLoadData of an image with a __managed__ variable");
+  CUdeviceptr managed = 0;
+  size_t bytes = 0;
+  checkResult(cuLibraryGetManaged(&managed, &bytes, library, "counter"), CUDA_SUCCESS, "cuLibraryGetManaged");
+  check(managed != 0 && bytes == 16, "the variable's address and size");
+  // The host writes at that address and a copy from the device's side reads it (the fake GPU does
+  // not fill the initial bytes; the GPU suite's managed_variables_static checks those).
+  int* host = reinterpret_cast<int*>(managed);
+  host[1] = 6;
+  CUdeviceptr global = 0;
+  checkResult(cuLibraryGetGlobal(&global, nullptr, library, "counter"), CUDA_SUCCESS,
+              "cuLibraryGetGlobal of the managed variable");
+  check(global == managed, "is the same memory");
+  unsigned isManaged = 0;
+  checkResult(cuPointerGetAttribute(&isManaged, CU_POINTER_ATTRIBUTE_IS_MANAGED, managed), CUDA_SUCCESS,
+              "cuPointerGetAttribute(IS_MANAGED)");
+  check(isManaged == 1, "managed memory");
+  int copied = 0;
+  checkResult(cuMemcpyDtoH(&copied, managed + 4, sizeof copied), CUDA_SUCCESS, "cuMemcpyDtoH from it");
+  check(copied == 6, "a copy reads the same bytes");
+  checkResult(cuLibraryGetManaged(&managed, &bytes, library, "absent"), CUDA_ERROR_NOT_FOUND,
+              "cuLibraryGetManaged of a name the image lacks");
+  checkResult(cuLibraryGetManaged(&managed, &bytes, reinterpret_cast<CUlibrary>(&copied), "counter"),
+              CUDA_ERROR_INVALID_HANDLE, "cuLibraryGetManaged of a forged library");
+  CUmodule module = nullptr;
+  checkResult(cuModuleLoadData(&module, kManagedPtx), CUDA_SUCCESS, "cuModuleLoadData of the same image");
+  CUdeviceptr second = 0;
+  checkResult(cuModuleGetGlobal(&second, &bytes, module, "counter"), CUDA_SUCCESS, "cuModuleGetGlobal");
+  check(second != 0 && second != global, "each load has its own variable");
+  checkResult(cuModuleUnload(module), CUDA_SUCCESS, "cuModuleUnload");
+  checkResult(cuLibraryUnload(library), CUDA_SUCCESS, "cuLibraryUnload");
+}
+
+// What a linked-in runtime calls for cudaLaunchCooperativeKernel under --default-stream per-thread
+// and for cudaDeviceGetP2PAttribute.
+void perThreadLaunchAndPeers() {
+  CUmodule module = nullptr;
+  checkResult(cuModuleLoadData(&module, kModulePtx), CUDA_SUCCESS, "cuModuleLoadData (cooperative)");
+  CUfunction function = nullptr;
+  checkResult(cuModuleGetFunction(&function, module, "touch"), CUDA_SUCCESS,
+              "cuModuleGetFunction (cooperative)");
+  CUdeviceptr device = 0;
+  checkResult(cuMemAlloc(&device, 256), CUDA_SUCCESS, "cuMemAlloc (cooperative)");
+  void* args[] = {&device};
+  // As the runtime finds it: the per-thread form through cuGetProcAddress.
+  using Cooperative = CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                   unsigned, CUstream, void**);
+  void* entry = nullptr;
+  checkResult(cuGetProcAddress("cuLaunchCooperativeKernel", &entry, 12000,
+                               CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, nullptr),
+              CUDA_SUCCESS, "cuGetProcAddress(cuLaunchCooperativeKernel, per-thread)");
+  check(entry != nullptr && entry == dlsym(RTLD_DEFAULT, "cuLaunchCooperativeKernel_ptsz"),
+        "the per-thread form is cuLaunchCooperativeKernel_ptsz");
+  if (entry == nullptr) return;
+  const auto cooperativePerThread = reinterpret_cast<Cooperative>(entry);
+  checkResult(cooperativePerThread(function, 1, 1, 1, 32, 1, 1, 0, nullptr, args), CUDA_SUCCESS,
+              "cuLaunchCooperativeKernel_ptsz on the per-thread default stream");
+  checkResult(cuCtxSynchronize(), CUDA_SUCCESS, "cuCtxSynchronize (cooperative)");
+  checkResult(
+      cooperativePerThread(reinterpret_cast<CUfunction>(&device), 1, 1, 1, 32, 1, 1, 0, nullptr, args),
+      CUDA_ERROR_INVALID_HANDLE, "cuLaunchCooperativeKernel_ptsz of a forged function");
+  int value = -1;
+  checkResult(cuDeviceGetP2PAttribute(&value, CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED, 0, 0),
+              CUDA_ERROR_INVALID_DEVICE, "cuDeviceGetP2PAttribute(0, 0): one device with itself");
+  checkResult(cuDeviceGetP2PAttribute(&value, CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED, 0, 1),
+              CUDA_ERROR_INVALID_DEVICE, "cuDeviceGetP2PAttribute(0, 1): no device 1");
+  check(value == -1, "nothing written");
+  checkResult(cuMemFree(device), CUDA_SUCCESS, "cuMemFree (cooperative)");
+  checkResult(cuModuleUnload(module), CUDA_SUCCESS, "cuModuleUnload (cooperative)");
+}
+
 void moduleGlobals() {
   CUmodule module = nullptr;
   checkResult(cuModuleLoadData(&module, kModulePtx), CUDA_SUCCESS, "cuModuleLoadData(PTX)");
@@ -1541,6 +1637,8 @@ int main() {
   virtualMemory();
   compressibleMemory();
   moduleGlobals();
+  managedVariables();
+  perThreadLaunchAndPeers();
   rectangles();
   driverEntryPoints();
   forgeries();

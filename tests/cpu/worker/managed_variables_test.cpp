@@ -6,6 +6,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <map>
+#include <string>
+
 #include "memmgr/address_layout.h"
 #include "tests/cpu/worker/support/worker_harness.h"
 
@@ -96,6 +99,34 @@ TEST(ManagedVariables, EachVariableIsBoundOnceToManagedMemoryNamedByItsSlot) {
 
   EXPECT_EQ(client.call(requests::moduleUnload(module)).error(), 0);
   EXPECT_EQ(client.call(free).error(), cudaErrorInvalidValue) << "freed with the module";
+}
+
+// An image loaded at run time (cuModuleLoadData, cuLibraryLoadData) whose client binds its managed
+// variables at the load: every managed variable is named in the reply (the client knows no names),
+// and each is bound like a registered module's.
+TEST(ManagedVariables, ARunTimeImageNamesEveryVariableWhenItsClientBindsThem) {
+#if defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "ThreadSanitizer keeps the managed window for itself";
+#endif
+  WorkerHarness worker;
+  TestClient plain = worker.attach(1);
+  SharedClient client{worker, plain.token(), {}};
+  v1::CallRequest load;
+  load.mutable_module_load_image()->set_image(readTestFatbin(TestFatbin::kManagedSm90));
+  load.mutable_module_load_image()->set_bind_managed_variables(true);
+  const v1::CallReply loaded = client.call(load);
+  ASSERT_EQ(loaded.error(), 0) << describe(loaded);
+  const std::uint64_t module = loaded.module_loaded().module();
+  ASSERT_EQ(loaded.module_loaded().managed_variables_size(), 2);
+  std::map<std::string, std::uint64_t> sizes;
+  for (const v1::VariableInfo& info : loaded.module_loaded().managed_variables())
+    sizes[info.name()] = info.size();
+  EXPECT_EQ(sizes[kCounter], 4u);
+  EXPECT_EQ(sizes[kTable], 64u);
+  EXPECT_EQ(client.call(bind(module, kCounter, 4)).error(), 0);
+  EXPECT_EQ(client.call(bind(module, kTable, 64)).error(), 0);
+  EXPECT_EQ(client.call(bind(module, kTable, 64)).error(), cudaErrorInvalidSymbol) << "bound once";
+  EXPECT_EQ(client.call(requests::moduleUnload(module)).error(), 0);
 }
 
 TEST(ManagedVariables, AModuleWithoutPtxIsRefusedWithTheReason) {
