@@ -28,6 +28,7 @@ struct LibraryKernel {
 struct LibraryRecord {
   std::uint64_t module = 0;
   std::map<std::string, std::unique_ptr<LibraryKernel>> kernels;
+  std::map<std::string, DeviceVariable> globals;  // resolved by cudaLibraryGetGlobal
 };
 
 std::mutex librariesMutex;
@@ -78,6 +79,8 @@ cudaError_t cudaLibraryUnload(cudaLibrary_t library) {
   }
   for (const auto& [name, kernel] : record->kernels)
     ModuleRegistry::instance().removeLibraryKernel(kernel.get());
+  for (const auto& [name, global] : record->globals)
+    ModuleRegistry::instance().removeLoadedVariable(global.dptr);
   return recordError(unloadCodeImage(record->module));
 }
 
@@ -98,6 +101,44 @@ cudaError_t cudaLibraryGetKernel(cudaKernel_t* kernel, cudaLibrary_t library, co
   ModuleRegistry::instance().addLibraryKernel(entry.get(), std::move(layout));
   *kernel = reinterpret_cast<cudaKernel_t>(entry.get());
   record.kernels.emplace(name, std::move(entry));
+  return cudaSuccess;
+}
+
+// A __device__ or __constant__ variable of the library, registered so that copies may name it; a
+// __managed__ variable answers its managed memory (bound at the load), as natively.
+cudaError_t cudaLibraryGetGlobal(void** dptr, size_t* bytes, cudaLibrary_t library, const char* name) {
+  if (name == nullptr) return recordError(cudaErrorInvalidValue);
+  std::lock_guard lock(librariesMutex);  // held across the call: the library cannot be unloaded meanwhile
+  auto it = libraries.find(library);
+  if (it == libraries.end()) return recordError(cudaErrorInvalidResourceHandle);
+  LibraryRecord& record = *it->second;
+  DeviceVariable variable;
+  if (codeImageManagedVariable(record.module, name, &variable) != cudaSuccess) {
+    auto found = record.globals.find(name);
+    if (found == record.globals.end()) {
+      if (cudaError_t error = codeImageVariable(record.module, name, &variable); error != cudaSuccess)
+        return recordError(error);
+      ModuleRegistry::instance().addLoadedVariable(variable);
+      found = record.globals.emplace(name, variable).first;
+    }
+    variable = found->second;
+  }
+  if (dptr != nullptr) *dptr = reinterpret_cast<void*>(variable.dptr);
+  if (bytes != nullptr) *bytes = variable.size;
+  return cudaSuccess;
+}
+
+// A __managed__ variable's memory, bound when the library was loaded (client/session/code_images.h).
+cudaError_t cudaLibraryGetManaged(void** dptr, size_t* bytes, cudaLibrary_t library, const char* name) {
+  if (name == nullptr) return recordError(cudaErrorInvalidValue);
+  std::lock_guard lock(librariesMutex);
+  auto it = libraries.find(library);
+  if (it == libraries.end()) return recordError(cudaErrorInvalidResourceHandle);
+  DeviceVariable variable;
+  if (codeImageManagedVariable(it->second->module, name, &variable) != cudaSuccess)
+    return recordError(cudaErrorSymbolNotFound);
+  if (dptr != nullptr) *dptr = reinterpret_cast<void*>(variable.dptr);
+  if (bytes != nullptr) *bytes = variable.size;
   return cudaSuccess;
 }
 

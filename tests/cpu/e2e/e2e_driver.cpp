@@ -255,6 +255,44 @@ void managedVariables() {
   check(second != 0 && second != global, "each load has its own variable");
   checkResult(cuModuleUnload(module), CUDA_SUCCESS, "cuModuleUnload");
   checkResult(cuLibraryUnload(library), CUDA_SUCCESS, "cuLibraryUnload");
+
+  // The runtime API's forms: the same session, the same binding at the load.
+  cudaLibrary_t runtimeLibrary = nullptr;
+  check(cudaLibraryLoadData(&runtimeLibrary, kManagedPtx, nullptr, nullptr, 0, nullptr, nullptr, 0) ==
+            cudaSuccess,
+        "cudaLibraryLoadData of an image with a __managed__ variable");
+  void* runtimeManaged = nullptr;
+  void* runtimeGlobal = nullptr;
+  size_t runtimeBytes = 0;
+  check(cudaLibraryGetManaged(&runtimeManaged, &runtimeBytes, runtimeLibrary, "counter") == cudaSuccess &&
+            runtimeBytes == 16,
+        "cudaLibraryGetManaged");
+  check(cudaLibraryGetGlobal(&runtimeGlobal, nullptr, runtimeLibrary, "counter") == cudaSuccess &&
+            runtimeGlobal == runtimeManaged,
+        "cudaLibraryGetGlobal of the managed variable is its managed memory");
+  check(cudaLibraryGetManaged(&runtimeManaged, nullptr, runtimeLibrary, "absent") == cudaErrorSymbolNotFound,
+        "cudaLibraryGetManaged of a name the image lacks");
+  check(cudaLibraryGetGlobal(&runtimeGlobal, nullptr, reinterpret_cast<cudaLibrary_t>(&copied), "counter") ==
+            cudaErrorInvalidResourceHandle,
+        "cudaLibraryGetGlobal of a forged library");
+  cudaGetLastError();
+  check(cudaLibraryUnload(runtimeLibrary) == cudaSuccess, "cudaLibraryUnload");
+  cudaLibrary_t plain = nullptr;
+  check(cudaLibraryLoadData(&plain, kModulePtx, nullptr, nullptr, 0, nullptr, nullptr, 0) == cudaSuccess,
+        "cudaLibraryLoadData of an image with a plain global");
+  void* table = nullptr;
+  size_t tableBytes = 0;
+  check(cudaLibraryGetGlobal(&table, &tableBytes, plain, "table") == cudaSuccess && tableBytes == 64,
+        "cudaLibraryGetGlobal of a __device__ variable");
+  const std::vector<unsigned char> in = pattern(64, 9);
+  std::vector<unsigned char> out(64, 0);
+  check(cudaMemcpy(table, in.data(), 64, cudaMemcpyHostToDevice) == cudaSuccess &&
+            cudaMemcpy(out.data(), table, 64, cudaMemcpyDeviceToHost) == cudaSuccess && out == in,
+        "copies to and from it");
+  check(cudaMemcpy(static_cast<char*>(table) + 1, in.data(), 64, cudaMemcpyHostToDevice) != cudaSuccess,
+        "a copy past its end is refused");
+  cudaGetLastError();
+  check(cudaLibraryUnload(plain) == cudaSuccess, "cudaLibraryUnload (plain)");
 }
 
 // What a linked-in runtime calls for cudaLaunchCooperativeKernel under --default-stream per-thread
