@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "ptx/emitted_check.h"
+#include "ptx/graph_conditionals.h"
 #include "ptx/guard.h"
 #include "ptx/managed_variables.h"
 #include "ptx/parser.h"
@@ -96,7 +97,33 @@ PreparedImage prepareModuleImage(const std::vector<fatbin::Entry>& entries, std:
         "the fatbin's entry for sm_" + std::to_string(entry->smArch) + " is refused: " + decodeError;
     return prepared;
   }
-  if ((!guard && !link && !managed) || !prepared.ptx) {
+  // A module that sets conditional graphs' conditions gets AgileOS's cudaGraphSetConditional, which
+  // only its PTX can take (ptx/graph_conditionals.h): the driver would link its own into SASS, code
+  // no check sees, storing through a handle the program chose. The name in the SASS is its
+  // relocation (or a function of the program's own of that name: then the PTX path costs a JIT).
+  const bool conditionals = payload.find(ptx::kGraphSetConditional) != std::string::npos;
+  if (conditionals && !prepared.ptx) {
+    const fatbin::Entry* ptxEntry = fatbin::selectForDevice(entries, sm, fatbin::SelectionPolicy::kPtxOnly);
+    if (ptxEntry == nullptr) {
+      prepared.error = cudaErrorNoKernelImageForDevice;
+      prepared.detail =
+          "this module sets conditional graph conditions (cudaGraphSetConditional), which AgileOS defines in "
+          "the module's PTX, and it offers no PTX for compute_" +
+          std::to_string(sm) + " or lower: recompile with PTX (e.g. -gencode arch=compute_" +
+          std::to_string(sm) + ",code=compute_" + std::to_string(sm) + ")";
+      return prepared;
+    }
+    entry = ptxEntry;
+    prepared.smArch = entry->smArch;
+    prepared.ptx = true;
+    if (!fatbin::decodedPayload(*entry, &payload, &decodeError)) {
+      prepared.error = cudaErrorInvalidKernelImage;
+      prepared.detail =
+          "the fatbin's entry for compute_" + std::to_string(entry->smArch) + " is refused: " + decodeError;
+      return prepared;
+    }
+  }
+  if ((!guard && !link && !managed && !conditionals) || !prepared.ptx) {
     prepared.image = std::move(payload);
     if (prepared.ptx) prepared.image.push_back('\0');  // the driver reads PTX as a C string
     prepared.ok = true;
@@ -116,11 +143,17 @@ PreparedImage prepareModuleImage(const std::vector<fatbin::Entry>& entries, std:
     return prepared;
   }
   prepared.managedVariables = std::move(managedRewrite.variables);
+  ptx::GraphConditionalsResult conditionalsDefined = ptx::defineGraphConditionals(managedRewrite.module);
+  if (!conditionalsDefined.ok) {
+    prepared.error = cudaErrorInvalidPtx;
+    prepared.detail = "the module cannot be loaded: " + conditionalsDefined.error;
+    return prepared;
+  }
   ptx::Module linkedModule;
-  const ptx::Module* toGuard = &managedRewrite.module;
+  const ptx::Module* toGuard = &conditionalsDefined.module;
   ptx::GuardOptions options = config.ptx;
   if (link) {
-    ptx::LinkResult linked = ptx::linkModuleFunctions(managedRewrite.module, config.deviceModules);
+    ptx::LinkResult linked = ptx::linkModuleFunctions(conditionalsDefined.module, config.deviceModules);
     if (!linked.ok) {
       prepared.error = cudaErrorInvalidPtx;
       prepared.detail = "protected module functions cannot be linked: " + linked.error;

@@ -51,6 +51,25 @@ TEST(ModuleGuard, OffLoadsTheSassAsBefore) {
             0u);
 }
 
+// A module that calls cudaGraphSetConditional loads from its PTX with AgileOS's definition
+// (ptx/graph_conditionals.h) whatever the guard setting: its SASS would get the driver's, which
+// stores through the program's handle where no check sees it. Without PTX it is refused.
+TEST(ModuleGuard, GraphConditionalsTakeThePtxWithTheirDefinitionUnderEverySetting) {
+  for (Mode mode : {Mode::kOff, Mode::kTrap, Mode::kReport}) {
+    const PreparedImage image = prepareModuleImage(entriesOf(TestFatbin::kConditionalSm90), 90, config(mode));
+    ASSERT_TRUE(image.ok) << image.detail;
+    EXPECT_TRUE(image.ptx) << "never the SASS";
+    EXPECT_EQ(image.guarded, mode != Mode::kOff);
+    EXPECT_EQ(image.image.find(".extern .func cudaGraphSetConditional"), std::string::npos);
+    EXPECT_NE(image.image.find(".func cudaGraphSetConditional("), std::string::npos) << image.image;
+  }
+  const PreparedImage sassOnly =
+      prepareModuleImage(entriesOf(TestFatbin::kConditionalSassOnly), 90, config(Mode::kOff));
+  EXPECT_FALSE(sassOnly.ok);
+  EXPECT_EQ(sassOnly.error, cudaErrorNoKernelImageForDevice);
+  EXPECT_NE(sassOnly.detail.find("cudaGraphSetConditional"), std::string::npos) << sassOnly.detail;
+}
+
 TEST(ModuleGuard, TrapRewritesThePtxAndNeverLoadsTheSass) {
   const PreparedImage image = prepareModuleImage(entriesOf(TestFatbin::kSm90), 90, config(Mode::kTrap));
   ASSERT_TRUE(image.ok) << image.detail;

@@ -9,12 +9,14 @@
 namespace agileos::worker::testing {
 
 enum class TestFatbin {
-  kDefaultArch,        // nvcc's default: sm_75 SASS + compute_75 PTX
-  kSm90,               // -arch=sm_90: sm_90 SASS + compute_90 PTX
-  kCompute100PtxOnly,  // compute_100 PTX only: newer than the fake's sm_90
-  kSm90SassOnly,       // sm_90 SASS and no PTX: what the memory guard cannot rewrite
-  kManagedSm90,        // inputs/managed_kernels.cu, -arch=sm_90
-  kManagedSassOnly,    // inputs/managed_kernels.cu, sm_90 SASS only
+  kDefaultArch,          // nvcc's default: sm_75 SASS + compute_75 PTX
+  kSm90,                 // -arch=sm_90: sm_90 SASS + compute_90 PTX
+  kCompute100PtxOnly,    // compute_100 PTX only: newer than the fake's sm_90
+  kSm90SassOnly,         // sm_90 SASS and no PTX: what the memory guard cannot rewrite
+  kManagedSm90,          // inputs/managed_kernels.cu, -arch=sm_90
+  kManagedSassOnly,      // inputs/managed_kernels.cu, sm_90 SASS only
+  kConditionalSm90,      // inputs/conditional_kernels.cu, -arch=sm_90
+  kConditionalSassOnly,  // inputs/conditional_kernels.cu, sm_90 SASS only
 };
 
 // The file's bytes; aborts with a message if it is missing (a build problem).
