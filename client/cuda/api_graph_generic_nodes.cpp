@@ -5,16 +5,19 @@
 // one piece of code. The union's V2/V3 structures have the typed structures' members, in the same
 // order, and the typed structures' context member where those have one.
 //
-// What the typed calls do not offer fails closed here too: conditional nodes, external semaphores,
-// batch memory operations (CUDA_ERROR_NOT_SUPPORTED, said once), a child graph moved into its node,
-// and edge data other than plain dependencies.
+// Conditional nodes have no typed call: they are client/session/graph_conditionals.h's. What the
+// typed calls do not offer fails closed here too: external semaphores, batch memory operations
+// (CUDA_ERROR_NOT_SUPPORTED, said once), a child graph moved into its node, and edge data other than
+// plain dependencies.
 #include <cuda.h>
 
 #include <cstring>
 #include <string>
+#include <type_traits>
 
 #include "client/common/log.h"
 #include "client/cuda/driver_call.h"
+#include "client/cuda/graph_node_params.h"
 #include "client/session/graph_api.h"
 #include "cuda_api.gen.h"  // checks every definition against cuda.h's declaration
 
@@ -54,8 +57,6 @@ CUresult notOffered(const char* call, int type, const char* why) {
 
 CUresult notOfferedType(const char* call, int type) {
   switch (type) {
-    case CU_GRAPH_NODE_TYPE_CONDITIONAL:
-      return notOffered(call, type, "conditional nodes need device-side graph control");
     case CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL:
     case CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT:
       return notOffered(call, type, "external semaphores are not offered");
@@ -162,6 +163,17 @@ CUresult addNode(CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, cons
     }
     case CU_GRAPH_NODE_TYPE_MEM_FREE:
       return cuGraphAddMemFreeNode(node, graph, deps, count, params->free.dptr);
+    case CU_GRAPH_NODE_TYPE_CONDITIONAL: {
+      if (cudaError_t error = nodeContext(params->conditional.ctx); error != cudaSuccess)
+        return toDriverResult(error);
+      int conditionType = 0;  // any bit pattern may come: read as an integer
+      static_assert(sizeof conditionType == sizeof params->conditional.type);
+      std::memcpy(&conditionType, &params->conditional.type, sizeof conditionType);
+      static_assert(std::is_same_v<CUgraph, cudaGraph_t>);
+      return toDriverResult(
+          graph_api::addConditionalNode(node, graph, deps, count, params->conditional.handle, conditionType,
+                                        params->conditional.size, &params->conditional.phGraph_out));
+    }
     default:
       return notOfferedType("cuGraphAddNode", type);
   }

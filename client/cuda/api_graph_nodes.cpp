@@ -273,6 +273,19 @@ CUresult cuGraphEventWaitNodeSetEvent(CUgraphNode hNode, CUevent event) {
   return driver(api::setEventNodeEvent(hNode, NodeKind::kEventWait, event));
 }
 
+CUresult cuGraphConditionalHandleCreate(CUgraphConditionalHandle* pHandle_out, CUgraph hGraph, CUcontext ctx,
+                                        unsigned int defaultLaunchValue, unsigned int flags) {
+  if (cudaError_t error = nodeContext(ctx); error != cudaSuccess) return driver(error);
+  if (pHandle_out == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
+  cudaGraphConditionalHandle handle = 0;  // the same 64 bits as CUgraphConditionalHandle
+  if (cudaError_t error = api::createConditionalHandle(&handle, hGraph, defaultLaunchValue, flags);
+      error != cudaSuccess)
+    return driver(error);
+  *pHandle_out = handle;
+  return CUDA_SUCCESS;
+}
+
 CUresult cuGraphAddChildGraphNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
                                   size_t numDependencies, CUgraph childGraph) {
   return driver(api::addChildGraphNode(phGraphNode, hGraph, dependencies, numDependencies, childGraph));

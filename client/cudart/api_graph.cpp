@@ -127,6 +127,11 @@ cudaError_t cudaGraphAddChildGraphNode(cudaGraphNode_t* pGraphNode, cudaGraph_t 
   return recordError(addChildGraphNode(pGraphNode, graph, pDependencies, numDependencies, childGraph));
 }
 
+cudaError_t cudaGraphConditionalHandleCreate(cudaGraphConditionalHandle* pHandle_out, cudaGraph_t graph,
+                                             unsigned int defaultLaunchValue, unsigned int flags) {
+  return recordError(createConditionalHandle(pHandle_out, graph, defaultLaunchValue, flags));
+}
+
 cudaError_t cudaGraphDebugDotPrint(cudaGraph_t graph, const char* path, unsigned int flags) {
   (void)flags;  // the detail is the same whatever they ask (graph_dot.h)
   return recordError(printGraphDot(graphOf(graph), path));

@@ -5,11 +5,13 @@
 // that every node, whichever form made it, is checked by one piece of code. The V2 parameter
 // structures the union holds have the members of the typed calls' structures, in the same order.
 //
-// What the typed calls do not offer fails closed here too: conditional nodes (cudaErrorNotSupported,
-// said once: they need device-side graph control), external semaphores (not offered), edge data
-// other than plain dependencies (cudaErrorNotSupported, as cudaGraphAddDependencies answers).
+// Conditional nodes have no typed call: they are client/session/graph_conditionals.h's. What the
+// typed calls do not offer fails closed here too: external semaphores (cudaErrorNotSupported, said
+// once), edge data other than plain dependencies (cudaErrorNotSupported, as cudaGraphAddDependencies
+// answers).
 #include <cuda_runtime_api.h>
 
+#include <cstring>
 #include <string>
 
 #include "client/common/log.h"
@@ -126,9 +128,14 @@ cudaError_t cudaGraphAddNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph,
     }
     case cudaGraphNodeTypeMemFree:
       return cudaGraphAddMemFreeNode(pGraphNode, graph, deps, count, nodeParams->free.dptr);
-    case cudaGraphNodeTypeConditional:
-      return notOffered("cudaGraphAddNode", nodeParams->type,
-                        "conditional nodes need device-side graph control");
+    case cudaGraphNodeTypeConditional: {
+      int type = 0;  // any bit pattern may come: read as an integer
+      static_assert(sizeof type == sizeof nodeParams->conditional.type);
+      std::memcpy(&type, &nodeParams->conditional.type, sizeof type);
+      return recordError(
+          graph_api::addConditionalNode(pGraphNode, graph, deps, count, nodeParams->conditional.handle, type,
+                                        nodeParams->conditional.size, &nodeParams->conditional.phGraph_out));
+    }
     case cudaGraphNodeTypeExtSemaphoreSignal:
     case cudaGraphNodeTypeExtSemaphoreWait:
       return notOffered("cudaGraphAddNode", nodeParams->type, "external semaphores are not offered");

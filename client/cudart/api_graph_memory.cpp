@@ -5,10 +5,10 @@
 
 #include <vector>
 
-#include "client/session/graph_node_params.h"
 #include "client/session/error_state.h"
 #include "client/session/graph_memory.h"
 #include "client/session/graph_memory_nodes.h"
+#include "client/session/graph_node_params.h"
 #include "client/session/worker_calls.h"
 #include "cudart_api.gen.h"  // checks the _ptsz/_ptds and __cuda* definitions
 

@@ -6,8 +6,8 @@
 
 #include <cstdint>
 
-#include "client/session/graph_node_params.h"
 #include "client/session/error_state.h"
+#include "client/session/graph_node_params.h"
 #include "cudart_api.gen.h"  // checks the definitions against the declarations
 
 using namespace agileos::client;

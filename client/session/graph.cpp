@@ -55,6 +55,9 @@ cudaError_t Graph::add(NodeKind kind, NodeWork work, std::span<Node* const> depe
   if (auto* child = std::get_if<ChildWork>(&created->work); child != nullptr && child->graph) {
     child->graph->markChild();
   }
+  if (auto* conditional = std::get_if<ConditionalWork>(&created->work)) {
+    for (const auto& body : conditional->bodies) body->markChild();
+  }
   created->dependencies.assign(dependencies.begin(), dependencies.end());
   for (Node* dependency : dependencies) dependency->dependents.push_back(created.get());
   liveNodes().insert(created.get());
@@ -124,7 +127,21 @@ bool Graph::hasMemoryNodes() const {
   });
 }
 
+bool Graph::hasConditionalNodes() const {
+  return std::any_of(nodes_.begin(), nodes_.end(),
+                     [](const std::unique_ptr<Node>& node) { return node->kind == NodeKind::kConditional; });
+}
+
 NodeWork copyWork(const NodeWork& work) {
+  if (const auto* conditional = std::get_if<ConditionalWork>(&work)) {
+    // A graph with conditional nodes is never cloned (callers refuse it): only an executable
+    // node's work is copied, which has no bodies of its own.
+    ConditionalWork copy;
+    copy.handle = conditional->handle;
+    copy.type = conditional->type;
+    copy.flattened = conditional->flattened;
+    return copy;
+  }
   if (const auto* child = std::get_if<ChildWork>(&work)) {
     ChildWork copy;
     if (child->graph) {
@@ -144,7 +161,8 @@ NodeWork copyWork(const NodeWork& work) {
   return std::visit(
       [](const auto& alternative) -> NodeWork {
         using T = std::decay_t<decltype(alternative)>;
-        if constexpr (std::is_same_v<T, ChildWork> || std::is_same_v<T, KernelWork>) {
+        if constexpr (std::is_same_v<T, ChildWork> || std::is_same_v<T, KernelWork> ||
+                      std::is_same_v<T, ConditionalWork>) {
           return EmptyWork{};  // handled above
         } else {
           return alternative;

@@ -33,6 +33,7 @@
 namespace agileos::client {
 
 class Graph;
+struct ExecutableNode;  // graph_launch.h
 
 // A kernel launch with its parameters packed at the offsets the worker reported (KernelLayout).
 struct KernelWork {
@@ -97,8 +98,32 @@ struct FreeWork {
   std::uint64_t address = 0;
 };
 
+// A conditional node (graph_conditionals.h): when it runs, the 32-bit word at `handle` decides which
+// of its body graphs run (IF: body 0 when non-zero, else body 1 if there is one; WHILE: body 0 while
+// non-zero, read again after each run; SWITCH: body n for the value n, none past the last).
+struct ConditionalWork {
+  std::uint64_t handle = 0;  // the device address of the condition's word
+  cudaGraphConditionalNodeType type = cudaGraphCondTypeIf;
+  // A graph's node: its body graphs (the node's own, as a child graph node's) and their handles,
+  // which the program's phGraph_out points at while the node lives.
+  std::vector<std::unique_ptr<Graph>> bodies;
+  std::vector<cudaGraph_t> bodyHandles;
+  // An executable graph's node: each body's nodes in launch order (instantiateGraph).
+  std::shared_ptr<const std::vector<std::vector<ExecutableNode>>> flattened;
+};
+
+// A conditional handle (cudaGraphConditionalHandleCreate): a 32-bit word of device memory of the
+// client that kernels set with cudaGraphSetConditional (the worker defines it as a store:
+// ptx/graph_conditionals.h), held by the graph it was made for and by that graph's executable
+// graphs; the memory goes with the last of them (graph_conditionals.h makes the handle).
+struct ConditionalHandle {
+  std::uint64_t address = 0;
+  unsigned defaultValue = 0;
+  bool assignDefault = false;  // cudaGraphCondAssignDefault: set to defaultValue at each launch
+};
+
 using NodeWork = std::variant<KernelWork, CopyWork, FillWork, HostWork, ChildWork, EmptyWork, EventWork,
-                              AllocWork, FreeWork>;
+                              AllocWork, FreeWork, ConditionalWork>;
 
 // The node type a program sees (cudaGraphNodeType, equal to CUgraphNodeType).
 enum class NodeKind : int {
@@ -112,6 +137,7 @@ enum class NodeKind : int {
   kEventRecord = cudaGraphNodeTypeEventRecord,
   kMemAlloc = cudaGraphNodeTypeMemAlloc,
   kMemFree = cudaGraphNodeTypeMemFree,
+  kConditional = cudaGraphNodeTypeConditional,
 };
 
 struct Node {
@@ -153,6 +179,9 @@ class Graph {
   // (nor become a child graph, which is a copy), loses no node or edge, and has at most one
   // executable graph at a time (instanceMark).
   bool hasMemoryNodes() const;
+  // Whether the graph has conditional nodes. Such a graph, as CUDA has it, cannot be cloned nor
+  // become a child graph, and has at most one executable graph at a time.
+  bool hasConditionalNodes() const;
   // Shared with the graph's executable graphs: more than one owner means one exists.
   const std::shared_ptr<int>& instanceMark() const { return instanceMark_; }
 
@@ -166,6 +195,9 @@ class Graph {
   // cudaGraphRetainUserObject's references: released with the graph, copied by clone() and into
   // every executable graph made from it.
   UserObjectReferences userObjects;
+
+  // The conditional handles made for this graph.
+  std::vector<std::shared_ptr<const ConditionalHandle>> conditionalHandles;
 
  private:
   std::vector<std::unique_ptr<Node>> nodes_;

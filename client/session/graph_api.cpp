@@ -5,6 +5,7 @@
 #include <variant>
 #include <vector>
 
+#include "client/session/graph_conditionals.h"
 #include "client/session/launch_attributes.h"
 #include "client/session/streams.h"
 
@@ -86,7 +87,8 @@ cudaError_t cloneGraph(cudaGraph_t* clone, cudaGraph_t original) {
   if (clone == nullptr) return cudaErrorInvalidValue;
   return withGraph(original, [&](Graph& graph) {
     // A graph with memory nodes cannot be cloned, as in CUDA: its allocations have one address each.
-    if (graph.hasMemoryNodes()) return cudaErrorNotSupported;
+    // Nor one with conditional nodes (CUDA's rule: their handles are the graph's).
+    if (graph.hasMemoryNodes() || graph.hasConditionalNodes()) return cudaErrorNotSupported;
     *clone = handleOf(graph.clone().release());
     return cudaSuccess;
   });
@@ -238,10 +240,40 @@ cudaError_t addChildGraphNode(cudaGraphNode_t* node, cudaGraph_t graph, const cu
     // The node's copy would allocate at the original's addresses (CUDA allows such a child only by
     // moving the graph into the node, which is not offered).
     if (original.hasMemoryNodes()) return cudaErrorNotSupported;
+    // A graph with conditional nodes cannot become a child graph, as in CUDA.
+    if (original.hasConditionalNodes()) return cudaErrorInvalidValue;
     work.graph = original.clone();  // the node's own copy, as CUDA makes
     return cudaSuccess;
   });
   return addNode(node, graph, dependencies, count, NodeKind::kChildGraph, built, std::move(work));
+}
+
+cudaError_t createConditionalHandle(cudaGraphConditionalHandle* handle, cudaGraph_t graph,
+                                    unsigned defaultValue, unsigned flags) {
+  if (handle == nullptr) return cudaErrorInvalidValue;
+  return withGraph(graph, [&](Graph& target) {
+    return agileos::client::createConditionalHandle(target, defaultValue, flags, handle);
+  });
+}
+
+cudaError_t addConditionalNode(cudaGraphNode_t* node, cudaGraph_t graph, const cudaGraphNode_t* dependencies,
+                               size_t count, cudaGraphConditionalHandle handle, int type, unsigned size,
+                               cudaGraph_t** bodies) {
+  if (node == nullptr || bodies == nullptr) return cudaErrorInvalidValue;
+  std::vector<Node*> list;
+  if (cudaError_t error = dependencyList(dependencies, count, &list); error != cudaSuccess) return error;
+  return withGraph(graph, [&](Graph& target) {
+    ConditionalWork work;
+    if (cudaError_t error = conditionalWork(target, handle, type, size, &work); error != cudaSuccess)
+      return error;
+    Node* added = nullptr;
+    if (cudaError_t error = target.add(NodeKind::kConditional, std::move(work), list, &added);
+        error != cudaSuccess)
+      return error;
+    *node = handleOf(added);
+    *bodies = std::get<ConditionalWork>(added->work).bodyHandles.data();
+    return cudaSuccess;
+  });
 }
 
 cudaError_t setNodeWork(cudaGraphNode_t node, NodeKind kind, cudaError_t built, NodeWork work) {

@@ -91,6 +91,15 @@ cudaError_t addEventNode(cudaGraphNode_t* node, cudaGraph_t graph, const cudaGra
 cudaError_t addChildGraphNode(cudaGraphNode_t* node, cudaGraph_t graph, const cudaGraphNode_t* dependencies,
                               size_t count, cudaGraph_t child);
 
+// cudaGraphConditionalHandleCreate (graph_conditionals.h).
+cudaError_t createConditionalHandle(cudaGraphConditionalHandle* handle, cudaGraph_t graph,
+                                    unsigned defaultValue, unsigned flags);
+// A conditional node on a handle made for `graph`; *bodies receives the node's body graphs (valid
+// while the node lives), as phGraph_out.
+cudaError_t addConditionalNode(cudaGraphNode_t* node, cudaGraph_t graph, const cudaGraphNode_t* dependencies,
+                               size_t count, cudaGraphConditionalHandle handle, int type, unsigned size,
+                               cudaGraph_t** bodies);
+
 // --- a node's parameters ---
 // Replaces a node's work with `work`, which the caller built and checked (`built`: its error).
 cudaError_t setNodeWork(cudaGraphNode_t node, NodeKind kind, cudaError_t built, NodeWork work);

@@ -29,6 +29,8 @@ const char* kindName(NodeKind kind) {
       return "record event";
     case NodeKind::kMemAlloc:
       return "mem alloc";
+    case NodeKind::kConditional:
+      return "conditional";
     case NodeKind::kMemFree:
       return "mem free";
   }

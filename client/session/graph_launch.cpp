@@ -6,6 +6,7 @@
 
 #include "client/session/copy_engine.h"
 #include "client/session/device_allocations.h"
+#include "client/session/graph_conditionals.h"
 #include "client/session/graph_memory.h"
 #include "client/session/stream_capture.h"
 #include "client/session/stream_event_calls.h"
@@ -18,18 +19,49 @@ std::unordered_set<const ExecutableGraph*>& liveExecutables() {
   return *executables;
 }
 
-// Appends the graph's nodes in topological order, child graphs' nodes in place of their node.
-bool flatten(const Graph& graph, std::vector<ExecutableNode>* out) {
+// Appends the graph's nodes in topological order, child graphs' nodes in place of their node, and a
+// conditional node with each of its bodies flattened. False for a cycle, for conditional nodes
+// nested deeper than kMaxConditionalDepth, and for memory nodes in a body (an allocation's
+// liveness is followed through a launch in order; a body may run any number of times).
+bool flatten(const Graph& graph, std::vector<ExecutableNode>* out, int depth = 0) {
   std::vector<const Node*> order;
   if (!graph.topologicalOrder(&order)) return false;
   for (const Node* node : order) {
     if (const auto* child = std::get_if<ChildWork>(&node->work)) {
-      if (child->graph && !flatten(*child->graph, out)) return false;
+      if (child->graph && !flatten(*child->graph, out, depth)) return false;
+      continue;
+    }
+    if (const auto* conditional = std::get_if<ConditionalWork>(&node->work)) {
+      if (depth >= kMaxConditionalDepth) return false;
+      auto bodies = std::make_shared<std::vector<std::vector<ExecutableNode>>>();
+      for (const auto& body : conditional->bodies) {
+        if (body->hasMemoryNodes()) return false;
+        bodies->emplace_back();
+        if (!flatten(*body, &bodies->back(), depth + 1)) return false;
+      }
+      ConditionalWork work;
+      work.handle = conditional->handle;
+      work.type = conditional->type;
+      work.flattened = std::move(bodies);
+      out->push_back(ExecutableNode{node, nullptr, node->kind, std::move(work), node->enabled});
       continue;
     }
     out->push_back(ExecutableNode{node, nullptr, node->kind, copyWork(node->work), node->enabled});
   }
   return true;
+}
+
+// The conditional handles of `graph` and of the graphs inside it.
+void collectConditionalHandles(const Graph& graph,
+                               std::vector<std::shared_ptr<const ConditionalHandle>>* out) {
+  out->insert(out->end(), graph.conditionalHandles.begin(), graph.conditionalHandles.end());
+  for (const auto& node : graph.nodes()) {
+    if (const auto* child = std::get_if<ChildWork>(&node->work); child != nullptr && child->graph)
+      collectConditionalHandles(*child->graph, out);
+    if (const auto* conditional = std::get_if<ConditionalWork>(&node->work)) {
+      for (const auto& body : conditional->bodies) collectConditionalHandles(*body, out);
+    }
+  }
 }
 
 // [p, p + (height - 1) * pitch + width): false when it overflows.
@@ -73,6 +105,16 @@ bool namesFreedMemory(std::uint64_t p, std::uint64_t bytes, const LaunchLiveness
 
 bool namesFreedMemory(const ExecutableNode& node, const LaunchLiveness& liveness) {
   if (!node.enabled) return false;
+  if (const auto* conditional = std::get_if<ConditionalWork>(&node.work)) {
+    // Every body may run: each is checked, and so is the condition's word.
+    if (namesFreedMemory(conditional->handle, sizeof(unsigned), liveness)) return true;
+    for (const auto& body : *conditional->flattened) {
+      for (const ExecutableNode& inner : body) {
+        if (namesFreedMemory(inner, liveness)) return true;
+      }
+    }
+    return false;
+  }
   if (const auto* copy = std::get_if<CopyWork>(&node.work)) {
     const auto dst = reinterpret_cast<std::uint64_t>(copy->dst);
     const auto src = reinterpret_cast<std::uint64_t>(copy->src);
@@ -151,14 +193,15 @@ static void collectUserObjects(const Graph& graph, UserObjectReferences* referen
 cudaError_t instantiateGraph(const Graph& graph, unsigned long long flags, ExecutableGraph** executable) {
   auto created = std::make_unique<ExecutableGraph>();
   created->flags = flags;
-  if (graph.hasMemoryNodes()) {
+  if (graph.hasMemoryNodes() || graph.hasConditionalNodes()) {
     // One executable graph at a time, as CUDA allows for a graph with memory nodes: its
     // allocations have one address each, which two executable graphs would share.
     if (graph.instanceMark().use_count() > 1) return cudaErrorInvalidValue;
     created->instanceOf = graph.instanceMark();
   }
-  if (!flatten(graph, &created->nodes)) return cudaErrorInvalidValue;  // a cycle
+  if (!flatten(graph, &created->nodes)) return cudaErrorInvalidValue;  // a cycle (see flatten)
   collectUserObjects(graph, &created->userObjects);
+  collectConditionalHandles(graph, &created->conditionalHandles);
   liveExecutables().insert(created.get());
   *executable = created.release();
   return cudaSuccess;
@@ -192,7 +235,8 @@ cudaError_t updateExecutable(ExecutableGraph& executable, std::vector<Executable
     return cudaErrorGraphExecUpdateFailure;
   }
   for (std::size_t i = 0; i < nodes.size(); ++i) {
-    if (isMemoryNode(nodes[i].kind) || isMemoryNode(executable.nodes[i].kind)) {
+    if (isMemoryNode(nodes[i].kind) || isMemoryNode(executable.nodes[i].kind) ||
+        nodes[i].kind == NodeKind::kConditional || executable.nodes[i].kind == NodeKind::kConditional) {
       *result = cudaGraphExecUpdateErrorNotSupported;
       *errorNode = nodes[i].origin;
       return cudaErrorGraphExecUpdateFailure;
@@ -256,9 +300,58 @@ cudaError_t runNodeWork(NodeKind kind, const NodeWork& work, std::uint64_t strea
     case NodeKind::kChildGraph:  // inlined at instantiation
     case NodeKind::kEmpty:
       return cudaSuccess;
+    case NodeKind::kConditional:  // evaluated by the launch (runNodes)
+      return cudaErrorInvalidValue;
   }
   return cudaErrorInvalidValue;
 }
+
+namespace {
+
+cudaError_t runNodes(const std::vector<ExecutableNode>& nodes, std::uint64_t stream);
+
+// The condition's word once the stream's work so far is done (graph_conditionals.h).
+cudaError_t readCondition(std::uint64_t handle, std::uint64_t stream, unsigned* value) {
+  CopyTarget target;
+  target.stream = stream;
+  target.async = true;  // ordered after the stream's work, and complete on return
+  return copyDeviceToHost(value, handle, sizeof *value, target);
+}
+
+cudaError_t runConditional(const ConditionalWork& conditional, std::uint64_t stream) {
+  const auto& bodies = *conditional.flattened;
+  unsigned value = 0;
+  if (cudaError_t error = readCondition(conditional.handle, stream, &value); error != cudaSuccess)
+    return error;
+  switch (conditional.type) {
+    case cudaGraphCondTypeIf:
+      if (value != 0) return runNodes(bodies.at(0), stream);
+      return bodies.size() == 2 ? runNodes(bodies[1], stream) : cudaSuccess;
+    case cudaGraphCondTypeWhile:
+      while (value != 0) {
+        if (cudaError_t error = runNodes(bodies.at(0), stream); error != cudaSuccess) return error;
+        if (cudaError_t error = readCondition(conditional.handle, stream, &value); error != cudaSuccess)
+          return error;
+      }
+      return cudaSuccess;
+    case cudaGraphCondTypeSwitch:
+      return value < bodies.size() ? runNodes(bodies[value], stream) : cudaSuccess;
+  }
+  return cudaErrorInvalidValue;
+}
+
+cudaError_t runNodes(const std::vector<ExecutableNode>& nodes, std::uint64_t stream) {
+  for (const ExecutableNode& node : nodes) {
+    if (!node.enabled) continue;
+    const cudaError_t error = node.kind == NodeKind::kConditional
+                                  ? runConditional(std::get<ConditionalWork>(node.work), stream)
+                                  : runNodeWork(node.kind, node.work, stream);
+    if (error != cudaSuccess) return error;
+  }
+  return cudaSuccess;
+}
+
+}  // namespace
 
 cudaError_t instantiateLiveGraph(Graph* graph, unsigned long long flags, ExecutableGraph** executable) {
   std::lock_guard lock(graphMutex());
@@ -287,7 +380,8 @@ cudaError_t launchExecutable(ExecutableGraph& executable, std::uint64_t stream) 
   std::lock_guard lock(executable.mutex);
   if (executable.instanceOf) {
     // A graph with memory nodes is not captured into another graph: its allocations would be
-    // made by two graphs.
+    // made by two graphs. One with conditional nodes is evaluated as it runs, which a capture
+    // cannot do.
     if (auto refused = refusedInCapture(stream)) return *refused;
   }
   std::vector<std::uint64_t> autoFree;
@@ -295,11 +389,19 @@ cudaError_t launchExecutable(ExecutableGraph& executable, std::uint64_t stream) 
   for (std::uint64_t base : autoFree) {
     if (cudaError_t error = freeGraphAllocation(base, stream); error != cudaSuccess) return error;
   }
-  for (const ExecutableNode& node : executable.nodes) {
-    if (!node.enabled) continue;
-    if (cudaError_t error = runNodeWork(node.kind, node.work, stream); error != cudaSuccess) return error;
+  for (const auto& handle : executable.conditionalHandles) {
+    if (!handle->assignDefault) continue;
+    CopyTarget target;
+    target.stream = stream;
+    target.async = true;
+    target.returnsEarly = true;  // the value is sent with the request
+    if (cudaError_t error =
+            copyHostToDevice(handle->address, &handle->defaultValue, sizeof handle->defaultValue, target);
+        error != cudaSuccess) {
+      return error;
+    }
   }
-  return cudaSuccess;
+  return runNodes(executable.nodes, stream);
 }
 
 }  // namespace agileos::client

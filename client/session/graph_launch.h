@@ -44,10 +44,15 @@ class ExecutableGraph {
   std::mutex mutex;
   std::vector<ExecutableNode> nodes;
   unsigned long long flags = 0;
-  // The graph's instanceMark() where it has memory nodes (at most one executable graph at a time).
+  // The graph's instanceMark() where it has memory or conditional nodes (at most one executable
+  // graph at a time).
   std::shared_ptr<int> instanceOf;
   // The user objects the graph and its child graphs held when it was instantiated.
   UserObjectReferences userObjects;
+  // The conditional handles of the graph (graph_conditionals.h), held: an executable graph outlives
+  // its graph. A launch sets them to their default first where they say so
+  // (cudaGraphCondAssignDefault).
+  std::vector<std::shared_ptr<const ConditionalHandle>> conditionalHandles;
 };
 
 // Lock order: graphMutex() may be taken while an executable graph's mutex is held (a launch's

@@ -12,6 +12,7 @@
 
 #include <climits>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 #ifndef AGILEOS_CUDART_STAND_IN
@@ -36,9 +37,10 @@ TEST(LinkedProgramTest, LoadsTheLibraryUnderTestAsLibcudart) {
 
 TEST(LinkedProgramTest, UnsupportedCallsFailClosed) {
   // NVIDIA's runtime would fail these differently here (no driver, no device), never with 801.
-  cudaGraphConditionalHandle handle = 0x5a5a;
-  EXPECT_EQ(cudaGraphConditionalHandleCreate(&handle, nullptr, 0, 0), cudaErrorNotSupported);
-  EXPECT_EQ(handle, 0x5a5au);
+  cudaExternalSemaphoreSignalNodeParams params;
+  std::memset(&params, 0x5a, sizeof params);
+  EXPECT_EQ(cudaGraphExternalSemaphoresSignalNodeGetParams(nullptr, &params), cudaErrorNotSupported);
+  EXPECT_EQ(reinterpret_cast<const unsigned char*>(&params)[0], 0x5a);
   int value = 0x1234;
   EXPECT_EQ(cudaMemRangeGetAttribute(&value, sizeof value, cudaMemRangeAttributeReadMostly,
                                      reinterpret_cast<void*>(0x1000), 64),

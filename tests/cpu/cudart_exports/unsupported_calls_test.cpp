@@ -10,6 +10,8 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #ifndef AGILEOS_CUDART_UNDER_TEST
 #error "AGILEOS_CUDART_UNDER_TEST must name the library under test"
 #endif
@@ -45,15 +47,15 @@ class UnsupportedCallsTest : public ::testing::Test {
   static inline void* library_ = nullptr;
 };
 
-TEST_F(UnsupportedCallsTest, ConditionalHandleCreateFailsClosed) {
-  auto* handleCreate =
-      entryPoint<decltype(cudaGraphConditionalHandleCreate)>("cudaGraphConditionalHandleCreate");
-  ASSERT_NE(handleCreate, nullptr) << dlerror();
-  const cudaGraphConditionalHandle untouched = 0x5a5a;
-  cudaGraphConditionalHandle handle = untouched;
-  EXPECT_EQ(handleCreate(&handle, nullptr, 0, 0), cudaErrorNotSupported);
+TEST_F(UnsupportedCallsTest, ExternalSemaphoreNodeParamsFailClosed) {
+  auto* getParams = entryPoint<decltype(cudaGraphExternalSemaphoresSignalNodeGetParams)>(
+      "cudaGraphExternalSemaphoresSignalNodeGetParams");
+  ASSERT_NE(getParams, nullptr) << dlerror();
+  cudaExternalSemaphoreSignalNodeParams params;
+  std::memset(&params, 0x5a, sizeof params);
+  EXPECT_EQ(getParams(nullptr, &params), cudaErrorNotSupported);
   EXPECT_EQ(static_cast<int>(cudaErrorNotSupported), 801);
-  EXPECT_EQ(handle, untouched);
+  EXPECT_EQ(reinterpret_cast<const unsigned char*>(&params)[sizeof params - 1], 0x5a) << "nothing written";
   expectLastErrorIsNotSupported();
 }
 
@@ -79,8 +81,8 @@ TEST_F(UnsupportedCallsTest, PerThreadStreamVariantFailsClosed) {
 
 // The version node is real: a program linked against another runtime version does not bind.
 TEST_F(UnsupportedCallsTest, EntryPointsCarryOnlyTheLibcudart13Version) {
-  EXPECT_NE(dlvsym(library_, "cudaGraphConditionalHandleCreate", kVersionNode), nullptr);
-  EXPECT_EQ(dlvsym(library_, "cudaGraphConditionalHandleCreate", "libcudart.so.12"), nullptr);
+  EXPECT_NE(dlvsym(library_, "cudaGraphExternalSemaphoresSignalNodeGetParams", kVersionNode), nullptr);
+  EXPECT_EQ(dlvsym(library_, "cudaGraphExternalSemaphoresSignalNodeGetParams", "libcudart.so.12"), nullptr);
 }
 
 }  // namespace

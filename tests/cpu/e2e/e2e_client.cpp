@@ -653,9 +653,13 @@ void checkGenericGraphNodes(cudaStream_t stream) {
   checkError(cudaGraphAddNode(&refused, graph, nullptr, nullptr, 0, &reserved), cudaErrorInvalidValue,
              "cudaGraphAddNode with a reserved member set");
   cudaGraphNodeParams conditional{};
-  conditional.type = cudaGraphNodeTypeConditional;
-  checkError(cudaGraphAddNode(&refused, graph, nullptr, nullptr, 0, &conditional), cudaErrorNotSupported,
-             "cudaGraphAddNode (conditional)");
+  conditional.type = cudaGraphNodeTypeConditional;  // on no handle of this graph
+  checkError(cudaGraphAddNode(&refused, graph, nullptr, nullptr, 0, &conditional), cudaErrorInvalidValue,
+             "cudaGraphAddNode (conditional) on a handle the graph does not have");
+  cudaGraphNodeParams semaphore{};
+  semaphore.type = cudaGraphNodeTypeExtSemaphoreSignal;
+  checkError(cudaGraphAddNode(&refused, graph, nullptr, nullptr, 0, &semaphore), cudaErrorNotSupported,
+             "cudaGraphAddNode (external semaphore)");
   cudaGraphEdgeData programmatic{};
   programmatic.type = cudaGraphDependencyTypeProgrammatic;
   checkError(cudaGraphAddNode(&refused, graph, &fillNode, &programmatic, 1, &fill), cudaErrorNotSupported,

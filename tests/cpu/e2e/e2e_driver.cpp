@@ -1594,9 +1594,9 @@ void graphNodesByHand() {
   checkResult(cuGraphAddNode(&genericNode, clone, nullptr, nullptr, 0, &generic), CUDA_ERROR_INVALID_VALUE,
               "cuGraphAddNode with a reserved member set");
   generic = CUgraphNodeParams{};
-  generic.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
+  generic.type = CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL;
   checkResult(cuGraphAddNode(&genericNode, clone, nullptr, nullptr, 0, &generic), CUDA_ERROR_NOT_SUPPORTED,
-              "cuGraphAddNode (conditional) fails closed");
+              "cuGraphAddNode (external semaphore) fails closed");
 
   // Capture into a graph the program built: the captured memset follows the given node.
   checkResult(
@@ -1666,6 +1666,215 @@ void graphNodesByHand() {
   checkResult(cuLibraryUnload(library), CUDA_SUCCESS, "cuLibraryUnload (graph nodes)");
 }
 
+int gIfRuns = 0, gElseRuns = 0, gLoopRuns = 0, gSwitchRuns[3] = {};
+void countInto(void* counter) { ++*static_cast<int*>(counter); }
+
+cudaGraphNode_t addHostCounter(cudaGraph_t graph, int* counter) {
+  cudaGraphNodeParams host{};
+  host.type = cudaGraphNodeTypeHost;
+  host.host.fn = countInto;
+  host.host.userData = counter;
+  cudaGraphNode_t node = nullptr;
+  cudaGraphAddNode(&node, graph, nullptr, nullptr, 0, &host);
+  return node;
+}
+
+void setCondition(cudaGraphConditionalHandle handle, unsigned value) {
+  cudaMemcpy(reinterpret_cast<void*>(handle), &value, sizeof value, cudaMemcpyHostToDevice);
+}
+
+// A kernel that sets its graph's condition, as nvcc writes one: the worker defines the function.
+const char kConditionalPtx[] = R"(
+.version 9.0
+.target sm_90
+.address_size 64
+
+.extern .func cudaGraphSetConditional
+(
+	.param .b64 cudaGraphSetConditional_param_0,
+	.param .b32 cudaGraphSetConditional_param_1
+)
+;
+
+.visible .entry setCondition(
+	.param .u64 setCondition_param_0,
+	.param .u32 setCondition_param_1
+)
+{
+	.reg .b64 %rd<2>;
+	.reg .b32 %r<2>;
+	ld.param.u64 %rd1, [setCondition_param_0];
+	ld.param.u32 %r1, [setCondition_param_1];
+	{
+	.param .b64 param0;
+	st.param.b64 [param0+0], %rd1;
+	.param .b32 param1;
+	st.param.b32 [param1+0], %r1;
+	call.uni cudaGraphSetConditional, (param0, param1);
+	}
+	ret;
+}
+)";
+
+// Conditional nodes (client/session/graph_conditionals.h): IF/ELSE, WHILE and SWITCH chosen by the
+// handle's word when the node runs, bodies built by the program; the fake GPU runs no kernels, so
+// the bodies hold host nodes and memsets, and the word is set by copies.
+void conditionalNodes() {
+  CUmodule module = nullptr;
+  checkResult(cuModuleLoadData(&module, kConditionalPtx), CUDA_SUCCESS,
+              "a module whose kernel calls cudaGraphSetConditional loads");
+  CUfunction setter = nullptr;
+  checkResult(cuModuleGetFunction(&setter, module, "setCondition"), CUDA_SUCCESS, "its kernel resolves");
+
+  cudaGraph_t graph = nullptr;
+  cudaGraphCreate(&graph, 0);
+  cudaGraphConditionalHandle ifHandle = 0, loopHandle = 0, switchHandle = 0;
+  check(cudaGraphConditionalHandleCreate(&ifHandle, graph, 0, 0) == cudaSuccess && ifHandle != 0,
+        "cudaGraphConditionalHandleCreate");
+  check(cudaGraphConditionalHandleCreate(&loopHandle, graph, 1, cudaGraphCondAssignDefault) == cudaSuccess,
+        "a handle set to its default at each launch");
+  CUgraphConditionalHandle driverHandle = 0;
+  checkResult(cuGraphConditionalHandleCreate(&driverHandle, reinterpret_cast<CUgraph>(graph), nullptr, 2, 0),
+              CUDA_SUCCESS, "cuGraphConditionalHandleCreate");
+  switchHandle = driverHandle;
+  cudaGraphConditionalHandle refusedHandle = 0;
+  check(cudaGraphConditionalHandleCreate(&refusedHandle, graph, 0, 2) == cudaErrorInvalidValue,
+        "unknown handle flags");
+  cudaGetLastError();
+
+  // A kernel node that sets the IF condition comes first (the fake GPU does not run it).
+  const cudaGraphConditionalHandle ifValue = ifHandle;
+  unsigned one = 1;
+  void* args[] = {const_cast<cudaGraphConditionalHandle*>(&ifValue), &one};
+  CUDA_KERNEL_NODE_PARAMS launch{};
+  launch.func = setter;
+  launch.gridDimX = launch.gridDimY = launch.gridDimZ = 1;
+  launch.blockDimX = launch.blockDimY = launch.blockDimZ = 1;
+  launch.kernelParams = args;
+  CUgraphNode kernel = nullptr;
+  checkResult(cuGraphAddKernelNode(&kernel, reinterpret_cast<CUgraph>(graph), nullptr, 0, &launch),
+              CUDA_SUCCESS, "a kernel node that sets the condition");
+
+  cudaGraphNodeParams params{};
+  params.type = cudaGraphNodeTypeConditional;
+  params.conditional.handle = ifHandle;
+  params.conditional.type = cudaGraphCondTypeIf;
+  params.conditional.size = 2;
+  cudaGraphNode_t ifNode = nullptr;
+  check(cudaGraphAddNode(&ifNode, graph, &kernel, nullptr, 1, &params) == cudaSuccess &&
+            params.conditional.phGraph_out != nullptr,
+        "an IF/ELSE node after it, with its two body graphs");
+  addHostCounter(params.conditional.phGraph_out[0], &gIfRuns);
+  addHostCounter(params.conditional.phGraph_out[1], &gElseRuns);
+  check(cudaGraphDestroy(params.conditional.phGraph_out[0]) == cudaErrorInvalidValue,
+        "a body graph is the node's");
+  cudaGetLastError();
+
+  params = cudaGraphNodeParams{};
+  params.type = cudaGraphNodeTypeConditional;
+  params.conditional.handle = loopHandle;
+  params.conditional.type = cudaGraphCondTypeWhile;
+  params.conditional.size = 1;
+  cudaGraphNode_t loopNode = nullptr;
+  check(cudaGraphAddNode(&loopNode, graph, &ifNode, nullptr, 1, &params) == cudaSuccess, "a WHILE node");
+  cudaGraph_t loopBody = params.conditional.phGraph_out[0];
+  cudaGraphNode_t counted = addHostCounter(loopBody, &gLoopRuns);
+  cudaMemsetParams stop{};
+  stop.dst = reinterpret_cast<void*>(loopHandle);
+  stop.elementSize = 4;
+  stop.width = 1;
+  stop.height = 1;
+  cudaGraphNode_t stopNode = nullptr;
+  check(cudaGraphAddMemsetNode(&stopNode, loopBody, &counted, 1, &stop) == cudaSuccess,
+        "its body ends the loop (a memset of the word)");
+
+  CUgraphNodeParams driverParams{};
+  driverParams.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
+  driverParams.conditional.handle = switchHandle;
+  driverParams.conditional.type = CU_GRAPH_COND_TYPE_SWITCH;
+  driverParams.conditional.size = 3;
+  CUgraphNode switchNode = nullptr;
+  checkResult(
+      cuGraphAddNode(&switchNode, reinterpret_cast<CUgraph>(graph), nullptr, nullptr, 0, &driverParams),
+      CUDA_SUCCESS, "cuGraphAddNode (SWITCH of three)");
+  for (int i = 0; i < 3; ++i)
+    addHostCounter(reinterpret_cast<cudaGraph_t>(driverParams.conditional.phGraph_out[i]), &gSwitchRuns[i]);
+
+  // What is refused.
+  cudaGraph_t other = nullptr;
+  cudaGraphCreate(&other, 0);
+  params = cudaGraphNodeParams{};
+  params.type = cudaGraphNodeTypeConditional;
+  params.conditional.handle = ifHandle;
+  params.conditional.type = cudaGraphCondTypeIf;
+  params.conditional.size = 1;
+  cudaGraphNode_t refused = nullptr;
+  check(cudaGraphAddNode(&refused, other, nullptr, nullptr, 0, &params) == cudaErrorInvalidValue,
+        "a handle of another graph");
+  params.conditional.handle = 0x12345678;
+  check(cudaGraphAddNode(&refused, graph, nullptr, nullptr, 0, &params) == cudaErrorInvalidValue,
+        "a forged handle");
+  params.conditional.handle = ifHandle;
+  params.conditional.size = 3;
+  check(cudaGraphAddNode(&refused, graph, nullptr, nullptr, 0, &params) == cudaErrorInvalidValue,
+        "an IF node of three bodies");
+  params.conditional.size = 1;
+  std::memset(&params.conditional.type, 0x5a, sizeof params.conditional.type);
+  check(cudaGraphAddNode(&refused, graph, nullptr, nullptr, 0, &params) == cudaErrorInvalidValue,
+        "an unknown condition type");
+  cudaGraph_t clone = nullptr;
+  check(cudaGraphClone(&clone, graph) == cudaErrorNotSupported,
+        "a graph with conditional nodes is not cloned");
+  check(cudaGraphAddChildGraphNode(&refused, other, nullptr, 0, graph) == cudaErrorInvalidValue,
+        "nor made a child graph");
+  cudaGetLastError();
+  cudaGraphDestroy(other);
+
+  cudaGraphExec_t exec = nullptr;
+  check(cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess, "cudaGraphInstantiate");
+  cudaGraphExec_t second = nullptr;
+  check(cudaGraphInstantiate(&second, graph, 0) == cudaErrorInvalidValue, "one executable graph at a time");
+  cudaGetLastError();
+  cudaStream_t stream = nullptr;
+  cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+
+  setCondition(ifHandle, 1);
+  setCondition(switchHandle, 2);
+  check(cudaGraphLaunch(exec, stream) == cudaSuccess && cudaStreamSynchronize(stream) == cudaSuccess,
+        "a launch");
+  check(gIfRuns == 1 && gElseRuns == 0, "IF: the condition is 1, the first body ran");
+  check(gLoopRuns == 1, "WHILE: from its default (1), once, until its body set 0");
+  check(gSwitchRuns[0] == 0 && gSwitchRuns[1] == 0 && gSwitchRuns[2] == 1, "SWITCH: body 2 for 2");
+
+  setCondition(ifHandle, 0);
+  setCondition(switchHandle, 7);
+  check(cudaGraphLaunch(exec, stream) == cudaSuccess && cudaStreamSynchronize(stream) == cudaSuccess,
+        "a second launch");
+  check(gIfRuns == 1 && gElseRuns == 1, "IF: the condition is 0, the ELSE body ran");
+  check(gLoopRuns == 2, "WHILE: reset to its default by the launch, once more");
+  check(gSwitchRuns[0] + gSwitchRuns[1] + gSwitchRuns[2] == 1, "SWITCH: no body for 7");
+
+  cudaStream_t capturing = nullptr;
+  cudaStreamCreateWithFlags(&capturing, cudaStreamNonBlocking);
+  cudaStreamBeginCapture(capturing, cudaStreamCaptureModeRelaxed);
+  check(cudaGraphLaunch(exec, capturing) != cudaSuccess, "not captured: it is evaluated as it runs");
+  cudaGraph_t captured = nullptr;
+  cudaStreamEndCapture(capturing, &captured);
+  if (captured != nullptr) cudaGraphDestroy(captured);
+  cudaGetLastError();
+
+  // The executable graph holds its handles: it outlives its graph.
+  check(cudaGraphDestroy(graph) == cudaSuccess, "cudaGraphDestroy");
+  setCondition(ifHandle, 1);
+  check(cudaGraphLaunch(exec, stream) == cudaSuccess && cudaStreamSynchronize(stream) == cudaSuccess,
+        "a launch after the graph was destroyed");
+  check(gIfRuns == 2 && gLoopRuns == 3, "ran again");
+  check(cudaGraphExecDestroy(exec) == cudaSuccess, "cudaGraphExecDestroy");
+  cudaStreamDestroy(capturing);
+  cudaStreamDestroy(stream);
+  checkResult(cuModuleUnload(module), CUDA_SUCCESS, "cuModuleUnload (conditional)");
+}
+
 int main() {
   beforeInit();
   CUcontext context = nullptr;
@@ -1688,6 +1897,7 @@ int main() {
   pointersCopiesAndQueries();
   graphMemoryNodes();
   graphNodesByHand();
+  conditionalNodes();
   checkResult(cuDevicePrimaryCtxRelease(0), CUDA_SUCCESS, "cuDevicePrimaryCtxRelease");
   std::printf("%d failure(s)\n", gFailures);
   return gFailures == 0 ? 0 : 1;
