@@ -68,15 +68,32 @@ void setWord(unsigned* device, unsigned value) {
   CHECK_CUDA(cudaMemcpy(device, &value, sizeof value, cudaMemcpyHostToDevice));
 }
 
-void ifElse(unsigned* input, unsigned* log) {
+// Sets `input` (when given) and clears the log, launches, and returns the log.
+unsigned launchAndReadLog(cudaGraphExec_t exec, cudaStream_t stream, unsigned* input, unsigned value,
+                          unsigned* log) {
+  if (input != nullptr) setWord(input, value);
+  setWord(log, 0);
+  CHECK_CUDA(cudaGraphLaunch(exec, stream));
+  CHECK_CUDA(cudaStreamSynchronize(stream));
+  return readWord(log);
+}
+
+// A graph whose first node sets `handle` from *input, followed by a conditional node of `type`.
+cudaGraph_t graphSetFromInput(unsigned** input, cudaGraphConditionalHandle* handle,
+                              cudaGraphConditionalNodeType type, unsigned size, cudaGraph_t** bodies) {
   cudaGraph_t graph = nullptr;
   CHECK_CUDA(cudaGraphCreate(&graph, 0));
-  cudaGraphConditionalHandle handle = 0;
-  CHECK_CUDA(cudaGraphConditionalHandleCreate(&handle, graph));
-  void* setArgs[] = {&input, &handle};
+  CHECK_CUDA(cudaGraphConditionalHandleCreate(handle, graph));
+  void* setArgs[] = {input, handle};
   cudaGraphNode_t setter = addKernel(graph, nullptr, 0, reinterpret_cast<void*>(setFromByte), setArgs);
+  addConditional(graph, &setter, 1, *handle, type, size, bodies);
+  return graph;
+}
+
+void ifElse(unsigned* input, unsigned* log) {
+  cudaGraphConditionalHandle handle = 0;
   cudaGraph_t* bodies = nullptr;
-  addConditional(graph, &setter, 1, handle, cudaGraphCondTypeIf, 2, &bodies);
+  cudaGraph_t graph = graphSetFromInput(&input, &handle, cudaGraphCondTypeIf, 2, &bodies);
   unsigned thenValue = 1, elseValue = 10;
   void* thenArgs[] = {&log, &thenValue};
   void* elseArgs[] = {&log, &elseValue};
@@ -85,11 +102,7 @@ void ifElse(unsigned* input, unsigned* log) {
   cudaGraphExec_t exec = nullptr;
   CHECK_CUDA(cudaGraphInstantiate(&exec, graph, 0));
   for (unsigned condition : {1u, 0u, 7u, 0u}) {
-    setWord(input, condition);
-    setWord(log, 0);
-    CHECK_CUDA(cudaGraphLaunch(exec, 0));
-    CHECK_CUDA(cudaDeviceSynchronize());
-    const unsigned got = readWord(log);
+    const unsigned got = launchAndReadLog(exec, 0, input, condition, log);
     std::printf("if/else: condition %u -> log %u\n", condition, got);
     EXPECT_TRUE(got == (condition != 0 ? 1u : 10u), "if/else log %u for condition %u", got, condition);
   }
@@ -109,11 +122,7 @@ void doWhile(unsigned* counter, unsigned* log) {
   cudaGraphExec_t exec = nullptr;
   CHECK_CUDA(cudaGraphInstantiate(&exec, graph, 0));
   for (unsigned rounds : {10u, 3u, 1u}) {
-    setWord(counter, rounds);
-    setWord(log, 0);
-    CHECK_CUDA(cudaGraphLaunch(exec, 0));
-    CHECK_CUDA(cudaDeviceSynchronize());
-    const unsigned got = readWord(log);
+    const unsigned got = launchAndReadLog(exec, 0, counter, rounds, log);
     std::printf("do-while: %u rounds -> log %u, counter %u\n", rounds, got, readWord(counter));
     EXPECT_TRUE(got == rounds, "do-while ran %u times for %u", got, rounds);
   }
@@ -151,11 +160,7 @@ void capturedWhile(unsigned* counter, unsigned* log) {
   cudaGraphExec_t exec = nullptr;
   CHECK_CUDA(cudaGraphInstantiate(&exec, captured, 0));
   for (unsigned start : {0u, 5u}) {
-    setWord(counter, start);
-    setWord(log, 0);
-    CHECK_CUDA(cudaGraphLaunch(exec, stream));
-    CHECK_CUDA(cudaStreamSynchronize(stream));
-    const unsigned got = readWord(log);
+    const unsigned got = launchAndReadLog(exec, stream, counter, start, log);
     std::printf("captured while: from %u -> log %u\n", start, got);
     EXPECT_TRUE(got == 100000u + 100u * start, "captured while log %u from %u", got, start);
   }
@@ -166,14 +171,9 @@ void capturedWhile(unsigned* counter, unsigned* log) {
 }
 
 void switchOfFour(unsigned* input, unsigned* log) {
-  cudaGraph_t graph = nullptr;
-  CHECK_CUDA(cudaGraphCreate(&graph, 0));
   cudaGraphConditionalHandle handle = 0;
-  CHECK_CUDA(cudaGraphConditionalHandleCreate(&handle, graph));
-  void* setArgs[] = {&input, &handle};
-  cudaGraphNode_t setter = addKernel(graph, nullptr, 0, reinterpret_cast<void*>(setFromByte), setArgs);
   cudaGraph_t* bodies = nullptr;
-  addConditional(graph, &setter, 1, handle, cudaGraphCondTypeSwitch, 4, &bodies);
+  cudaGraph_t graph = graphSetFromInput(&input, &handle, cudaGraphCondTypeSwitch, 4, &bodies);
   unsigned values[4] = {1, 20, 300, 4000};
   void* args[4][2];
   for (int i = 0; i < 4; ++i) {
@@ -184,11 +184,7 @@ void switchOfFour(unsigned* input, unsigned* log) {
   cudaGraphExec_t exec = nullptr;
   CHECK_CUDA(cudaGraphInstantiate(&exec, graph, 0));
   for (unsigned condition : {2u, 0u, 3u, 9u}) {
-    setWord(input, condition);
-    setWord(log, 0);
-    CHECK_CUDA(cudaGraphLaunch(exec, 0));
-    CHECK_CUDA(cudaDeviceSynchronize());
-    const unsigned got = readWord(log);
+    const unsigned got = launchAndReadLog(exec, 0, input, condition, log);
     std::printf("switch: condition %u -> log %u\n", condition, got);
     EXPECT_TRUE(got == (condition < 4 ? values[condition] : 0u), "switch log %u for %u", got, condition);
   }
