@@ -13,6 +13,7 @@
 #include "client/common/log.h"
 #include "client/cuda/copy_targets.h"
 #include "client/cuda/driver_call.h"
+#include "client/session/copy_batches.h"
 #include "client/session/copy_engine.h"
 #include "client/session/host_allocations.h"
 #include "client/session/memory_calls.h"
@@ -131,6 +132,41 @@ constexpr DefaultStream kLegacy = DefaultStream::kLegacy;
 constexpr DefaultStream kPerThread = DefaultStream::kPerThread;
 constexpr Ordering kSync = Ordering::kSynchronous;
 constexpr Ordering kAsync = Ordering::kAsynchronous;
+
+// cuMemcpyBatchAsync (and _v2), as the runtime shim's cudaMemcpyBatchAsync: the batch's own
+// arguments first (client/session/copy_batches.h; nothing is copied when one is bad, *failIdx is
+// SIZE_MAX then), the legacy stream refused, then each copy in order as cuMemcpyAsync. A copy
+// refused on its own ends the batch with its error and its index in *failIdx; the copies before it
+// were issued. A batch with a source read only during the call synchronizes the stream.
+CUresult copyBatch(CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* sizes, size_t count,
+                   CUmemcpyAttributes* attrs, size_t* attrsIdxs, size_t numAttrs, size_t* failIdx,
+                   CUstream stream, DefaultStream spelling) {
+  static_assert(sizeof(CUmemcpyAttributes) == sizeof(cudaMemcpyAttributes));
+  if (failIdx != nullptr) *failIdx = SIZE_MAX;
+  if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
+  bool duringCall = false;
+  if (cudaError_t error =
+          checkCopyBatch(dsts, srcs, sizes, count, reinterpret_cast<const cudaMemcpyAttributes*>(attrs),
+                         attrsIdxs, numAttrs, &duringCall);
+      error != cudaSuccess)
+    return toDriverResult(error);
+  CopyTarget target;
+  if (CUresult result = copyTarget(stream, spelling, Ordering::kAsynchronous, &target);
+      result != CUDA_SUCCESS)
+    return result;
+  if (target.stream == 0) return CUDA_ERROR_INVALID_VALUE;  // the legacy stream is not allowed
+  for (size_t i = 0; i < count; ++i) {
+    if (sizes[i] == 0) continue;
+    if (CUresult result = copy(hostPointer(dsts[i]), hostPointer(srcs[i]), sizes[i], cudaMemcpyDefault,
+                               stream, spelling, kAsync);
+        result != CUDA_SUCCESS) {
+      if (failIdx != nullptr) *failIdx = i;
+      return result;
+    }
+  }
+  if (!duringCall) return CUDA_SUCCESS;
+  return spelling == kPerThread ? cuStreamSynchronize_ptsz(stream) : cuStreamSynchronize(stream);
+}
 
 }  // namespace
 
@@ -394,6 +430,27 @@ CUresult cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
   return copy(hostPointer(dstDevice), hostPointer(srcDevice), ByteCount, cudaMemcpyDeviceToDevice, hStream,
               kPerThread, kAsync);
 }
+CUresult cuMemcpyBatchAsync(CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* sizes, size_t count,
+                            CUmemcpyAttributes* attrs, size_t* attrsIdxs, size_t numAttrs, size_t* failIdx,
+                            CUstream hStream) {
+  return copyBatch(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, hStream, kLegacy);
+}
+CUresult cuMemcpyBatchAsync_ptsz(CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* sizes, size_t count,
+                                 CUmemcpyAttributes* attrs, size_t* attrsIdxs, size_t numAttrs,
+                                 size_t* failIdx, CUstream hStream) {
+  return copyBatch(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, hStream, kPerThread);
+}
+CUresult cuMemcpyBatchAsync_v2(CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* sizes, size_t count,
+                               CUmemcpyAttributes* attrs, size_t* attrsIdxs, size_t numAttrs,
+                               CUstream hStream) {
+  return copyBatch(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, nullptr, hStream, kLegacy);
+}
+CUresult cuMemcpyBatchAsync_v2_ptsz(CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* sizes, size_t count,
+                                    CUmemcpyAttributes* attrs, size_t* attrsIdxs, size_t numAttrs,
+                                    CUstream hStream) {
+  return copyBatch(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, nullptr, hStream, kPerThread);
+}
+
 CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream) {
   return copy(hostPointer(dst), hostPointer(src), ByteCount, cudaMemcpyDefault, hStream, kLegacy, kAsync);
 }

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "client/common/log.h"
+#include "client/session/copy_batches.h"
 #include "client/session/copy_engine.h"
 #include "client/session/device_allocations.h"
 #include "client/session/error_state.h"
@@ -47,35 +48,18 @@ cudaError_t memcpyCommon(void* dst, const void* src, size_t count, cudaMemcpyKin
 }
 
 // cudaMemcpyBatchAsync: each copy as cudaMemcpyAsync (cudaMemcpyDefault) on the stream, in order,
-// once the batch's own arguments (arrays, attributes and their indices, the stream) are checked:
+// once the batch's own arguments (client/session/copy_batches.h, and the stream) are checked:
 // nothing is copied when one of those is bad. A copy refused on its own (a range that is not the
-// client's) ends the batch with its error; the copies before it were issued. A copy whose attributes
-// say its source is read only during the call (cudaMemcpySrcAccessOrderDuringApiCall) is complete
-// before the call returns: the stream is synchronized at the end of such a batch. The location
-// hints concern migrating memory, which AgileOS does not have, and the overlap flag is a hint.
+// client's) ends the batch with its error; the copies before it were issued. A batch with a source
+// read only during the call is complete before the call returns: the stream is synchronized.
 cudaError_t memcpyBatch(void* const* dsts, const void* const* srcs, const size_t* sizes, size_t count,
                         const cudaMemcpyAttributes* attrs, const size_t* attrsIdxs, size_t numAttrs,
                         cudaStream_t stream, DefaultStream spelling) {
   bindPrimaryContextIfNoneCurrent();
-  if (count == 0 || dsts == nullptr || srcs == nullptr || sizes == nullptr || attrs == nullptr ||
-      attrsIdxs == nullptr || numAttrs == 0 || numAttrs > count || attrsIdxs[0] != 0) {
-    return recordError(cudaErrorInvalidValue);
-  }
   bool duringCall = false;
-  for (size_t i = 0; i < numAttrs; ++i) {
-    if (i > 0 && attrsIdxs[i] <= attrsIdxs[i - 1]) return recordError(cudaErrorInvalidValue);
-    if (attrsIdxs[i] >= count) return recordError(cudaErrorInvalidValue);
-    int order = 0;  // any bit pattern may come: read as an integer
-    static_assert(sizeof order == sizeof attrs[i].srcAccessOrder);
-    std::memcpy(&order, &attrs[i].srcAccessOrder, sizeof order);
-    if (order != cudaMemcpySrcAccessOrderStream && order != cudaMemcpySrcAccessOrderDuringApiCall &&
-        order != cudaMemcpySrcAccessOrderAny) {
-      return recordError(cudaErrorInvalidValue);
-    }
-    if ((attrs[i].flags & ~static_cast<unsigned>(cudaMemcpyFlagPreferOverlapWithCompute)) != 0)
-      return recordError(cudaErrorInvalidValue);
-    duringCall |= order == cudaMemcpySrcAccessOrderDuringApiCall;
-  }
+  if (cudaError_t error = checkCopyBatch(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, &duringCall);
+      error != cudaSuccess)
+    return recordError(error);
   std::uint64_t token = 0;
   if (cudaError_t error = resolveStream(stream, spelling, &token); error != cudaSuccess)
     return recordError(error);

@@ -54,6 +54,28 @@ void managedVariable() {
   check(attributes.type == cudaMemoryTypeManaged, "managed memory");
 }
 
+// cudaMemcpyBatchAsync: the linked-in runtime calls cuMemcpyBatchAsync_v2.
+void copyBatch(float* device, int n) {
+  cudaStream_t stream = nullptr;
+  cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+  std::vector<float> in(n), out(n, 0.0f);
+  for (int i = 0; i < n; ++i) in[i] = static_cast<float>(3 * i + 1);
+  void* dsts[] = {device, out.data()};
+  const void* srcs[] = {in.data(), device};
+  size_t sizes[] = {n * sizeof(float), n * sizeof(float)};
+  cudaMemcpyAttributes attributes{};
+  attributes.srcAccessOrder = cudaMemcpySrcAccessOrderDuringApiCall;
+  size_t indices[] = {0};
+  checkError(cudaMemcpyBatchAsync(dsts, srcs, sizes, 2, &attributes, indices, 1, stream), cudaSuccess,
+             "cudaMemcpyBatchAsync (a copy in, a copy out)");
+  check(out == in, "the batch ran in order, complete on return");
+  size_t late[] = {1};
+  checkError(cudaMemcpyBatchAsync(dsts, srcs, sizes, 2, &attributes, late, 1, stream), cudaErrorInvalidValue,
+             "a batch whose attributes do not start at copy 0");
+  cudaGetLastError();
+  cudaStreamDestroy(stream);
+}
+
 void CUDART_CB countRun(void* counter) { ++*static_cast<int*>(counter); }
 
 // A graph built node by node: the linked-in runtime builds it through the driver's cuGraphAdd*Node
@@ -181,6 +203,7 @@ int main() {
   checkError(cudaGraphDestroy(graph), cudaSuccess, "cudaGraphDestroy");
   checkError(cudaStreamDestroy(stream), cudaSuccess, "cudaStreamDestroy");
   graphNodeByNode(device, n);
+  copyBatch(device, n);
   managedVariable();
 
   cudaPointerAttributes attributes{};
