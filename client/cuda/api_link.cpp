@@ -46,6 +46,7 @@ struct LinkState {
   // Each input's own copy; the strings never move, so cuLinkComplete's pointer stays valid until
   // cuLinkDestroy.
   std::vector<std::unique_ptr<std::string>> inputs;
+  bool firstInputIsPtx = false;
 };
 
 // Never destroyed: a program may destroy its link states from an exit handler.
@@ -114,6 +115,7 @@ CUresult addInput(CUlinkState handle, int type, std::string bytes) {
   std::lock_guard lock(gMutex);
   LinkState* state = findLocked(handle);
   if (state == nullptr) return CUDA_ERROR_INVALID_HANDLE;  // destroyed meanwhile
+  if (state->inputs.empty()) state->firstInputIsPtx = type == CU_JIT_INPUT_PTX;
   state->inputs.push_back(std::make_unique<std::string>(std::move(bytes)));
   return CUDA_SUCCESS;
 }
@@ -215,9 +217,13 @@ CUresult cuLinkComplete(CUlinkState handle, void** cubinOut, size_t* sizeOut) {
   if (state->outputs.hints != 0)
     AGILEOS_LOG_DEBUG("cuLinkComplete: %u JIT option(s) left to the worker's loader", state->outputs.hints);
   std::string& image = *state->inputs.front();
-  // An empty info log: the compile happens at the load, in the worker, and a program that prints
-  // its info log (cuda-samples' ptxjit) should print what a quiet driver JIT gives, not a note.
-  writeOutputs(*state, "", "");
+  // The logs: the code is compiled (and guarded) when the program loads it, in the worker. A program
+  // that asked for the info log of a PTX input (cuda-samples' ptxjit prints it) gets the one the
+  // worker's JIT gives for that PTX (code_images.h: jitLogsOf); any other gets a quiet JIT's.
+  std::string info, error;
+  if (state->firstInputIsPtx && state->outputs.info.buffer != nullptr && state->outputs.info.capacity > 0)
+    jitLogsOf(image, state->outputs.verbose, &info, &error);
+  writeOutputs(*state, info.c_str(), error.c_str());
   *cubinOut = image.data();
   if (sizeOut != nullptr) *sizeOut = image.size();
   return CUDA_SUCCESS;

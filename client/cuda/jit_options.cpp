@@ -65,6 +65,10 @@ JitOutputs readJitOutputs(unsigned int numOptions, CUjit_option* options, void**
         outputs.wallTimeIndex = index;
         any = true;
         break;
+      case CU_JIT_LOG_VERBOSE:
+        outputs.verbose = asUnsigned(optionValues[i]) != 0;
+        ++outputs.hints;  // the worker's own compile is not verbose; a link's logs are (cuLinkComplete)
+        break;
       default:
         ++outputs.hints;
         break;

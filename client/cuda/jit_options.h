@@ -22,6 +22,7 @@ struct JitOutputs {
   JitLogBuffer info;
   JitLogBuffer error;
   int wallTimeIndex = -1;
+  bool verbose = false;    // CU_JIT_LOG_VERBOSE with a non-zero value
   unsigned int hints = 0;  // options the worker's loader does not need (it compiles the code itself)
 };
 

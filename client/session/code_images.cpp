@@ -168,6 +168,18 @@ cudaError_t loadCodeImage(std::string image, std::uint64_t* module) {
   return cudaSuccess;
 }
 
+void jitLogsOf(const std::string& ptx, bool verbose, std::string* info, std::string* error) {
+  v1::CallRequest request;
+  request.mutable_jit_log()->set_ptx(ptx);
+  request.mutable_jit_log()->set_verbose(verbose);
+  v1::CallReply reply;
+  info->clear();
+  error->clear();
+  if (invoke(request, &reply) != cudaSuccess) return;
+  *info = reply.jit_log_result().info_log();
+  *error = reply.jit_log_result().error_log();
+}
+
 cudaError_t codeImageManagedVariable(std::uint64_t module, const char* name, DeviceVariable* variable) {
   std::lock_guard lock(gManagedMutex);
   auto it = gManagedVariables.find(module);

@@ -41,4 +41,8 @@ cudaError_t codeImageKernel(std::uint64_t module, const char* name, KernelLayout
 // caller registers it with ModuleRegistry::addLoadedVariable so that copies may name it.
 cudaError_t codeImageVariable(std::uint64_t module, const char* name, DeviceVariable* variable);
 
+// The JIT's info and error logs for this PTX text, compiled by the worker for the logs only (the
+// code is discarded; the text must parse there). Empty logs when the worker refuses.
+void jitLogsOf(const std::string& ptx, bool verbose, std::string* info, std::string* error);
+
 }  // namespace agileos::client

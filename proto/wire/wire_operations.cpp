@@ -59,6 +59,7 @@ constexpr std::array kOperations = {
   WireOperation{Op::kArrayTexture,            "array_texture",               kNo,          kNo,                false},
   WireOperation{Op::kStreamAttribute,         "stream_attribute",            kNo,          kNo,                false},
   WireOperation{Op::kResetPersistingL2Cache,  "reset_persisting_l2_cache",   kNo,          kNo,                false},
+  WireOperation{Op::kJitLog,                  "jit_log",                     kNo,          kNo,                false},
   WireOperation{Op::kTensorMapEncode,         "tensor_map_encode",           kNo,          kNo,                false},
   WireOperation{Op::kModuleLoadImage,         "module_load_image",           kNo,          kNo,                false},
   WireOperation{Op::kModuleGetFunction,       "module_get_function",         kNo,          kNo,                false},

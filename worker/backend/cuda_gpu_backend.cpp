@@ -368,6 +368,30 @@ CUresult CudaGpuBackend::compilePtx(const std::string& ptx, std::string* image, 
   return result;
 }
 
+CUresult CudaGpuBackend::jitLogs(const std::string& ptx, bool verbose, std::string* info,
+                                 std::string* error) {
+  AGILEOS_BIND();
+  char infoLog[16384] = {};
+  char errorLog[16384] = {};
+  CUjit_option options[] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+                            CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_LOG_VERBOSE};
+  void* values[] = {infoLog, reinterpret_cast<void*>(static_cast<std::uintptr_t>(sizeof infoLog - 1)),
+                    errorLog, reinterpret_cast<void*>(static_cast<std::uintptr_t>(sizeof errorLog - 1)),
+                    reinterpret_cast<void*>(static_cast<std::uintptr_t>(verbose ? 1 : 0))};
+  CUlinkState link = nullptr;
+  CUresult result = cuLinkCreate(5, options, values, &link);
+  if (result != CUDA_SUCCESS) return result;
+  result = cuLinkAddData(link, CU_JIT_INPUT_PTX, const_cast<char*>(ptx.c_str()), ptx.size(), nullptr, 0,
+                         nullptr, nullptr);
+  void* cubin = nullptr;
+  std::size_t bytes = 0;
+  if (result == CUDA_SUCCESS) result = cuLinkComplete(link, &cubin, &bytes);  // the code is discarded
+  *info = infoLog;
+  *error = errorLog;
+  cuLinkDestroy(link);
+  return result;
+}
+
 CUresult CudaGpuBackend::textImageFootprint(const std::string&, std::uint64_t*) {
   return CUDA_ERROR_INVALID_IMAGE;  // the worker compiles every PTX text before it loads it
 }

@@ -71,6 +71,7 @@ class CudaGpuBackend final : public GpuBackend {
 
   CUresult moduleLoad(const void* image, CUmodule* module, std::string* log) override;
   CUresult compilePtx(const std::string& ptx, std::string* image, std::string* log) override;
+  CUresult jitLogs(const std::string& ptx, bool verbose, std::string* info, std::string* error) override;
   CUresult textImageFootprint(const std::string& ptx, std::uint64_t* bytes) override;
   CUresult moduleUnload(CUmodule module) override;
   CUresult moduleGetFunction(CUmodule module, const char* name, CUfunction* function) override;

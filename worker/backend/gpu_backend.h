@@ -134,6 +134,9 @@ class GpuBackend : public memmgr::VmmBackend {
   // JIT-compiles NUL-terminated PTX for this device into an image moduleLoad accepts
   // (a cubin), so that the result can be cached; *log gets the JIT's errors.
   virtual CUresult compilePtx(const std::string& ptx, std::string* image, std::string* log) = 0;
+  // Compiles NUL-terminated PTX for its JIT logs only (cuLinkComplete's info and error logs, verbose
+  // when asked); the code is discarded.
+  virtual CUresult jitLogs(const std::string& ptx, bool verbose, std::string* info, std::string* error) = 0;
   // The device memory moduleLoad(ptx) would take for a NUL-terminated PTX text. The worker sizes
   // a cubin itself (fatbin::elfDeviceFootprint) and compiles PTX before it loads it, so the real
   // driver never loads text and refuses here (CUDA_ERROR_INVALID_IMAGE); the fake loads PTX.

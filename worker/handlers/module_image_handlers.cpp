@@ -9,6 +9,8 @@
 #include <cstring>
 #include <span>
 
+#include "ptx/parser.h"
+#include "ptx/printer.h"
 #include "worker/dispatcher.h"
 #include "worker/handlers/module_loading.h"
 #include "worker/module_cache/compiled_module_cache.h"
@@ -138,6 +140,29 @@ void moduleLoadImage(CallContext& ctx, const v1::CallRequest& request, v1::CallR
   loaded->set_module(ctx.session.modules.insert(std::move(module)));
 }
 
+// JitLog (client_api.proto): the JIT's logs for a PTX text that parses, compiled from the parsed
+// module printed again (the JIT never reads text the front end did not), the code discarded. A
+// text that does not compile is no refusal: its logs say why, as the program's JIT would.
+void jitLog(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) {
+  const std::string& bytes = request.jit_log().ptx();
+  if (bytes.empty() || bytes.size() > kMaxImageBytes) {
+    refuse(reply, cudaErrorInvalidValue, "PTX text is empty or larger than 512 MiB");
+    return;
+  }
+  const ptx::ParseResult parsed = ptx::parse(std::string_view(bytes.c_str()));
+  if (!parsed.ok) {
+    refuse(reply, cudaErrorInvalidPtx, "the PTX does not parse: " + parsed.error);
+    return;
+  }
+  std::string text = ptx::print(parsed.module);
+  text.push_back('\0');
+  std::string info, error;
+  ctx.gpu.jitLogs(text, request.jit_log().verbose(), &info, &error);
+  v1::JitLogResult* result = reply.mutable_jit_log_result();
+  result->set_info_log(info);
+  result->set_error_log(error);
+}
+
 // Runs alone within its client (Exclusivity::kInvalidates): it adds to the module's record,
 // which a concurrent unload or lookup must not see half-updated.
 void moduleGetFunction(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) {
@@ -200,6 +225,7 @@ void moduleGetGlobal(CallContext& ctx, const v1::CallRequest& request, v1::CallR
 void registerModuleImageHandlers(HandlerRegistry& registry) {
   using Op = v1::CallRequest::OpCase;
   registry.add(Op::kModuleLoadImage, moduleLoadImage);
+  registry.add(Op::kJitLog, jitLog);
   registry.add(Op::kModuleGetFunction, moduleGetFunction, Exclusivity::kInvalidates);
   registry.add(Op::kModuleGetGlobal, moduleGetGlobal, Exclusivity::kInvalidates);
 }

@@ -915,6 +915,34 @@ void linkerCalls() {
               CUDA_ERROR_INVALID_VALUE, "cuLinkAddData with an option count but no options");
   checkResult(cuLinkDestroy(state), CUDA_SUCCESS, "cuLinkDestroy");
   checkResult(cuLinkDestroy(state), CUDA_ERROR_INVALID_HANDLE, "cuLinkDestroy twice");
+
+  // A verbose link of one PTX input (cuda-samples' ptxjit): the info log is the worker's JIT's for
+  // that PTX (the fake's JIT says how many entry functions it saw).
+  CUjit_option verboseOptions[] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+                                   CU_JIT_LOG_VERBOSE};
+  void* verboseValues[] = {infoLog, reinterpret_cast<void*>(std::uintptr_t{sizeof infoLog}),
+                           reinterpret_cast<void*>(std::uintptr_t{1})};
+  CUlinkState verbose = nullptr;
+  checkResult(cuLinkCreate(3, verboseOptions, verboseValues, &verbose), CUDA_SUCCESS,
+              "cuLinkCreate (verbose)");
+  checkResult(cuLinkAddData(verbose, CU_JIT_INPUT_PTX, const_cast<char*>(kModulePtx), sizeof kModulePtx,
+                            nullptr, 0, nullptr, nullptr),
+              CUDA_SUCCESS, "cuLinkAddData(PTX) (verbose)");
+  checkResult(cuLinkComplete(verbose, &image, &imageSize), CUDA_SUCCESS, "cuLinkComplete (verbose)");
+  check(std::strcmp(infoLog, "fake JIT: 1 entry function(s)") == 0 &&
+            reinterpret_cast<std::uintptr_t>(verboseValues[1]) == std::strlen(infoLog) + 1,
+        "the worker JIT's info log for that PTX");
+  checkResult(cuLinkDestroy(verbose), CUDA_SUCCESS, "cuLinkDestroy (verbose)");
+  static const char kNotPtx[] = ".version 9.0\n.target sm_90\n.address_size 64\n.visible .entry broken( {\n";
+  checkResult(cuLinkCreate(3, verboseOptions, verboseValues, &verbose), CUDA_SUCCESS,
+              "cuLinkCreate (verbose, text that does not parse)");
+  checkResult(cuLinkAddData(verbose, CU_JIT_INPUT_PTX, const_cast<char*>(kNotPtx), sizeof kNotPtx, nullptr, 0,
+                            nullptr, nullptr),
+              CUDA_SUCCESS, "cuLinkAddData of it");
+  checkResult(cuLinkComplete(verbose, &image, &imageSize), CUDA_SUCCESS,
+              "cuLinkComplete: the text is refused where it loads");
+  check(infoLog[0] == '\0', "no info log for text the worker cannot parse");
+  checkResult(cuLinkDestroy(verbose), CUDA_SUCCESS, "cuLinkDestroy (does not parse)");
   checkResult(cuLinkComplete(state, &image, &imageSize), CUDA_ERROR_INVALID_HANDLE,
               "cuLinkComplete of a destroyed state");
 

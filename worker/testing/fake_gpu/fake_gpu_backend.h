@@ -290,6 +290,8 @@ class FakeGpuBackend final : public GpuBackend {
   CUresult moduleLoad(const void* image, CUmodule* module, std::string* log) override;
   // The fake "compiles" PTX to itself (it loads PTX text only).
   CUresult compilePtx(const std::string& ptx, std::string* image, std::string* log) override;
+  // "fake JIT: N entry function(s)" (verbose) or nothing: the fake has no JIT to report on.
+  CUresult jitLogs(const std::string& ptx, bool verbose, std::string* info, std::string* error) override;
   // The sum of the PTX text's module variables' sizes, as this fake allocates them. Not counted
   // (a pure function).
   CUresult textImageFootprint(const std::string& ptx, std::uint64_t* bytes) override;

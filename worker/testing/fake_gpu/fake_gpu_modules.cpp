@@ -26,6 +26,18 @@ CUresult FakeGpuBackend::compilePtx(const std::string& ptx, std::string* image, 
   return CUDA_SUCCESS;
 }
 
+CUresult FakeGpuBackend::jitLogs(const std::string& ptx, bool verbose, std::string* info,
+                                 std::string* error) {
+  const fake::PtxSymbols symbols = fake::scanPtxSymbols(std::string_view(ptx.c_str()));
+  error->clear();
+  if (!symbols.ok) {
+    *error = "fake JIT: the PTX does not scan";
+    return CUDA_ERROR_INVALID_PTX;
+  }
+  *info = verbose ? "fake JIT: " + std::to_string(symbols.entries.size()) + " entry function(s)" : "";
+  return CUDA_SUCCESS;
+}
+
 CUresult FakeGpuBackend::textImageFootprint(const std::string& ptx, std::uint64_t* bytes) {
   const fake::PtxSymbols symbols = fake::scanPtxSymbols(std::string_view(ptx.c_str()));
   if (!symbols.ok) return CUDA_ERROR_INVALID_IMAGE;
