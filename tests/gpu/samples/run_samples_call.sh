@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# run_samples_call.sh: the samples' device call in one command (tests/gpu/README.md), each part
+# under its own limit so that a slow part never takes the others' output with it:
+#   1. the driver's private tables traced natively for two samples (trace_private_tables.sh), 45 s;
+#   2. a few GPU suite programs that the samples call can carry (run_suite.sh FILTER; the
+#      statically linked variants need .bundle/programs-static.tar.gz, which this call leaves out),
+#      AGILEOS_CALL_SUITE_FILTER (empty: skipped), 150 s;
+#   3. samples.list, shared runtime (run_samples.sh), budget AGILEOS_CALL_SHARED_BUDGET_S (230 s);
+#   4. samples-static.list, runtime linked in, budget AGILEOS_CALL_STATIC_BUDGET_S (50 s).
+# Everything goes under $OUT: trace/, suite/, the shared run's files, static/, and one log per part.
+# The whole takes at most about 45 + 150 + 260 + 80 s; run it with a 590 s call limit.
+set -uo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../../.." && pwd)"
+out="${OUT:-$PWD/samples-out}"
+mkdir -p "$out"
+shared_budget="${AGILEOS_CALL_SHARED_BUDGET_S:-230}"
+static_budget="${AGILEOS_CALL_STATIC_BUDGET_S:-50}"
+suite_filter="${AGILEOS_CALL_SUITE_FILTER-graph_conditionals|managed_variables|cuda_graphs|graph_memory_nodes|tensor_map_premises}"
+
+(OUT="$out/trace" timeout 45 bash "$here/trace_private_tables.sh" UnifiedMemoryStreams conjugateGradientCudaGraphs \
+  >"$out/trace.log" 2>&1)
+echo "trace: exit $?" >>"$out/call.txt"
+if [[ -n "$suite_filter" ]]; then
+  (cd "$root" && OUT="$out/suite" timeout 150 bash tests/gpu/run_suite.sh "$suite_filter" >"$out/suite.log" 2>&1)
+  echo "suite: exit $?" >>"$out/call.txt"
+fi
+(cd "$root" && OUT="$out" timeout $((shared_budget + 30)) bash "$here/run_samples.sh" --jobs 10 --budget "$shared_budget" \
+  >"$out/shared_run.log" 2>&1)
+echo "shared samples: exit $?" >>"$out/call.txt"
+(cd "$root" && AGILEOS_SAMPLES_ARCHIVE="$root/.bundle-samples/samples-static.tar.xz" \
+  AGILEOS_SAMPLES_DIR="$root/.bundle-samples/samples-static" AGILEOS_SAMPLES_LIST="$here/samples-static.list" \
+  OUT="$out/static" timeout $((static_budget + 30)) bash "$here/run_samples.sh" --jobs 9 --budget "$static_budget" \
+  >"$out/static_run.log" 2>&1)
+echo "static samples: exit $?" >>"$out/call.txt"
+cat "$out/call.txt"
+tail -n 2 "$out/samples_summary.txt" "$out/static/samples_summary.txt" 2>/dev/null
