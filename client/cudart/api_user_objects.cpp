@@ -2,8 +2,8 @@
 // (client/session/user_objects.h): nothing reaches the worker.
 #include <cuda_runtime_api.h>
 
-#include "client/session/graph_node_params.h"
 #include "client/session/error_state.h"
+#include "client/session/graph_node_params.h"
 #include "client/session/user_objects.h"
 #include "cudart_api.gen.h"  // checks the definitions against the declarations
 
