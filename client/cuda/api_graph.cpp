@@ -42,13 +42,12 @@ CUresult beginCapture(CUstream stream, CUstreamCaptureMode mode, DefaultStream s
 }
 
 CUresult endCapture(CUstream stream, CUgraph* graph, DefaultStream spelling) {
-  if (graph == nullptr) return CUDA_ERROR_INVALID_VALUE;
   if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
   std::uint64_t token = 0;
   if (CUresult result = streamToken(stream, spelling, &token); result != CUDA_SUCCESS) return result;
   Graph* captured = nullptr;
-  const cudaError_t error = agileos::client::endCapture(token, &captured);
-  *graph = reinterpret_cast<CUgraph>(captured);
+  const cudaError_t error = agileos::client::endCapture(token, graph != nullptr ? &captured : nullptr);
+  if (graph != nullptr) *graph = reinterpret_cast<CUgraph>(captured);
   return toDriverResult(error);
 }
 

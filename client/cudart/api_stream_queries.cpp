@@ -97,13 +97,12 @@ cudaError_t beginCapture(cudaStream_t stream, cudaStreamCaptureMode mode, cudaGr
 }
 
 cudaError_t endCapture(cudaStream_t stream, cudaGraph_t* graph, DefaultStream spelling) {
-  if (graph == nullptr) return recordError(cudaErrorInvalidValue);
   std::uint64_t token = 0;
   if (cudaError_t error = resolveStream(stream, spelling, &token); error != cudaSuccess)
     return recordError(error);
   Graph* captured = nullptr;
-  const cudaError_t error = agileos::client::endCapture(token, &captured);
-  *graph = captured == nullptr ? nullptr : graph_api::handleOf(captured);
+  const cudaError_t error = agileos::client::endCapture(token, graph != nullptr ? &captured : nullptr);
+  if (graph != nullptr) *graph = captured == nullptr ? nullptr : graph_api::handleOf(captured);
   return recordError(error);
 }
 

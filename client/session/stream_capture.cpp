@@ -241,11 +241,14 @@ cudaError_t beginCapture(std::uint64_t stream, int mode, Graph* graph, std::span
 }
 
 cudaError_t endCapture(std::uint64_t stream, Graph** graph) {
-  *graph = nullptr;
+  if (graph != nullptr) *graph = nullptr;
   std::lock_guard lock(graphMutex());
   auto it = capturingStreams().find(stream);
   if (it == capturingStreams().end()) return cudaErrorIllegalState;
   std::shared_ptr<Capture> capture = it->second;
+  // No place for the graph: only a capture into the program's own graph may end so (its graph is
+  // the program's already); a capture that made its graph would lose it. Nothing changes then.
+  if (graph == nullptr && capture->ownedGraph) return cudaErrorInvalidValue;
   if (capture->origin != stream) {
     capture->invalidated = true;
     return cudaErrorStreamCaptureUnmatched;
@@ -260,7 +263,8 @@ cudaError_t endCapture(std::uint64_t stream, Graph** graph) {
       return cudaErrorStreamCaptureUnjoined;
     }
   }
-  *graph = capture->ownedGraph ? capture->ownedGraph.release() : capture->graph;
+  Graph* captured = capture->ownedGraph ? capture->ownedGraph.release() : capture->graph;
+  if (graph != nullptr) *graph = captured;
   return cudaSuccess;
 }
 

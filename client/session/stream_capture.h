@@ -57,6 +57,8 @@ void forgetCapturedEvent(std::uint64_t event);
 // a stream already capturing is cudaErrorIllegalState.
 cudaError_t beginCapture(std::uint64_t stream, int mode, Graph* graph, std::span<Node* const> dependencies);
 // cudaStreamEndCapture: the graph (owned by the program from now on), or null with the error.
+// `graph` may be null for a capture into the program's own graph (cudaStreamBeginCaptureToGraph),
+// as natively; for any other capture that is cudaErrorInvalidValue and the capture goes on.
 cudaError_t endCapture(std::uint64_t stream, Graph** graph);
 
 struct CaptureInfo {

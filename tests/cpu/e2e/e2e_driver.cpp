@@ -1884,7 +1884,22 @@ void conditionalNodes() {
 
   cudaStream_t capturing = nullptr;
   cudaStreamCreateWithFlags(&capturing, cudaStreamNonBlocking);
+  // A capture into the program's own graph may end without a place for the graph (the samples end
+  // their captures into body graphs so); a capture that made its graph may not, and goes on.
+  cudaGraph_t target = nullptr;
+  cudaGraphCreate(&target, 0);
+  check(cudaStreamBeginCaptureToGraph(capturing, target, nullptr, nullptr, 0, cudaStreamCaptureModeRelaxed) ==
+                cudaSuccess &&
+            cudaStreamEndCapture(capturing, nullptr) == cudaSuccess,
+        "cudaStreamEndCapture(nullptr) of a capture into the program's graph");
+  cudaGraphDestroy(target);
   cudaStreamBeginCapture(capturing, cudaStreamCaptureModeRelaxed);
+  cudaStreamCaptureStatus stillCapturing = cudaStreamCaptureStatusNone;
+  check(cudaStreamEndCapture(capturing, nullptr) == cudaErrorInvalidValue &&
+            cudaStreamIsCapturing(capturing, &stillCapturing) == cudaSuccess &&
+            stillCapturing == cudaStreamCaptureStatusActive,
+        "cudaStreamEndCapture(nullptr) of a capture that made its graph: refused, the capture goes on");
+  cudaGetLastError();
   check(cudaGraphLaunch(exec, capturing) != cudaSuccess, "not captured: it is evaluated as it runs");
   cudaGraph_t captured = nullptr;
   cudaStreamEndCapture(capturing, &captured);
