@@ -6,8 +6,11 @@
 //
 //   entry 4   (context, uint64* out)                     -> the context's number (1 natively for
 //             the primary context, cuCtxGetId's answer); called before and during every GEMM
-//   entry 51  (context, 0, void** out)                   -> an object of the context, the same on
-//             every call
+//   entry 51  (context, stream, void** out)              -> an object of the context, the same on
+//             every call; the stream is cublasSetStream's (null for the default stream, the only
+//             one the first trace saw; a created stream in UnifiedMemoryStreams and
+//             conjugateGradientCudaGraphs, which failed with CUBLAS_STATUS_INTERNAL_ERROR while
+//             only null was accepted)
 //   entry 39  (context, that object, uint64* out)        -> 7
 //
 // The object is opaque to cuBLASLt as far as the trace shows (it only hands it back to entry 39),
@@ -26,6 +29,7 @@
 #include "client/common/log.h"
 #include "client/cuda/driver_call.h"
 #include "client/cuda/export_table_entry.h"
+#include "client/session/streams.h"
 #include "client/session/thread_contexts.h"
 
 namespace agileos::client::cuda_shim {
@@ -64,10 +68,19 @@ CUresult contextNumberEntry(CUcontext context, std::uint64_t* number) {
   return CUDA_SUCCESS;
 }
 
-CUresult contextObjectEntry(CUcontext context, std::uint64_t which, const void** object) {
+// The second argument is the stream cuBLAS works on (cublasSetStream's; null natively for the
+// default stream): one of this process's live streams, or a default-stream spelling.
+CUresult contextObjectEntry(CUcontext context, CUstream stream, const void** object) {
   if (object == nullptr) return CUDA_ERROR_INVALID_VALUE;
   if (CUresult result = liveContext(context); result != CUDA_SUCCESS) return result;
-  if (which != 0) return notAsSeen<51>();
+  if (stream != nullptr) {
+    std::uint64_t token = 0;
+    if (resolveStream(reinterpret_cast<cudaStream_t>(stream), DefaultStream::kLegacy, &token) !=
+            cudaSuccess ||
+        !isKnownStream(token)) {
+      return CUDA_ERROR_INVALID_HANDLE;
+    }
+  }
   *object = gContextObjectToken;
   return CUDA_SUCCESS;
 }

@@ -582,7 +582,18 @@ void toolsContextTable() {
   checkResult(object(primary, 0, &handle), CUDA_SUCCESS, "entry 51");
   checkResult(value(primary, handle, &got), CUDA_SUCCESS, "entry 39 of that object");
   check(got == 7, "7, as the driver answered");
-  checkResult(object(primary, 1, &handle), CUDA_ERROR_NOT_SUPPORTED, "entry 51 with an argument never seen");
+  // The second argument is a stream (cublasSetStream's): a live one, or a default-stream spelling
+  // (1: CU_STREAM_LEGACY); anything else is no stream of this process.
+  checkResult(object(primary, 1, &handle), CUDA_SUCCESS, "entry 51 of the legacy stream");
+  checkResult(object(primary, 0x5eed, &handle), CUDA_ERROR_INVALID_HANDLE, "entry 51 of a forged stream");
+  CUstream ownStream = nullptr;
+  checkResult(cuStreamCreate(&ownStream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS, "entry 51: cuStreamCreate");
+  checkResult(object(primary, reinterpret_cast<unsigned long long>(ownStream), &handle), CUDA_SUCCESS,
+              "entry 51 of a created stream (cuBLAS on a stream of its own)");
+  checkResult(value(primary, handle, &got), CUDA_SUCCESS, "entry 39 of the created stream's object");
+  checkResult(cuStreamDestroy(ownStream), CUDA_SUCCESS, "entry 51: cuStreamDestroy");
+  checkResult(object(primary, reinterpret_cast<unsigned long long>(ownStream), &handle),
+              CUDA_ERROR_INVALID_HANDLE, "entry 51 of a destroyed stream");
   checkResult(value(primary, &got, &got), CUDA_ERROR_NOT_SUPPORTED, "entry 39 of another object");
   using Unknown = CUresult (*)();
   checkResult(reinterpret_cast<Unknown>(table[5])(), CUDA_ERROR_NOT_SUPPORTED,
