@@ -13,6 +13,14 @@
 //             only null was accepted)
 //   entry 39  (context, that object, uint64* out)        -> 7
 //
+// The second trace (2026-12-05, H200, tests/gpu/samples/trace_private_tables.sh) saw a created
+// stream: natively entry 51 then writes an object of that stream (the first word of the stream's
+// own record), and entry 39 answers a number of that stream (13 and 14 in two runs; 7 for the
+// default stream's object). Here entry 51 answers the context's object for every stream and 39 the
+// default stream's 7; with that, cuBLAS on a stream of its own worked on the H200 (the samples
+// UnifiedMemoryStreams and conjugateGradientCudaGraphs). Serving each stream its own object and
+// number is the faithful next step (the number is most likely the stream's id; not yet shown).
+//
 // The object is opaque to cuBLASLt as far as the trace shows (it only hands it back to entry 39),
 // so a token stands for it. Calls with any other arguments than those seen fail closed with
 // CUDA_ERROR_NOT_SUPPORTED and are logged once, as every other entry of the table does: what a
