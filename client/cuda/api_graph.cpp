@@ -31,24 +31,24 @@ CUresult streamToken(CUstream stream, DefaultStream spelling, std::uint64_t* tok
   return toDriverResult(resolveStream(reinterpret_cast<cudaStream_t>(stream), spelling, token));
 }
 
+cudaStream_t runtimeStream(CUstream stream) { return reinterpret_cast<cudaStream_t>(stream); }
+
+int modeOf(const CUstreamCaptureMode& mode) {
+  int value = 0;  // any bit pattern may come: read as an integer, not as the enum
+  static_assert(sizeof value == sizeof mode);
+  std::memcpy(&value, &mode, sizeof value);
+  return value;
+}
+
 CUresult beginCapture(CUstream stream, CUstreamCaptureMode mode, DefaultStream spelling) {
   if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
-  int modeValue = 0;  // any bit pattern may come: read as an integer, not as the enum
-  static_assert(sizeof modeValue == sizeof mode);
-  std::memcpy(&modeValue, &mode, sizeof modeValue);
-  std::uint64_t token = 0;
-  if (CUresult result = streamToken(stream, spelling, &token); result != CUDA_SUCCESS) return result;
-  return toDriverResult(agileos::client::beginCapture(token, modeValue, nullptr, {}));
+  return toDriverResult(graph_api::beginStreamCapture(runtimeStream(stream), spelling, modeOf(mode), nullptr,
+                                                      nullptr, nullptr, 0));
 }
 
 CUresult endCapture(CUstream stream, CUgraph* graph, DefaultStream spelling) {
   if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
-  std::uint64_t token = 0;
-  if (CUresult result = streamToken(stream, spelling, &token); result != CUDA_SUCCESS) return result;
-  Graph* captured = nullptr;
-  const cudaError_t error = agileos::client::endCapture(token, graph != nullptr ? &captured : nullptr);
-  if (graph != nullptr) *graph = reinterpret_cast<CUgraph>(captured);
-  return toDriverResult(error);
+  return toDriverResult(graph_api::endStreamCapture(runtimeStream(stream), spelling, graph));
 }
 
 CUresult instantiate(CUgraphExec* exec, CUgraph graph, unsigned long long flags) {
@@ -74,30 +74,18 @@ CUresult beginCaptureToGraph(CUstream stream, CUgraph graph, const CUgraphNode* 
                              const CUgraphEdgeData* edgeData, size_t count, CUstreamCaptureMode mode,
                              DefaultStream spelling) {
   if (graph == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  if (!graph_api::plainEdges(reinterpret_cast<const cudaGraphEdgeData*>(edgeData), count))
-    return CUDA_ERROR_NOT_SUPPORTED;
   if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
-  int modeValue = 0;
-  static_assert(sizeof modeValue == sizeof mode);
-  std::memcpy(&modeValue, &mode, sizeof modeValue);
-  std::vector<Node*> list;
-  if (cudaError_t error = graph_api::dependencyList(dependencies, count, &list); error != cudaSuccess)
-    return toDriverResult(error);
-  std::uint64_t token = 0;
-  if (CUresult result = streamToken(stream, spelling, &token); result != CUDA_SUCCESS) return result;
-  return toDriverResult(agileos::client::beginCapture(token, modeValue, graph_api::graphOf(graph), list));
+  return toDriverResult(
+      graph_api::beginStreamCapture(runtimeStream(stream), spelling, modeOf(mode), graph, dependencies,
+                                    reinterpret_cast<const cudaGraphEdgeData*>(edgeData), count));
 }
 
 CUresult updateDependencies(CUstream stream, CUgraphNode* dependencies, const CUgraphEdgeData* edgeData,
                             size_t count, unsigned flags, DefaultStream spelling) {
-  if (edgeData != nullptr) return CUDA_ERROR_NOT_SUPPORTED;
   if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
-  std::vector<Node*> list;
-  if (cudaError_t error = graph_api::dependencyList(dependencies, count, &list); error != cudaSuccess)
-    return toDriverResult(error);
-  std::uint64_t token = 0;
-  if (CUresult result = streamToken(stream, spelling, &token); result != CUDA_SUCCESS) return result;
-  return toDriverResult(updateCaptureDependencies(token, list, flags));
+  return toDriverResult(graph_api::updateStreamCaptureDependencies(
+      runtimeStream(stream), spelling, dependencies, reinterpret_cast<const cudaGraphEdgeData*>(edgeData),
+      count, flags));
 }
 
 }  // namespace

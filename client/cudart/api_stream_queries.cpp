@@ -81,43 +81,22 @@ cudaError_t getCaptureInfo(cudaStream_t stream, cudaStreamCaptureStatus* status,
 cudaError_t beginCapture(cudaStream_t stream, cudaStreamCaptureMode mode, cudaGraph_t graph,
                          const cudaGraphNode_t* dependencies, const cudaGraphEdgeData* edgeData, size_t count,
                          DefaultStream spelling) {
-  int modeValue = 0;
+  int modeValue = 0;  // any bit pattern may come: read as an integer, not as the enum
   static_assert(sizeof modeValue == sizeof mode);
   std::memcpy(&modeValue, &mode, sizeof modeValue);
-  if (!graph_api::plainEdges(edgeData, count)) return recordError(cudaErrorNotSupported);
-  std::vector<Node*> list;
-  if (cudaError_t error = graph_api::dependencyList(dependencies, count, &list); error != cudaSuccess) {
-    return recordError(error);
-  }
-  std::uint64_t token = 0;
-  if (cudaError_t error = resolveStream(stream, spelling, &token); error != cudaSuccess)
-    return recordError(error);
-  return recordError(agileos::client::beginCapture(
-      token, modeValue, graph == nullptr ? nullptr : graph_api::graphOf(graph), list));
+  return recordError(
+      graph_api::beginStreamCapture(stream, spelling, modeValue, graph, dependencies, edgeData, count));
 }
 
 cudaError_t endCapture(cudaStream_t stream, cudaGraph_t* graph, DefaultStream spelling) {
-  std::uint64_t token = 0;
-  if (cudaError_t error = resolveStream(stream, spelling, &token); error != cudaSuccess)
-    return recordError(error);
-  Graph* captured = nullptr;
-  const cudaError_t error = agileos::client::endCapture(token, graph != nullptr ? &captured : nullptr);
-  if (graph != nullptr) *graph = captured == nullptr ? nullptr : graph_api::handleOf(captured);
-  return recordError(error);
+  return recordError(graph_api::endStreamCapture(stream, spelling, graph));
 }
 
 cudaError_t updateDependencies(cudaStream_t stream, cudaGraphNode_t* dependencies,
                                const cudaGraphEdgeData* edgeData, size_t count, unsigned flags,
                                DefaultStream spelling) {
-  if (edgeData != nullptr) return recordError(cudaErrorNotSupported);
-  std::vector<Node*> list;
-  if (cudaError_t error = graph_api::dependencyList(dependencies, count, &list); error != cudaSuccess) {
-    return recordError(error);
-  }
-  std::uint64_t token = 0;
-  if (cudaError_t error = resolveStream(stream, spelling, &token); error != cudaSuccess)
-    return recordError(error);
-  return recordError(updateCaptureDependencies(token, list, flags));
+  return recordError(
+      graph_api::updateStreamCaptureDependencies(stream, spelling, dependencies, edgeData, count, flags));
 }
 
 }  // namespace

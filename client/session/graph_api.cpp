@@ -7,6 +7,7 @@
 
 #include "client/session/graph_conditionals.h"
 #include "client/session/launch_attributes.h"
+#include "client/session/stream_capture.h"
 #include "client/session/streams.h"
 
 namespace agileos::client::graph_api {
@@ -274,6 +275,37 @@ cudaError_t addConditionalNode(cudaGraphNode_t* node, cudaGraph_t graph, const c
     *bodies = std::get<ConditionalWork>(added->work).bodyHandles.data();
     return cudaSuccess;
   });
+}
+
+cudaError_t beginStreamCapture(cudaStream_t stream, DefaultStream spelling, int mode, cudaGraph_t graph,
+                               const cudaGraphNode_t* dependencies, const cudaGraphEdgeData* edgeData,
+                               size_t count) {
+  if (!plainEdges(edgeData, count)) return cudaErrorNotSupported;
+  std::vector<Node*> list;
+  if (cudaError_t error = dependencyList(dependencies, count, &list); error != cudaSuccess) return error;
+  std::uint64_t token = 0;
+  if (cudaError_t error = resolveStream(stream, spelling, &token); error != cudaSuccess) return error;
+  return beginCapture(token, mode, graph == nullptr ? nullptr : graphOf(graph), list);
+}
+
+cudaError_t endStreamCapture(cudaStream_t stream, DefaultStream spelling, cudaGraph_t* graph) {
+  std::uint64_t token = 0;
+  if (cudaError_t error = resolveStream(stream, spelling, &token); error != cudaSuccess) return error;
+  Graph* captured = nullptr;
+  const cudaError_t error = endCapture(token, graph != nullptr ? &captured : nullptr);
+  if (graph != nullptr) *graph = captured == nullptr ? nullptr : handleOf(captured);
+  return error;
+}
+
+cudaError_t updateStreamCaptureDependencies(cudaStream_t stream, DefaultStream spelling,
+                                            cudaGraphNode_t* dependencies, const cudaGraphEdgeData* edgeData,
+                                            size_t count, unsigned flags) {
+  if (edgeData != nullptr) return cudaErrorNotSupported;
+  std::vector<Node*> list;
+  if (cudaError_t error = dependencyList(dependencies, count, &list); error != cudaSuccess) return error;
+  std::uint64_t token = 0;
+  if (cudaError_t error = resolveStream(stream, spelling, &token); error != cudaSuccess) return error;
+  return updateCaptureDependencies(token, list, flags);
 }
 
 cudaError_t setNodeWork(cudaGraphNode_t node, NodeKind kind, cudaError_t built, NodeWork work) {

@@ -20,6 +20,7 @@
 #include "client/session/graph.h"
 #include "client/session/graph_launch.h"
 #include "client/session/graph_node_params.h"
+#include "client/session/streams.h"
 
 namespace agileos::client::graph_api {
 
@@ -119,6 +120,19 @@ cudaError_t setKernelNodeAttribute(cudaGraphNode_t node, cudaKernelNodeAttrID at
 cudaError_t kernelNodeAttribute(cudaGraphNode_t node, cudaKernelNodeAttrID attr,
                                 cudaKernelNodeAttrValue* value);
 cudaError_t copyKernelNodeAttributes(cudaGraphNode_t destination, cudaGraphNode_t source);
+
+// --- stream capture on the program's stream handles (stream_capture.h does the capturing) ---
+// cudaStreamBeginCapture(ToGraph): `mode` as the program passed it, read as an integer; `graph` null
+// for a capture that makes its own graph; plain edges only (cudaErrorNotSupported otherwise).
+cudaError_t beginStreamCapture(cudaStream_t stream, DefaultStream spelling, int mode, cudaGraph_t graph,
+                               const cudaGraphNode_t* dependencies, const cudaGraphEdgeData* edgeData,
+                               size_t count);
+// cudaStreamEndCapture; `graph` may be null for a capture into the program's own graph.
+cudaError_t endStreamCapture(cudaStream_t stream, DefaultStream spelling, cudaGraph_t* graph);
+// cudaStreamUpdateCaptureDependencies; edge data is cudaErrorNotSupported.
+cudaError_t updateStreamCaptureDependencies(cudaStream_t stream, DefaultStream spelling,
+                                            cudaGraphNode_t* dependencies, const cudaGraphEdgeData* edgeData,
+                                            size_t count, unsigned flags);
 
 // --- executable graphs (graph_exec_api.cpp) ---
 // The flags CUDA defines for instantiation that mean something here (auto-free on launch; node
