@@ -197,7 +197,7 @@ CUresult cuLinkAddFile_v2(CUlinkState state, CUjitInputType type, const char* pa
 // None: CUDA_ERROR_INVALID_VALUE (cuda.h names no code for an empty link; this one was not
 // checked against a real driver). Several: not linked here.
 CUresult cuLinkComplete(CUlinkState handle, void** cubinOut, size_t* sizeOut) {
-  std::lock_guard lock(gMutex);
+  std::unique_lock lock(gMutex);
   LinkState* state = findLocked(handle);
   if (state == nullptr) return CUDA_ERROR_INVALID_HANDLE;
   if (cubinOut == nullptr) return CUDA_ERROR_INVALID_VALUE;
@@ -216,15 +216,19 @@ CUresult cuLinkComplete(CUlinkState handle, void** cubinOut, size_t* sizeOut) {
   }
   if (state->outputs.hints != 0)
     AGILEOS_LOG_DEBUG("cuLinkComplete: %u JIT option(s) left to the worker's loader", state->outputs.hints);
-  std::string& image = *state->inputs.front();
+  // The image never moves until cuLinkDestroy; the outputs are the caller's buffers.
+  const std::string& image = *state->inputs.front();
+  const JitOutputs outputs = state->outputs;
+  const bool wantsLog = state->firstInputIsPtx && outputs.info.buffer != nullptr && outputs.info.capacity > 0;
   // The logs: the code is compiled (and guarded) when the program loads it, in the worker. A program
   // that asked for the info log of a PTX input (cuda-samples' ptxjit prints it) gets the one the
-  // worker's JIT gives for that PTX (code_images.h: jitLogsOf); any other gets a quiet JIT's.
+  // worker's JIT gives for that PTX (code_images.h: jitLogsOf), asked for without the lock (a round
+  // trip and a compile); any other gets a quiet JIT's.
+  lock.unlock();
   std::string info, error;
-  if (state->firstInputIsPtx && state->outputs.info.buffer != nullptr && state->outputs.info.capacity > 0)
-    jitLogsOf(image, state->outputs.verbose, &info, &error);
-  writeOutputs(*state, info.c_str(), error.c_str());
-  *cubinOut = image.data();
+  if (wantsLog) jitLogsOf(image, outputs.verbose, &info, &error);
+  writeJitOutputs(outputs, info.c_str(), error.c_str());
+  *cubinOut = const_cast<char*>(image.data());
   if (sizeOut != nullptr) *sizeOut = image.size();
   return CUDA_SUCCESS;
 }
