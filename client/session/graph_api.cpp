@@ -13,12 +13,6 @@
 namespace agileos::client::graph_api {
 namespace {
 
-std::uint64_t eventToken(cudaEvent_t event) { return reinterpret_cast<std::uint64_t>(event); }
-
-cudaError_t liveEvent(cudaEvent_t event) {
-  return event != nullptr && isLiveEvent(eventToken(event)) ? cudaSuccess : cudaErrorInvalidResourceHandle;
-}
-
 void zeroEdges(cudaGraphEdgeData* edgeData, size_t count) {
   if (edgeData != nullptr) std::fill(edgeData, edgeData + count, cudaGraphEdgeData{});
 }
@@ -230,7 +224,9 @@ cudaError_t addKernelNode(cudaGraphNode_t* node, cudaGraph_t graph, const cudaGr
 
 cudaError_t addEventNode(cudaGraphNode_t* node, cudaGraph_t graph, const cudaGraphNode_t* dependencies,
                          size_t count, NodeKind kind, cudaEvent_t event) {
-  return addNode(node, graph, dependencies, count, kind, liveEvent(event), EventWork{eventToken(event)});
+  EventWork work;
+  const cudaError_t built = eventWork(event, &work);
+  return addNode(node, graph, dependencies, count, kind, built, work);
 }
 
 cudaError_t addChildGraphNode(cudaGraphNode_t* node, cudaGraph_t graph, const cudaGraphNode_t* dependencies,
@@ -345,7 +341,9 @@ cudaError_t kernelNodeParams(cudaGraphNode_t node, cudaKernelNodeParams* params)
 }
 
 cudaError_t setEventNodeEvent(cudaGraphNode_t node, NodeKind kind, cudaEvent_t event) {
-  return setNodeWork(node, kind, liveEvent(event), EventWork{eventToken(event)});
+  EventWork work;
+  const cudaError_t built = eventWork(event, &work);
+  return setNodeWork(node, kind, built, work);
 }
 
 cudaError_t eventNodeEvent(cudaGraphNode_t node, NodeKind kind, cudaEvent_t* event) {

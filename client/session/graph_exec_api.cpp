@@ -66,10 +66,9 @@ cudaError_t setExecutableKernelParams(cudaGraphExec_t exec, cudaGraphNode_t node
 }
 
 cudaError_t setExecutableEvent(cudaGraphExec_t exec, cudaGraphNode_t node, NodeKind kind, cudaEvent_t event) {
-  const auto token = reinterpret_cast<std::uint64_t>(event);
-  const cudaError_t live =
-      event != nullptr && isLiveEvent(token) ? cudaSuccess : cudaErrorInvalidResourceHandle;
-  return setExecutableNodeWork(exec, node, kind, live, EventWork{token});
+  EventWork work;
+  const cudaError_t built = eventWork(event, &work);
+  return setExecutableNodeWork(exec, node, kind, built, work);
 }
 
 cudaError_t updateExecutableGraph(cudaGraphExec_t exec, cudaGraph_t graph,

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "client/session/module_registry.h"
+#include "client/session/streams.h"
 
 namespace agileos::client::graph_api {
 namespace {
@@ -131,6 +132,13 @@ cudaMemsetParams fillParams(const FillWork& work) {
 cudaError_t hostWork(const cudaHostNodeParams* params, HostWork* work) {
   if (params == nullptr || params->fn == nullptr) return cudaErrorInvalidValue;
   *work = HostWork{params->fn, params->userData};
+  return cudaSuccess;
+}
+
+cudaError_t eventWork(cudaEvent_t event, EventWork* work) {
+  const auto token = reinterpret_cast<std::uint64_t>(event);
+  if (event == nullptr || !isLiveEvent(token)) return cudaErrorInvalidResourceHandle;
+  *work = EventWork{token};
   return cudaSuccess;
 }
 

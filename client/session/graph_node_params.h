@@ -29,6 +29,10 @@ cudaMemsetParams fillParams(const FillWork& work);
 
 cudaError_t hostWork(const cudaHostNodeParams* params, HostWork* work);
 
+// An event record or wait node's work: a live event of the session (cudaErrorInvalidResourceHandle
+// otherwise).
+cudaError_t eventWork(cudaEvent_t event, EventWork* work);
+
 // Copy nodes that name a __device__ variable: the device address of [offset, offset + count) of
 // the registered `symbol` (cudaErrorInvalidSymbol, or cudaErrorInvalidValue for a range past its
 // end; not recorded), and the directions such a copy may take to (from) the variable.
