@@ -98,6 +98,7 @@ TEST(PtxGraphConditionals, AnyOtherDeclarationIsRefusedWithTheReason) {
            ".extern .func cudaGraphSetConditional(.param .b64 h, .param .b32 v, .param .b32 w);",
            ".extern .func (.param .b32 r) cudaGraphSetConditional(.param .b64 h, .param .b32 v);",
            ".extern .func cudaGraphSetConditional;",
+           ".weak .func cudaGraphSetConditional(.param .b64 h, .param .b32 v);",
        }) {
     const ParseResult input = parse(kHeader + declaration + "\n.visible .entry k()\n{\nret;\n}\n");
     if (!input.ok) continue;  // a form the parser refuses never reaches the rewrite
