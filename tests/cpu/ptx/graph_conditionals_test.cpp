@@ -106,6 +106,12 @@ TEST(PtxGraphConditionals, AnyOtherDeclarationIsRefusedWithTheReason) {
     EXPECT_FALSE(result.ok) << declaration;
     EXPECT_NE(result.error.find("cudaGraphSetConditional"), npos) << declaration << ": " << result.error;
   }
+  // PTX's .alias could give the driver's function another name; the front end reads no such directive.
+  EXPECT_FALSE(parse(kHeader +
+                     ".extern .func cudaGraphSetConditional(.param .b64 a, .param .b32 b);\n"
+                     ".func setter(.param .b64 a, .param .b32 b);\n.alias setter, cudaGraphSetConditional;\n")
+                   .ok)
+      << "an alias of it";
   const ParseResult twice = parse(kHeader +
                                   ".extern .func cudaGraphSetConditional(.param .b64 a, .param .b32 b);\n"
                                   ".extern .func cudaGraphSetConditional(.param .b64 c, .param .b32 d);\n");
