@@ -9,6 +9,7 @@
 #include "ptx/managed_variables.h"
 #include "ptx/parser.h"
 #include "ptx/printer.h"
+#include "ptx/separate_compilation.h"
 
 namespace agileos::worker {
 
@@ -123,18 +124,22 @@ PreparedImage prepareModuleImage(const std::vector<fatbin::Entry>& entries, std:
       return prepared;
     }
   }
-  if ((!guard && !link && !managed && !conditionals) || !prepared.ptx) {
+  // PTX older than separate compilation takes is parsed and printed raised (separate_compilation.h).
+  const bool legacy = prepared.ptx && ptx::needsVersionRaise(payload);
+  if ((!guard && !link && !managed && !conditionals && !legacy) || !prepared.ptx) {
     prepared.image = std::move(payload);
     if (prepared.ptx) prepared.image.push_back('\0');  // the driver reads PTX as a C string
     prepared.ok = true;
     return prepared;
   }
-  const ptx::ParseResult parsed = ptx::parse(payload);
+  ptx::ParseResult parsed = ptx::parse(payload);
   if (!parsed.ok) {
     prepared.error = cudaErrorInvalidPtx;
     prepared.detail = "the module's PTX cannot be parsed for the guard: " + parsed.error;
     return prepared;
   }
+  // Before every rewrite, so that the guard and the check of its output read the text compiled.
+  ptx::raiseVersionForSeparateCompilation(&parsed.module);
   // Managed variables first, so that the link and the guard see (and check) the rewritten code.
   ptx::ManagedRewriteResult managedRewrite = ptx::rewriteManagedVariables(parsed.module);
   if (!managedRewrite.ok) {

@@ -11,6 +11,7 @@
 
 #include "ptx/parser.h"
 #include "ptx/printer.h"
+#include "ptx/separate_compilation.h"
 #include "worker/dispatcher.h"
 #include "worker/handlers/module_loading.h"
 #include "worker/module_cache/compiled_module_cache.h"
@@ -149,11 +150,12 @@ void jitLog(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& rep
     refuse(reply, cudaErrorInvalidValue, "PTX text is empty or larger than 512 MiB");
     return;
   }
-  const ptx::ParseResult parsed = ptx::parse(std::string_view(bytes.c_str()));
+  ptx::ParseResult parsed = ptx::parse(std::string_view(bytes.c_str()));
   if (!parsed.ok) {
     refuse(reply, cudaErrorInvalidPtx, "the PTX does not parse: " + parsed.error);
     return;
   }
+  ptx::raiseVersionForSeparateCompilation(&parsed.module);  // compiled as a load would compile it
   std::string text = ptx::print(parsed.module);
   text.push_back('\0');
   std::string info, error;

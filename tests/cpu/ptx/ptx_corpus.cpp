@@ -38,21 +38,27 @@ std::string readFile(const std::string& path) {
   return out.str();
 }
 
-int assemble(const std::string& text, std::string* output) {
+int runPtxas(const std::string& text, const std::string& options, std::string* output, std::string* object) {
   const fs::path dir = fs::temp_directory_path() / ("agileos-ptxas-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   const fs::path input = dir / "input.ptx";
+  const fs::path written = dir / "output.cubin";
   std::ofstream(input, std::ios::binary) << text;
-  const std::string target = text.find(".target sm_75") != std::string::npos ? "sm_75" : "sm_90";
-  const std::string command = std::string(AGILEOS_PTXAS) + " -arch=" + target + " " + input.string() +
-                              " -o " + (dir / "output.cubin").string() + " 2>&1";
+  const std::string command =
+      std::string(AGILEOS_PTXAS) + " " + options + " " + input.string() + " -o " + written.string() + " 2>&1";
   FILE* pipe = ::popen(command.c_str(), "r");
   if (pipe == nullptr) return -1;
   char buffer[4096];
   while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) *output += buffer;
   const int status = ::pclose(pipe);
+  if (object != nullptr) *object = fs::exists(written) ? readFile(written.string()) : std::string();
   fs::remove_all(dir);
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+int assemble(const std::string& text, std::string* output) {
+  const std::string target = text.find(".target sm_75") != std::string::npos ? "sm_75" : "sm_90";
+  return runPtxas(text, "-arch=" + target, output);
 }
 
 }  // namespace agileos::ptx::testing

@@ -21,4 +21,9 @@ std::string readFile(const std::string& path);
 // else is assembled for sm_90); returns ptxas's exit status and appends its output.
 int assemble(const std::string& text, std::string* output);
 
+// ptxas on `text` with `options` (e.g. "-arch=sm_90 -c"); returns its exit status, appends its
+// output, and stores what it wrote in `object` when not null.
+int runPtxas(const std::string& text, const std::string& options, std::string* output,
+             std::string* object = nullptr);
+
 }  // namespace agileos::ptx::testing

@@ -6,6 +6,7 @@
 #include <driver_types.h>
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <span>
 
@@ -93,6 +94,66 @@ TEST(ModuleGuard, ReportCountsInsteadOfTrapping) {
   ASSERT_TRUE(image.ok) << image.detail;
   EXPECT_NE(image.image.find("red.global.add.u64"), std::string::npos);
   EXPECT_EQ(image.image.find("trap;"), std::string::npos);
+}
+
+// PTX in nvcc 4's style (ISA 1.4, sm_10), as cuda-samples' matrixMulDynlinkJIT hands it to
+// cuModuleLoadDataEx. The driver's JIT linker, which the worker compiles with, takes only PTX 3.1
+// and later (the fake backend refuses older text as it does), so under every setting the worker
+// loads it parsed and printed at 3.1 (ptx/separate_compilation.h).
+constexpr char kLegacyPtx[] = R"(	.version 1.4
+	.target sm_10, map_f64_to_f32
+	.file	1	"C:/Temp/legacy\kernel.cudafe2.gpu"
+	.entry legacy_fill (
+		.param .u64 __cudaparm_legacy_fill_out)
+	{
+	.reg .u32 %r<4>;
+	.reg .u64 %rd<4>;
+	.loc	1	3	0
+$LDWbegin_legacy_fill:
+	cvt.u32.u16 	%r1, %tid.x;
+	ld.param.u64 	%rd1, [__cudaparm_legacy_fill_out];
+	cvt.u64.u32 	%rd2, %r1;
+	mul.lo.u64 	%rd3, %rd2, 4;
+	add.u64 	%rd1, %rd1, %rd3;
+	st.global.u32 	[%rd1+0], %r1;
+	exit;
+$LDWend_legacy_fill:
+	}
+)";
+
+TEST(ModuleGuard, PtxOlderThanSeparateCompilationTakesLoadsRaisedUnderEverySetting) {
+  for (Mode mode : {Mode::kOff, Mode::kTrap, Mode::kReport}) {
+    SCOPED_TRACE(static_cast<int>(mode));
+    WorkerHarness harness;
+    TestClient client = harness.attach(1, config(mode));
+    v1::CallRequest load;
+    load.mutable_module_load_image()->set_image(std::string(kLegacyPtx) + '\0');
+    const v1::CallReply loaded = client.call(load);
+    ASSERT_EQ(loaded.error(), cudaSuccess) << describe(loaded);
+    v1::CallRequest get;
+    get.mutable_module_get_function()->set_module(loaded.module_loaded().module());
+    get.mutable_module_get_function()->set_name("legacy_fill");
+    const v1::CallReply function = client.call(get);
+    ASSERT_EQ(function.error(), cudaSuccess) << describe(function);
+    EXPECT_EQ(function.function_info().param_buffer_size(), 8u);
+    const memmgr::DevicePtr out = client.malloc(4096);
+    std::string params(8, '\0');
+    std::memcpy(params.data(), &out, sizeof out);
+    EXPECT_EQ(client.call(requests::launchKernel(function.function_info().token(), params)).error(),
+              cudaSuccess);
+  }
+  // What reaches the JIT linker says 3.1; the target and its option stay.
+  fatbin::Entry entry;
+  entry.kind = fatbin::EntryKind::kPtx;
+  entry.smArch = 10;
+  entry.payload.assign(kLegacyPtx, kLegacyPtx + sizeof kLegacyPtx - 1);
+  for (Mode mode : {Mode::kOff, Mode::kTrap}) {
+    const PreparedImage image = prepareModuleImage({entry}, 90, config(mode));
+    ASSERT_TRUE(image.ok) << image.detail;
+    EXPECT_NE(image.image.find(".version 3.1"), std::string::npos) << image.image;
+    EXPECT_EQ(image.image.find(".version 1.4"), std::string::npos);
+    EXPECT_NE(image.image.find("map_f64_to_f32"), std::string::npos);
+  }
 }
 
 TEST(ModuleGuard, SassOnlyModulesAreRefusedOrAllowedUnguardedAsConfigured) {

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "ptx/separate_compilation.h"
 #include "worker/testing/fake_gpu/fake_elf_symbols.h"
 #include "worker/testing/fake_gpu/fake_gpu_backend.h"
 #include "worker/testing/fake_gpu/fake_host_buffer.h"
@@ -20,7 +21,14 @@ std::uint64_t alignUp(std::uint64_t value, std::uint64_t alignment) {
 
 // Modules --------------------------------------------------------------------------------
 
-CUresult FakeGpuBackend::compilePtx(const std::string& ptx, std::string* image, std::string* /*log*/) {
+// As the driver's JIT linker, which compiles its PTX input as separate code: PTX older than ISA 3.1
+// is refused with ptxas's words (ptx/separate_compilation.h), so that CPU tests see what the GPU
+// would refuse.
+CUresult FakeGpuBackend::compilePtx(const std::string& ptx, std::string* image, std::string* log) {
+  if (ptx::needsVersionRaise(ptx)) {
+    if (log != nullptr) *log = "ptxas fatal   : 'Compile only(-c)' requires PTX ISA .version 3.1 or later";
+    return CUDA_ERROR_INVALID_PTX;
+  }
   *image = ptx;
   if (image->empty() || image->back() != '\0') image->push_back('\0');
   return CUDA_SUCCESS;
