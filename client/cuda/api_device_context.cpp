@@ -375,6 +375,18 @@ CUresult cuCtxSetCacheConfig(CUfunc_cache config) {
   return inContext([&] { return setContextCacheConfig(static_cast<int>(config)); });
 }
 
+// Fixed four-byte banks (client/session/context_calls.h).
+CUresult cuCtxGetSharedMemConfig(CUsharedconfig* pConfig) {
+  if (pConfig == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
+  *pConfig = static_cast<CUsharedconfig>(kFixedSharedMemBankSize);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuCtxSetSharedMemConfig(CUsharedconfig config) {
+  return inContext([&] { return checkSharedMemBankSetting(static_cast<int>(config)); });
+}
+
 CUresult cuCtxResetPersistingL2Cache() {
   return inContext([] { return resetPersistingL2Cache(); });
 }

@@ -118,11 +118,62 @@ CUresult copyPeer(CUdeviceptr dst, CUcontext dstContext, CUdeviceptr src, CUcont
                                    cudaMemcpyDeviceToDevice, target));
 }
 
+// A 3D copy between two contexts of the client: all are on its one device, so it is cuMemcpy3D's
+// copy once each end's context is live (a context is ignored for an array end, as the driver says).
+CUresult copy3DPeer(const CUDA_MEMCPY3D_PEER* peer, CUstream stream, DefaultStream spelling,
+                    Ordering ordering) {
+  if (peer == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult result = requireInitialized(); result != CUDA_SUCCESS) return result;
+  const auto liveOrArray = [](CUmemorytype type, CUcontext context) {
+    return type == CU_MEMORYTYPE_ARRAY || (context != nullptr && isLiveContext(context));
+  };
+  if (!liveOrArray(peer->srcMemoryType, peer->srcContext) ||
+      !liveOrArray(peer->dstMemoryType, peer->dstContext))
+    return CUDA_ERROR_INVALID_CONTEXT;
+  CUDA_MEMCPY3D copy{};
+  copy.srcXInBytes = peer->srcXInBytes;
+  copy.srcY = peer->srcY;
+  copy.srcZ = peer->srcZ;
+  copy.srcLOD = peer->srcLOD;
+  copy.srcMemoryType = peer->srcMemoryType;
+  copy.srcHost = peer->srcHost;
+  copy.srcDevice = peer->srcDevice;
+  copy.srcArray = peer->srcArray;
+  copy.srcPitch = peer->srcPitch;
+  copy.srcHeight = peer->srcHeight;
+  copy.dstXInBytes = peer->dstXInBytes;
+  copy.dstY = peer->dstY;
+  copy.dstZ = peer->dstZ;
+  copy.dstLOD = peer->dstLOD;
+  copy.dstMemoryType = peer->dstMemoryType;
+  copy.dstHost = peer->dstHost;
+  copy.dstDevice = peer->dstDevice;
+  copy.dstArray = peer->dstArray;
+  copy.dstPitch = peer->dstPitch;
+  copy.dstHeight = peer->dstHeight;
+  copy.WidthInBytes = peer->WidthInBytes;
+  copy.Height = peer->Height;
+  copy.Depth = peer->Depth;
+  return copy3D(&copy, stream, spelling, ordering);
+}
+
 }  // namespace
 
 extern "C" {
 
 CUresult cuMemcpy3D_v2(const CUDA_MEMCPY3D* pCopy) { return copy3D(pCopy, nullptr, kLegacy, kSync); }
+CUresult cuMemcpy3DPeer(const CUDA_MEMCPY3D_PEER* pCopy) {
+  return copy3DPeer(pCopy, nullptr, kLegacy, kSync);
+}
+CUresult cuMemcpy3DPeer_ptds(const CUDA_MEMCPY3D_PEER* pCopy) {
+  return copy3DPeer(pCopy, nullptr, kPerThread, kSync);
+}
+CUresult cuMemcpy3DPeerAsync(const CUDA_MEMCPY3D_PEER* pCopy, CUstream hStream) {
+  return copy3DPeer(pCopy, hStream, kLegacy, kAsync);
+}
+CUresult cuMemcpy3DPeerAsync_ptsz(const CUDA_MEMCPY3D_PEER* pCopy, CUstream hStream) {
+  return copy3DPeer(pCopy, hStream, kPerThread, kAsync);
+}
 CUresult cuMemcpy3D_v2_ptds(const CUDA_MEMCPY3D* pCopy) { return copy3D(pCopy, nullptr, kPerThread, kSync); }
 CUresult cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D* pCopy, CUstream hStream) {
   return copy3D(pCopy, hStream, kLegacy, kAsync);

@@ -22,6 +22,7 @@
 #include "client/cuda/jit_options.h"
 #include "client/cuda/module_handles.h"
 #include "client/session/code_images.h"
+#include "client/session/context_calls.h"
 #include "client/session/function_calls.h"
 #include "client/session/kernel_launch.h"
 #include "client/session/launch_attributes.h"
@@ -437,6 +438,12 @@ CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int v
 CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config) {
   return onFunction(
       hfunc, [&](std::uint64_t token) { return setFunctionCacheConfig(token, static_cast<int>(config)); });
+}
+
+// Fixed four-byte banks (client/session/context_calls.h): a valid setting of a live function does nothing.
+CUresult cuFuncSetSharedMemConfig(CUfunction hfunc, CUsharedconfig config) {
+  return onFunction(hfunc,
+                    [&](std::uint64_t) { return checkSharedMemBankSetting(static_cast<int>(config)); });
 }
 
 // The most dynamic shared memory a block may take while `numBlocks` blocks of `blockSize`

@@ -205,4 +205,17 @@ cudaError_t cudaDeviceSetCacheConfig(enum cudaFuncCache cacheConfig) {
   return recordError(setContextCacheConfig(cacheConfig));
 }
 
+// Fixed four-byte banks (context_calls.h): the query answers that, a valid setting does nothing.
+cudaError_t cudaDeviceGetSharedMemConfig(enum cudaSharedMemConfig* pConfig) {
+  if (pConfig == nullptr) return recordError(cudaErrorInvalidValue);
+  if (cudaError_t error = checkDeviceOrdinal(0); error != cudaSuccess) return recordError(error);
+  *pConfig = static_cast<cudaSharedMemConfig>(kFixedSharedMemBankSize);
+  return cudaSuccess;
+}
+
+cudaError_t cudaDeviceSetSharedMemConfig(enum cudaSharedMemConfig config) {
+  if (cudaError_t error = checkDeviceOrdinal(0); error != cudaSuccess) return recordError(error);
+  return recordError(checkSharedMemBankSetting(static_cast<int>(config)));
+}
+
 }  // extern "C"

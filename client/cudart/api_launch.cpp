@@ -14,6 +14,7 @@
 #include <cstring>
 #include <vector>
 
+#include "client/session/context_calls.h"
 #include "client/session/error_state.h"
 #include "client/session/function_calls.h"
 #include "client/session/kernel_launch.h"
@@ -203,6 +204,13 @@ cudaError_t cudaFuncSetCacheConfig(const void* func, enum cudaFuncCache cacheCon
   KernelLayout layout;
   if (cudaError_t error = resolveKernel(func, &layout); error != cudaSuccess) return recordError(error);
   return recordError(setFunctionCacheConfig(layout.token, cacheConfig));
+}
+
+// Fixed four-byte banks (context_calls.h): a valid setting of a kernel the program has does nothing.
+cudaError_t cudaFuncSetSharedMemConfig(const void* func, enum cudaSharedMemConfig config) {
+  KernelLayout layout;
+  if (cudaError_t error = resolveKernel(func, &layout); error != cudaSuccess) return recordError(error);
+  return recordError(checkSharedMemBankSetting(static_cast<int>(config)));
 }
 
 cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* numBlocks, const void* func,

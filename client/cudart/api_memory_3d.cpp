@@ -13,6 +13,7 @@
 #include "client/session/copy_engine.h"
 #include "client/session/error_state.h"
 #include "client/session/streams.h"
+#include "client/session/worker_calls.h"
 #include "cudart_api.gen.h"  // checks the _ptsz/_ptds and __cuda* definitions
 
 using namespace agileos::client;
@@ -100,6 +101,25 @@ cudaError_t memset3DCommon(cudaPitchedPtr p, int value, cudaExtent extent, cudaS
   return cudaSuccess;
 }
 
+// A client has one device, ordinal 0 (api_peer.cpp): a peer copy names it at both ends and is a
+// device-to-device 3D copy on it, checked as cudaMemcpy3D checks one.
+cudaError_t memcpy3DPeerCommon(const cudaMemcpy3DPeerParms* p, cudaStream_t stream, DefaultStream spelling,
+                               bool async) {
+  if (p == nullptr) return recordError(cudaErrorInvalidValue);
+  if (cudaError_t error = checkDeviceOrdinal(p->srcDevice); error != cudaSuccess) return recordError(error);
+  if (cudaError_t error = checkDeviceOrdinal(p->dstDevice); error != cudaSuccess) return recordError(error);
+  cudaMemcpy3DParms copy{};
+  copy.srcArray = p->srcArray;
+  copy.srcPos = p->srcPos;
+  copy.srcPtr = p->srcPtr;
+  copy.dstArray = p->dstArray;
+  copy.dstPos = p->dstPos;
+  copy.dstPtr = p->dstPtr;
+  copy.extent = p->extent;
+  copy.kind = cudaMemcpyDeviceToDevice;
+  return memcpy3DCommon(&copy, stream, spelling, async);
+}
+
 }  // namespace
 
 extern "C" {
@@ -130,6 +150,19 @@ cudaError_t cudaMemcpy3DAsync(const struct cudaMemcpy3DParms* p, cudaStream_t st
 }
 cudaError_t cudaMemcpy3DAsync_ptsz(const struct cudaMemcpy3DParms* p, cudaStream_t stream) {
   return memcpy3DCommon(p, stream, DefaultStream::kPerThread, true);
+}
+
+cudaError_t cudaMemcpy3DPeer(const struct cudaMemcpy3DPeerParms* p) {
+  return memcpy3DPeerCommon(p, nullptr, DefaultStream::kLegacy, false);
+}
+cudaError_t cudaMemcpy3DPeer_ptds(const struct cudaMemcpy3DPeerParms* p) {
+  return memcpy3DPeerCommon(p, nullptr, DefaultStream::kPerThread, false);
+}
+cudaError_t cudaMemcpy3DPeerAsync(const struct cudaMemcpy3DPeerParms* p, cudaStream_t stream) {
+  return memcpy3DPeerCommon(p, stream, DefaultStream::kLegacy, true);
+}
+cudaError_t cudaMemcpy3DPeerAsync_ptsz(const struct cudaMemcpy3DPeerParms* p, cudaStream_t stream) {
+  return memcpy3DPeerCommon(p, stream, DefaultStream::kPerThread, true);
 }
 
 cudaError_t cudaMemset3D(struct cudaPitchedPtr pitchedDevPtr, int value, struct cudaExtent extent) {

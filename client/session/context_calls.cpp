@@ -77,4 +77,11 @@ cudaError_t setContextCacheConfig(int config) {
   return invoke(request, &reply);
 }
 
+cudaError_t checkSharedMemBankSetting(int config) {
+  return config == cudaSharedMemBankSizeDefault || config == cudaSharedMemBankSizeFourByte ||
+                 config == cudaSharedMemBankSizeEightByte
+             ? cudaSuccess
+             : cudaErrorInvalidValue;
+}
+
 }  // namespace agileos::client

@@ -24,4 +24,13 @@ cudaError_t setContextCacheConfig(int config);
 // cudaCtxResetPersistingL2Cache: the context's persisting L2 lines back to normal.
 cudaError_t resetPersistingL2Cache();
 
+// Shared-memory bank size (cudaDeviceGet/SetSharedMemConfig, cudaFuncSetSharedMemConfig and the
+// driver's cuCtx/cuFunc forms, all deprecated). Only Kepler could change it; every architecture a
+// worker serves (sm_75 and later) has fixed four-byte banks, for which the driver documents that
+// the query answers that size and the settings do nothing. So the answer is that constant, and a
+// setting succeeds once its value is one of cudaSharedMemConfig's (CUsharedconfig numbers them
+// alike); the caller first checks the context or function it names, as the driver does.
+inline constexpr int kFixedSharedMemBankSize = cudaSharedMemBankSizeFourByte;
+cudaError_t checkSharedMemBankSetting(int config);
+
 }  // namespace agileos::client

@@ -278,6 +278,34 @@ void checkPeerAndPciIdentity(void* deviceBuffer, size_t bytes) {
   checkError(cudaMemcpyPeer(base, 0, reinterpret_cast<void*>(0xF0000000000ull), 0, 16), cudaErrorInvalidValue,
              "cudaMemcpyPeer from the I/O aperture refused");
 
+  // A 3D peer copy on device 0: a box 4 bytes wide, 3 rows, 2 slices, from the first half (pitch
+  // 16, 3 rows a slice) to position (2, 1, 0) of the second half (pitch 32, 4 rows a slice).
+  checkError(cudaMemset(base + bytes / 2, 0, 256), cudaSuccess, "clear the 3D peer destination");
+  cudaMemcpy3DPeerParms peer{};
+  peer.srcPtr = cudaPitchedPtr{base, 16, 16, 3};
+  peer.dstPtr = cudaPitchedPtr{base + bytes / 2, 32, 32, 4};
+  peer.dstPos = cudaPos{2, 1, 0};
+  peer.extent = cudaExtent{4, 3, 2};
+  checkError(cudaMemcpy3DPeer(&peer), cudaSuccess, "cudaMemcpy3DPeer(0 <- 0)");
+  std::vector<unsigned char> box(256, 0xEE);
+  checkError(cudaMemcpy(box.data(), base + bytes / 2, box.size(), cudaMemcpyDeviceToHost), cudaSuccess,
+             "D2H after the 3D peer copy");
+  bool boxMatches = true;
+  for (size_t at = 0; at < box.size(); ++at) {
+    const size_t z = at / 128, y = at % 128 / 32, x = at % 32;
+    const bool inside = y >= 1 && x >= 2 && x < 6;
+    boxMatches = boxMatches && box[at] == (inside ? in[z * 48 + (y - 1) * 16 + (x - 2)] : 0);
+  }
+  check(boxMatches, "cudaMemcpy3DPeer copied exactly the box, nothing around it");
+  peer.srcDevice = 1;
+  checkError(cudaMemcpy3DPeerAsync(&peer, nullptr), cudaErrorInvalidDevice,
+             "cudaMemcpy3DPeerAsync from device 1");
+  peer.srcDevice = 0;
+  peer.srcPtr = cudaPitchedPtr{reinterpret_cast<void*>(0xF0000000000ull), 16, 16, 3};
+  checkError(cudaMemcpy3DPeer(&peer), cudaErrorInvalidValue,
+             "cudaMemcpy3DPeer from the I/O aperture refused");
+  checkError(cudaMemcpy3DPeer(nullptr), cudaErrorInvalidValue, "cudaMemcpy3DPeer(null)");
+
   char busId[32] = {};
   checkError(cudaDeviceGetPCIBusId(busId, sizeof busId, 0), cudaSuccess, "cudaDeviceGetPCIBusId");
   check(std::strcmp(busId, "0000:1B:00.0") == 0, "PCI bus id formatted as libcudart does");
@@ -941,6 +969,22 @@ void checkDeviceSettings() {
   checkError(cudaDeviceSetCacheConfig(static_cast<cudaFuncCache>(9)), cudaErrorInvalidValue,
              "cudaDeviceSetCacheConfig(bad value)");
   checkError(cudaDeviceSetCacheConfig(cudaFuncCachePreferNone), cudaSuccess, "cudaDeviceSetCacheConfig back");
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"  // deprecated, still exported and called
+  cudaSharedMemConfig banks = cudaSharedMemBankSizeEightByte;
+  checkError(cudaDeviceSetSharedMemConfig(cudaSharedMemBankSizeEightByte), cudaSuccess,
+             "cudaDeviceSetSharedMemConfig(eight bytes): nothing to do on fixed banks");
+  checkError(cudaDeviceGetSharedMemConfig(&banks), cudaSuccess, "cudaDeviceGetSharedMemConfig");
+  check(banks == cudaSharedMemBankSizeFourByte, "the fixed bank size, four bytes");
+  checkError(cudaDeviceSetSharedMemConfig(static_cast<cudaSharedMemConfig>(3)), cudaErrorInvalidValue,
+             "cudaDeviceSetSharedMemConfig(no such setting)");
+  checkError(cudaDeviceGetSharedMemConfig(nullptr), cudaErrorInvalidValue,
+             "cudaDeviceGetSharedMemConfig(null)");
+  check(cudaFuncSetSharedMemConfig(reinterpret_cast<const void*>(&hostFunction),
+                                   cudaSharedMemBankSizeDefault) != cudaSuccess,
+        "cudaFuncSetSharedMemConfig of a host function refused");
+  cudaGetLastError();
+#pragma GCC diagnostic pop
   checkError(cudaProfilerStart(), cudaSuccess, "cudaProfilerStart");
   checkError(cudaProfilerStop(), cudaSuccess, "cudaProfilerStop");
   const char* name = nullptr;

@@ -170,6 +170,17 @@ void oneWorld() {
   cudaDeviceGetCacheConfig(&runtimeCache);
   check(cache == CU_FUNC_CACHE_PREFER_SHARED && runtimeCache == cudaFuncCachePreferShared,
         "one cache preference seen through both APIs");
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"  // deprecated, still exported and called
+  CUsharedconfig banks = CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE;
+  checkResult(cuCtxSetSharedMemConfig(CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE), CUDA_SUCCESS,
+              "cuCtxSetSharedMemConfig(eight bytes): nothing to do on fixed banks");
+  checkResult(cuCtxGetSharedMemConfig(&banks), CUDA_SUCCESS, "cuCtxGetSharedMemConfig");
+  check(banks == CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE, "the fixed bank size, four bytes");
+  checkResult(cuCtxSetSharedMemConfig(static_cast<CUsharedconfig>(7)), CUDA_ERROR_INVALID_VALUE,
+              "cuCtxSetSharedMemConfig(no such setting)");
+  checkResult(cuCtxGetSharedMemConfig(nullptr), CUDA_ERROR_INVALID_VALUE, "cuCtxGetSharedMemConfig(null)");
+#pragma GCC diagnostic pop
   checkResult(cuEventDestroy(event), CUDA_SUCCESS, "cuEventDestroy");
   checkResult(cuStreamDestroy(stream), CUDA_SUCCESS, "cuStreamDestroy");
   check(cudaStreamSynchronize(reinterpret_cast<cudaStream_t>(stream)) == cudaErrorInvalidResourceHandle,
@@ -372,6 +383,17 @@ void moduleGlobals() {
   checkResult(cuFuncGetAttribute(&dynamicShared, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, function),
               CUDA_SUCCESS, "cuFuncGetAttribute after the second setting");
   check(dynamicShared == 4096, "the second setting shows too");
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"  // deprecated, still exported and called
+  // Fixed four-byte banks: a valid setting of a live function does nothing, a bad one is refused.
+  checkResult(cuFuncSetSharedMemConfig(function, CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE), CUDA_SUCCESS,
+              "cuFuncSetSharedMemConfig(eight bytes)");
+  checkResult(cuFuncSetSharedMemConfig(function, static_cast<CUsharedconfig>(3)), CUDA_ERROR_INVALID_VALUE,
+              "cuFuncSetSharedMemConfig(no such setting)");
+  checkResult(
+      cuFuncSetSharedMemConfig(reinterpret_cast<CUfunction>(0x5151), CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE),
+      CUDA_ERROR_INVALID_HANDLE, "cuFuncSetSharedMemConfig of a forged function");
+#pragma GCC diagnostic pop
   checkResult(cuModuleUnload(module), CUDA_SUCCESS, "cuModuleUnload");
   checkResult(cuFuncGetAttribute(&dynamicShared, CU_FUNC_ATTRIBUTE_NUM_REGS, function),
               CUDA_ERROR_INVALID_HANDLE, "cuFuncGetAttribute of a function of an unloaded module");
@@ -971,6 +993,27 @@ void linkerCalls() {
   checkResult(cuModuleLoadDataEx(&module, kModulePtx, 2, nullptr, values), CUDA_ERROR_INVALID_VALUE,
               "cuModuleLoadDataEx with an option count but no options");
 
+  // PTX in nvcc 4's style (ISA 1.4, sm_10), loaded as cuda-samples' matrixMulDynlinkJIT loads its
+  // embedded PTX: an info log and a register limit. The worker compiles it raised to ISA 3.1
+  // (ptx/separate_compilation.h; the fake GPU, like the JIT linker, refuses older text).
+  static const char kLegacyPtx[] =
+      "\t.version 1.4\n\t.target sm_10, map_f64_to_f32\n"
+      "\t.entry legacy_fill (\n\t\t.param .u64 __cudaparm_legacy_fill_out)\n\t{\n"
+      "\t.reg .u32 %r<2>;\n\t.reg .u64 %rd<2>;\n"
+      "$LDWbegin_legacy_fill:\n\tcvt.u32.u16 \t%r1, %tid.x;\n"
+      "\tld.param.u64 \t%rd1, [__cudaparm_legacy_fill_out];\n"
+      "\tst.global.u32 \t[%rd1+0], %r1;\n\texit;\n$LDWend_legacy_fill:\n\t}\n";
+  CUjit_option legacyOptions[] = {CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_INFO_LOG_BUFFER,
+                                  CU_JIT_MAX_REGISTERS};
+  void* legacyValues[] = {reinterpret_cast<void*>(std::uintptr_t{sizeof infoLog}), infoLog,
+                          reinterpret_cast<void*>(std::uintptr_t{32})};
+  checkResult(cuModuleLoadDataEx(&module, kLegacyPtx, 3, legacyOptions, legacyValues), CUDA_SUCCESS,
+              "cuModuleLoadDataEx of PTX 1.4");
+  CUfunction legacyFill = nullptr;
+  checkResult(cuModuleGetFunction(&legacyFill, module, "legacy_fill"), CUDA_SUCCESS,
+              "cuModuleGetFunction in the PTX 1.4 module");
+  checkResult(cuModuleUnload(module), CUDA_SUCCESS, "cuModuleUnload of the PTX 1.4 module");
+
   int local = 0;
   const CUlinkState forged = reinterpret_cast<CUlinkState>(&local);
   checkResult(cuLinkAddData(forged, CU_JIT_INPUT_PTX, const_cast<char*>(kModulePtx), sizeof kModulePtx,
@@ -1079,6 +1122,37 @@ void pointersCopiesAndQueries() {
   checkResult(cuMemcpyPeer(buffer + 256, primary, buffer, primary, 64), CUDA_SUCCESS, "cuMemcpyPeer");
   checkResult(cuMemcpyPeer(buffer + 256, reinterpret_cast<CUcontext>(0x40), buffer, primary, 64),
               CUDA_ERROR_INVALID_CONTEXT, "cuMemcpyPeer with a forged context");
+  // A 3D copy between two contexts of the client: the box above, from the device back to the host.
+  CUDA_MEMCPY3D_PEER peer{};
+  peer.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+  peer.srcDevice = buffer;
+  peer.srcContext = primary;
+  peer.srcPitch = 64;
+  peer.srcHeight = 3;
+  peer.dstMemoryType = CU_MEMORYTYPE_HOST;
+  peer.dstHost = back.data();
+  peer.dstContext = primary;
+  peer.dstPitch = 64;
+  peer.dstHeight = 3;
+  peer.WidthInBytes = 64;
+  peer.Height = 3;
+  peer.Depth = 2;
+  std::fill(back.begin(), back.end(), 0);
+  checkResult(cuMemcpy3DPeer(&peer), CUDA_SUCCESS, "cuMemcpy3DPeer");
+  check(back == source, "the box came back through cuMemcpy3DPeer");
+  std::fill(back.begin(), back.end(), 0);
+  checkResult(cuMemcpy3DPeerAsync(&peer, nullptr), CUDA_SUCCESS, "cuMemcpy3DPeerAsync");
+  checkResult(cuCtxSynchronize(), CUDA_SUCCESS, "cuCtxSynchronize after cuMemcpy3DPeerAsync");
+  check(back == source, "the box came back through cuMemcpy3DPeerAsync");
+  peer.dstContext = reinterpret_cast<CUcontext>(0x40);
+  checkResult(cuMemcpy3DPeer(&peer), CUDA_ERROR_INVALID_CONTEXT, "cuMemcpy3DPeer with a forged context");
+  peer.dstContext = nullptr;
+  checkResult(cuMemcpy3DPeer(&peer), CUDA_ERROR_INVALID_CONTEXT, "cuMemcpy3DPeer without a context");
+  peer.dstContext = primary;
+  peer.srcDevice = 0xF0000000000ull;
+  checkResult(cuMemcpy3DPeer(&peer), CUDA_ERROR_INVALID_VALUE,
+              "cuMemcpy3DPeer from the I/O aperture refused");
+  checkResult(cuMemcpy3DPeer(nullptr), CUDA_ERROR_INVALID_VALUE, "cuMemcpy3DPeer(null)");
   cuDevicePrimaryCtxRelease(0);
 
   CUstream stream = nullptr;
