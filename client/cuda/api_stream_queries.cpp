@@ -13,6 +13,7 @@
 #include "client/session/error_state.h"
 #include "client/session/stream_capture.h"
 #include "client/session/stream_event_calls.h"
+#include "client/session/streams.h"
 #include "client/session/thread_contexts.h"
 #include "client/session/worker_calls.h"
 #include "cuda_api.gen.h"  // checks every definition against cuda.h's declaration
@@ -82,6 +83,29 @@ CUresult deviceOf(CUstream stream, CUdevice* device, DefaultStream spelling) {
   return CUDA_SUCCESS;
 }
 
+// A created stream's context is the one it was made in (kept by the session); the special streams'
+// is the calling thread's current context, as the driver documents (none: CUDA_ERROR_INVALID_CONTEXT).
+CUresult contextOf(CUstream stream, CUcontext* context, DefaultStream spelling) {
+  if (context == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult result = requireInitialized(); result != CUDA_SUCCESS) return result;
+  if (stream == nullptr || stream == CU_STREAM_LEGACY || stream == CU_STREAM_PER_THREAD) {
+    const CUcontext current = currentContext();
+    if (current == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
+    if (CUresult result = requireContext(); result != CUDA_SUCCESS) return result;
+    *context = current;
+    return CUDA_SUCCESS;
+  }
+  unsigned long long id = 0;
+  if (CUresult result = idOf(stream, spelling, &id); result != CUDA_SUCCESS) return result;  // live
+  const void* recorded = nullptr;
+  if (!streamCreationContext(reinterpret_cast<std::uint64_t>(stream), &recorded))
+    return CUDA_ERROR_INVALID_HANDLE;
+  const auto made = static_cast<CUcontext>(const_cast<void*>(recorded));
+  if (!isLiveContext(made)) return CUDA_ERROR_INVALID_CONTEXT;
+  *context = made;
+  return CUDA_SUCCESS;
+}
+
 // No profiling tool can be attached to a client (it has no driver): as natively with none, start
 // and stop do nothing, after initializing (reaching the worker) and reporting a sticky error.
 CUresult profilerControl() {
@@ -108,6 +132,23 @@ CUresult cuStreamGetId_ptsz(CUstream hStream, unsigned long long* streamId) {
 CUresult cuStreamGetDevice(CUstream hStream, CUdevice* device) { return deviceOf(hStream, device, kLegacy); }
 CUresult cuStreamGetDevice_ptsz(CUstream hStream, CUdevice* device) {
   return deviceOf(hStream, device, kPerThread);
+}
+
+CUresult cuStreamGetCtx(CUstream hStream, CUcontext* pctx) { return contextOf(hStream, pctx, kLegacy); }
+CUresult cuStreamGetCtx_ptsz(CUstream hStream, CUcontext* pctx) {
+  return contextOf(hStream, pctx, kPerThread);
+}
+// No green contexts here (a worker's client cannot create one): the green context, when asked for,
+// is always null.
+CUresult cuStreamGetCtx_v2(CUstream hStream, CUcontext* pCtx, CUgreenCtx* pGreenCtx) {
+  const CUresult result = contextOf(hStream, pCtx, kLegacy);
+  if (result == CUDA_SUCCESS && pGreenCtx != nullptr) *pGreenCtx = nullptr;
+  return result;
+}
+CUresult cuStreamGetCtx_v2_ptsz(CUstream hStream, CUcontext* pCtx, CUgreenCtx* pGreenCtx) {
+  const CUresult result = contextOf(hStream, pCtx, kPerThread);
+  if (result == CUDA_SUCCESS && pGreenCtx != nullptr) *pGreenCtx = nullptr;
+  return result;
 }
 
 CUresult cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus* captureStatus) {

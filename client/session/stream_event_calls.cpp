@@ -9,6 +9,7 @@
 #include "client/session/launch_attributes.h"
 #include "client/session/resource_epoch.h"
 #include "client/session/stream_capture.h"
+#include "client/session/thread_contexts.h"
 #include "client/session/worker_calls.h"
 
 namespace agileos::client {
@@ -24,7 +25,10 @@ cudaError_t createStream(unsigned flags, int priority, cudaStream_t* stream) {
   request.mutable_stream_create()->set_priority(priority);
   v1::CallReply reply;
   if (cudaError_t error = invoke(request, &reply); error != cudaSuccess) return error;
-  rememberStream(reply.token().token(), flags, priority);
+  // The runtime shim bound the primary context when the thread had none; a driver call works in
+  // the current context or, with none, the primary one (thread_contexts.h).
+  const CUcontext current = currentContext();
+  rememberStream(reply.token().token(), flags, priority, current != nullptr ? current : primaryContext());
   *stream = reinterpret_cast<cudaStream_t>(reply.token().token());
   return cudaSuccess;
 }

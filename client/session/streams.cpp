@@ -14,8 +14,9 @@ namespace {
 struct StreamProperties {
   unsigned flags;
   int priority;
-  std::uint64_t lastPosted = 0;  // work mark of the latest work posted to the stream
-  std::uint64_t idleAt = 0;      // a mark at which the stream was seen idle
+  const void* context = nullptr;  // where it was created; null for default streams
+  std::uint64_t lastPosted = 0;   // work mark of the latest work posted to the stream
+  std::uint64_t idleAt = 0;       // a mark at which the stream was seen idle
 };
 
 // Marks count posted work; the legacy stream's record lives outside the map.
@@ -68,9 +69,17 @@ cudaError_t resolveStream(cudaStream_t stream, DefaultStream spelling, std::uint
   return cudaSuccess;
 }
 
-void rememberStream(std::uint64_t token, unsigned flags, int priority) {
+void rememberStream(std::uint64_t token, unsigned flags, int priority, const void* context) {
   std::lock_guard lock(gMutex);
-  properties()[token] = {flags, priority};
+  properties()[token] = {flags, priority, context};
+}
+
+bool streamCreationContext(std::uint64_t token, const void** context) {
+  std::lock_guard lock(gMutex);
+  auto it = properties().find(token);
+  if (token == 0 || it == properties().end() || it->second.context == nullptr) return false;
+  *context = it->second.context;
+  return true;
 }
 
 void forgetStream(std::uint64_t token) {

@@ -20,10 +20,15 @@ enum class DefaultStream { kLegacy, kPerThread };
 // Resolves `stream` to the token sent to the worker.
 cudaError_t resolveStream(cudaStream_t stream, DefaultStream spelling, std::uint64_t* token);
 
-// Flags and priority the program created a stream with (kept client-side).
-void rememberStream(std::uint64_t token, unsigned flags, int priority);
+// Flags and priority the program created a stream with (kept client-side), and the context it
+// was created in (an opaque CUcontext handle of client/session/thread_contexts.h; null for a
+// thread's default stream, which belongs to whichever context the thread has current).
+void rememberStream(std::uint64_t token, unsigned flags, int priority, const void* context = nullptr);
 void forgetStream(std::uint64_t token);
 bool streamProperties(std::uint64_t token, unsigned* flags, int* priority);
+// The context a created stream was made in (cuStreamGetCtx); false for an unknown stream and for
+// the default streams (the legacy one, a thread's), whose context is the caller's current one.
+bool streamCreationContext(std::uint64_t token, const void** context);
 // True for the legacy stream and for every stream this process created and has not destroyed.
 bool isKnownStream(std::uint64_t token);
 

@@ -576,6 +576,54 @@ void contextLocalStorage() {
   cuDevicePrimaryCtxRelease(0);
 }
 
+// cuStreamGetCtx: a created stream answers the context it was made in, whichever is current now;
+// the special streams answer the current context (none current: CUDA_ERROR_INVALID_CONTEXT).
+void streamContexts() {
+  CUcontext primary = nullptr, created = nullptr, got = nullptr, saved = nullptr;
+  checkResult(cuCtxGetCurrent(&saved), CUDA_SUCCESS, "cuCtxGetCurrent (to restore)");
+  cuDevicePrimaryCtxRetain(&primary, 0);
+  checkResult(cuCtxSetCurrent(primary), CUDA_SUCCESS, "the primary context current");
+  CUstream inPrimary = nullptr, inCreated = nullptr;
+  checkResult(cuStreamCreate(&inPrimary, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS,
+              "a stream in the primary context");
+  checkResult(cuCtxCreate(&created, nullptr, 0, 0), CUDA_SUCCESS, "cuCtxCreate (made current)");
+  checkResult(cuStreamCreate(&inCreated, CU_STREAM_DEFAULT), CUDA_SUCCESS, "a stream in the created context");
+  cudaStream_t runtimeStream = nullptr;
+  check(cudaStreamCreate(&runtimeStream) == cudaSuccess, "a runtime stream with the created context current");
+  checkResult(cuStreamGetCtx(inPrimary, &got), CUDA_SUCCESS, "cuStreamGetCtx(primary's stream)");
+  check(got == primary, "the primary context's stream answers it, with another context current");
+  checkResult(cuStreamGetCtx(inCreated, &got), CUDA_SUCCESS, "cuStreamGetCtx(created context's stream)");
+  check(got == created, "the created context's stream answers it");
+  checkResult(cuStreamGetCtx(reinterpret_cast<CUstream>(runtimeStream), &got), CUDA_SUCCESS,
+              "cuStreamGetCtx(runtime stream)");
+  check(got == created, "a runtime stream answers the context current when it was made");
+  checkResult(cuStreamGetCtx(nullptr, &got), CUDA_SUCCESS, "cuStreamGetCtx(NULL)");
+  check(got == created, "the NULL stream answers the current context");
+  checkResult(cuStreamGetCtx(CU_STREAM_PER_THREAD, &got), CUDA_SUCCESS, "cuStreamGetCtx(per-thread)");
+  check(got == created, "the per-thread stream answers the current context");
+  CUgreenCtx green = reinterpret_cast<CUgreenCtx>(0x1);
+  checkResult(cuStreamGetCtx_v2(inPrimary, &got, &green), CUDA_SUCCESS, "cuStreamGetCtx_v2");
+  check(got == primary && green == nullptr, "cuStreamGetCtx_v2: the context, and no green context");
+  checkResult(cuStreamGetCtx(reinterpret_cast<CUstream>(0x5151), &got), CUDA_ERROR_INVALID_HANDLE,
+              "cuStreamGetCtx of a forged stream");
+  checkResult(cuStreamGetCtx(inPrimary, nullptr), CUDA_ERROR_INVALID_VALUE, "cuStreamGetCtx(null)");
+  check(cudaStreamDestroy(runtimeStream) == cudaSuccess, "cudaStreamDestroy");
+  checkResult(cuStreamDestroy(inCreated), CUDA_SUCCESS, "cuStreamDestroy (created context's)");
+  checkResult(cuStreamGetCtx(inCreated, &got), CUDA_ERROR_INVALID_HANDLE,
+              "cuStreamGetCtx of a destroyed stream");
+  checkResult(cuCtxDestroy(created), CUDA_SUCCESS, "cuCtxDestroy");
+  checkResult(cuCtxSetCurrent(nullptr), CUDA_SUCCESS, "no context current");
+  CUcontext none = nullptr;
+  checkResult(cuCtxGetCurrent(&none), CUDA_SUCCESS, "cuCtxGetCurrent");
+  if (none == nullptr) {
+    checkResult(cuStreamGetCtx(nullptr, &got), CUDA_ERROR_INVALID_CONTEXT,
+                "cuStreamGetCtx(NULL), none current");
+  }
+  checkResult(cuStreamDestroy(inPrimary), CUDA_SUCCESS, "cuStreamDestroy (primary's)");
+  checkResult(cuCtxSetCurrent(saved), CUDA_SUCCESS, "the saved context current again");
+  cuDevicePrimaryCtxRelease(0);
+}
+
 // The tools-context table cuBLASLt asks for: a context's number (cuCtxGetId's), an object of the
 // context and a value of that object, as the driver answered them; anything else fails closed.
 void toolsContextTable() {
@@ -2019,6 +2067,7 @@ int main() {
   forgeries();
   primaryReset();
   contextLocalStorage();
+  streamContexts();
   toolsContextTable();
   librariesAndKernels();
   linkerCalls();
