@@ -10,6 +10,8 @@
 #             warning and exit 1                                          -> FAIL with that line
 #   differs   a different result line under the shim, exit 0              -> FAIL, "stdout differs"
 #   reorders  the native lines in another order under the shim            -> PASS, "another order"
+#   shuffles  two lines whose order varies natively (so they are masked by position), the native
+#             lines in a third order under the shim                       -> PASS, "another order"
 #   repeats   one native line twice, another missing, under the shim      -> FAIL, "stdout differs"
 #   writes    writes a file in its working directory and reads data/      -> PASS
 #   missing   listed, not built                                           -> NOTBUILT
@@ -47,6 +49,7 @@ sample waived 'echo "This sample requires two GPUs"; exit 2'
 sample shimonly "if $under_shim; then echo 'agileos: cudaStreamBeginCapture is not supported by AgileOS (graphs); returning cudaErrorNotSupported' >&2; echo 'CUDA error at x.cu:10 code=801'; exit 1; fi; echo 'Test passed'"
 sample differs "if $under_shim; then echo 'sum = 41'; else echo 'sum = 42'; fi; echo 'Test passed'"
 sample reorders "if $under_shim; then echo 'block 1'; echo 'block 0'; else echo 'block 0'; echo 'block 1'; fi; echo 'Test passed'"
+sample shuffles "if $under_shim; then printf 'head\\nA\\nC\\nB\\n'; elif [[ -e $scratch/shuffled ]]; then printf 'head\\nB\\nA\\nC\\n'; else touch $scratch/shuffled; printf 'head\\nA\\nB\\nC\\n'; fi; echo 'Test passed'"
 sample repeats "if $under_shim; then echo 'block 0'; echo 'block 0'; else echo 'block 0'; echo 'block 1'; fi; echo 'Test passed'"
 sample writes 'read -r line <data/input.txt && echo "$line" >output.txt && read -r back <output.txt && echo "$back" && echo "Test passed"'
 mkdir -p "$samples/writes/data"
@@ -61,6 +64,7 @@ cat >"$scratch/samples.list" <<'EOF'
 0_Fake/shimonly
 0_Fake/differs
 0_Fake/reorders
+0_Fake/shuffles
 0_Fake/repeats
 0_Fake/writes
 0_Fake/missing
@@ -91,10 +95,11 @@ expect waived SKIP 'waived \(exit 2\)'
 expect shimonly FAIL 'both: exit 1: .*not supported by AgileOS'
 expect differs FAIL "both: stdout differs: native 'sum = 42', AgileOS 'sum = 41'"
 expect reorders PASS 'agileos always: the same lines in another order'
+expect shuffles PASS 'the same lines in another order'
 expect repeats FAIL "both: stdout differs: native 'block 1', AgileOS 'block 0'"
 expect writes PASS 'ok:'
 expect missing NOTBUILT 'some compile error'
-if grep -q '^samples: 4 passed, 3 failed, 2 skipped (fail natively), 0 not run for time, 1 not built' "$out/samples_summary.txt"; then
+if grep -q '^samples: 5 passed, 3 failed, 2 skipped (fail natively), 0 not run for time, 1 not built' "$out/samples_summary.txt"; then
   echo "ok   tally"
 else
   echo "BAD  tally: $(grep '^samples:' "$out/samples_summary.txt")"
