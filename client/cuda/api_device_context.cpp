@@ -11,6 +11,7 @@
 #include "client/cuda/context_storage.h"
 #include "client/cuda/driver_call.h"
 #include "client/session/context_calls.h"
+#include "client/session/enum_bits.h"
 #include "client/session/error_state.h"
 #include "client/session/pci_bus_id.h"
 #include "cuda_api.gen.h"  // checks every definition against cuda.h's declaration
@@ -384,7 +385,7 @@ CUresult cuCtxGetSharedMemConfig(CUsharedconfig* pConfig) {
 }
 
 CUresult cuCtxSetSharedMemConfig(CUsharedconfig config) {
-  return inContext([&] { return checkSharedMemBankSetting(static_cast<int>(config)); });
+  return inContext([&] { return checkSharedMemBankSetting(enumBits(config)); });
 }
 
 CUresult cuCtxResetPersistingL2Cache() {

@@ -23,6 +23,7 @@
 #include "client/cuda/module_handles.h"
 #include "client/session/code_images.h"
 #include "client/session/context_calls.h"
+#include "client/session/enum_bits.h"
 #include "client/session/function_calls.h"
 #include "client/session/kernel_launch.h"
 #include "client/session/launch_attributes.h"
@@ -442,8 +443,7 @@ CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config) {
 
 // Fixed four-byte banks (client/session/context_calls.h): a valid setting of a live function does nothing.
 CUresult cuFuncSetSharedMemConfig(CUfunction hfunc, CUsharedconfig config) {
-  return onFunction(hfunc,
-                    [&](std::uint64_t) { return checkSharedMemBankSetting(static_cast<int>(config)); });
+  return onFunction(hfunc, [&](std::uint64_t) { return checkSharedMemBankSetting(enumBits(config)); });
 }
 
 // The most dynamic shared memory a block may take while `numBlocks` blocks of `blockSize`

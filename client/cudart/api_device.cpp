@@ -11,6 +11,7 @@
 
 #include "client/cudart/device_properties.h"
 #include "client/session/context_calls.h"
+#include "client/session/enum_bits.h"
 #include "client/session/error_state.h"
 #include "client/session/pci_bus_id.h"
 #include "client/session/thread_contexts.h"
@@ -215,7 +216,7 @@ cudaError_t cudaDeviceGetSharedMemConfig(enum cudaSharedMemConfig* pConfig) {
 
 cudaError_t cudaDeviceSetSharedMemConfig(enum cudaSharedMemConfig config) {
   if (cudaError_t error = checkDeviceOrdinal(0); error != cudaSuccess) return recordError(error);
-  return recordError(checkSharedMemBankSetting(static_cast<int>(config)));
+  return recordError(checkSharedMemBankSetting(enumBits(config)));
 }
 
 }  // extern "C"

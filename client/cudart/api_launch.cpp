@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "client/session/context_calls.h"
+#include "client/session/enum_bits.h"
 #include "client/session/error_state.h"
 #include "client/session/function_calls.h"
 #include "client/session/kernel_launch.h"
@@ -210,7 +211,7 @@ cudaError_t cudaFuncSetCacheConfig(const void* func, enum cudaFuncCache cacheCon
 cudaError_t cudaFuncSetSharedMemConfig(const void* func, enum cudaSharedMemConfig config) {
   KernelLayout layout;
   if (cudaError_t error = resolveKernel(func, &layout); error != cudaSuccess) return recordError(error);
-  return recordError(checkSharedMemBankSetting(static_cast<int>(config)));
+  return recordError(checkSharedMemBankSetting(enumBits(config)));
 }
 
 cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* numBlocks, const void* func,
