@@ -1,10 +1,14 @@
 // CUDA arrays and texture and surface objects on the driver API (libcuda.so.1 exports), over the
 // same worker calls as the runtime shim's (client/session/array_calls.h): a CUarray is the
 // worker's token, a CUtexObject the driver's handle the worker made from a resource it checked.
-// Resource views, and the object queries, are not offered (they fail closed).
+// Resource views are not offered (they fail closed). The object queries answer the descriptions an
+// object was created with, as the driver does: a CUDA runtime linked into the program asks for them
+// (cudaGetTextureObjectResourceDesc and the like become cuTexObjectGetResourceDesc).
 #include <cuda.h>
 
 #include <cstdint>
+#include <mutex>
+#include <unordered_map>
 
 #include "client/cuda/copy_targets.h"
 #include "client/cuda/driver_call.h"
@@ -78,6 +82,19 @@ void describeTexture(const CUDA_TEXTURE_DESC& in, v1::TextureDescription* out) {
 
 CUresult destroyObject(std::uint64_t object, v1::ArrayTexture::Step step) {
   return inContext([&] { return destroyObjectOnWorker(object, step); });
+}
+
+// The descriptions each live texture and surface object of this shim was created with (the worker
+// checked them; these are the program's own words, kept for its queries). Never destroyed: a
+// runtime linked into the program may query from its exit handlers.
+struct ObjectDescriptions {
+  std::mutex mutex;
+  std::unordered_map<CUtexObject, std::pair<CUDA_RESOURCE_DESC, CUDA_TEXTURE_DESC>> textures;
+  std::unordered_map<CUsurfObject, CUDA_RESOURCE_DESC> surfaces;
+};
+ObjectDescriptions& descriptions() {
+  static auto* kept = new ObjectDescriptions();
+  return *kept;
 }
 
 }  // namespace
@@ -205,12 +222,43 @@ CUresult cuTexObjectCreate(CUtexObject* pTexObject, const CUDA_RESOURCE_DESC* pR
   describeTexture(*pTexDesc, args->mutable_texture());
   std::uint64_t object = 0;
   const CUresult result = inContext([&] { return createObjectOnWorker(request, &object); });
-  if (result == CUDA_SUCCESS) *pTexObject = object;
+  if (result == CUDA_SUCCESS) {
+    *pTexObject = object;
+    std::lock_guard lock(descriptions().mutex);
+    descriptions().textures[object] = {*pResDesc, *pTexDesc};
+  }
   return result;
 }
 
 CUresult cuTexObjectDestroy(CUtexObject texObject) {
-  return destroyObject(texObject, v1::ArrayTexture::TEXTURE_DESTROY);
+  const CUresult result = destroyObject(texObject, v1::ArrayTexture::TEXTURE_DESTROY);
+  if (result == CUDA_SUCCESS) {
+    std::lock_guard lock(descriptions().mutex);
+    descriptions().textures.erase(texObject);
+  }
+  return result;
+}
+
+// An object this shim did not create (or destroyed) is CUDA_ERROR_INVALID_VALUE, as the runtime
+// shim answers cudaErrorInvalidValue for one.
+CUresult cuTexObjectGetResourceDesc(CUDA_RESOURCE_DESC* pResDesc, CUtexObject texObject) {
+  if (pResDesc == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
+  std::lock_guard lock(descriptions().mutex);
+  auto it = descriptions().textures.find(texObject);
+  if (it == descriptions().textures.end()) return CUDA_ERROR_INVALID_VALUE;
+  *pResDesc = it->second.first;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuTexObjectGetTextureDesc(CUDA_TEXTURE_DESC* pTexDesc, CUtexObject texObject) {
+  if (pTexDesc == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
+  std::lock_guard lock(descriptions().mutex);
+  auto it = descriptions().textures.find(texObject);
+  if (it == descriptions().textures.end()) return CUDA_ERROR_INVALID_VALUE;
+  *pTexDesc = it->second.second;
+  return CUDA_SUCCESS;
 }
 
 CUresult cuSurfObjectCreate(CUsurfObject* pSurfObject, const CUDA_RESOURCE_DESC* pResDesc) {
@@ -223,12 +271,31 @@ CUresult cuSurfObjectCreate(CUsurfObject* pSurfObject, const CUDA_RESOURCE_DESC*
     return result;
   std::uint64_t object = 0;
   const CUresult result = inContext([&] { return createObjectOnWorker(request, &object); });
-  if (result == CUDA_SUCCESS) *pSurfObject = object;
+  if (result == CUDA_SUCCESS) {
+    *pSurfObject = object;
+    std::lock_guard lock(descriptions().mutex);
+    descriptions().surfaces[object] = *pResDesc;
+  }
   return result;
 }
 
 CUresult cuSurfObjectDestroy(CUsurfObject surfObject) {
-  return destroyObject(surfObject, v1::ArrayTexture::SURFACE_DESTROY);
+  const CUresult result = destroyObject(surfObject, v1::ArrayTexture::SURFACE_DESTROY);
+  if (result == CUDA_SUCCESS) {
+    std::lock_guard lock(descriptions().mutex);
+    descriptions().surfaces.erase(surfObject);
+  }
+  return result;
+}
+
+CUresult cuSurfObjectGetResourceDesc(CUDA_RESOURCE_DESC* pResDesc, CUsurfObject surfObject) {
+  if (pResDesc == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
+  std::lock_guard lock(descriptions().mutex);
+  auto it = descriptions().surfaces.find(surfObject);
+  if (it == descriptions().surfaces.end()) return CUDA_ERROR_INVALID_VALUE;
+  *pResDesc = it->second;
+  return CUDA_SUCCESS;
 }
 
 }  // extern "C"

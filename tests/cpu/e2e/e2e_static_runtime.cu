@@ -145,6 +145,53 @@ void graphNodeByNode(float* device, int n) {
 
 }  // namespace
 
+// Texture and surface objects: the linked-in runtime creates them with cuTexObjectCreate and
+// cuSurfObjectCreate and answers its object queries with cuTexObjectGetResourceDesc,
+// cuTexObjectGetTextureDesc and cuSurfObjectGetResourceDesc (the GPU suite's textures_2d_static
+// and surfaces_static found them missing on the H100).
+void objectQueries() {
+  const cudaChannelFormatDesc channel = cudaCreateChannelDesc<float>();
+  cudaArray_t array = nullptr;
+  checkError(cudaMallocArray(&array, &channel, 64, 48, cudaArraySurfaceLoadStore), cudaSuccess,
+             "cudaMallocArray");
+  cudaResourceDesc resource{};
+  resource.resType = cudaResourceTypeArray;
+  resource.res.array.array = array;
+  cudaTextureDesc texture{};
+  texture.addressMode[0] = cudaAddressModeClamp;
+  texture.addressMode[1] = cudaAddressModeWrap;
+  texture.filterMode = cudaFilterModeLinear;
+  texture.readMode = cudaReadModeElementType;
+  texture.normalizedCoords = 1;
+  cudaTextureObject_t tex = 0;
+  checkError(cudaCreateTextureObject(&tex, &resource, &texture, nullptr), cudaSuccess,
+             "cudaCreateTextureObject");
+  cudaResourceDesc resourceBack{};
+  checkError(cudaGetTextureObjectResourceDesc(&resourceBack, tex), cudaSuccess,
+             "cudaGetTextureObjectResourceDesc");
+  check(resourceBack.resType == cudaResourceTypeArray && resourceBack.res.array.array == array,
+        "the texture's resource: the array");
+  cudaTextureDesc textureBack{};
+  checkError(cudaGetTextureObjectTextureDesc(&textureBack, tex), cudaSuccess,
+             "cudaGetTextureObjectTextureDesc");
+  check(textureBack.addressMode[1] == cudaAddressModeWrap && textureBack.filterMode == cudaFilterModeLinear &&
+            textureBack.normalizedCoords == 1,
+        "the texture's description as created");
+  cudaSurfaceObject_t surface = 0;
+  checkError(cudaCreateSurfaceObject(&surface, &resource), cudaSuccess, "cudaCreateSurfaceObject");
+  resourceBack = cudaResourceDesc{};
+  checkError(cudaGetSurfaceObjectResourceDesc(&resourceBack, surface), cudaSuccess,
+             "cudaGetSurfaceObjectResourceDesc");
+  check(resourceBack.resType == cudaResourceTypeArray && resourceBack.res.array.array == array,
+        "the surface's resource: the array");
+  checkError(cudaDestroyTextureObject(tex), cudaSuccess, "cudaDestroyTextureObject");
+  check(cudaGetTextureObjectResourceDesc(&resourceBack, tex) != cudaSuccess,
+        "a destroyed texture has no description");
+  cudaGetLastError();
+  checkError(cudaDestroySurfaceObject(surface), cudaSuccess, "cudaDestroySurfaceObject");
+  checkError(cudaFreeArray(array), cudaSuccess, "cudaFreeArray");
+}
+
 int main() {
   int count = 0;
   checkError(cudaGetDeviceCount(&count), cudaSuccess, "cudaGetDeviceCount");
@@ -250,6 +297,7 @@ int main() {
   scale<<<1, 32>>>(again, 1.0f, 0);
   checkError(cudaGetLastError(), cudaSuccess, "a launch after the reset (the module is loaded again)");
 
+  objectQueries();
   std::printf("%d failure(s)\n", gFailures);
   return gFailures == 0 ? 0 : 1;
 }
