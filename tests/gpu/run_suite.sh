@@ -294,6 +294,7 @@ compare_directory() {
     name="$(basename "$program")"
     [[ -x "$program" && "$name" != adversary_* ]] || continue
     math_library_program "$name" && continue # math_libraries_step runs it
+    tensor_map_program "$name" && continue   # tensor_maps_step runs it
     wanted "$name" || continue
     count=$((count + 1))
     if ! budget_left; then
@@ -899,6 +900,44 @@ math_libraries_step() {
   runtime_dir="$suite_runtime_dir"
 }
 
+# Tensor copies are confined as SASS-only code is (docs/security-model.md, "Tensor maps"): a module
+# with them never loads into a context that holds protected state, and the suite daemon's test
+# canary is protected state. So the tensor-map programs run against a daemon whose guard rewrites
+# every module ("require": "always", trap) and whose workers have no canary: the copies are still
+# rewritten by the guard and each launch's maps checked against the ones the worker issued.
+tensor_map_program() {
+  [[ "$1" == tensor_maps || "$1" == tensor_maps_static ]]
+}
+
+tensor_maps_step() {
+  local programs=() program name
+  for program in "$programs_dir"/* "$static_programs_dir"/*; do
+    name="$(basename "$program")"
+    [[ -x "$program" ]] && tensor_map_program "$name" && wanted "$name" && programs+=("$program")
+  done
+  ((${#programs[@]})) || return 0
+  if ! budget_left; then
+    fail "tensor_maps: not run, the suite's time budget (${budget_s} s) is spent"
+    return
+  fi
+  say ""
+  say "== tensor copies, guarded, on a daemon without protected state (\"require\": \"always\"): native vs. AgileOS"
+  local suite_runtime_dir="$runtime_dir"
+  runtime_dir="$(harness_runtime_dir agileos-suite-tensor-maps)"
+  if ! start_daemon --lifetime 120 tensor_maps \
+    "$(daemon_config "$runtime_dir" info '"worker": {"executable": "agileos-worker", "prestart": 1, "max_workers": 2}' \
+      '"guard": {"policy": "trap", "require": "always"}')" \
+    "$logs/agileosd-tensor-maps.log"; then
+    runtime_dir="$suite_runtime_dir"
+    return
+  fi
+  for program in "${programs[@]}"; do
+    compare_program "$(basename "$program")" "$program"
+  done
+  stop_daemon
+  runtime_dir="$suite_runtime_dir"
+}
+
 # __managed__ variables on a daemon of the default configuration (no guard section: the module's
 # PTX is rewritten and loaded unguarded); run_programs ran the same program on the suite's daemon
 # ("require": "always", guarded).
@@ -988,6 +1027,7 @@ tenant_matrix_step
 operator_step
 service_after_attacks
 math_libraries_step
+tensor_maps_step
 managed_variables_default_step
 samples_step
 exit 0
