@@ -97,6 +97,26 @@ ObjectDescriptions& descriptions() {
   return *kept;
 }
 
+// Answers *out with a kept description: `find` gives it, or null for an object this shim did not
+// create (or destroyed), which is CUDA_ERROR_INVALID_VALUE as the runtime shim answers
+// cudaErrorInvalidValue for one.
+template <typename Description, typename Find>
+CUresult answerDescription(Description* out, Find find) {
+  if (out == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
+  std::lock_guard lock(descriptions().mutex);
+  const Description* kept = find(descriptions());
+  if (kept == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  *out = *kept;
+  return CUDA_SUCCESS;
+}
+
+template <typename Map>
+auto* keptValue(Map& map, typename Map::key_type key) {
+  auto it = map.find(key);
+  return it == map.end() ? nullptr : &it->second;
+}
+
 }  // namespace
 
 namespace agileos::client::cuda_shim {
@@ -239,26 +259,18 @@ CUresult cuTexObjectDestroy(CUtexObject texObject) {
   return result;
 }
 
-// An object this shim did not create (or destroyed) is CUDA_ERROR_INVALID_VALUE, as the runtime
-// shim answers cudaErrorInvalidValue for one.
 CUresult cuTexObjectGetResourceDesc(CUDA_RESOURCE_DESC* pResDesc, CUtexObject texObject) {
-  if (pResDesc == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
-  std::lock_guard lock(descriptions().mutex);
-  auto it = descriptions().textures.find(texObject);
-  if (it == descriptions().textures.end()) return CUDA_ERROR_INVALID_VALUE;
-  *pResDesc = it->second.first;
-  return CUDA_SUCCESS;
+  return answerDescription(pResDesc, [&](ObjectDescriptions& kept) -> const CUDA_RESOURCE_DESC* {
+    const auto* both = keptValue(kept.textures, texObject);
+    return both == nullptr ? nullptr : &both->first;
+  });
 }
 
 CUresult cuTexObjectGetTextureDesc(CUDA_TEXTURE_DESC* pTexDesc, CUtexObject texObject) {
-  if (pTexDesc == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
-  std::lock_guard lock(descriptions().mutex);
-  auto it = descriptions().textures.find(texObject);
-  if (it == descriptions().textures.end()) return CUDA_ERROR_INVALID_VALUE;
-  *pTexDesc = it->second.second;
-  return CUDA_SUCCESS;
+  return answerDescription(pTexDesc, [&](ObjectDescriptions& kept) -> const CUDA_TEXTURE_DESC* {
+    const auto* both = keptValue(kept.textures, texObject);
+    return both == nullptr ? nullptr : &both->second;
+  });
 }
 
 CUresult cuSurfObjectCreate(CUsurfObject* pSurfObject, const CUDA_RESOURCE_DESC* pResDesc) {
@@ -289,13 +301,9 @@ CUresult cuSurfObjectDestroy(CUsurfObject surfObject) {
 }
 
 CUresult cuSurfObjectGetResourceDesc(CUDA_RESOURCE_DESC* pResDesc, CUsurfObject surfObject) {
-  if (pResDesc == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
-  std::lock_guard lock(descriptions().mutex);
-  auto it = descriptions().surfaces.find(surfObject);
-  if (it == descriptions().surfaces.end()) return CUDA_ERROR_INVALID_VALUE;
-  *pResDesc = it->second;
-  return CUDA_SUCCESS;
+  return answerDescription(pResDesc, [&](ObjectDescriptions& kept) -> const CUDA_RESOURCE_DESC* {
+    return keptValue(kept.surfaces, surfObject);
+  });
 }
 
 }  // extern "C"

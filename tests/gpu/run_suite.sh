@@ -870,12 +870,19 @@ PY
   fi
 }
 
-math_libraries_step() {
-  local programs=() program name
+# wanted_programs PREDICATE: the programs, shared and statically linked, whose name PREDICATE
+# accepts and the filter wants, one per line.
+wanted_programs() {
+  local program name
   for program in "$programs_dir"/* "$static_programs_dir"/*; do
     name="$(basename "$program")"
-    [[ -x "$program" ]] && math_library_program "$name" && wanted "$name" && programs+=("$program")
+    [[ -x "$program" ]] && "$1" "$name" && wanted "$name" && echo "$program"
   done
+}
+
+math_libraries_step() {
+  local programs=() program
+  mapfile -t programs < <(wanted_programs math_library_program)
   ((${#programs[@]})) || wanted pytorch || return 0
   say ""
   say "== the CUDA math libraries and PyTorch in the client, on a daemon of the default configuration: native vs. AgileOS"
@@ -910,11 +917,8 @@ tensor_map_program() {
 }
 
 tensor_maps_step() {
-  local programs=() program name
-  for program in "$programs_dir"/* "$static_programs_dir"/*; do
-    name="$(basename "$program")"
-    [[ -x "$program" ]] && tensor_map_program "$name" && wanted "$name" && programs+=("$program")
-  done
+  local programs=() program
+  mapfile -t programs < <(wanted_programs tensor_map_program)
   ((${#programs[@]})) || return 0
   if ! budget_left; then
     fail "tensor_maps: not run, the suite's time budget (${budget_s} s) is spent"
