@@ -11,10 +11,10 @@
 // answers).
 #include <cuda_runtime_api.h>
 
-#include <cstring>
 #include <string>
 
 #include "client/common/log.h"
+#include "client/session/enum_bits.h"
 #include "client/session/error_state.h"
 #include "client/session/graph_api.h"
 #include "cudart_api.gen.h"  // checks the definitions against the declarations
@@ -129,9 +129,7 @@ cudaError_t cudaGraphAddNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph,
     case cudaGraphNodeTypeMemFree:
       return cudaGraphAddMemFreeNode(pGraphNode, graph, deps, count, nodeParams->free.dptr);
     case cudaGraphNodeTypeConditional: {
-      int type = 0;  // any bit pattern may come: read as an integer
-      static_assert(sizeof type == sizeof nodeParams->conditional.type);
-      std::memcpy(&type, &nodeParams->conditional.type, sizeof type);
+      const int type = enumBits(nodeParams->conditional.type);  // any bit pattern may come
       return recordError(
           graph_api::addConditionalNode(pGraphNode, graph, deps, count, nodeParams->conditional.handle, type,
                                         nodeParams->conditional.size, &nodeParams->conditional.phGraph_out));

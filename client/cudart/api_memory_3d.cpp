@@ -7,10 +7,9 @@
 // agileosMemcpy3DWithArray (api_arrays.cpp), as one request the worker bounds by the array.
 #include <cuda_runtime_api.h>
 
-#include <cstring>
-
 #include "client/cudart/memcpy3d_arrays.h"
 #include "client/session/copy_engine.h"
+#include "client/session/enum_bits.h"
 #include "client/session/error_state.h"
 #include "client/session/streams.h"
 #include "client/session/worker_calls.h"
@@ -34,11 +33,7 @@ cudaError_t resolveTarget(cudaStream_t stream, DefaultStream spelling, bool asyn
 cudaError_t memcpy3DCommon(const cudaMemcpy3DParms* p, cudaStream_t stream, DefaultStream spelling,
                            bool async) {
   if (p == nullptr) return recordError(cudaErrorInvalidValue);
-  // The program may have put any bits in `kind`: read it as an integer (loading an enum object
-  // that holds no enumerator is undefined behaviour).
-  int kindValue = 0;
-  static_assert(sizeof kindValue == sizeof p->kind);
-  std::memcpy(&kindValue, &p->kind, sizeof kindValue);
+  const int kindValue = enumBits(p->kind);  // the program may have put any bits there
   if (kindValue < cudaMemcpyHostToHost || kindValue > cudaMemcpyDefault) {
     return recordError(cudaErrorInvalidMemcpyDirection);
   }

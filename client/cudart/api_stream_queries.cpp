@@ -8,6 +8,7 @@
 #include <cstring>
 #include <vector>
 
+#include "client/session/enum_bits.h"
 #include "client/session/error_state.h"
 #include "client/session/graph_api.h"
 #include "client/session/stream_capture.h"
@@ -81,9 +82,7 @@ cudaError_t getCaptureInfo(cudaStream_t stream, cudaStreamCaptureStatus* status,
 cudaError_t beginCapture(cudaStream_t stream, cudaStreamCaptureMode mode, cudaGraph_t graph,
                          const cudaGraphNode_t* dependencies, const cudaGraphEdgeData* edgeData, size_t count,
                          DefaultStream spelling) {
-  int modeValue = 0;  // any bit pattern may come: read as an integer, not as the enum
-  static_assert(sizeof modeValue == sizeof mode);
-  std::memcpy(&modeValue, &mode, sizeof modeValue);
+  const int modeValue = enumBits(mode);  // any bit pattern may come
   return recordError(
       graph_api::beginStreamCapture(stream, spelling, modeValue, graph, dependencies, edgeData, count));
 }
@@ -187,11 +186,7 @@ cudaError_t cudaStreamUpdateCaptureDependencies_ptsz(cudaStream_t stream, cudaGr
 
 cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode* mode) {
   if (mode == nullptr) return recordError(cudaErrorInvalidValue);
-  // The program may pass any bit pattern: read it as an integer (loading an enum
-  // object that holds no enumerator is undefined behaviour).
-  int requested = 0;
-  static_assert(sizeof requested == sizeof *mode);
-  std::memcpy(&requested, mode, sizeof requested);
+  int requested = enumBits(*mode);  // the program may pass any bit pattern
   if (cudaError_t error = exchangeCaptureMode(&requested); error != cudaSuccess) return recordError(error);
   std::memcpy(mode, &requested, sizeof requested);
   return cudaSuccess;

@@ -1,19 +1,15 @@
 #include "client/session/graph_node_params.h"
 
-#include <cstring>
-
+#include "client/session/enum_bits.h"
 #include "client/session/module_registry.h"
 #include "client/session/streams.h"
 
 namespace agileos::client::graph_api {
 namespace {
 
-// The program may have put any bits in an enum field: read it as an integer (loading an enum
-// object that holds no enumerator is undefined behaviour).
+// The program may have put any bits in an enum field: read as bits (enum_bits.h).
 bool readKind(const cudaMemcpyKind& field, cudaMemcpyKind* kind) {
-  int value = 0;
-  static_assert(sizeof value == sizeof field);
-  std::memcpy(&value, &field, sizeof value);
+  const int value = enumBits(field);
   if (value < cudaMemcpyHostToHost || value > cudaMemcpyDefault) return false;
   *kind = static_cast<cudaMemcpyKind>(value);
   return true;
