@@ -15,6 +15,7 @@
 #include "client/cuda/driver_call.h"
 #include "client/session/copy_batches.h"
 #include "client/session/copy_engine.h"
+#include "client/session/enum_bits.h"
 #include "client/session/host_allocations.h"
 #include "client/session/memory_calls.h"
 #include "client/session/streams.h"
@@ -229,7 +230,7 @@ static CUresult managedHint(CUdeviceptr devPtr, size_t count) {
 }
 
 static bool validLocation(const CUmemLocation& location) {
-  switch (static_cast<int>(location.type)) {
+  switch (enumBits(location.type)) {  // any bits may come
     case CU_MEM_LOCATION_TYPE_DEVICE:
       return location.id == 0;
     case CU_MEM_LOCATION_TYPE_HOST:
@@ -276,7 +277,7 @@ CUresult cuMemPrefetchAsync_ptsz(CUdeviceptr devPtr, size_t count, CUdevice dstD
 
 CUresult cuMemAdvise_v2(CUdeviceptr devPtr, size_t count, CUmem_advise advice, CUmemLocation location) {
   if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
-  const int value = static_cast<int>(advice);
+  const int value = enumBits(advice);  // any bits may come
   if (value < CU_MEM_ADVISE_SET_READ_MOSTLY || value > CU_MEM_ADVISE_UNSET_ACCESSED_BY)
     return CUDA_ERROR_INVALID_VALUE;
   const bool namesLocation =

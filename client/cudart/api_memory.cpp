@@ -9,6 +9,7 @@
 #include "client/session/copy_batches.h"
 #include "client/session/copy_engine.h"
 #include "client/session/device_allocations.h"
+#include "client/session/enum_bits.h"
 #include "client/session/error_state.h"
 #include "client/session/host_allocations.h"
 #include "client/session/memory_calls.h"
@@ -198,7 +199,7 @@ static cudaError_t managedHint(const void* devPtr, size_t count) {
 }
 
 static bool validLocation(const cudaMemLocation& location) {
-  switch (location.type) {
+  switch (enumBits(location.type)) {  // any bits may come
     case cudaMemLocationTypeDevice:
       return location.id == 0;  // a worker serves one device
     case cudaMemLocationTypeHost:
@@ -232,10 +233,11 @@ cudaError_t cudaMemPrefetchAsync_ptsz(const void* devPtr, size_t count, struct c
 cudaError_t cudaMemAdvise(const void* devPtr, size_t count, enum cudaMemoryAdvise advice,
                           struct cudaMemLocation location) {
   bindPrimaryContextIfNoneCurrent();
-  if (advice < cudaMemAdviseSetReadMostly || advice > cudaMemAdviseUnsetAccessedBy)
+  const int value = enumBits(advice);  // any bits may come
+  if (value < cudaMemAdviseSetReadMostly || value > cudaMemAdviseUnsetAccessedBy)
     return recordError(cudaErrorInvalidValue);
   // Read-mostly advice names no location; the others do.
-  const bool namesLocation = advice != cudaMemAdviseSetReadMostly && advice != cudaMemAdviseUnsetReadMostly;
+  const bool namesLocation = value != cudaMemAdviseSetReadMostly && value != cudaMemAdviseUnsetReadMostly;
   if (namesLocation && !validLocation(location)) return recordError(cudaErrorInvalidValue);
   return recordError(managedHint(devPtr, count));
 }

@@ -206,6 +206,13 @@ void checkRegisteredAndManaged(void* device, size_t deviceBytes) {
              "advice on device memory refused");
   checkError(cudaMemAdvise(managed, 64, static_cast<cudaMemoryAdvise>(99), onDevice), cudaErrorInvalidValue,
              "unknown advice refused");
+  cudaMemLocation nowhere{};
+  const int bogusType = 99;  // no cudaMemLocationType: a program may put any bits there
+  std::memcpy(&nowhere.type, &bogusType, sizeof bogusType);
+  checkError(cudaMemPrefetchAsync(managed, 64, nowhere, 0, nullptr), cudaErrorInvalidValue,
+             "prefetch to a location type that is none refused");
+  checkError(cudaMemAdvise(managed, 64, cudaMemAdviseSetPreferredLocation, nowhere), cudaErrorInvalidValue,
+             "advice naming a location type that is none refused");
   checkError(cudaStreamAttachMemAsync(nullptr, managed, 0, cudaMemAttachGlobal), cudaSuccess,
              "cudaStreamAttachMemAsync");
   checkError(cudaStreamAttachMemAsync(nullptr, bytes + 16, 0, cudaMemAttachGlobal), cudaErrorInvalidValue,
