@@ -556,7 +556,9 @@ namespace {
 // nothing from it (sm_12 has every instruction of sm_10 and sm_11, and the JIT compiles for the
 // device's own architecture whatever the target says) and keeps the target's other options. PTX
 // ISA 1.0 and 1.1 do not know sm_12 (ptxas refuses the pair), so their modules keep their target:
-// trap needs nothing newer, and a redirecting policy's output then fails at ptxas, closed.
+// trap needs nothing newer, and a redirecting policy's output then fails at ptxas, closed. (The
+// worker never hands the guard such a module: it raises every module below ISA 3.1 to 3.1 first,
+// ptx/separate_compilation.h.)
 void raiseLegacyTarget(Module* module) {
   int major = 0, minor = 0;
   for (const TopLevel& item : module->items) {
