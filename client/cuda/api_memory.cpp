@@ -17,6 +17,7 @@
 #include "client/session/copy_engine.h"
 #include "client/session/enum_bits.h"
 #include "client/session/host_allocations.h"
+#include "client/session/managed_hints.h"
 #include "client/session/memory_calls.h"
 #include "client/session/streams.h"
 #include "cuda_api.gen.h"  // checks every definition against cuda.h's declaration
@@ -223,6 +224,10 @@ CUresult cuMemHostRegister(void* p, size_t bytesize, unsigned int Flags) {
 // Prefetch, advice and stream attachment of managed memory: hints with nothing to do here
 // (managed memory never moves), as in the runtime shim; the range must be managed memory of this
 // session.
+static const void* asPointer(CUdeviceptr address) {
+  return reinterpret_cast<const void*>(static_cast<std::uintptr_t>(address));
+}
+
 static CUresult managedHint(CUdeviceptr devPtr, size_t count) {
   const auto* p = reinterpret_cast<const void*>(static_cast<std::uintptr_t>(devPtr));
   return count != 0 && HostAllocations::instance().isManaged(p, count) ? CUDA_SUCCESS
@@ -249,7 +254,9 @@ static CUresult prefetch(CUdeviceptr devPtr, size_t count, CUmemLocation locatio
       result != CUDA_SUCCESS)
     return result;
   if (flags != 0 || !validLocation(location)) return CUDA_ERROR_INVALID_VALUE;
-  return managedHint(devPtr, count);
+  return recordPrefetch(asPointer(devPtr), count, enumBits(location.type), location.id)
+             ? CUDA_SUCCESS
+             : CUDA_ERROR_INVALID_VALUE;
 }
 
 CUresult cuMemPrefetchAsync_v2(CUdeviceptr devPtr, size_t count, CUmemLocation location, unsigned int flags,
@@ -283,7 +290,31 @@ CUresult cuMemAdvise_v2(CUdeviceptr devPtr, size_t count, CUmem_advise advice, C
   const bool namesLocation =
       value != CU_MEM_ADVISE_SET_READ_MOSTLY && value != CU_MEM_ADVISE_UNSET_READ_MOSTLY;
   if (namesLocation && !validLocation(location)) return CUDA_ERROR_INVALID_VALUE;
-  return managedHint(devPtr, count);
+  return recordAdvice(asPointer(devPtr), count, value, enumBits(location.type), location.id)
+             ? CUDA_SUCCESS
+             : CUDA_ERROR_INVALID_VALUE;
+}
+
+// What the program advised and prefetched, page by page (client/session/managed_hints.h).
+CUresult cuMemRangeGetAttribute(void* data, size_t dataSize, CUmem_range_attribute attribute,
+                                CUdeviceptr devPtr, size_t count) {
+  return inContext(
+      [&] { return managedRangeAttribute(data, dataSize, enumBits(attribute), asPointer(devPtr), count); });
+}
+
+CUresult cuMemRangeGetAttributes(void** data, size_t* dataSizes, CUmem_range_attribute* attributes,
+                                 size_t numAttributes, CUdeviceptr devPtr, size_t count) {
+  if (numAttributes == 0 || data == nullptr || dataSizes == nullptr || attributes == nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  return inContext([&] {
+    for (size_t i = 0; i < numAttributes; ++i) {
+      if (cudaError_t error =
+              managedRangeAttribute(data[i], dataSizes[i], enumBits(attributes[i]), asPointer(devPtr), count);
+          error != cudaSuccess)
+        return error;
+    }
+    return cudaSuccess;
+  });
 }
 
 CUresult cuMemAdvise(CUdeviceptr devPtr, size_t count, CUmem_advise advice, CUdevice device) {

@@ -12,6 +12,7 @@
 #include "client/session/enum_bits.h"
 #include "client/session/error_state.h"
 #include "client/session/host_allocations.h"
+#include "client/session/managed_hints.h"
 #include "client/session/memory_calls.h"
 #include "client/session/module_registry.h"
 #include "client/session/resource_epoch.h"
@@ -218,7 +219,9 @@ static cudaError_t prefetchCommon(const void* devPtr, size_t count, cudaMemLocat
   if (cudaError_t error = resolveStream(stream, spelling, &token); error != cudaSuccess)
     return recordError(error);
   if (flags != 0 || !validLocation(location)) return recordError(cudaErrorInvalidValue);
-  return recordError(managedHint(devPtr, count));
+  return recordError(recordPrefetch(devPtr, count, enumBits(location.type), location.id)
+                         ? cudaSuccess
+                         : cudaErrorInvalidValue);
 }
 
 cudaError_t cudaMemPrefetchAsync(const void* devPtr, size_t count, struct cudaMemLocation location,
@@ -239,7 +242,30 @@ cudaError_t cudaMemAdvise(const void* devPtr, size_t count, enum cudaMemoryAdvis
   // Read-mostly advice names no location; the others do.
   const bool namesLocation = value != cudaMemAdviseSetReadMostly && value != cudaMemAdviseUnsetReadMostly;
   if (namesLocation && !validLocation(location)) return recordError(cudaErrorInvalidValue);
-  return recordError(managedHint(devPtr, count));
+  return recordError(recordAdvice(devPtr, count, value, enumBits(location.type), location.id)
+                         ? cudaSuccess
+                         : cudaErrorInvalidValue);
+}
+
+// What the program advised and prefetched, page by page (client/session/managed_hints.h).
+cudaError_t cudaMemRangeGetAttribute(void* data, size_t dataSize, enum cudaMemRangeAttribute attribute,
+                                     const void* devPtr, size_t count) {
+  bindPrimaryContextIfNoneCurrent();
+  return recordError(managedRangeAttribute(data, dataSize, enumBits(attribute), devPtr, count));
+}
+
+cudaError_t cudaMemRangeGetAttributes(void** data, size_t* dataSizes, enum cudaMemRangeAttribute* attributes,
+                                      size_t numAttributes, const void* devPtr, size_t count) {
+  bindPrimaryContextIfNoneCurrent();
+  if (numAttributes == 0 || data == nullptr || dataSizes == nullptr || attributes == nullptr)
+    return recordError(cudaErrorInvalidValue);
+  for (size_t i = 0; i < numAttributes; ++i) {
+    if (cudaError_t error =
+            managedRangeAttribute(data[i], dataSizes[i], enumBits(attributes[i]), devPtr, count);
+        error != cudaSuccess)
+      return recordError(error);
+  }
+  return cudaSuccess;
 }
 
 static cudaError_t attachCommon(cudaStream_t stream, void* devPtr, size_t length, unsigned flags,

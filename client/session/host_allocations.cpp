@@ -124,6 +124,7 @@ std::optional<HostAllocations::Entry> HostAllocations::take(void* p, Kind kind) 
   auto it = entries_.find(reinterpret_cast<std::uintptr_t>(p));
   if (it == entries_.end() || it->second.kind != kind) return std::nullopt;
   Entry entry = it->second;
+  hints_.erase(it->first);
   entries_.erase(it);
   return entry;
 }
@@ -248,7 +249,10 @@ void HostAllocations::forgetManagedVariable(void* p) {
   // fault. The pages are this process's alone once the worker has dropped its side.
   std::lock_guard lock(mutex_);
   auto it = entries_.find(reinterpret_cast<std::uintptr_t>(p));
-  if (it != entries_.end() && it->second.moduleVariable) entries_.erase(it);
+  if (it != entries_.end() && it->second.moduleVariable) {
+    hints_.erase(it->first);
+    entries_.erase(it);
+  }
 }
 
 cudaError_t HostAllocations::freeManaged(void* p) {
@@ -268,6 +272,30 @@ bool HostAllocations::isManaged(const void* p, std::uint64_t bytes) const {
   std::lock_guard lock(mutex_);
   const std::optional<Found> found = containing(p);
   return found && found->entry.kind == Kind::kManaged && bytes <= found->entry.size - found->offset;
+}
+
+bool HostAllocations::adviseManaged(const void* p, std::uint64_t bytes,
+                                    const std::function<void(PageHints&)>& change) {
+  std::lock_guard lock(mutex_);
+  const std::optional<Found> found = containing(p);
+  if (bytes == 0 || !found || found->entry.kind != Kind::kManaged ||
+      bytes > found->entry.size - found->offset)
+    return false;
+  const std::uintptr_t base = reinterpret_cast<std::uintptr_t>(p) - found->offset;
+  hints_[base].apply(found->offset, bytes, change);
+  return true;
+}
+
+bool HostAllocations::managedHints(const void* p, std::uint64_t bytes, PageHints* common) const {
+  std::lock_guard lock(mutex_);
+  const std::optional<Found> found = containing(p);
+  if (bytes == 0 || !found || found->entry.kind != Kind::kManaged ||
+      bytes > found->entry.size - found->offset)
+    return false;
+  const std::uintptr_t base = reinterpret_cast<std::uintptr_t>(p) - found->offset;
+  auto it = hints_.find(base);
+  *common = it == hints_.end() ? PageHints{} : it->second.common(found->offset, bytes);
+  return true;
 }
 
 bool HostAllocations::isManagedBase(const void* p) const {

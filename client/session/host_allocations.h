@@ -28,10 +28,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <string>
+
+#include "client/session/managed_hints.h"
 
 namespace agileos::client {
 
@@ -81,6 +84,11 @@ class HostAllocations {
   bool isManaged(const void* p, std::uint64_t bytes = 0) const;
   // Whether p is the start of a managed allocation.
   bool isManagedBase(const void* p) const;
+  // The program's hints for its managed memory (managed_hints.h): `change` is applied to every
+  // page that [p, p+bytes) touches, or the hints every such page shares are read. False (nothing
+  // done) unless bytes > 0 and the range lies in one managed allocation.
+  bool adviseManaged(const void* p, std::uint64_t bytes, const std::function<void(PageHints&)>& change);
+  bool managedHints(const void* p, std::uint64_t bytes, PageHints* common) const;
 
   // The kind of memory containing p, if it is this session's page-locked, registered or managed.
   std::optional<Kind> kindOf(const void* p) const;
@@ -118,6 +126,8 @@ class HostAllocations {
   mutable std::mutex mutex_;
   std::mutex registerMutex_;  // held across a registration (never inside mutex_)
   std::map<std::uintptr_t, Entry> entries_;
+  // Hints of managed allocations, by the allocation's key; dropped with the entry.
+  std::map<std::uintptr_t, ManagedHints> hints_;
 };
 
 }  // namespace agileos::client

@@ -41,11 +41,10 @@ TEST(LinkedProgramTest, UnsupportedCallsFailClosed) {
   std::memset(&params, 0x5a, sizeof params);
   EXPECT_EQ(cudaGraphExternalSemaphoresSignalNodeGetParams(nullptr, &params), cudaErrorNotSupported);
   EXPECT_EQ(reinterpret_cast<const unsigned char*>(&params)[0], 0x5a);
-  int value = 0x1234;
-  EXPECT_EQ(cudaMemRangeGetAttribute(&value, sizeof value, cudaMemRangeAttributeReadMostly,
-                                     reinterpret_cast<void*>(0x1000), 64),
-            cudaErrorNotSupported);
-  EXPECT_EQ(value, 0x1234);
+  size_t width = 0x1234;
+  const cudaChannelFormatDesc floats{32, 0, 0, 0, cudaChannelFormatKindFloat};
+  EXPECT_EQ(cudaDeviceGetTexture1DLinearMaxWidth(&width, &floats, 0), cudaErrorNotSupported);
+  EXPECT_EQ(width, 0x1234u);
 }
 
 }  // namespace

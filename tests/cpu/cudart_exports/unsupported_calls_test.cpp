@@ -59,14 +59,14 @@ TEST_F(UnsupportedCallsTest, ExternalSemaphoreNodeParamsFailClosed) {
   expectLastErrorIsNotSupported();
 }
 
-TEST_F(UnsupportedCallsTest, ManagedRangeAttributeFailsClosed) {
-  auto* rangeAttribute = entryPoint<decltype(cudaMemRangeGetAttribute)>("cudaMemRangeGetAttribute");
-  ASSERT_NE(rangeAttribute, nullptr) << dlerror();
-  int value = 0x1234;
-  EXPECT_EQ(rangeAttribute(&value, sizeof value, cudaMemRangeAttributeReadMostly,
-                           reinterpret_cast<void*>(0x1000), 64),
-            cudaErrorNotSupported);
-  EXPECT_EQ(value, 0x1234);
+TEST_F(UnsupportedCallsTest, UnforwardedDeviceQueryFailsClosed) {
+  auto* maxWidth =
+      entryPoint<decltype(cudaDeviceGetTexture1DLinearMaxWidth)>("cudaDeviceGetTexture1DLinearMaxWidth");
+  ASSERT_NE(maxWidth, nullptr) << dlerror();
+  size_t width = 0x1234;
+  const cudaChannelFormatDesc floats{32, 0, 0, 0, cudaChannelFormatKindFloat};
+  EXPECT_EQ(maxWidth(&width, &floats, 0), cudaErrorNotSupported);
+  EXPECT_EQ(width, 0x1234u);
   expectLastErrorIsNotSupported();
 }
 

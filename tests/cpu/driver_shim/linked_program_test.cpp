@@ -82,10 +82,9 @@ TEST(DriverShimLinkedProgram, WithoutADaemonCallsFailAsWithoutAGpuAndLeaveTheirO
 }
 
 TEST(DriverShimLinkedProgram, UnsupportedCallsFailClosedAndLeaveTheirOutputsAlone) {
-  int value = 0x1234;
-  EXPECT_EQ(cuMemRangeGetAttribute(&value, sizeof value, CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY, 0x1000, 64),
-            CUDA_ERROR_NOT_SUPPORTED);
-  EXPECT_EQ(value, 0x1234);
+  size_t width = 0x1234;
+  EXPECT_EQ(cuDeviceGetTexture1DLinearMaxWidth(&width, CU_AD_FORMAT_FLOAT, 1, 0), CUDA_ERROR_NOT_SUPPORTED);
+  EXPECT_EQ(width, 0x1234u);
 }
 
 // The private tables a CUDA runtime in the program asks for: served with the real driver's sizes
@@ -196,8 +195,8 @@ TEST(DriverShimLinkedProgram, GetProcAddressHandsOutTheAbiOfTheVersionAskedFor) 
             ::dlsym(RTLD_DEFAULT, "cuLaunchKernel_ptsz"));
   // No per-thread twin: the legacy function, as the driver answers.
   EXPECT_EQ(procAddress("cuInit", 12000, perThread, &status), ::dlsym(RTLD_DEFAULT, "cuInit"));
-  EXPECT_EQ(procAddress("cuMemRangeGetAttribute", 12000, legacy, &status),
-            ::dlsym(RTLD_DEFAULT, "cuMemRangeGetAttribute"))
+  EXPECT_EQ(procAddress("cuDeviceGetTexture1DLinearMaxWidth", 12000, legacy, &status),
+            ::dlsym(RTLD_DEFAULT, "cuDeviceGetTexture1DLinearMaxWidth"))
       << "an unsupported function is handed out too: it fails closed when called";
 
   EXPECT_EQ(procAddress("cuNoSuchFunction", 12000, legacy, &status), nullptr);

@@ -27,6 +27,92 @@ using agileos::e2e::checkError;
 // cudaHostRegister and managed memory (client/session/host_allocations.h): over shared memory the
 // program's pages move into a segment the worker shares and managed memory is such a segment at
 // one address for host and device; over gRPC both are refused and the device says so.
+
+// What cudaMemRangeGetAttribute(s) answer for managed memory: the program's own advice and
+// prefetches, page by page (4 KiB), every page of the range agreeing. Before this, all of `managed`
+// was advised read-mostly and preferred on device 0, and prefetched to the device and then to the
+// host; `untouched` (managed too) got no hint.
+void checkManagedRangeAttributes(char* managed, size_t size, char* untouched, void* notManaged) {
+  int value = -7;
+  checkError(cudaMemRangeGetAttribute(&value, sizeof value, cudaMemRangeAttributeReadMostly, managed, size),
+             cudaSuccess, "cudaMemRangeGetAttribute(read mostly)");
+  check(value == 1, "read mostly, as advised");
+  checkError(
+      cudaMemRangeGetAttribute(&value, sizeof value, cudaMemRangeAttributePreferredLocation, managed, size),
+      cudaSuccess, "cudaMemRangeGetAttribute(preferred location)");
+  check(value == 0, "preferred location device 0, as advised");
+  checkError(cudaMemRangeGetAttribute(&value, sizeof value, cudaMemRangeAttributeReadMostly, untouched, size),
+             cudaSuccess, "read mostly of memory never advised");
+  check(value == 0, "memory never advised is not read mostly");
+  checkError(
+      cudaMemRangeGetAttribute(&value, sizeof value, cudaMemRangeAttributePreferredLocation, untouched, 64),
+      cudaSuccess, "preferred location of memory never advised");
+  check(value == cudaInvalidDeviceId, "no preferred location: cudaInvalidDeviceId");
+  checkError(cudaMemRangeGetAttribute(&value, sizeof value, cudaMemRangeAttributeLastPrefetchLocation,
+                                      untouched, 64),
+             cudaSuccess, "last prefetch location of memory never prefetched");
+  check(value == cudaInvalidDeviceId, "never prefetched: cudaInvalidDeviceId");
+  // Unset read-mostly on the second page only: a range over both pages is no longer read-mostly,
+  // the first page alone still is, a byte of the second page is not.
+  const cudaMemLocation onDevice{cudaMemLocationTypeDevice, 0};
+  checkError(cudaMemAdvise(managed + 4096, 1, cudaMemAdviseUnsetReadMostly, onDevice), cudaSuccess,
+             "unset read mostly on the second page");
+  checkError(cudaMemRangeGetAttribute(&value, sizeof value, cudaMemRangeAttributeReadMostly, managed, 8192),
+             cudaSuccess, "read mostly over two pages");
+  check(value == 0, "not read mostly where one page is not");
+  checkError(
+      cudaMemRangeGetAttribute(&value, sizeof value, cudaMemRangeAttributeReadMostly, managed + 100, 3000),
+      cudaSuccess, "read mostly within the first page");
+  check(value == 1, "the first page still is");
+  checkError(
+      cudaMemRangeGetAttribute(&value, sizeof value, cudaMemRangeAttributeReadMostly, managed + 8000, 1),
+      cudaSuccess, "read mostly of a byte of the second page");
+  check(value == 0, "the second page is not");
+  // The last prefetch went to the host; then the first page goes to the device.
+  int location = -7, type = -7;
+  size_t sizes[] = {sizeof location, sizeof type};
+  void* outputs[] = {&location, &type};
+  cudaMemRangeAttribute wanted[] = {cudaMemRangeAttributeLastPrefetchLocation,
+                                    cudaMemRangeAttributeLastPrefetchLocationType};
+  checkError(cudaMemRangeGetAttributes(outputs, sizes, wanted, 2, managed, size), cudaSuccess,
+             "cudaMemRangeGetAttributes(last prefetch location and type)");
+  check(location == cudaCpuDeviceId && type == cudaMemLocationTypeHost, "last prefetched to the host");
+  checkError(cudaMemPrefetchAsync(managed, 4096, onDevice, 0, nullptr), cudaSuccess,
+             "prefetch the first page to the device");
+  checkError(cudaMemRangeGetAttributes(outputs, sizes, wanted, 2, managed, 4096), cudaSuccess,
+             "cudaMemRangeGetAttributes of the first page");
+  check(location == 0 && type == cudaMemLocationTypeDevice, "the first page last went to device 0");
+  checkError(cudaMemRangeGetAttributes(outputs, sizes, wanted, 2, managed, size), cudaSuccess,
+             "cudaMemRangeGetAttributes over all pages");
+  check(location == cudaInvalidDeviceId && type == cudaMemLocationTypeInvalid,
+        "pages last prefetched to different places: none");
+  // Accessed-by: device 0 set over the whole range, then the rest of the array is invalid ids.
+  checkError(cudaMemAdvise(managed, size, cudaMemAdviseSetAccessedBy, onDevice), cudaSuccess,
+             "accessed by device 0");
+  int devices[3] = {-7, -7, -7};
+  checkError(
+      cudaMemRangeGetAttribute(devices, sizeof devices, cudaMemRangeAttributeAccessedBy, managed, size),
+      cudaSuccess, "cudaMemRangeGetAttribute(accessed by)");
+  check(devices[0] == 0 && devices[1] == cudaInvalidDeviceId && devices[2] == cudaInvalidDeviceId,
+        "accessed by device 0, the rest cudaInvalidDeviceId");
+  // Refusals: a size that does not fit the attribute, an attribute that is none, memory that is not
+  // managed, a range past the allocation, an empty range.
+  checkError(cudaMemRangeGetAttribute(&value, 8, cudaMemRangeAttributeReadMostly, managed, size),
+             cudaErrorInvalidValue, "a read-mostly answer into 8 bytes refused");
+  checkError(cudaMemRangeGetAttribute(devices, 6, cudaMemRangeAttributeAccessedBy, managed, size),
+             cudaErrorInvalidValue, "an accessed-by answer into 6 bytes refused");
+  checkError(
+      cudaMemRangeGetAttribute(&value, sizeof value, static_cast<cudaMemRangeAttribute>(99), managed, size),
+      cudaErrorInvalidValue, "an attribute that is none refused");
+  checkError(cudaMemRangeGetAttribute(&value, sizeof value, cudaMemRangeAttributeReadMostly, notManaged, 64),
+             cudaErrorInvalidValue, "a range of memory that is not managed refused");
+  checkError(
+      cudaMemRangeGetAttribute(&value, sizeof value, cudaMemRangeAttributeReadMostly, managed, size + 1),
+      cudaErrorInvalidValue, "a range past the allocation refused");
+  checkError(cudaMemRangeGetAttribute(&value, sizeof value, cudaMemRangeAttributeReadMostly, managed, 0),
+             cudaErrorInvalidValue, "an empty range refused");
+}
+
 void checkRegisteredAndManaged(void* device, size_t deviceBytes) {
   const char* transport = std::getenv("AGILEOS_TRANSPORT");
   const bool shared = transport == nullptr || std::string(transport) != "grpc";
@@ -206,6 +292,7 @@ void checkRegisteredAndManaged(void* device, size_t deviceBytes) {
              "advice on device memory refused");
   checkError(cudaMemAdvise(managed, 64, static_cast<cudaMemoryAdvise>(99), onDevice), cudaErrorInvalidValue,
              "unknown advice refused");
+  checkManagedRangeAttributes(static_cast<char*>(managed), kManaged, static_cast<char*>(second), device);
   cudaMemLocation nowhere{};
   const int bogusType = 99;  // no cudaMemLocationType: a program may put any bits there
   std::memcpy(&nowhere.type, &bogusType, sizeof bogusType);
@@ -1175,9 +1262,10 @@ int main() {
              "cudaStreamIsCapturing(destroyed stream)");
   checkError(cudaFreeHost(pinned), cudaSuccess, "cudaFreeHost");
   checkError(cudaDeviceSynchronize(), cudaSuccess, "cudaDeviceSynchronize");
-  int readMostly = 0;
-  checkError(cudaMemRangeGetAttribute(&readMostly, sizeof readMostly, cudaMemRangeAttributeReadMostly, b, 64),
-             cudaErrorNotSupported, "unsupported call fails closed");
+  size_t maxWidth = 0;
+  const cudaChannelFormatDesc floats = cudaCreateChannelDesc(32, 0, 0, 0, cudaChannelFormatKindFloat);
+  checkError(cudaDeviceGetTexture1DLinearMaxWidth(&maxWidth, &floats, 0), cudaErrorNotSupported,
+             "unsupported call fails closed");
 
   std::printf("%d failed\n", agileos::e2e::failures());
   return agileos::e2e::failures() == 0 ? 0 : 1;

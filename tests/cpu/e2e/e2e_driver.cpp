@@ -1330,6 +1330,25 @@ void forgeries() {
               "cuMemAdvise_v2");
   checkResult(cuMemPrefetchAsync_v2(managed, 4097, onDevice, 0, nullptr), CUDA_ERROR_INVALID_VALUE,
               "prefetch past the allocation refused");
+  // The range queries answer the program's own hints (the runtime's test covers them page by page).
+  int advisedReadMostly = -7, lastPrefetch = -7, lastPrefetchType = -7;
+  checkResult(cuMemRangeGetAttribute(&advisedReadMostly, sizeof advisedReadMostly,
+                                     CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY, managed, 4096),
+              CUDA_SUCCESS, "cuMemRangeGetAttribute(read mostly)");
+  check(advisedReadMostly == 1, "read mostly, as advised");
+  void* outputs[] = {&lastPrefetch, &lastPrefetchType};
+  size_t sizes[] = {sizeof lastPrefetch, sizeof lastPrefetchType};
+  CUmem_range_attribute wanted[] = {CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION,
+                                    CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE};
+  checkResult(cuMemRangeGetAttributes(outputs, sizes, wanted, 2, managed, 4096), CUDA_SUCCESS,
+              "cuMemRangeGetAttributes(last prefetch location and type)");
+  check(lastPrefetch == CU_DEVICE_CPU && lastPrefetchType == CU_MEM_LOCATION_TYPE_HOST,
+        "last prefetched to the host");
+  checkResult(
+      cuMemRangeGetAttribute(&advisedReadMostly, 2, CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY, managed, 4096),
+      CUDA_ERROR_INVALID_VALUE, "a read-mostly answer into 2 bytes refused");
+  checkResult(cuMemRangeGetAttributes(outputs, sizes, wanted, 0, managed, 4096), CUDA_ERROR_INVALID_VALUE,
+              "cuMemRangeGetAttributes of no attribute refused");
   checkResult(cuStreamAttachMemAsync(nullptr, managed, 0, CU_MEM_ATTACH_SINGLE), CUDA_SUCCESS,
               "cuStreamAttachMemAsync");
   checkResult(cuMemFree(managed), CUDA_SUCCESS, "cuMemFree of managed memory");
@@ -1351,7 +1370,10 @@ void forgeries() {
   int readMostly = 0;
   checkResult(
       cuMemRangeGetAttribute(&readMostly, sizeof readMostly, CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY, mapped, 4),
-      CUDA_ERROR_NOT_SUPPORTED, "an unsupported row fails closed");
+      CUDA_ERROR_INVALID_VALUE, "range attributes of memory that is not managed refused");
+  size_t maxWidth = 0;
+  checkResult(cuDeviceGetTexture1DLinearMaxWidth(&maxWidth, CU_AD_FORMAT_FLOAT, 1, 0),
+              CUDA_ERROR_NOT_SUPPORTED, "an unsupported row fails closed");
 }
 
 }  // namespace

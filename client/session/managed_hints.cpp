@@ -1,0 +1,172 @@
+#include "client/session/managed_hints.h"
+
+#include <sched.h>
+
+#include <cstring>
+#include <vector>
+
+#include "client/session/host_allocations.h"
+
+namespace agileos::client {
+
+void ManagedHints::splitAt(std::uint64_t page) {
+  auto it = runs_.upper_bound(page);
+  if (it == runs_.begin()) return;
+  --it;
+  if (it->first == page || it->second.end <= page) return;
+  Run tail = it->second;
+  it->second.end = page;
+  runs_.emplace(page, tail);
+}
+
+PageHints ManagedHints::common(std::uint64_t offset, std::uint64_t bytes) const {
+  const std::uint64_t first = offset / kPageBytes;
+  const std::uint64_t last = (offset + bytes - 1) / kPageBytes + 1;
+  bool any = false;
+  PageHints shared;
+  const auto meet = [&](const PageHints& page) {
+    if (!any) {
+      shared = page;
+      any = true;
+      return;
+    }
+    shared.readMostly = shared.readMostly && page.readMostly;
+    shared.accessedByDevice = shared.accessedByDevice && page.accessedByDevice;
+    shared.accessedByHost = shared.accessedByHost && page.accessedByHost;
+    if (!(shared.preferred == page.preferred)) shared.preferred = HintLocation{};
+    if (!(shared.lastPrefetch == page.lastPrefetch)) shared.lastPrefetch = HintLocation{};
+  };
+  std::uint64_t page = first;
+  auto it = runs_.upper_bound(first);
+  if (it != runs_.begin() && std::prev(it)->second.end > first) --it;
+  while (page < last) {
+    if (it == runs_.end() || it->first > page) {  // pages with default hints
+      meet(PageHints{});
+      page = it == runs_.end() ? last : it->first;
+      continue;
+    }
+    meet(it->second.hints);
+    page = it->second.end;
+    ++it;
+  }
+  return shared;
+}
+
+namespace {
+
+// The legacy int form of a location: a device ordinal, cudaCpuDeviceId for the host (any host
+// location), cudaInvalidDeviceId for none.
+int legacyDevice(const HintLocation& location) {
+  switch (location.type) {
+    case cudaMemLocationTypeDevice:
+      return location.id;
+    case cudaMemLocationTypeInvalid:
+      return cudaInvalidDeviceId;
+    default:
+      return cudaCpuDeviceId;
+  }
+}
+
+void putInt(void* data, int value) { std::memcpy(data, &value, sizeof value); }
+
+HintLocation recorded(int type, int id) {
+  switch (type) {
+    case cudaMemLocationTypeDevice:
+      return {type, id};
+    case cudaMemLocationTypeHostNuma:
+      return {type, id};
+    case cudaMemLocationTypeHostNumaCurrent: {
+      unsigned cpu = 0, node = 0;
+      if (::getcpu(&cpu, &node) != 0) node = 0;
+      return {cudaMemLocationTypeHostNuma, static_cast<int>(node)};
+    }
+    default:
+      return {cudaMemLocationTypeHost, 0};
+  }
+}
+
+}  // namespace
+
+bool recordAdvice(const void* p, std::size_t count, int advice, int locationType, int locationId) {
+  const HintLocation location = recorded(locationType, locationId);
+  const bool host = location.type != cudaMemLocationTypeDevice;
+  return HostAllocations::instance().adviseManaged(p, count, [&](PageHints& page) {
+    switch (advice) {
+      case cudaMemAdviseSetReadMostly:
+        page.readMostly = true;
+        break;
+      case cudaMemAdviseUnsetReadMostly:
+        page.readMostly = false;
+        break;
+      case cudaMemAdviseSetPreferredLocation:
+        page.preferred = location;
+        break;
+      case cudaMemAdviseUnsetPreferredLocation:
+        page.preferred = HintLocation{};
+        break;
+      case cudaMemAdviseSetAccessedBy:
+      case cudaMemAdviseUnsetAccessedBy:
+        (host ? page.accessedByHost : page.accessedByDevice) = advice == cudaMemAdviseSetAccessedBy;
+        break;
+      default:
+        break;
+    }
+  });
+}
+
+bool recordPrefetch(const void* p, std::size_t count, int locationType, int locationId) {
+  const HintLocation location = recorded(locationType, locationId);
+  return HostAllocations::instance().adviseManaged(p, count,
+                                                   [&](PageHints& page) { page.lastPrefetch = location; });
+}
+
+cudaError_t managedRangeAttribute(void* data, std::size_t dataSize, int attribute, const void* devPtr,
+                                  std::size_t count) {
+  if (data == nullptr || count == 0) return cudaErrorInvalidValue;
+  PageHints hints;
+  if (!HostAllocations::instance().managedHints(devPtr, count, &hints)) return cudaErrorInvalidValue;
+  const bool oneInt = dataSize == sizeof(int);
+  switch (attribute) {
+    case cudaMemRangeAttributeReadMostly:
+      if (!oneInt) return cudaErrorInvalidValue;
+      putInt(data, hints.readMostly ? 1 : 0);
+      return cudaSuccess;
+    case cudaMemRangeAttributePreferredLocation:
+      if (!oneInt) return cudaErrorInvalidValue;
+      putInt(data, legacyDevice(hints.preferred));
+      return cudaSuccess;
+    case cudaMemRangeAttributeLastPrefetchLocation:
+      if (!oneInt) return cudaErrorInvalidValue;
+      putInt(data, legacyDevice(hints.lastPrefetch));
+      return cudaSuccess;
+    case cudaMemRangeAttributePreferredLocationType:
+      if (!oneInt) return cudaErrorInvalidValue;
+      putInt(data, hints.preferred.type);
+      return cudaSuccess;
+    case cudaMemRangeAttributePreferredLocationId:
+      if (!oneInt) return cudaErrorInvalidValue;
+      putInt(data, hints.preferred.id);
+      return cudaSuccess;
+    case cudaMemRangeAttributeLastPrefetchLocationType:
+      if (!oneInt) return cudaErrorInvalidValue;
+      putInt(data, hints.lastPrefetch.type);
+      return cudaSuccess;
+    case cudaMemRangeAttributeLastPrefetchLocationId:
+      if (!oneInt) return cudaErrorInvalidValue;
+      putInt(data, hints.lastPrefetch.id);
+      return cudaSuccess;
+    case cudaMemRangeAttributeAccessedBy: {
+      if (dataSize == 0 || dataSize % sizeof(int) != 0) return cudaErrorInvalidValue;
+      std::vector<int> devices(dataSize / sizeof(int), cudaInvalidDeviceId);
+      std::size_t next = 0;
+      if (hints.accessedByDevice && next < devices.size()) devices[next++] = 0;
+      if (hints.accessedByHost && next < devices.size()) devices[next++] = cudaCpuDeviceId;
+      std::memcpy(data, devices.data(), dataSize);
+      return cudaSuccess;
+    }
+    default:
+      return cudaErrorInvalidValue;
+  }
+}
+
+}  // namespace agileos::client
