@@ -274,27 +274,30 @@ bool HostAllocations::isManaged(const void* p, std::uint64_t bytes) const {
   return found && found->entry.kind == Kind::kManaged && bytes <= found->entry.size - found->offset;
 }
 
-bool HostAllocations::adviseManaged(const void* p, std::uint64_t bytes,
-                                    const std::function<void(PageHints&)>& change) {
-  std::lock_guard lock(mutex_);
+std::optional<HostAllocations::ManagedRange> HostAllocations::managedRange(const void* p,
+                                                                           std::uint64_t bytes) const {
   const std::optional<Found> found = containing(p);
   if (bytes == 0 || !found || found->entry.kind != Kind::kManaged ||
       bytes > found->entry.size - found->offset)
-    return false;
-  const std::uintptr_t base = reinterpret_cast<std::uintptr_t>(p) - found->offset;
-  hints_[base].apply(found->offset, bytes, change);
+    return std::nullopt;
+  return ManagedRange{reinterpret_cast<std::uintptr_t>(p) - found->offset, found->offset};
+}
+
+bool HostAllocations::adviseManaged(const void* p, std::uint64_t bytes,
+                                    const std::function<void(PageHints&)>& change) {
+  std::lock_guard lock(mutex_);
+  const std::optional<ManagedRange> range = managedRange(p, bytes);
+  if (!range) return false;
+  hints_[range->base].apply(range->offset, bytes, change);
   return true;
 }
 
 bool HostAllocations::managedHints(const void* p, std::uint64_t bytes, PageHints* common) const {
   std::lock_guard lock(mutex_);
-  const std::optional<Found> found = containing(p);
-  if (bytes == 0 || !found || found->entry.kind != Kind::kManaged ||
-      bytes > found->entry.size - found->offset)
-    return false;
-  const std::uintptr_t base = reinterpret_cast<std::uintptr_t>(p) - found->offset;
-  auto it = hints_.find(base);
-  *common = it == hints_.end() ? PageHints{} : it->second.common(found->offset, bytes);
+  const std::optional<ManagedRange> range = managedRange(p, bytes);
+  if (!range) return false;
+  auto it = hints_.find(range->base);
+  *common = it == hints_.end() ? PageHints{} : it->second.common(range->offset, bytes);
   return true;
 }
 

@@ -122,6 +122,13 @@ class HostAllocations {
   };
   // The allocation holding p; the caller holds mutex_.
   std::optional<Found> containing(const void* p) const;
+  struct ManagedRange {
+    std::uintptr_t base;   // the managed allocation's key
+    std::uint64_t offset;  // of p in it
+  };
+  // Where [p, p+bytes) lies when it is non-empty and within one managed allocation; the caller
+  // holds mutex_.
+  std::optional<ManagedRange> managedRange(const void* p, std::uint64_t bytes) const;
 
   mutable std::mutex mutex_;
   std::mutex registerMutex_;  // held across a registration (never inside mutex_)

@@ -3,6 +3,7 @@
 #include <sched.h>
 
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "client/session/host_allocations.h"
@@ -67,7 +68,27 @@ int legacyDevice(const HintLocation& location) {
   }
 }
 
-void putInt(void* data, int value) { std::memcpy(data, &value, sizeof value); }
+// The answer of each attribute that is one int; nullopt for any other attribute.
+std::optional<int> intAnswer(const PageHints& hints, int attribute) {
+  switch (attribute) {
+    case cudaMemRangeAttributeReadMostly:
+      return hints.readMostly ? 1 : 0;
+    case cudaMemRangeAttributePreferredLocation:
+      return legacyDevice(hints.preferred);
+    case cudaMemRangeAttributeLastPrefetchLocation:
+      return legacyDevice(hints.lastPrefetch);
+    case cudaMemRangeAttributePreferredLocationType:
+      return hints.preferred.type;
+    case cudaMemRangeAttributePreferredLocationId:
+      return hints.preferred.id;
+    case cudaMemRangeAttributeLastPrefetchLocationType:
+      return hints.lastPrefetch.type;
+    case cudaMemRangeAttributeLastPrefetchLocationId:
+      return hints.lastPrefetch.id;
+    default:
+      return std::nullopt;
+  }
+}
 
 HintLocation recorded(int type, int id) {
   switch (type) {
@@ -125,48 +146,19 @@ cudaError_t managedRangeAttribute(void* data, std::size_t dataSize, int attribut
   if (data == nullptr || count == 0) return cudaErrorInvalidValue;
   PageHints hints;
   if (!HostAllocations::instance().managedHints(devPtr, count, &hints)) return cudaErrorInvalidValue;
-  const bool oneInt = dataSize == sizeof(int);
-  switch (attribute) {
-    case cudaMemRangeAttributeReadMostly:
-      if (!oneInt) return cudaErrorInvalidValue;
-      putInt(data, hints.readMostly ? 1 : 0);
-      return cudaSuccess;
-    case cudaMemRangeAttributePreferredLocation:
-      if (!oneInt) return cudaErrorInvalidValue;
-      putInt(data, legacyDevice(hints.preferred));
-      return cudaSuccess;
-    case cudaMemRangeAttributeLastPrefetchLocation:
-      if (!oneInt) return cudaErrorInvalidValue;
-      putInt(data, legacyDevice(hints.lastPrefetch));
-      return cudaSuccess;
-    case cudaMemRangeAttributePreferredLocationType:
-      if (!oneInt) return cudaErrorInvalidValue;
-      putInt(data, hints.preferred.type);
-      return cudaSuccess;
-    case cudaMemRangeAttributePreferredLocationId:
-      if (!oneInt) return cudaErrorInvalidValue;
-      putInt(data, hints.preferred.id);
-      return cudaSuccess;
-    case cudaMemRangeAttributeLastPrefetchLocationType:
-      if (!oneInt) return cudaErrorInvalidValue;
-      putInt(data, hints.lastPrefetch.type);
-      return cudaSuccess;
-    case cudaMemRangeAttributeLastPrefetchLocationId:
-      if (!oneInt) return cudaErrorInvalidValue;
-      putInt(data, hints.lastPrefetch.id);
-      return cudaSuccess;
-    case cudaMemRangeAttributeAccessedBy: {
-      if (dataSize == 0 || dataSize % sizeof(int) != 0) return cudaErrorInvalidValue;
-      std::vector<int> devices(dataSize / sizeof(int), cudaInvalidDeviceId);
-      std::size_t next = 0;
-      if (hints.accessedByDevice && next < devices.size()) devices[next++] = 0;
-      if (hints.accessedByHost && next < devices.size()) devices[next++] = cudaCpuDeviceId;
-      std::memcpy(data, devices.data(), dataSize);
-      return cudaSuccess;
-    }
-    default:
-      return cudaErrorInvalidValue;
+  if (attribute == cudaMemRangeAttributeAccessedBy) {
+    if (dataSize == 0 || dataSize % sizeof(int) != 0) return cudaErrorInvalidValue;
+    std::vector<int> devices(dataSize / sizeof(int), cudaInvalidDeviceId);
+    std::size_t next = 0;
+    if (hints.accessedByDevice && next < devices.size()) devices[next++] = 0;
+    if (hints.accessedByHost && next < devices.size()) devices[next++] = cudaCpuDeviceId;
+    std::memcpy(data, devices.data(), dataSize);
+    return cudaSuccess;
   }
+  const std::optional<int> answer = intAnswer(hints, attribute);
+  if (!answer || dataSize != sizeof(int)) return cudaErrorInvalidValue;
+  std::memcpy(data, &*answer, sizeof(int));
+  return cudaSuccess;
 }
 
 }  // namespace agileos::client
