@@ -34,7 +34,7 @@
 #include <optional>
 #include <string>
 
-#include "client/session/managed_hints.h"
+#include "client/session/managed_hint_pages.h"
 
 namespace agileos::client {
 
