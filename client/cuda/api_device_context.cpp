@@ -319,16 +319,14 @@ CUresult cuCtxGetDevice_v2(CUdevice* device, CUcontext ctx) {
 CUresult cuCtxGetFlags(unsigned int* flags) {
   if (flags == nullptr) return CUDA_ERROR_INVALID_VALUE;
   if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
-  const CUcontext current = currentContext();
-  *flags = contextFlags(current != nullptr ? current : primaryContext());
+  *flags = contextFlags(workingContext());
   return CUDA_SUCCESS;
 }
 
 CUresult cuCtxSetFlags(unsigned int flags) {
   if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
   if ((flags & ~kKnownContextFlags) != 0) return CUDA_ERROR_INVALID_VALUE;
-  const CUcontext current = currentContext();
-  setContextFlags(current != nullptr ? current : primaryContext(), flags);
+  setContextFlags(workingContext(), flags);
   return CUDA_SUCCESS;
 }
 

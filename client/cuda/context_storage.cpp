@@ -21,10 +21,7 @@ auto& gEntries = *new std::map<std::pair<CUcontext, void*>, Entry>();
 
 // The context a call names; null when it is not live.
 CUcontext resolve(CUcontext context) {
-  if (context == nullptr || context == reinterpret_cast<CUcontext>(-1)) {
-    const CUcontext current = currentContext();
-    context = current != nullptr ? current : primaryContext();
-  }
+  if (context == nullptr || context == reinterpret_cast<CUcontext>(-1)) context = workingContext();
   return isLiveContext(context) ? context : nullptr;
 }
 

@@ -27,8 +27,7 @@ cudaError_t createStream(unsigned flags, int priority, cudaStream_t* stream) {
   if (cudaError_t error = invoke(request, &reply); error != cudaSuccess) return error;
   // The runtime shim bound the primary context when the thread had none; a driver call works in
   // the current context or, with none, the primary one (thread_contexts.h).
-  const CUcontext current = currentContext();
-  rememberStream(reply.token().token(), flags, priority, current != nullptr ? current : primaryContext());
+  rememberStream(reply.token().token(), flags, priority, workingContext());
   *stream = reinterpret_cast<cudaStream_t>(reply.token().token());
   return cudaSuccess;
 }

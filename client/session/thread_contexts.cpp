@@ -123,6 +123,11 @@ CUcontext popCurrentContext() {
 
 // Every driver call passes here (launches included), so it takes no lock: the current context is a
 // record, whose `live` flag says whether it was destroyed since.
+CUcontext workingContext() {
+  const CUcontext current = currentContext();
+  return current != nullptr ? current : primaryContext();
+}
+
 CUresult requireContext() {
   const CUcontext current = currentContext();
   if (current != nullptr && !recordOf(current)->live.load(std::memory_order_acquire))

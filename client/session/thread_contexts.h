@@ -66,5 +66,7 @@ void bindPrimaryContextIfNoneCurrent();
 // The context a call works in: the thread's current one, else the primary context. Fails with
 // CUDA_ERROR_CONTEXT_IS_DESTROYED when the current one was destroyed.
 CUresult requireContext();
+// That context itself (whether live or not: requireContext checks).
+CUcontext workingContext();
 
 }  // namespace agileos::client
