@@ -221,30 +221,18 @@ CUresult cuMemHostRegister(void* p, size_t bytesize, unsigned int Flags) {
   return cuMemHostRegister_v2(p, bytesize, Flags);
 }
 
-// Prefetch, advice and stream attachment of managed memory: hints with nothing to do here
-// (managed memory never moves), as in the runtime shim; the range must be managed memory of this
-// session.
 static const void* asPointer(CUdeviceptr address) {
   return reinterpret_cast<const void*>(static_cast<std::uintptr_t>(address));
 }
 
+// Prefetch, advice and stream attachment of managed memory: hints with nothing to move here
+// (managed memory never moves), as in the runtime shim; the range must be managed memory of this
+// session. Advice and prefetch targets are recorded for the range queries
+// (client/session/managed_hints.h, shared with the runtime shim).
 static CUresult managedHint(CUdeviceptr devPtr, size_t count) {
-  const auto* p = reinterpret_cast<const void*>(static_cast<std::uintptr_t>(devPtr));
-  return count != 0 && HostAllocations::instance().isManaged(p, count) ? CUDA_SUCCESS
-                                                                       : CUDA_ERROR_INVALID_VALUE;
-}
-
-static bool validLocation(const CUmemLocation& location) {
-  switch (enumBits(location.type)) {  // any bits may come
-    case CU_MEM_LOCATION_TYPE_DEVICE:
-      return location.id == 0;
-    case CU_MEM_LOCATION_TYPE_HOST:
-    case CU_MEM_LOCATION_TYPE_HOST_NUMA:
-    case CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT:
-      return true;
-    default:
-      return false;
-  }
+  return count != 0 && HostAllocations::instance().isManaged(asPointer(devPtr), count)
+             ? CUDA_SUCCESS
+             : CUDA_ERROR_INVALID_VALUE;
 }
 
 static CUresult prefetch(CUdeviceptr devPtr, size_t count, CUmemLocation location, unsigned flags,
@@ -253,10 +241,8 @@ static CUresult prefetch(CUdeviceptr devPtr, size_t count, CUmemLocation locatio
   if (CUresult result = copyTarget(stream, spelling, Ordering::kAsynchronous, &target);
       result != CUDA_SUCCESS)
     return result;
-  if (flags != 0 || !validLocation(location)) return CUDA_ERROR_INVALID_VALUE;
-  return recordPrefetch(asPointer(devPtr), count, enumBits(location.type), location.id)
-             ? CUDA_SUCCESS
-             : CUDA_ERROR_INVALID_VALUE;
+  if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  return toDriverResult(prefetchManaged(asPointer(devPtr), count, enumBits(location.type), location.id));
 }
 
 CUresult cuMemPrefetchAsync_v2(CUdeviceptr devPtr, size_t count, CUmemLocation location, unsigned int flags,
@@ -283,16 +269,9 @@ CUresult cuMemPrefetchAsync_ptsz(CUdeviceptr devPtr, size_t count, CUdevice dstD
 }
 
 CUresult cuMemAdvise_v2(CUdeviceptr devPtr, size_t count, CUmem_advise advice, CUmemLocation location) {
-  if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
-  const int value = enumBits(advice);  // any bits may come
-  if (value < CU_MEM_ADVISE_SET_READ_MOSTLY || value > CU_MEM_ADVISE_UNSET_ACCESSED_BY)
-    return CUDA_ERROR_INVALID_VALUE;
-  const bool namesLocation =
-      value != CU_MEM_ADVISE_SET_READ_MOSTLY && value != CU_MEM_ADVISE_UNSET_READ_MOSTLY;
-  if (namesLocation && !validLocation(location)) return CUDA_ERROR_INVALID_VALUE;
-  return recordAdvice(asPointer(devPtr), count, value, enumBits(location.type), location.id)
-             ? CUDA_SUCCESS
-             : CUDA_ERROR_INVALID_VALUE;
+  return inContext([&] {
+    return adviseManaged(asPointer(devPtr), count, enumBits(advice), enumBits(location.type), location.id);
+  });
 }
 
 // What the program advised and prefetched, page by page (client/session/managed_hints.h).
@@ -304,16 +283,8 @@ CUresult cuMemRangeGetAttribute(void* data, size_t dataSize, CUmem_range_attribu
 
 CUresult cuMemRangeGetAttributes(void** data, size_t* dataSizes, CUmem_range_attribute* attributes,
                                  size_t numAttributes, CUdeviceptr devPtr, size_t count) {
-  if (numAttributes == 0 || data == nullptr || dataSizes == nullptr || attributes == nullptr)
-    return CUDA_ERROR_INVALID_VALUE;
   return inContext([&] {
-    for (size_t i = 0; i < numAttributes; ++i) {
-      if (cudaError_t error =
-              managedRangeAttribute(data[i], dataSizes[i], enumBits(attributes[i]), asPointer(devPtr), count);
-          error != cudaSuccess)
-        return error;
-    }
-    return cudaSuccess;
+    return managedRangeAttributes(data, dataSizes, attributes, numAttributes, asPointer(devPtr), count);
   });
 }
 

@@ -192,24 +192,13 @@ cudaError_t cudaMallocManaged(void** devPtr, size_t size, unsigned int flags) {
 
 // Prefetch, advice and stream attachment are hints about where managed memory should live;
 // here it lives in host memory the device reaches over the bus and never moves, so there is
-// nothing to do once the range is known to be managed memory of this session (as natively, a
+// nothing to move once the range is known to be managed memory of this session (as natively, a
 // prefetch or advice of other memory is cudaErrorInvalidValue without pageable memory access).
+// Advice and prefetch targets are checked and recorded for the range queries
+// (client/session/managed_hints.h, shared with the driver shim).
 static cudaError_t managedHint(const void* devPtr, size_t count) {
   if (count == 0 || !HostAllocations::instance().isManaged(devPtr, count)) return cudaErrorInvalidValue;
   return cudaSuccess;
-}
-
-static bool validLocation(const cudaMemLocation& location) {
-  switch (enumBits(location.type)) {  // any bits may come
-    case cudaMemLocationTypeDevice:
-      return location.id == 0;  // a worker serves one device
-    case cudaMemLocationTypeHost:
-    case cudaMemLocationTypeHostNuma:
-    case cudaMemLocationTypeHostNumaCurrent:
-      return true;
-    default:
-      return false;
-  }
 }
 
 static cudaError_t prefetchCommon(const void* devPtr, size_t count, cudaMemLocation location, unsigned flags,
@@ -218,10 +207,8 @@ static cudaError_t prefetchCommon(const void* devPtr, size_t count, cudaMemLocat
   std::uint64_t token = 0;
   if (cudaError_t error = resolveStream(stream, spelling, &token); error != cudaSuccess)
     return recordError(error);
-  if (flags != 0 || !validLocation(location)) return recordError(cudaErrorInvalidValue);
-  return recordError(recordPrefetch(devPtr, count, enumBits(location.type), location.id)
-                         ? cudaSuccess
-                         : cudaErrorInvalidValue);
+  if (flags != 0) return recordError(cudaErrorInvalidValue);
+  return recordError(prefetchManaged(devPtr, count, enumBits(location.type), location.id));
 }
 
 cudaError_t cudaMemPrefetchAsync(const void* devPtr, size_t count, struct cudaMemLocation location,
@@ -236,15 +223,7 @@ cudaError_t cudaMemPrefetchAsync_ptsz(const void* devPtr, size_t count, struct c
 cudaError_t cudaMemAdvise(const void* devPtr, size_t count, enum cudaMemoryAdvise advice,
                           struct cudaMemLocation location) {
   bindPrimaryContextIfNoneCurrent();
-  const int value = enumBits(advice);  // any bits may come
-  if (value < cudaMemAdviseSetReadMostly || value > cudaMemAdviseUnsetAccessedBy)
-    return recordError(cudaErrorInvalidValue);
-  // Read-mostly advice names no location; the others do.
-  const bool namesLocation = value != cudaMemAdviseSetReadMostly && value != cudaMemAdviseUnsetReadMostly;
-  if (namesLocation && !validLocation(location)) return recordError(cudaErrorInvalidValue);
-  return recordError(recordAdvice(devPtr, count, value, enumBits(location.type), location.id)
-                         ? cudaSuccess
-                         : cudaErrorInvalidValue);
+  return recordError(adviseManaged(devPtr, count, enumBits(advice), enumBits(location.type), location.id));
 }
 
 // What the program advised and prefetched, page by page (client/session/managed_hints.h).
@@ -257,15 +236,7 @@ cudaError_t cudaMemRangeGetAttribute(void* data, size_t dataSize, enum cudaMemRa
 cudaError_t cudaMemRangeGetAttributes(void** data, size_t* dataSizes, enum cudaMemRangeAttribute* attributes,
                                       size_t numAttributes, const void* devPtr, size_t count) {
   bindPrimaryContextIfNoneCurrent();
-  if (numAttributes == 0 || data == nullptr || dataSizes == nullptr || attributes == nullptr)
-    return recordError(cudaErrorInvalidValue);
-  for (size_t i = 0; i < numAttributes; ++i) {
-    if (cudaError_t error =
-            managedRangeAttribute(data[i], dataSizes[i], enumBits(attributes[i]), devPtr, count);
-        error != cudaSuccess)
-      return recordError(error);
-  }
-  return cudaSuccess;
+  return recordError(managedRangeAttributes(data, dataSizes, attributes, numAttributes, devPtr, count));
 }
 
 static cudaError_t attachCommon(cudaStream_t stream, void* devPtr, size_t length, unsigned flags,

@@ -63,18 +63,33 @@ HintLocation recorded(int type, int id) {
   }
 }
 
+bool validLocation(int type, int id) {
+  switch (type) {
+    case cudaMemLocationTypeDevice:
+      return id == 0;  // a worker serves one device
+    case cudaMemLocationTypeHost:
+    case cudaMemLocationTypeHostNuma:
+    case cudaMemLocationTypeHostNumaCurrent:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace
 
-bool recordAdvice(const void* p, std::size_t count, int advice, int locationType, int locationId) {
+cudaError_t adviseManaged(const void* p, std::size_t count, int advice, int locationType, int locationId) {
+  if (advice < cudaMemAdviseSetReadMostly || advice > cudaMemAdviseUnsetAccessedBy)
+    return cudaErrorInvalidValue;
+  const bool namesLocation = advice != cudaMemAdviseSetReadMostly && advice != cudaMemAdviseUnsetReadMostly;
+  if (namesLocation && !validLocation(locationType, locationId)) return cudaErrorInvalidValue;
   const HintLocation location = recorded(locationType, locationId);
   const bool host = location.type != cudaMemLocationTypeDevice;
-  return HostAllocations::instance().adviseManaged(p, count, [&](PageHints& page) {
+  const bool managed = HostAllocations::instance().adviseManaged(p, count, [&](PageHints& page) {
     switch (advice) {
       case cudaMemAdviseSetReadMostly:
-        page.readMostly = true;
-        break;
       case cudaMemAdviseUnsetReadMostly:
-        page.readMostly = false;
+        page.readMostly = advice == cudaMemAdviseSetReadMostly;
         break;
       case cudaMemAdviseSetPreferredLocation:
         page.preferred = location;
@@ -82,20 +97,20 @@ bool recordAdvice(const void* p, std::size_t count, int advice, int locationType
       case cudaMemAdviseUnsetPreferredLocation:
         page.preferred = HintLocation{};
         break;
-      case cudaMemAdviseSetAccessedBy:
-      case cudaMemAdviseUnsetAccessedBy:
+      default:  // cudaMemAdviseSetAccessedBy, cudaMemAdviseUnsetAccessedBy
         (host ? page.accessedByHost : page.accessedByDevice) = advice == cudaMemAdviseSetAccessedBy;
-        break;
-      default:
         break;
     }
   });
+  return managed ? cudaSuccess : cudaErrorInvalidValue;
 }
 
-bool recordPrefetch(const void* p, std::size_t count, int locationType, int locationId) {
+cudaError_t prefetchManaged(const void* p, std::size_t count, int locationType, int locationId) {
+  if (!validLocation(locationType, locationId)) return cudaErrorInvalidValue;
   const HintLocation location = recorded(locationType, locationId);
-  return HostAllocations::instance().adviseManaged(p, count,
-                                                   [&](PageHints& page) { page.lastPrefetch = location; });
+  const bool managed = HostAllocations::instance().adviseManaged(
+      p, count, [&](PageHints& page) { page.lastPrefetch = location; });
+  return managed ? cudaSuccess : cudaErrorInvalidValue;
 }
 
 cudaError_t managedRangeAttribute(void* data, std::size_t dataSize, int attribute, const void* devPtr,
