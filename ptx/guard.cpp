@@ -1,7 +1,6 @@
 #include "ptx/guard.h"
 
 #include <cstdint>
-#include <cstdio>
 #include <limits>
 #include <set>
 #include <sstream>
@@ -13,6 +12,7 @@
 #include "ptx/memory_access.h"
 #include "ptx/parser.h"
 #include "ptx/printer.h"
+#include "ptx/versions.h"
 
 namespace agileos::ptx {
 namespace {
@@ -560,15 +560,12 @@ namespace {
 // worker never hands the guard such a module: it raises every module below ISA 3.1 to 3.1 first,
 // ptx/separate_compilation.h.)
 void raiseLegacyTarget(Module* module) {
-  int major = 0, minor = 0;
+  Version version;  // an unreadable one reads as 0.0
   for (const TopLevel& item : module->items) {
-    if (item.kind != TopLevel::Kind::kDirective || item.directive.name != ".version") continue;
-    for (const Token& token : item.directive.tokens) {
-      if (token.kind == TokenKind::kNumber && std::sscanf(token.text.c_str(), "%d.%d", &major, &minor) != 2)
-        major = minor = 0;
-    }
+    if (item.kind == TopLevel::Kind::kDirective && item.directive.name == ".version")
+      version = parseVersion(item.directive).value_or(Version{});
   }
-  if (major < 1 || (major == 1 && minor < 2)) return;
+  if (version < Version{1, 2}) return;
   for (TopLevel& item : module->items) {
     if (item.kind != TopLevel::Kind::kDirective || item.directive.name != ".target") continue;
     for (Token& token : item.directive.tokens) {

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "ptx/parser.h"
+#include "ptx/versions.h"
 
 namespace agileos::ptx {
 namespace {
@@ -195,22 +196,6 @@ std::string signatureText(const Header& h, const std::string& name) {
 }
 
 // ---------------------------------------------------------------- .version, .target
-
-struct Version {
-  int major = 0, minor = 0;
-  auto operator<=>(const Version&) const = default;
-};
-
-std::optional<Version> parseVersion(const Directive& d) {
-  if (d.tokens.size() != 2 || d.tokens[1].kind != TokenKind::kNumber) return std::nullopt;
-  const std::string& v = d.tokens[1].text;
-  const std::size_t dot = v.find('.');
-  if (dot == std::string::npos || dot == 0 || dot + 1 == v.size() || v.size() > 9) return std::nullopt;
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    if (i != dot && !std::isdigit(static_cast<unsigned char>(v[i]))) return std::nullopt;
-  }
-  return Version{std::atoi(v.substr(0, dot).c_str()), std::atoi(v.substr(dot + 1).c_str())};
-}
 
 struct Target {
   int sm = 0;
@@ -704,10 +689,7 @@ LinkResult linkModuleFunctions(const Module& application, const std::vector<Devi
     const std::string& name = application.items[lead].directive.name;
     if (name != ".version" && name != ".target" && name != ".address_size") break;
     out.items.push_back(application.items[lead]);
-    if (name == ".version" && linked != *app.version) {
-      Token& number = out.items.back().directive.tokens[1];
-      number.text = std::to_string(linked.major) + "." + std::to_string(linked.minor);
-    }
+    if (name == ".version" && linked != *app.version) setVersion(&out.items.back().directive, linked);
     ++lead;
   }
   auto insert = [&](Function function) {

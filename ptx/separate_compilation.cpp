@@ -1,25 +1,9 @@
 #include "ptx/separate_compilation.h"
 
 #include <cctype>
-#include <charconv>
-#include <string>
 
 namespace agileos::ptx {
 namespace {
-
-// "M.m" with decimal digits on both sides of one dot, nothing else.
-std::optional<std::pair<int, int>> readVersionNumber(std::string_view text) {
-  const std::size_t dot = text.find('.');
-  if (dot == std::string_view::npos || dot == 0 || dot + 1 == text.size()) return std::nullopt;
-  int major = 0, minor = 0;
-  const char* begin = text.data();
-  const char* end = text.data() + text.size();
-  auto first = std::from_chars(begin, begin + dot, major);
-  if (first.ec != std::errc{} || first.ptr != begin + dot) return std::nullopt;
-  auto second = std::from_chars(begin + dot + 1, end, minor);
-  if (second.ec != std::errc{} || second.ptr != end) return std::nullopt;
-  return std::pair{major, minor};
-}
 
 // Skips whitespace and comments (// to the end of the line, /* to */) from `at`.
 std::size_t skipSpaceAndComments(std::string_view text, std::size_t at) {
@@ -40,11 +24,11 @@ std::size_t skipSpaceAndComments(std::string_view text, std::size_t at) {
   return at;
 }
 
-bool below(std::pair<int, int> version) { return version < kSeparateCompilationVersion; }
+bool below(Version version) { return version < kSeparateCompilationVersion; }
 
 }  // namespace
 
-std::optional<std::pair<int, int>> leadingVersion(std::string_view text) {
+std::optional<Version> leadingVersion(std::string_view text) {
   std::size_t at = skipSpaceAndComments(text, 0);
   constexpr std::string_view kDirective = ".version";
   if (text.substr(at, kDirective.size()) != kDirective) return std::nullopt;
@@ -54,26 +38,22 @@ std::optional<std::pair<int, int>> leadingVersion(std::string_view text) {
   std::size_t end = at;
   while (end < text.size() && (std::isdigit(static_cast<unsigned char>(text[end])) != 0 || text[end] == '.'))
     ++end;
-  return readVersionNumber(text.substr(at, end - at));
+  return parseVersionNumber(text.substr(at, end - at));
 }
 
 bool needsVersionRaise(std::string_view text) {
-  const std::optional<std::pair<int, int>> version = leadingVersion(text);
+  const std::optional<Version> version = leadingVersion(text);
   return version && below(*version);
 }
 
 bool raiseVersionForSeparateCompilation(Module* module) {
   for (TopLevel& item : module->items) {
     if (item.kind != TopLevel::Kind::kDirective || item.directive.name != ".version") continue;
-    for (Token& token : item.directive.tokens) {
-      if (token.kind != TokenKind::kNumber) continue;
-      const std::optional<std::pair<int, int>> version = readVersionNumber(token.text);
-      if (!version || !below(*version)) return false;
-      token.text = std::to_string(kSeparateCompilationVersion.first) + "." +
-                   std::to_string(kSeparateCompilationVersion.second);
-      return true;
-    }
-    return false;  // only the first .version counts, as for ptxas
+    // Only the first .version counts, as for ptxas.
+    const std::optional<Version> version = parseVersion(item.directive);
+    if (!version || !below(*version)) return false;
+    setVersion(&item.directive, kSeparateCompilationVersion);
+    return true;
   }
   return false;
 }

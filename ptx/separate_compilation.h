@@ -14,19 +14,19 @@
 
 #include <optional>
 #include <string_view>
-#include <utility>
 
 #include "ptx/ast.h"
+#include "ptx/versions.h"
 
 namespace agileos::ptx {
 
 // The first PTX ISA version that separate compilation takes.
-inline constexpr std::pair<int, int> kSeparateCompilationVersion{3, 1};
+inline constexpr Version kSeparateCompilationVersion{3, 1};
 
 // The version a PTX text's leading `.version` directive declares (after whitespace and comments,
 // as the lexer skips them), or nullopt when the text does not begin so or the number is unreadable.
 // Reads only as far as that directive: it decides whether a text must be parsed to be raised.
-std::optional<std::pair<int, int>> leadingVersion(std::string_view text);
+std::optional<Version> leadingVersion(std::string_view text);
 
 // Whether `text` declares a version below kSeparateCompilationVersion.
 bool needsVersionRaise(std::string_view text);

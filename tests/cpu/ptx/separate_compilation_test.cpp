@@ -21,7 +21,6 @@ using testing::guardOptions;
 using testing::kAllPolicies;
 using testing::readFile;
 using testing::runPtxas;
-using Version = std::pair<int, int>;
 
 TEST(SeparateCompilation, ReadsTheLeadingVersionAfterCommentsOnly) {
   EXPECT_EQ(leadingVersion("\t.version 1.4\n.target sm_10\n"), (Version{1, 4}));
