@@ -4,7 +4,6 @@
 
 #include <cstring>
 #include <optional>
-#include <vector>
 
 #include "client/session/host_allocations.h"
 
@@ -120,11 +119,16 @@ cudaError_t managedRangeAttribute(void* data, std::size_t dataSize, int attribut
   if (!HostAllocations::instance().managedHints(devPtr, count, &hints)) return cudaErrorInvalidValue;
   if (attribute == cudaMemRangeAttributeAccessedBy) {
     if (dataSize == 0 || dataSize % sizeof(int) != 0) return cudaErrorInvalidValue;
-    std::vector<int> devices(dataSize / sizeof(int), cudaInvalidDeviceId);
+    // Written in place, slot by slot, into the program's array (whatever size it claims: no copy
+    // of that size is made here).
+    const std::size_t slots = dataSize / sizeof(int);
     std::size_t next = 0;
-    if (hints.accessedByDevice && next < devices.size()) devices[next++] = 0;
-    if (hints.accessedByHost && next < devices.size()) devices[next++] = cudaCpuDeviceId;
-    std::memcpy(data, devices.data(), dataSize);
+    const auto put = [&](int device) {
+      std::memcpy(static_cast<char*>(data) + next++ * sizeof(int), &device, sizeof(int));
+    };
+    if (hints.accessedByDevice && next < slots) put(0);
+    if (hints.accessedByHost && next < slots) put(cudaCpuDeviceId);
+    while (next < slots) put(cudaInvalidDeviceId);
     return cudaSuccess;
   }
   const std::optional<int> answer = intAnswer(hints, attribute);
