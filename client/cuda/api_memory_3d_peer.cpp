@@ -5,10 +5,12 @@
 #include <cuda.h>
 
 #include <cstdint>
+#include <cstring>
 
 #include "client/cuda/copy_targets.h"
 #include "client/cuda/driver_call.h"
 #include "client/session/copy_engine.h"
+#include "client/session/enum_bits.h"
 #include "client/session/thread_contexts.h"
 #include "cuda_api.gen.h"  // checks every definition against cuda.h's declaration
 
@@ -124,8 +126,9 @@ CUresult copy3DPeer(const CUDA_MEMCPY3D_PEER* peer, CUstream stream, DefaultStre
                     Ordering ordering) {
   if (peer == nullptr) return CUDA_ERROR_INVALID_VALUE;
   if (CUresult result = requireInitialized(); result != CUDA_SUCCESS) return result;
-  const auto liveOrArray = [](CUmemorytype type, CUcontext context) {
-    return type == CU_MEMORYTYPE_ARRAY || (context != nullptr && isLiveContext(context));
+  // Memory types are read as bits (the program may put any there); copy3D checks them.
+  const auto liveOrArray = [](const CUmemorytype& type, CUcontext context) {
+    return enumBits(type) == CU_MEMORYTYPE_ARRAY || (context != nullptr && isLiveContext(context));
   };
   if (!liveOrArray(peer->srcMemoryType, peer->srcContext) ||
       !liveOrArray(peer->dstMemoryType, peer->dstContext))
@@ -135,7 +138,7 @@ CUresult copy3DPeer(const CUDA_MEMCPY3D_PEER* peer, CUstream stream, DefaultStre
   copy.srcY = peer->srcY;
   copy.srcZ = peer->srcZ;
   copy.srcLOD = peer->srcLOD;
-  copy.srcMemoryType = peer->srcMemoryType;
+  std::memcpy(&copy.srcMemoryType, &peer->srcMemoryType, sizeof copy.srcMemoryType);
   copy.srcHost = peer->srcHost;
   copy.srcDevice = peer->srcDevice;
   copy.srcArray = peer->srcArray;
@@ -145,7 +148,7 @@ CUresult copy3DPeer(const CUDA_MEMCPY3D_PEER* peer, CUstream stream, DefaultStre
   copy.dstY = peer->dstY;
   copy.dstZ = peer->dstZ;
   copy.dstLOD = peer->dstLOD;
-  copy.dstMemoryType = peer->dstMemoryType;
+  std::memcpy(&copy.dstMemoryType, &peer->dstMemoryType, sizeof copy.dstMemoryType);
   copy.dstHost = peer->dstHost;
   copy.dstDevice = peer->dstDevice;
   copy.dstArray = peer->dstArray;

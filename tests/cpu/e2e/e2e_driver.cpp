@@ -1201,6 +1201,11 @@ void pointersCopiesAndQueries() {
   checkResult(cuMemcpy3DPeer(&peer), CUDA_ERROR_INVALID_VALUE,
               "cuMemcpy3DPeer from the I/O aperture refused");
   checkResult(cuMemcpy3DPeer(nullptr), CUDA_ERROR_INVALID_VALUE, "cuMemcpy3DPeer(null)");
+  peer.srcDevice = buffer;
+  const int noMemoryType = 99;  // no CUmemorytype: the program may put any bits there
+  std::memcpy(&peer.srcMemoryType, &noMemoryType, sizeof noMemoryType);
+  checkResult(cuMemcpy3DPeer(&peer), CUDA_ERROR_INVALID_VALUE,
+              "cuMemcpy3DPeer with a memory type that is none");
   cuDevicePrimaryCtxRelease(0);
 
   CUstream stream = nullptr;
