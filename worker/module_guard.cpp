@@ -185,6 +185,38 @@ PreparedImage prepareModuleImage(const std::vector<fatbin::Entry>& entries, std:
   return prepared;
 }
 
+PreparedImage prepareModuleImage(const std::vector<fatbin::Entry>& entries, std::uint32_t sm,
+                                 const GuardConfig& config, const fatbin::RelocatableStandIn& standIn) {
+  PreparedImage linked = prepareModuleImage(entries, sm, config);
+  if (linked.ok || linked.error != cudaErrorNoKernelImageForDevice ||
+      fatbin::selectForDevice(entries, sm, fatbin::SelectionPolicy::kPtxOnly) != nullptr) {
+    return linked;
+  }
+  if (standIn.ptx.empty()) {
+    if (!standIn.unavailable.empty())
+      linked.detail +=
+          "; the image was separately compiled (-rdc), and its relocatable PTX cannot stand in: " +
+          standIn.unavailable;
+    return linked;
+  }
+  if (fatbin::selectForDevice(standIn.ptx, sm, fatbin::SelectionPolicy::kPtxOnly) == nullptr) {
+    linked.detail +=
+        "; the image was separately compiled (-rdc), and its relocatable object has no PTX for compute_" +
+        std::to_string(sm) + " or lower";
+    return linked;
+  }
+  PreparedImage fromObject = prepareModuleImage(standIn.ptx, sm, config);
+  if (fromObject.ok) {
+    spdlog::debug("a separately compiled image loads from its relocatable object's PTX (its linked SASS: {})",
+                  linked.detail);
+  } else {
+    fromObject.detail =
+        "the image's linked SASS cannot load (" + linked.detail +
+        "), and its relocatable object's PTX, tried instead, is refused: " + fromObject.detail;
+  }
+  return fromObject;
+}
+
 bool emitGuardedImage(const ptx::GuardResult& guarded, const ptx::GuardOptions& options,
                       PreparedImage* prepared) {
   std::string text = ptx::print(guarded.module);

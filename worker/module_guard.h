@@ -23,6 +23,7 @@
 #include "ptx/managed_variables.h"
 #include "ptx/module_link.h"
 #include "worker/fatbin/fatbin_reader.h"
+#include "worker/fatbin/relocatable_objects.h"
 
 namespace agileos::worker {
 
@@ -71,6 +72,15 @@ struct PreparedImage {
 // Chooses the fatbin entry for a device of compute capability `sm` and prepares it per `config`.
 PreparedImage prepareModuleImage(const std::vector<fatbin::Entry>& entries, std::uint32_t sm,
                                  const GuardConfig& config);
+
+// The same for a separately compiled (-rdc) image whose relocatable objects' PTX may stand in
+// (worker/fatbin/relocatable_objects.h): `entries` are the linked image's, prepared first. Only
+// when they cannot load for want of PTX (cudaErrorNoKernelImageForDevice, and no PTX for the device
+// among them) is the stand-in prepared instead, under the same config; its own refusal then says
+// that the relocatable PTX was tried. Where the linked SASS may load, it does: the stand-in never
+// replaces code that would run.
+PreparedImage prepareModuleImage(const std::vector<fatbin::Entry>& entries, std::uint32_t sm,
+                                 const GuardConfig& config, const fatbin::RelocatableStandIn& standIn);
 
 // The last step of a guarded preparation (prepareModuleImage ends with it): prints
 // `guarded.module`, checks the text as the driver will read it (ptx::checkEmittedText with the

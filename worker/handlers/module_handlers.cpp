@@ -221,9 +221,9 @@ bool loadPreparedImage(CallContext& ctx, const PreparedImage& prepared, const Gu
 // with that check, so that its context cannot gain protected state afterwards. If protected state
 // appears between the preparation and the mark (another call of the client), the decision is made
 // again, now seeing it.
-bool admitModuleCode(CallContext& ctx, const std::vector<fatbin::Entry>& entries, std::uint32_t sm,
-                     bool managedVariables, GuardConfig* guard, PreparedImage* prepared,
-                     v1::CallReply& reply) {
+bool admitModuleCode(CallContext& ctx, const std::vector<fatbin::Entry>& entries,
+                     const fatbin::RelocatableStandIn& standIn, std::uint32_t sm, bool managedVariables,
+                     GuardConfig* guard, PreparedImage* prepared, v1::CallReply& reply) {
   const ClientId client = ctx.session.id();
   for (int attempt = 0; attempt < 2; ++attempt) {
     std::string guardError;
@@ -232,7 +232,7 @@ bool admitModuleCode(CallContext& ctx, const std::vector<fatbin::Entry>& entries
     guard->managedVariables = managedVariables;
     if (ctx.session.protectedModules)
       guard->deviceModules = ctx.session.protectedModules->deviceModulesForLinking();
-    *prepared = prepareModuleImage(entries, sm, *guard);
+    *prepared = prepareModuleImage(entries, sm, *guard, standIn);
     if (!prepared->ok) return refuse(reply, static_cast<cudaError_t>(prepared->error), prepared->detail);
     // Guarded code, or the client's policy is off (the operator accepted no isolation): no mark.
     // Unguarded PTX (guard.require = protected_state, no protected state yet) is not marked
@@ -274,13 +274,19 @@ bool admitModuleCode(CallContext& ctx, const std::vector<fatbin::Entry>& entries
 
 }  // namespace
 
+fatbin::RelocatableStandIn standInOf(const google::protobuf::RepeatedPtrField<std::string>& objects) {
+  const std::vector<std::string_view> views(objects.begin(), objects.end());
+  return fatbin::relocatableStandIn(views);
+}
+
 bool loadModuleEntries(CallContext& ctx, const std::vector<fatbin::Entry>& entries, ModuleRecord* module,
-                       v1::CallReply& reply, bool managedVariables) {
+                       v1::CallReply& reply, bool managedVariables,
+                       const fatbin::RelocatableStandIn& standIn) {
   const DeviceDescription& device = ctx.gpu.device();
   const auto sm = static_cast<std::uint32_t>(device.computeMajor * 10 + device.computeMinor);
   GuardConfig guard;
   PreparedImage prepared;
-  if (!admitModuleCode(ctx, entries, sm, managedVariables, &guard, &prepared, reply)) return false;
+  if (!admitModuleCode(ctx, entries, standIn, sm, managedVariables, &guard, &prepared, reply)) return false;
   // A rewritten variable whose memory nobody binds would leave its kernels a null pointer.
   if (!prepared.managedVariables.empty() && !managedVariables) {
     return refuse(reply, cudaErrorNotSupported,
@@ -331,7 +337,9 @@ void moduleLoad(CallContext& ctx, const v1::CallRequest& request, v1::CallReply&
     return;
   }
   ModuleRecord module;
-  if (!loadModuleEntries(ctx, parsed.entries, &module, reply, args.managed_variable_names_size() > 0)) return;
+  if (!loadModuleEntries(ctx, parsed.entries, &module, reply, args.managed_variable_names_size() > 0,
+                         standInOf(args.relocatable_objects())))
+    return;
   // The token is minted first so functions can name their module; the record is
   // completed below and stored under the same token.
   const Token moduleToken = ctx.session.modules.insert(module);

@@ -104,6 +104,12 @@ bool imageEntries(CallContext& ctx, const std::string& image, std::vector<fatbin
 // PTX path of the rewrite; any other image loads as it did (SASS preferred: the math libraries'
 // SASS-only fatbins, and JIT compiles avoided). A false positive (".managed" in a comment) costs a
 // JIT compile, never a wrong binding: the rewrite parses the code and binds what it declares.
+bool hasPtxForDevice(CallContext& ctx, const std::vector<fatbin::Entry>& entries) {
+  const DeviceDescription& device = ctx.gpu.device();
+  const auto sm = static_cast<std::uint32_t>(device.computeMajor * 10 + device.computeMinor);
+  return fatbin::selectForDevice(entries, sm, fatbin::SelectionPolicy::kPtxOnly) != nullptr;
+}
+
 bool ptxDeclaresManagedVariables(CallContext& ctx, const std::vector<fatbin::Entry>& entries) {
   const DeviceDescription& device = ctx.gpu.device();
   const auto sm = static_cast<std::uint32_t>(device.computeMajor * 10 + device.computeMinor);
@@ -127,9 +133,14 @@ void moduleLoadImage(CallContext& ctx, const v1::CallRequest& request, v1::CallR
     return;
   }
   ModuleRecord module;
+  const fatbin::RelocatableStandIn standIn = standInOf(request.module_load_image().relocatable_objects());
+  // A separately compiled image's managed variables are in its relocatable PTX (its linked image
+  // has none): binding them sends the load to that stand-in.
   const bool bindManaged =
-      request.module_load_image().bind_managed_variables() && ptxDeclaresManagedVariables(ctx, entries);
-  if (!loadModuleEntries(ctx, entries, &module, reply, bindManaged)) return;
+      request.module_load_image().bind_managed_variables() &&
+      (ptxDeclaresManagedVariables(ctx, entries) ||
+       (!hasPtxForDevice(ctx, entries) && ptxDeclaresManagedVariables(ctx, standIn.ptx)));
+  if (!loadModuleEntries(ctx, entries, &module, reply, bindManaged, standIn)) return;
   v1::ModuleLoaded* loaded = reply.mutable_module_loaded();
   if (module.managed) {
     for (const ManagedVariableBinding& variable : module.managed->all()) {

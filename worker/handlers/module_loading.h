@@ -36,6 +36,7 @@
 #include "worker/call_context.h"
 #include "worker/dispatcher.h"
 #include "worker/fatbin/fatbin_reader.h"
+#include "worker/fatbin/relocatable_objects.h"
 #include "worker/module_guard.h"
 
 namespace agileos::worker {
@@ -46,8 +47,14 @@ namespace agileos::worker {
 // `managedVariables`: the client registered __managed__ variables for the module (ModuleLoad):
 // its PTX is loaded with them rewritten and module->managed filled
 // (worker/host_memory/managed_variables.h). A module with managed variables is refused otherwise.
+// `standIn`: a separately compiled image's relocatable PTX, used only where its linked entries
+// cannot load (prepareModuleImage with a stand-in, worker/module_guard.h).
 bool loadModuleEntries(CallContext& ctx, const std::vector<fatbin::Entry>& entries, ModuleRecord* module,
-                       v1::CallReply& reply, bool managedVariables = false);
+                       v1::CallReply& reply, bool managedVariables = false,
+                       const fatbin::RelocatableStandIn& standIn = {});
+
+// The stand-in a load request offers (its relocatable objects, ModuleLoad.relocatable_objects).
+fatbin::RelocatableStandIn standInOf(const google::protobuf::RepeatedPtrField<std::string>& objects);
 
 // Whether a kernel or variable name a client sent is usable: non-empty, at most 4096 bytes, no NUL.
 bool isSaneSymbolName(const std::string& name);

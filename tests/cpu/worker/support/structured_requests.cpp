@@ -206,7 +206,12 @@ void decodeFields(Message* message, ByteReader& in, Context& context, int depth)
         reflection->SetBool(message, field, (in.byte() & 1) != 0);
         break;
       case FieldDescriptor::CPPTYPE_STRING:
-        if (field->is_repeated()) {
+        if (field->is_repeated() && field->type() == FieldDescriptor::TYPE_BYTES) {
+          // Byte strings (a module's relocatable objects): each as a byte field, so the fuzzer can
+          // offer the scenario's fatbin or any bytes.
+          const int count = in.byte() % (kMaxRepeatedNames + 1);
+          for (int n = 0; n < count; ++n) reflection->AddString(message, field, decodeBytes(in, context));
+        } else if (field->is_repeated()) {
           const int count = in.byte() % (kMaxRepeatedNames + 1);
           for (int n = 0; n < count; ++n) reflection->AddString(message, field, decodeName(in));
         } else {
@@ -273,6 +278,8 @@ void encodeTemplate(const Descriptor* descriptor, std::uint8_t rangeIndex, std::
           bytes({0});  // none: the test fatbins' modules have no __managed__ variables
         } else if (name == "fatbin") {
           bytes({3});
+        } else if (field->is_repeated()) {
+          bytes({0});  // none (relocatable_objects: a module that was not separately compiled)
         } else if (name == "params") {
           bytes({0, static_cast<int>(kAddKernelParamBytes)});  // symbol 0 is the add kernel
           out->append(kAddKernelParamBytes, '\0');

@@ -17,6 +17,13 @@ enum class TestFatbin {
   kManagedSassOnly,      // inputs/managed_kernels.cu, sm_90 SASS only
   kConditionalSm90,      // inputs/conditional_kernels.cu, -arch=sm_90
   kConditionalSassOnly,  // inputs/conditional_kernels.cu, sm_90 SASS only
+  // Relocatable objects (-rdc=true) with relocatable sm_90 SASS and compute_90 PTX, of
+  // inputs/worker_kernels.cu, managed_kernels.cu and conditional_kernels.cu; and one of
+  // worker_kernels.cu with relocatable SASS only.
+  kSm90RdcObject,
+  kManagedRdcObject,
+  kConditionalRdcObject,
+  kSm90RdcSassObject,
 };
 
 // The file's bytes; aborts with a message if it is missing (a build problem).

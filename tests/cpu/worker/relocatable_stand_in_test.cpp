@@ -1,0 +1,191 @@
+// A separately compiled (-rdc) image's relocatable PTX standing in for its linked SASS
+// (worker/fatbin/relocatable_objects.h, prepareModuleImage with a stand-in in worker/module_guard.h):
+// only where the linked SASS cannot load, under every guard setting, and through the runtime.
+// The linked images here are SASS-only fatbins of the same sources (what a device link gives:
+// SASS, no PTX); the objects are nvcc -rdc=true fatbins, as a version-2 wrapper lists them.
+#include <driver_types.h>
+#include <gtest/gtest.h>
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "memmgr/address_layout.h"
+#include "tests/cpu/worker/support/requests.h"
+#include "tests/cpu/worker/support/test_fatbins.h"
+#include "tests/cpu/worker/support/worker_harness.h"
+#include "worker/fatbin/relocatable_objects.h"
+#include "worker/module_guard.h"
+
+namespace agileos::worker::testing {
+namespace {
+
+std::vector<fatbin::Entry> entriesOf(TestFatbin which) {
+  const std::string bytes = readTestFatbin(which);
+  fatbin::ParseResult parsed = fatbin::parse(
+      std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
+  EXPECT_TRUE(parsed.ok) << parsed.error;
+  return std::move(parsed.entries);
+}
+
+fatbin::RelocatableStandIn standInOf(const std::vector<TestFatbin>& objects) {
+  std::vector<std::string> bytes;
+  for (TestFatbin object : objects) bytes.push_back(readTestFatbin(object));
+  return fatbin::relocatableStandIn(std::vector<std::string_view>(bytes.begin(), bytes.end()));
+}
+
+enum class Mode { kOff, kTrap, kReport };
+
+GuardConfig config(Mode mode, bool allowSassOnly = true) {
+  GuardConfig c;
+  c.enabled = mode != Mode::kOff;
+  c.ptx = guardOptionsFor(mode == Mode::kReport ? ptx::GuardPolicy::kReport : ptx::GuardPolicy::kTrap,
+                          mode == Mode::kReport ? memmgr::kModuleRange.begin : 0);
+  c.allowSassOnly = allowSassOnly;
+  return c;
+}
+
+bool isElf(const std::string& image) {
+  return image.rfind(
+             "\x7f"
+             "ELF",
+             0) == 0;
+}
+
+TEST(RelocatableStandIn, TheOneObjectsPtxIsKeptAndNothingElse) {
+  const fatbin::RelocatableStandIn standIn = standInOf({TestFatbin::kSm90RdcObject});
+  EXPECT_TRUE(standIn.unavailable.empty()) << standIn.unavailable;
+  ASSERT_FALSE(standIn.ptx.empty());
+  for (const fatbin::Entry& entry : standIn.ptx) EXPECT_EQ(entry.kind, fatbin::EntryKind::kPtx);
+  const fatbin::RelocatableStandIn none = fatbin::relocatableStandIn({});
+  EXPECT_TRUE(none.ptx.empty());
+  EXPECT_TRUE(none.unavailable.empty());
+}
+
+TEST(RelocatableStandIn, SeveralObjectsOrNoPtxOrABadObjectGiveNoStandInAndSayWhy) {
+  const fatbin::RelocatableStandIn two =
+      standInOf({TestFatbin::kSm90RdcObject, TestFatbin::kConditionalRdcObject});
+  EXPECT_TRUE(two.ptx.empty());
+  EXPECT_NE(two.unavailable.find("2 relocatable objects"), std::string::npos) << two.unavailable;
+
+  const fatbin::RelocatableStandIn sassOnly = standInOf({TestFatbin::kSm90RdcSassObject});
+  EXPECT_TRUE(sassOnly.ptx.empty());
+  EXPECT_NE(sassOnly.unavailable.find("no PTX"), std::string::npos) << sassOnly.unavailable;
+
+  std::string truncated = readTestFatbin(TestFatbin::kSm90RdcObject);
+  truncated.resize(truncated.size() / 2);
+  const fatbin::RelocatableStandIn bad = fatbin::relocatableStandIn({std::string_view(truncated)});
+  EXPECT_TRUE(bad.ptx.empty());
+  EXPECT_NE(bad.unavailable.find("refused"), std::string::npos) << bad.unavailable;
+
+  const std::string garbage(64, '\x5a');
+  const fatbin::RelocatableStandIn notAFatbin = fatbin::relocatableStandIn({std::string_view(garbage)});
+  EXPECT_TRUE(notAFatbin.ptx.empty());
+  EXPECT_FALSE(notAFatbin.unavailable.empty());
+}
+
+// graphConditionalNodes's case: the linked SASS calls the driver's cudaGraphSetConditional, which
+// AgileOS never loads; the object's PTX gets AgileOS's definition instead, under every setting.
+TEST(RelocatableStandIn, ConditionalsLoadFromTheObjectsPtxUnderEverySetting) {
+  const fatbin::RelocatableStandIn standIn = standInOf({TestFatbin::kConditionalRdcObject});
+  for (Mode mode : {Mode::kOff, Mode::kTrap, Mode::kReport}) {
+    SCOPED_TRACE(static_cast<int>(mode));
+    const PreparedImage image =
+        prepareModuleImage(entriesOf(TestFatbin::kConditionalSassOnly), 90, config(mode), standIn);
+    ASSERT_TRUE(image.ok) << image.detail;
+    EXPECT_TRUE(image.ptx);
+    EXPECT_EQ(image.guarded, mode != Mode::kOff);
+    EXPECT_EQ(image.image.find(".extern .func cudaGraphSetConditional"), std::string::npos);
+    EXPECT_NE(image.image.find(".func cudaGraphSetConditional("), std::string::npos);
+  }
+  // Without the objects it stays refused, as before.
+  const PreparedImage alone = prepareModuleImage(entriesOf(TestFatbin::kConditionalSassOnly), 90,
+                                                 config(Mode::kOff), fatbin::RelocatableStandIn{});
+  EXPECT_FALSE(alone.ok);
+  EXPECT_NE(alone.detail.find("cudaGraphSetConditional"), std::string::npos) << alone.detail;
+}
+
+// Where the linked SASS may load, it does: the stand-in never replaces code that would run.
+TEST(RelocatableStandIn, LinkedSassThatMayLoadIsNotReplaced) {
+  const fatbin::RelocatableStandIn standIn = standInOf({TestFatbin::kSm90RdcObject});
+  for (const GuardConfig& setting : {config(Mode::kOff), config(Mode::kTrap, true)}) {
+    const PreparedImage image =
+        prepareModuleImage(entriesOf(TestFatbin::kSm90SassOnly), 90, setting, standIn);
+    ASSERT_TRUE(image.ok) << image.detail;
+    EXPECT_FALSE(image.ptx);
+    EXPECT_TRUE(isElf(image.image));
+  }
+}
+
+// Where SASS may not load (sass_only = refuse; protected state in the context; protected-module
+// functions to link; __managed__ variables to rewrite) the object's PTX is guarded instead.
+TEST(RelocatableStandIn, WhereSassIsRefusedTheObjectsPtxIsGuarded) {
+  const fatbin::RelocatableStandIn standIn = standInOf({TestFatbin::kSm90RdcObject});
+  GuardConfig beside = config(Mode::kTrap, true);
+  beside.protectedState = true;
+  for (const GuardConfig& setting : {config(Mode::kTrap, false), beside}) {
+    const PreparedImage image =
+        prepareModuleImage(entriesOf(TestFatbin::kSm90SassOnly), 90, setting, standIn);
+    ASSERT_TRUE(image.ok) << image.detail;
+    EXPECT_TRUE(image.ptx);
+    EXPECT_TRUE(image.guarded);
+    EXPECT_GT(image.checkedAccesses, 0u);
+  }
+  GuardConfig managed = config(Mode::kOff);
+  managed.managedVariables = true;
+  const PreparedImage withManaged = prepareModuleImage(entriesOf(TestFatbin::kManagedSassOnly), 90, managed,
+                                                       standInOf({TestFatbin::kManagedRdcObject}));
+  ASSERT_TRUE(withManaged.ok) << withManaged.detail;
+  EXPECT_TRUE(withManaged.ptx);
+  EXPECT_FALSE(withManaged.managedVariables.empty()) << "the object's variables are rewritten and bound";
+}
+
+TEST(RelocatableStandIn, WithoutAUsableStandInTheRefusalSaysWhy) {
+  const GuardConfig strict = config(Mode::kTrap, false);
+  const PreparedImage noPtx = prepareModuleImage(entriesOf(TestFatbin::kSm90SassOnly), 90, strict,
+                                                 standInOf({TestFatbin::kSm90RdcSassObject}));
+  EXPECT_FALSE(noPtx.ok);
+  EXPECT_EQ(noPtx.error, cudaErrorNoKernelImageForDevice);
+  EXPECT_NE(noPtx.detail.find("only SASS"), std::string::npos) << noPtx.detail;
+  EXPECT_NE(noPtx.detail.find("no PTX"), std::string::npos) << noPtx.detail;
+
+  const PreparedImage two =
+      prepareModuleImage(entriesOf(TestFatbin::kSm90SassOnly), 90, strict,
+                         standInOf({TestFatbin::kSm90RdcObject, TestFatbin::kConditionalRdcObject}));
+  EXPECT_FALSE(two.ok);
+  EXPECT_NE(two.detail.find("2 relocatable objects"), std::string::npos) << two.detail;
+}
+
+// Through the worker: a ModuleLoad that offers the objects loads where SASS is refused, its kernels
+// resolve by name and launch; the same load without them is refused.
+TEST(RelocatableStandIn, AModuleLoadOfferingItsObjectsLoadsWhereSassIsRefused) {
+  WorkerHarness harness;
+  TestClient client = harness.attach(1, config(Mode::kTrap, false));
+  v1::CallRequest load = requests::moduleLoad(readTestFatbin(TestFatbin::kSm90SassOnly), kAllKernels, {});
+  const v1::CallReply refused = client.call(load);
+  EXPECT_EQ(refused.error(), cudaErrorNoKernelImageForDevice);
+  load.mutable_module_load()->add_relocatable_objects(readTestFatbin(TestFatbin::kSm90RdcObject));
+  const v1::CallReply loaded = client.call(load);
+  ASSERT_EQ(loaded.error(), cudaSuccess) << loaded.error_detail();
+  const v1::FunctionInfo* add = nullptr;
+  for (const v1::FunctionInfo& info : loaded.module_loaded().functions())
+    if (info.name() == kAddKernel) add = &info;
+  ASSERT_NE(add, nullptr);
+  EXPECT_EQ(add->error(), 0);
+  EXPECT_EQ(
+      client.call(requests::launchKernel(add->token(), std::string(add->param_buffer_size(), '\0'))).error(),
+      cudaSuccess);
+  EXPECT_EQ(harness.gpu().launches().size(), 1u);
+
+  // ModuleLoadImage (the driver API's loads) offers them the same way.
+  v1::CallRequest image;
+  image.mutable_module_load_image()->set_image(readTestFatbin(TestFatbin::kSm90SassOnly));
+  EXPECT_EQ(client.call(image).error(), cudaErrorNoKernelImageForDevice);
+  image.mutable_module_load_image()->add_relocatable_objects(readTestFatbin(TestFatbin::kSm90RdcObject));
+  const v1::CallReply imageLoaded = client.call(image);
+  EXPECT_EQ(imageLoaded.error(), cudaSuccess) << imageLoaded.error_detail();
+}
+
+}  // namespace
+}  // namespace agileos::worker::testing

@@ -1,0 +1,43 @@
+#include "worker/fatbin/relocatable_objects.h"
+
+#include <cstdint>
+#include <span>
+
+namespace agileos::fatbin {
+
+RelocatableStandIn relocatableStandIn(const std::vector<std::string_view>& objects) {
+  RelocatableStandIn standIn;
+  if (objects.empty()) return standIn;
+  if (objects.size() > kMaxRelocatableObjects) {
+    standIn.unavailable = "it lists " + std::to_string(objects.size()) + " relocatable objects, more than " +
+                          std::to_string(kMaxRelocatableObjects);
+    return standIn;
+  }
+  std::size_t objectsWithCode = 0;
+  for (std::size_t i = 0; i < objects.size(); ++i) {
+    const auto* bytes = reinterpret_cast<const std::uint8_t*>(objects[i].data());
+    ParseResult parsed =
+        parse(std::span<const std::uint8_t>(bytes, objects[i].size()), {}, PayloadDecoding::kOnDemand);
+    if (!parsed.ok) {
+      standIn.ptx.clear();
+      standIn.unavailable = "its relocatable object " + std::to_string(i) + " is refused: " + parsed.error;
+      return standIn;
+    }
+    if (parsed.entries.empty()) continue;
+    ++objectsWithCode;
+    for (Entry& entry : parsed.entries) {
+      if (entry.kind == EntryKind::kPtx) standIn.ptx.push_back(std::move(entry));
+    }
+  }
+  if (objectsWithCode > 1) {
+    standIn.ptx.clear();
+    standIn.unavailable = "it was linked from " + std::to_string(objectsWithCode) +
+                          " relocatable objects, whose PTX AgileOS cannot link (it stands in only for an "
+                          "image linked from one object)";
+  } else if (standIn.ptx.empty()) {
+    standIn.unavailable = "its relocatable object carries no PTX";
+  }
+  return standIn;
+}
+
+}  // namespace agileos::fatbin
