@@ -20,6 +20,8 @@
 #include <mutex>
 #include <shared_mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "client/common/log.h"
 #include "client/cuda/driver_call.h"
@@ -33,9 +35,10 @@ using namespace agileos::client::cuda_shim;
 namespace {
 
 struct LibraryRecord {
-  const void* preserved = nullptr;  // the program's image, which it keeps (BINARY_IS_PRESERVED)
-  std::string copy;                 // else a copy, taken at cuLibraryLoadData
-  std::string path;                 // or the file cuLibraryLoadFromFile named
+  const void* preserved = nullptr;              // the program's image, which it keeps (BINARY_IS_PRESERVED)
+  std::string copy;                             // else a copy, taken at cuLibraryLoadData
+  std::vector<std::string> relocatableObjects;  // with the copy: a separately compiled image's
+  std::string path;                             // or the file cuLibraryLoadFromFile named
 
   std::mutex loadMutex;
   bool loadAttempted = false;
@@ -108,10 +111,15 @@ CUresult moduleOf(CUlibrary library, CUmodule* module) {
     record->loadAttempted = true;
     if (!record->path.empty()) {
       record->loadResult = cuModuleLoad(&record->module, record->path.c_str());
+    } else if (record->preserved != nullptr) {
+      record->loadResult = cuModuleLoadData(&record->module, record->preserved);
     } else {
-      record->loadResult = cuModuleLoadData(
-          &record->module, record->preserved != nullptr ? record->preserved : record->copy.data());
-      record->copy = std::string();  // the worker has it now (or refused it for good)
+      // The worker has the copy after this (or refused it for good).
+      record->loadResult = enterContext();
+      if (record->loadResult == CUDA_SUCCESS) {
+        record->loadResult = loadModuleImage(&record->module, std::exchange(record->copy, std::string()),
+                                             std::exchange(record->relocatableObjects, {}));
+      }
     }
     if (record->loadResult != CUDA_SUCCESS) {
       const char* name = nullptr;
@@ -164,7 +172,8 @@ static CUresult libraryLoadData(CUlibrary* library, const void* code, CUjit_opti
   auto record = std::make_shared<LibraryRecord>();
   if (preserved) {
     record->preserved = code;
-  } else if (cudaError_t error = copyCodeImage(code, &record->copy); error != cudaSuccess) {
+  } else if (cudaError_t error = copyCodeImage(code, &record->copy, &record->relocatableObjects);
+             error != cudaSuccess) {
     return toDriverResult(error);
   }
   return adopt(library, std::move(record));

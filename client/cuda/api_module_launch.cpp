@@ -54,25 +54,14 @@ auto& gMutex = *new std::shared_mutex();
 auto& gModules = *new std::map<const void*, std::unique_ptr<ModuleRecord>>();  // by CUmodule
 auto& gFunctions = *new std::map<const void*, const FunctionRecord*>();        // live CUfunctions
 
-// The caller has checked the context (enterContext) before copying or reading the image.
-CUresult loadImage(CUmodule* module, std::string image) {
-  std::uint64_t token = 0;
-  if (cudaError_t error = loadCodeImage(std::move(image), &token); error != cudaSuccess)
-    return toDriverResult(error);
-  auto record = std::make_unique<ModuleRecord>();
-  record->module = token;
-  std::unique_lock lock(gMutex);
-  *module = reinterpret_cast<CUmodule>(record.get());
-  gModules.emplace(record.get(), std::move(record));
-  return CUDA_SUCCESS;
-}
-
 CUresult loadImageAt(CUmodule* module, const void* image) {
   if (module == nullptr || image == nullptr) return CUDA_ERROR_INVALID_VALUE;
   if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
   std::string bytes;
-  if (cudaError_t error = copyCodeImage(image, &bytes); error != cudaSuccess) return toDriverResult(error);
-  return loadImage(module, std::move(bytes));
+  std::vector<std::string> relocatableObjects;
+  if (cudaError_t error = copyCodeImage(image, &bytes, &relocatableObjects); error != cudaSuccess)
+    return toDriverResult(error);
+  return loadModuleImage(module, std::move(bytes), std::move(relocatableObjects));
 }
 
 // The function's layout, or CUDA_ERROR_INVALID_HANDLE for a handle that is not a live CUfunction.
@@ -212,6 +201,19 @@ CUresult moduleManagedVariable(CUmodule module, const char* name, CUdeviceptr* d
   return CUDA_SUCCESS;
 }
 
+CUresult loadModuleImage(CUmodule* module, std::string image, std::vector<std::string> relocatableObjects) {
+  std::uint64_t token = 0;
+  if (cudaError_t error = loadCodeImage(std::move(image), &token, std::move(relocatableObjects));
+      error != cudaSuccess)
+    return toDriverResult(error);
+  auto record = std::make_unique<ModuleRecord>();
+  record->module = token;
+  std::unique_lock lock(gMutex);
+  *module = reinterpret_cast<CUmodule>(record.get());
+  gModules.emplace(record.get(), std::move(record));
+  return CUDA_SUCCESS;
+}
+
 }  // namespace agileos::client::cuda_shim
 
 extern "C" {
@@ -242,7 +244,7 @@ CUresult cuModuleLoad(CUmodule* module, const char* fname) {
   std::string image;
   if (cudaError_t error = readCodeImageFile(fname, &image); error != cudaSuccess)
     return toDriverResult(error);
-  return loadImage(module, std::move(image));
+  return loadModuleImage(module, std::move(image), {});
 }
 
 CUresult cuModuleUnload(CUmodule hmod) {

@@ -5,6 +5,8 @@
 #include <cuda.h>
 
 #include <cstddef>
+#include <string>
+#include <vector>
 
 namespace agileos::client::cuda_shim {
 
@@ -21,5 +23,9 @@ CUresult functionParameter(CUfunction f, std::size_t index, std::size_t* offset,
 // CUDA_ERROR_INVALID_HANDLE for a module that is not live, CUDA_ERROR_NOT_FOUND for a name that is
 // not one of its managed variables.
 CUresult moduleManagedVariable(CUmodule module, const char* name, CUdeviceptr* dptr, std::size_t* bytes);
+
+// Loads a copied image (code_images.h) as a new module, with the relocatable objects a separately
+// compiled image was linked from (empty for any other); the caller has checked the context.
+CUresult loadModuleImage(CUmodule* module, std::string image, std::vector<std::string> relocatableObjects);
 
 }  // namespace agileos::client::cuda_shim

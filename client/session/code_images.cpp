@@ -10,6 +10,8 @@
 
 #include "agileos/v1/client_api.pb.h"
 #include "client/common/connection.h"
+#include "client/common/log.h"
+#include "client/session/fatbin_copy.h"
 #include "client/session/fatbin_layout.h"
 #include "client/session/function_calls.h"
 #include "client/session/host_allocations.h"
@@ -130,12 +132,17 @@ std::uint64_t imageSize(const void* code) {
 
 }  // namespace
 
-cudaError_t copyCodeImage(const void* code, std::string* image) {
+cudaError_t copyCodeImage(const void* code, std::string* image,
+                          std::vector<std::string>* relocatableObjects) {
   // A wrapper names its fatbin; that fatbin is the image (one level: the fatbin's own magic is
   // checked by the worker).
   FatbinWrapper wrapper{};
-  if (readOwnMemory(code, &wrapper, sizeof wrapper) && wrapper.magic == kFatbinWrapperMagic)
+  if (readOwnMemory(code, &wrapper, sizeof wrapper) && wrapper.magic == kFatbinWrapperMagic) {
     code = wrapper.data;
+    std::string problem;
+    if (relocatableObjects != nullptr && !copyPrelinkedObjects(wrapper, relocatableObjects, &problem))
+      AGILEOS_LOG_WARN("a module image's relocatable objects are left out: %s", problem.c_str());
+  }
   if (code == nullptr) return cudaErrorInvalidKernelImage;
   const std::uint64_t size = imageSize(code);
   if (size == 0) return cudaErrorInvalidKernelImage;
@@ -152,10 +159,12 @@ cudaError_t readCodeImageFile(const char* path, std::string* image) {
   return cudaSuccess;
 }
 
-cudaError_t loadCodeImage(std::string image, std::uint64_t* module) {
+cudaError_t loadCodeImage(std::string image, std::uint64_t* module,
+                          std::vector<std::string> relocatableObjects) {
   v1::CallRequest request;
   auto* load = request.mutable_module_load_image();
   load->set_image(std::move(image));
+  for (std::string& object : relocatableObjects) load->add_relocatable_objects(std::move(object));
   load->set_bind_managed_variables(true);
   v1::CallReply reply;
   if (cudaError_t error = invoke(request, &reply); error != cudaSuccess) return error;

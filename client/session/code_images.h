@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "client/session/module_registry.h"
 
@@ -20,7 +21,10 @@ inline constexpr std::uint64_t kMaxCodeImageBytes = 512ull << 20;
 // Copies the image at `code` (a fatbin, an ELF cubin, or NUL-terminated PTX), sized the way the
 // driver sizes it, without faulting: cudaErrorInvalidKernelImage when it cannot be sized or read
 // (a header that points into memory the program cannot read, a text with no NUL).
-cudaError_t copyCodeImage(const void* code, std::string* image);
+// A version-2 wrapper's relocatable objects (a separately compiled image's, fatbin_copy.h) go to
+// *relocatableObjects when it is given (left out, with a warning, when they cannot be copied).
+cudaError_t copyCodeImage(const void* code, std::string* image,
+                          std::vector<std::string>* relocatableObjects = nullptr);
 // Reads an image file whole; cudaErrorFileNotFound if it cannot be opened.
 cudaError_t readCodeImageFile(const char* path, std::string* image);
 
@@ -28,7 +32,9 @@ cudaError_t readCodeImageFile(const char* path, std::string* image);
 // variables get their memory now, as the driver gives it at a load (managed memory of the
 // session, one address for the program and the device, holding the variable's initial bytes);
 // if one cannot be bound the module is unloaded and the load fails.
-cudaError_t loadCodeImage(std::string image, std::uint64_t* module);
+// `relocatableObjects`: see copyCodeImage; sent beside the image (ModuleLoadImage).
+cudaError_t loadCodeImage(std::string image, std::uint64_t* module,
+                          std::vector<std::string> relocatableObjects = {});
 // Unloads it; its managed variables' memory goes with it.
 cudaError_t unloadCodeImage(std::uint64_t module);
 // A __managed__ variable of a loaded image by its (mangled) name: its managed memory

@@ -7,6 +7,7 @@
 
 #include "client/common/log.h"
 #include "client/session/code_images.h"
+#include "client/session/fatbin_copy.h"
 #include "client/session/fatbin_layout.h"
 #include "client/session/host_allocations.h"
 #include "client/session/own_memory.h"
@@ -15,12 +16,10 @@
 namespace agileos::client {
 namespace {
 
-constexpr std::uint64_t kMaxFatbinBytes = 1ull << 30;
-
-// Copies the fatbin containers a wrapper points to: one container, or several
-// back to back when the first container's size covers them. The worker checks
-// everything; this only finds the length.
-bool copyFatbin(const void* wrapperAddress, std::string* image, std::string* problem) {
+// Copies the fatbin a wrapper points to, and the relocatable objects a version-2 wrapper lists
+// (fatbin_copy.h). Objects that cannot be copied are left out (the linked image may still load).
+bool copyFatbin(const void* wrapperAddress, std::string* image, std::vector<std::string>* relocatableObjects,
+                std::string* problem) {
   FatbinWrapper wrapper{};
   if (wrapperAddress == nullptr || !readOwnMemory(wrapperAddress, &wrapper, sizeof wrapper)) {
     *problem = "unreadable fatbin wrapper";
@@ -30,27 +29,10 @@ bool copyFatbin(const void* wrapperAddress, std::string* image, std::string* pro
     *problem = "bad fatbin wrapper magic";
     return false;
   }
-  struct {
-    std::uint32_t magic;
-    std::uint16_t version;
-    std::uint16_t headerSize;
-    std::uint64_t payloadSize;
-  } header{};
-  static_assert(sizeof header == 16);
-  if (!readOwnMemory(wrapper.data, &header, sizeof header) || header.magic != kFatbinContainerMagic) {
-    *problem = "fatbin container missing or bad magic";
-    return false;
-  }
-  const std::uint64_t total = static_cast<std::uint64_t>(header.headerSize) + header.payloadSize;
-  if (header.payloadSize > kMaxFatbinBytes || total > kMaxFatbinBytes) {
-    *problem = "fatbin larger than 1 GiB";
-    return false;
-  }
-  image->resize(total);
-  if (!readOwnMemory(wrapper.data, image->data(), total)) {
-    *problem = "fatbin size runs past readable memory";
-    image->clear();
-    return false;
+  if (!copyFatbinContainer(wrapper.data, image, problem)) return false;
+  if (std::string objectsProblem; !copyPrelinkedObjects(wrapper, relocatableObjects, &objectsProblem)) {
+    AGILEOS_LOG_WARN("__cudaRegisterFatBinary: %s; the module's linked image is sent alone",
+                     objectsProblem.c_str());
   }
   return true;
 }
@@ -59,7 +41,8 @@ bool copyFatbin(const void* wrapperAddress, std::string* image, std::string* pro
 
 struct ModuleRegistry::Fatbin {
   std::string image;
-  std::string problem;  // non-empty: the wrapper was malformed
+  std::vector<std::string> relocatableObjects;  // a separately compiled image's (fatbin_copy.h)
+  std::string problem;                          // non-empty: the wrapper was malformed
   std::vector<std::string> functionNames;
   std::vector<std::string> variableNames;
   struct ManagedVariable {
@@ -86,7 +69,7 @@ ModuleRegistry& ModuleRegistry::instance() {
 
 void** ModuleRegistry::registerFatbin(const void* wrapper) {
   auto fatbin = std::make_unique<Fatbin>();
-  if (!copyFatbin(wrapper, &fatbin->image, &fatbin->problem)) {
+  if (!copyFatbin(wrapper, &fatbin->image, &fatbin->relocatableObjects, &fatbin->problem)) {
     AGILEOS_LOG_ERROR("__cudaRegisterFatBinary: %s; kernels of this module will fail to launch",
                       fatbin->problem.c_str());
   }
@@ -181,6 +164,7 @@ cudaError_t ModuleRegistry::ensureLoaded(Fatbin& fatbin) {
   v1::CallRequest request;
   v1::ModuleLoad* load = request.mutable_module_load();
   load->set_fatbin(fatbin.image);
+  for (const std::string& object : fatbin.relocatableObjects) load->add_relocatable_objects(object);
   {
     std::shared_lock registryLock(mutex_);
     for (const auto& name : fatbin.functionNames) load->add_function_names(name);

@@ -1,0 +1,110 @@
+// A program compiled separately (-rdc=true, as CMake's CUDA_SEPARABLE_COMPILATION builds it, e.g.
+// the cuda-samples' graphConditionalNodes) on the whole AgileOS stack with the fake GPU. Its device
+// link gives one image of SASS only, registered through a version-2 wrapper that lists the
+// relocatable object it was linked from. The fake GPU loads PTX only, and this module sets graph
+// conditions (cudaGraphSetConditional, which AgileOS defines only in PTX) and has a __managed__
+// variable (rewritten only in PTX): so every check below passes only if the shim sends the object
+// and the worker loads its PTX in place of the linked SASS (worker/fatbin/relocatable_objects.h).
+// Built twice: against the runtime shim, and with the CUDA runtime linked in (the driver shim's
+// cuLibraryLoadData path). Host code only; the fake GPU runs no kernels. One line a check; exits 1
+// if any fails.
+#include <cuda_runtime.h>
+
+#include <cstdio>
+
+namespace {
+
+int gFailures = 0;
+
+void check(bool ok, const char* what) {
+  std::printf("%s %s\n", ok ? "PASS" : "FAIL", what);
+  if (!ok) ++gFailures;
+}
+
+void checkError(cudaError_t got, cudaError_t want, const char* what) {
+  std::printf("%s %s (got %s, want %s)\n", got == want ? "PASS" : "FAIL", what, cudaGetErrorName(got),
+              cudaGetErrorName(want));
+  if (got != want) ++gFailures;
+}
+
+}  // namespace
+
+__managed__ int managedCounter = 7;
+
+__global__ void scale(float* data, float factor, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) data[i] *= factor;
+}
+
+__global__ void setCondition(cudaGraphConditionalHandle handle, const int* value) {
+  cudaGraphSetConditional(handle, *value);
+}
+
+__global__ void bumpManaged() { managedCounter += 1; }
+
+int main() {
+  float* data = nullptr;
+  checkError(cudaMalloc(&data, 256 * sizeof(float)), cudaSuccess, "cudaMalloc");
+  scale<<<1, 256>>>(data, 2.0f, 256);
+  checkError(cudaGetLastError(), cudaSuccess, "a launch of a separately compiled kernel (the module loads)");
+  checkError(cudaDeviceSynchronize(), cudaSuccess, "cudaDeviceSynchronize");
+  cudaFuncAttributes attributes{};
+  checkError(cudaFuncGetAttributes(&attributes, setCondition), cudaSuccess,
+             "cudaFuncGetAttributes of the kernel that sets a condition");
+
+  bumpManaged<<<1, 1>>>();
+  checkError(cudaDeviceSynchronize(), cudaSuccess, "a launch of a kernel with a __managed__ variable");
+  managedCounter = 42;
+  int read = 0;
+  checkError(cudaMemcpy(&read, &managedCounter, sizeof read, cudaMemcpyDefault), cudaSuccess,
+             "cudaMemcpy from the managed variable");
+  check(read == 42, "the managed variable is one memory for the host and the copy");
+
+  // graphConditionalNodes's shape: a kernel node sets an IF node's condition; its body is a kernel.
+  cudaGraph_t graph = nullptr;
+  checkError(cudaGraphCreate(&graph, 0), cudaSuccess, "cudaGraphCreate");
+  cudaGraphConditionalHandle handle = 0;
+  checkError(cudaGraphConditionalHandleCreate(&handle, graph, 0, 0), cudaSuccess,
+             "cudaGraphConditionalHandleCreate");
+  int* value = nullptr;
+  checkError(cudaMalloc(&value, sizeof(int)), cudaSuccess, "cudaMalloc (the condition's input)");
+  cudaGraphNode_t setter = nullptr;
+  cudaKernelNodeParams setterParams{};
+  void* setterArgs[] = {&handle, &value};
+  setterParams.func = reinterpret_cast<void*>(setCondition);
+  setterParams.gridDim = dim3(1);
+  setterParams.blockDim = dim3(1);
+  setterParams.kernelParams = setterArgs;
+  checkError(cudaGraphAddKernelNode(&setter, graph, nullptr, 0, &setterParams), cudaSuccess,
+             "cudaGraphAddKernelNode (the setter)");
+  cudaGraphNodeParams conditional{};
+  conditional.type = cudaGraphNodeTypeConditional;
+  conditional.conditional.handle = handle;
+  conditional.conditional.type = cudaGraphCondTypeIf;
+  conditional.conditional.size = 1;
+  cudaGraphNode_t ifNode = nullptr;
+  checkError(cudaGraphAddNode(&ifNode, graph, &setter, nullptr, 1, &conditional), cudaSuccess,
+             "cudaGraphAddNode (IF)");
+  cudaGraph_t body = conditional.conditional.phGraph_out[0];
+  cudaGraphNode_t bodyKernel = nullptr;
+  cudaKernelNodeParams bodyParams{};
+  float factor = 3.0f;
+  int n = 256;
+  void* bodyArgs[] = {&data, &factor, &n};
+  bodyParams.func = reinterpret_cast<void*>(scale);
+  bodyParams.gridDim = dim3(1);
+  bodyParams.blockDim = dim3(256);
+  bodyParams.kernelParams = bodyArgs;
+  checkError(cudaGraphAddKernelNode(&bodyKernel, body, nullptr, 0, &bodyParams), cudaSuccess,
+             "cudaGraphAddKernelNode (the IF body)");
+  cudaGraphExec_t exec = nullptr;
+  checkError(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess, "cudaGraphInstantiate");
+  checkError(cudaGraphLaunch(exec, nullptr), cudaSuccess, "cudaGraphLaunch");
+  checkError(cudaDeviceSynchronize(), cudaSuccess, "cudaDeviceSynchronize after the graph");
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaFree(value);
+  cudaFree(data);
+  std::printf("%s: %d failure(s)\n", gFailures == 0 ? "PASS" : "FAIL", gFailures);
+  return gFailures == 0 ? 0 : 1;
+}
