@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # run_tenant_suite.sh: issue 14's tenant checks on the GPU machine, every client in agileos-sandbox.
 #
-#   quotas     a daemon with memory.quota_bytes 40 GiB and a reserve that leaves 100 GiB of the
-#              device to promise: tenants A and B each see 40 GiB as the device (cudaMemGetInfo),
+#   quotas     a daemon whose reserve leaves 100 GiB of the device to promise (less on a smaller
+#              card: its memory less 16 GiB) and memory.quota_bytes 2/5 of that (40 GiB on the
+#              H200): tenants A and B each see their quota as the device (cudaMemGetInfo),
 #              take all of it, and are refused a byte more; tenant C waits in the admission queue
 #              while A and B hold their memory (though worker slots are free), and is served with
 #              its full quota once they leave;
@@ -80,10 +81,15 @@ device_mib="$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits 
 if [[ -z "$device_mib" ]]; then
   fail "quotas: nvidia-smi did not report the device's memory"
 else
-  quota=$((40 * GIB))
+  # Capacity 100 GiB (the H200), or what an 80 GiB card leaves after 16 GiB for the driver and the
+  # other steps: two quotas of 2/5 of it fit, a third does not.
   device_bytes=$((device_mib * 1024 * 1024))
-  reserve=$((device_bytes - 100 * GIB)) # capacity 100 GiB: two 40 GiB quotas fit, a third does not
-  say "== quotas: device ${device_mib} MiB, quota 40 GiB each, reserve $((reserve / 1024 / 1024)) MiB"
+  capacity=$((100 * GIB))
+  if ((device_bytes - 16 * GIB < capacity)); then capacity=$(((device_bytes - 16 * GIB) / GIB * GIB)); fi
+  quota=$((capacity * 2 / 5 / (1 << 20) * (1 << 20)))
+  reserve=$((device_bytes - capacity))
+  quota_text="$((quota >> 20)) MiB" capacity_text="$((capacity / GIB)) GiB"
+  say "== quotas: device ${device_mib} MiB, quota $quota_text each, capacity $capacity_text, reserve $((reserve >> 20)) MiB"
   if tenant_daemon quotas '"prestart": 2, "max_workers": 6' "\"quota_bytes\": $quota, \"reserve_bytes\": $reserve"; then
     tenant A --alloc-all --more $((2 << 20)) --hold 12
     tenant B --alloc-all --more $((2 << 20)) --hold 12
@@ -106,7 +112,7 @@ else
       if grep -q "tenant: total" "$logs/C.out" 2>/dev/null; then
         fail "quotas: tenant C was served while A and B held the capacity"
       else
-        pass "quotas: tenant C waits while A and B hold 80 GiB of the 100 GiB that can be promised"
+        pass "quotas: tenant C waits while A and B hold $((2 * quota >> 20)) MiB of the $capacity_text that can be promised"
       fi
     else
       fail "quotas: tenants A and B did not get to hold their memory"
@@ -117,7 +123,7 @@ else
       allocated="$(sed -n 's/^tenant: allocated //p' "$logs/$name.out" 2>/dev/null)"
       if [[ "$(status_of "$name")" == 0 ]] && grep -qx "tenant: total=$quota free=[0-9]*" "$logs/$name.out" &&
         [[ -n "$allocated" ]] && ((allocated >= quota - 8 * (1 << 20))); then
-        pass "quotas: tenant $name sees its 40 GiB quota as the device and gets it ($((allocated / 1024 / 1024)) MiB)"
+        pass "quotas: tenant $name sees its $quota_text quota as the device and gets it ($((allocated / 1024 / 1024)) MiB)"
       else
         fail "quotas: tenant $name (exit $(status_of "$name"), allocated ${allocated:-nothing})"
         quote_tail "$logs/$name.out"
