@@ -12,22 +12,10 @@
 
 #include <cstdio>
 
-namespace {
+#include "tests/cpu/e2e/e2e_runtime_checks.h"
 
-int gFailures = 0;
-
-void check(bool ok, const char* what) {
-  std::printf("%s %s\n", ok ? "PASS" : "FAIL", what);
-  if (!ok) ++gFailures;
-}
-
-void checkError(cudaError_t got, cudaError_t want, const char* what) {
-  std::printf("%s %s (got %s, want %s)\n", got == want ? "PASS" : "FAIL", what, cudaGetErrorName(got),
-              cudaGetErrorName(want));
-  if (got != want) ++gFailures;
-}
-
-}  // namespace
+using agileos::e2e::check;
+using agileos::e2e::checkError;
 
 __managed__ int managedCounter = 7;
 
@@ -105,6 +93,7 @@ int main() {
   cudaGraphDestroy(graph);
   cudaFree(value);
   cudaFree(data);
-  std::printf("%s: %d failure(s)\n", gFailures == 0 ? "PASS" : "FAIL", gFailures);
-  return gFailures == 0 ? 0 : 1;
+  const int failures = agileos::e2e::failures();
+  std::printf("%s: %d failure(s)\n", failures == 0 ? "PASS" : "FAIL", failures);
+  return failures == 0 ? 0 : 1;
 }

@@ -13,6 +13,7 @@
 #include "memmgr/address_layout.h"
 #include "ptx/parser.h"
 #include "tests/cpu/support/temp_dir.h"
+#include "tests/cpu/worker/support/guard_settings.h"
 #include "tests/cpu/worker/support/requests.h"
 #include "tests/cpu/worker/support/test_fatbins.h"
 #include "tests/cpu/worker/support/worker_harness.h"
@@ -22,27 +23,9 @@
 namespace agileos::worker::testing {
 namespace {
 
-std::vector<fatbin::Entry> entriesOf(TestFatbin which) {
-  const std::string bytes = readTestFatbin(which);
-  fatbin::ParseResult parsed = fatbin::parse(
-      std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
-  EXPECT_TRUE(parsed.ok) << parsed.error;
-  return std::move(parsed.entries);
-}
-
-enum class Mode { kOff, kTrap, kReport };
-
-GuardConfig config(Mode mode, bool allowSassOnly = true) {
-  GuardConfig c;
-  c.enabled = mode != Mode::kOff;
-  c.ptx = guardOptionsFor(mode == Mode::kReport ? ptx::GuardPolicy::kReport : ptx::GuardPolicy::kTrap,
-                          mode == Mode::kReport ? memmgr::kModuleRange.begin : 0);
-  c.allowSassOnly = allowSassOnly;
-  return c;
-}
-
 TEST(ModuleGuard, OffLoadsTheSassAsBefore) {
-  const PreparedImage image = prepareModuleImage(entriesOf(TestFatbin::kSm90), 90, config(Mode::kOff));
+  const PreparedImage image =
+      prepareModuleImage(entriesOf(TestFatbin::kSm90), 90, guardConfig(GuardMode::kOff));
   ASSERT_TRUE(image.ok) << image.detail;
   EXPECT_FALSE(image.ptx);
   EXPECT_FALSE(image.guarded);
@@ -56,23 +39,25 @@ TEST(ModuleGuard, OffLoadsTheSassAsBefore) {
 // (ptx/graph_conditionals.h) whatever the guard setting: its SASS would get the driver's, which
 // stores through the program's handle where no check sees it. Without PTX it is refused.
 TEST(ModuleGuard, GraphConditionalsTakeThePtxWithTheirDefinitionUnderEverySetting) {
-  for (Mode mode : {Mode::kOff, Mode::kTrap, Mode::kReport}) {
-    const PreparedImage image = prepareModuleImage(entriesOf(TestFatbin::kConditionalSm90), 90, config(mode));
+  for (GuardMode mode : {GuardMode::kOff, GuardMode::kTrap, GuardMode::kReport}) {
+    const PreparedImage image =
+        prepareModuleImage(entriesOf(TestFatbin::kConditionalSm90), 90, guardConfig(mode));
     ASSERT_TRUE(image.ok) << image.detail;
     EXPECT_TRUE(image.ptx) << "never the SASS";
-    EXPECT_EQ(image.guarded, mode != Mode::kOff);
+    EXPECT_EQ(image.guarded, mode != GuardMode::kOff);
     EXPECT_EQ(image.image.find(".extern .func cudaGraphSetConditional"), std::string::npos);
     EXPECT_NE(image.image.find(".func cudaGraphSetConditional("), std::string::npos) << image.image;
   }
   const PreparedImage sassOnly =
-      prepareModuleImage(entriesOf(TestFatbin::kConditionalSassOnly), 90, config(Mode::kOff));
+      prepareModuleImage(entriesOf(TestFatbin::kConditionalSassOnly), 90, guardConfig(GuardMode::kOff));
   EXPECT_FALSE(sassOnly.ok);
   EXPECT_EQ(sassOnly.error, cudaErrorNoKernelImageForDevice);
   EXPECT_NE(sassOnly.detail.find("cudaGraphSetConditional"), std::string::npos) << sassOnly.detail;
 }
 
 TEST(ModuleGuard, TrapRewritesThePtxAndNeverLoadsTheSass) {
-  const PreparedImage image = prepareModuleImage(entriesOf(TestFatbin::kSm90), 90, config(Mode::kTrap));
+  const PreparedImage image =
+      prepareModuleImage(entriesOf(TestFatbin::kSm90), 90, guardConfig(GuardMode::kTrap));
   ASSERT_TRUE(image.ok) << image.detail;
   EXPECT_TRUE(image.ptx);
   EXPECT_TRUE(image.guarded);
@@ -83,14 +68,15 @@ TEST(ModuleGuard, TrapRewritesThePtxAndNeverLoadsTheSass) {
 
   // Older PTX (compute_75) is guarded and JIT-compiled for the device too.
   const PreparedImage older =
-      prepareModuleImage(entriesOf(TestFatbin::kDefaultArch), 90, config(Mode::kTrap));
+      prepareModuleImage(entriesOf(TestFatbin::kDefaultArch), 90, guardConfig(GuardMode::kTrap));
   ASSERT_TRUE(older.ok) << older.detail;
   EXPECT_TRUE(older.guarded);
   EXPECT_EQ(older.smArch, 75u);
 }
 
 TEST(ModuleGuard, ReportCountsInsteadOfTrapping) {
-  const PreparedImage image = prepareModuleImage(entriesOf(TestFatbin::kSm90), 90, config(Mode::kReport));
+  const PreparedImage image =
+      prepareModuleImage(entriesOf(TestFatbin::kSm90), 90, guardConfig(GuardMode::kReport));
   ASSERT_TRUE(image.ok) << image.detail;
   EXPECT_NE(image.image.find("red.global.add.u64"), std::string::npos);
   EXPECT_EQ(image.image.find("trap;"), std::string::npos);
@@ -122,10 +108,10 @@ $LDWend_legacy_fill:
 )";
 
 TEST(ModuleGuard, PtxOlderThanSeparateCompilationTakesLoadsRaisedUnderEverySetting) {
-  for (Mode mode : {Mode::kOff, Mode::kTrap, Mode::kReport}) {
+  for (GuardMode mode : {GuardMode::kOff, GuardMode::kTrap, GuardMode::kReport}) {
     SCOPED_TRACE(static_cast<int>(mode));
     WorkerHarness harness;
-    TestClient client = harness.attach(1, config(mode));
+    TestClient client = harness.attach(1, guardConfig(mode));
     v1::CallRequest load;
     load.mutable_module_load_image()->set_image(std::string(kLegacyPtx) + '\0');
     const v1::CallReply loaded = client.call(load);
@@ -147,8 +133,8 @@ TEST(ModuleGuard, PtxOlderThanSeparateCompilationTakesLoadsRaisedUnderEverySetti
   entry.kind = fatbin::EntryKind::kPtx;
   entry.smArch = 10;
   entry.payload.assign(kLegacyPtx, kLegacyPtx + sizeof kLegacyPtx - 1);
-  for (Mode mode : {Mode::kOff, Mode::kTrap}) {
-    const PreparedImage image = prepareModuleImage({entry}, 90, config(mode));
+  for (GuardMode mode : {GuardMode::kOff, GuardMode::kTrap}) {
+    const PreparedImage image = prepareModuleImage({entry}, 90, guardConfig(mode));
     ASSERT_TRUE(image.ok) << image.detail;
     EXPECT_NE(image.image.find(".version 3.1"), std::string::npos) << image.image;
     EXPECT_EQ(image.image.find(".version 1.4"), std::string::npos);
@@ -158,14 +144,14 @@ TEST(ModuleGuard, PtxOlderThanSeparateCompilationTakesLoadsRaisedUnderEverySetti
 
 TEST(ModuleGuard, SassOnlyModulesAreRefusedOrAllowedUnguardedAsConfigured) {
   const PreparedImage refused =
-      prepareModuleImage(entriesOf(TestFatbin::kSm90SassOnly), 90, config(Mode::kTrap, false));
+      prepareModuleImage(entriesOf(TestFatbin::kSm90SassOnly), 90, guardConfig(GuardMode::kTrap, false));
   EXPECT_FALSE(refused.ok);
   EXPECT_EQ(refused.error, cudaErrorNoKernelImageForDevice);
   EXPECT_NE(refused.detail.find("only SASS"), std::string::npos) << refused.detail;
   EXPECT_NE(refused.detail.find("PTX"), std::string::npos) << "the error names what is missing";
 
   const PreparedImage allowed =
-      prepareModuleImage(entriesOf(TestFatbin::kSm90SassOnly), 90, config(Mode::kTrap, true));
+      prepareModuleImage(entriesOf(TestFatbin::kSm90SassOnly), 90, guardConfig(GuardMode::kTrap, true));
   ASSERT_TRUE(allowed.ok) << allowed.detail;
   EXPECT_FALSE(allowed.guarded);
   EXPECT_FALSE(allowed.ptx);
@@ -173,14 +159,14 @@ TEST(ModuleGuard, SassOnlyModulesAreRefusedOrAllowedUnguardedAsConfigured) {
 
 TEST(ModuleGuard, NothingForThisDeviceIsStillNoKernelImage) {
   const PreparedImage image =
-      prepareModuleImage(entriesOf(TestFatbin::kCompute100PtxOnly), 90, config(Mode::kTrap));
+      prepareModuleImage(entriesOf(TestFatbin::kCompute100PtxOnly), 90, guardConfig(GuardMode::kTrap));
   EXPECT_FALSE(image.ok);
   EXPECT_EQ(image.error, cudaErrorNoKernelImageForDevice);
 }
 
 TEST(ModuleGuard, AGuardedModuleLoadsAndLaunchesThroughTheRuntime) {
   WorkerHarness harness;
-  TestClient client = harness.attach(1, config(Mode::kTrap));
+  TestClient client = harness.attach(1, guardConfig(GuardMode::kTrap));
   const TestClient::LoadedModule module = client.loadModule(readTestFatbin(TestFatbin::kSm90));
   ASSERT_NE(module.module, 0u);
   const v1::FunctionInfo& add = module.functions.at(kAddKernel);
@@ -190,7 +176,7 @@ TEST(ModuleGuard, AGuardedModuleLoadsAndLaunchesThroughTheRuntime) {
             0);
   EXPECT_EQ(harness.gpu().launches().size(), 1u);
   // A SASS-only module with SASS refused: the client gets the error, and nothing is loaded.
-  TestClient strict = harness.attach(2, config(Mode::kTrap, false));
+  TestClient strict = harness.attach(2, guardConfig(GuardMode::kTrap, false));
   const v1::CallReply refused =
       strict.call(requests::moduleLoad(readTestFatbin(TestFatbin::kSm90SassOnly), kAllKernels, {}));
   EXPECT_EQ(refused.error(), cudaErrorNoKernelImageForDevice);
@@ -476,7 +462,7 @@ TEST(CodeLoadingGate, PtxLoadedUnguardedUnderRequireProtectedStateIsNotMarked) {
 
 TEST(CodeLoadingGate, UnderPolicyOffNothingIsMarked) {
   WorkerHarness harness(loadingElf());
-  TestClient client = harness.attach(1, config(Mode::kOff));
+  TestClient client = harness.attach(1, guardConfig(GuardMode::kOff));
   EXPECT_EQ(loadSassOnlyFatbin(client).error(), 0);
   EXPECT_FALSE(harness.memory().runsUnguardedCode(1));
 }
@@ -487,7 +473,7 @@ TEST(CodeLoadingGate, UnderPolicyOffNothingIsMarked) {
 // compiled-module cache returns. The client gets cudaErrorInvalidKernelImage and the reason.
 TEST(ElfImageCheck, AMalformedRawCubinNeverReachesTheDriver) {
   WorkerHarness harness(loadingElf());
-  TestClient client = harness.attach(1, config(Mode::kOff));
+  TestClient client = harness.attach(1, guardConfig(GuardMode::kOff));
   const std::string good = sassOnlyElf();
   ASSERT_GT(good.size(), 64u);
   std::string truncated = good.substr(0, good.size() - 1);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "memmgr/address_layout.h"
+#include "tests/cpu/worker/support/guard_settings.h"
 #include "tests/cpu/worker/support/requests.h"
 #include "tests/cpu/worker/support/test_fatbins.h"
 #include "tests/cpu/worker/support/worker_harness.h"
@@ -21,29 +22,10 @@
 namespace agileos::worker::testing {
 namespace {
 
-std::vector<fatbin::Entry> entriesOf(TestFatbin which) {
-  const std::string bytes = readTestFatbin(which);
-  fatbin::ParseResult parsed = fatbin::parse(
-      std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
-  EXPECT_TRUE(parsed.ok) << parsed.error;
-  return std::move(parsed.entries);
-}
-
 fatbin::RelocatableStandIn standInOf(const std::vector<TestFatbin>& objects) {
   std::vector<std::string> bytes;
   for (TestFatbin object : objects) bytes.push_back(readTestFatbin(object));
   return fatbin::relocatableStandIn(std::vector<std::string_view>(bytes.begin(), bytes.end()));
-}
-
-enum class Mode { kOff, kTrap, kReport };
-
-GuardConfig config(Mode mode, bool allowSassOnly = true) {
-  GuardConfig c;
-  c.enabled = mode != Mode::kOff;
-  c.ptx = guardOptionsFor(mode == Mode::kReport ? ptx::GuardPolicy::kReport : ptx::GuardPolicy::kTrap,
-                          mode == Mode::kReport ? memmgr::kModuleRange.begin : 0);
-  c.allowSassOnly = allowSassOnly;
-  return c;
 }
 
 bool isElf(const std::string& image) {
@@ -89,19 +71,19 @@ TEST(RelocatableStandIn, SeveralObjectsOrNoPtxOrABadObjectGiveNoStandInAndSayWhy
 // AgileOS never loads; the object's PTX gets AgileOS's definition instead, under every setting.
 TEST(RelocatableStandIn, ConditionalsLoadFromTheObjectsPtxUnderEverySetting) {
   const fatbin::RelocatableStandIn standIn = standInOf({TestFatbin::kConditionalRdcObject});
-  for (Mode mode : {Mode::kOff, Mode::kTrap, Mode::kReport}) {
+  for (GuardMode mode : {GuardMode::kOff, GuardMode::kTrap, GuardMode::kReport}) {
     SCOPED_TRACE(static_cast<int>(mode));
     const PreparedImage image =
-        prepareModuleImage(entriesOf(TestFatbin::kConditionalSassOnly), 90, config(mode), standIn);
+        prepareModuleImage(entriesOf(TestFatbin::kConditionalSassOnly), 90, guardConfig(mode), standIn);
     ASSERT_TRUE(image.ok) << image.detail;
     EXPECT_TRUE(image.ptx);
-    EXPECT_EQ(image.guarded, mode != Mode::kOff);
+    EXPECT_EQ(image.guarded, mode != GuardMode::kOff);
     EXPECT_EQ(image.image.find(".extern .func cudaGraphSetConditional"), std::string::npos);
     EXPECT_NE(image.image.find(".func cudaGraphSetConditional("), std::string::npos);
   }
   // Without the objects it stays refused, as before.
   const PreparedImage alone = prepareModuleImage(entriesOf(TestFatbin::kConditionalSassOnly), 90,
-                                                 config(Mode::kOff), fatbin::RelocatableStandIn{});
+                                                 guardConfig(GuardMode::kOff), fatbin::RelocatableStandIn{});
   EXPECT_FALSE(alone.ok);
   EXPECT_NE(alone.detail.find("cudaGraphSetConditional"), std::string::npos) << alone.detail;
 }
@@ -109,7 +91,7 @@ TEST(RelocatableStandIn, ConditionalsLoadFromTheObjectsPtxUnderEverySetting) {
 // Where the linked SASS may load, it does: the stand-in never replaces code that would run.
 TEST(RelocatableStandIn, LinkedSassThatMayLoadIsNotReplaced) {
   const fatbin::RelocatableStandIn standIn = standInOf({TestFatbin::kSm90RdcObject});
-  for (const GuardConfig& setting : {config(Mode::kOff), config(Mode::kTrap, true)}) {
+  for (const GuardConfig& setting : {guardConfig(GuardMode::kOff), guardConfig(GuardMode::kTrap, true)}) {
     const PreparedImage image =
         prepareModuleImage(entriesOf(TestFatbin::kSm90SassOnly), 90, setting, standIn);
     ASSERT_TRUE(image.ok) << image.detail;
@@ -122,9 +104,9 @@ TEST(RelocatableStandIn, LinkedSassThatMayLoadIsNotReplaced) {
 // functions to link; __managed__ variables to rewrite) the object's PTX is guarded instead.
 TEST(RelocatableStandIn, WhereSassIsRefusedTheObjectsPtxIsGuarded) {
   const fatbin::RelocatableStandIn standIn = standInOf({TestFatbin::kSm90RdcObject});
-  GuardConfig beside = config(Mode::kTrap, true);
+  GuardConfig beside = guardConfig(GuardMode::kTrap, true);
   beside.protectedState = true;
-  for (const GuardConfig& setting : {config(Mode::kTrap, false), beside}) {
+  for (const GuardConfig& setting : {guardConfig(GuardMode::kTrap, false), beside}) {
     const PreparedImage image =
         prepareModuleImage(entriesOf(TestFatbin::kSm90SassOnly), 90, setting, standIn);
     ASSERT_TRUE(image.ok) << image.detail;
@@ -132,7 +114,7 @@ TEST(RelocatableStandIn, WhereSassIsRefusedTheObjectsPtxIsGuarded) {
     EXPECT_TRUE(image.guarded);
     EXPECT_GT(image.checkedAccesses, 0u);
   }
-  GuardConfig managed = config(Mode::kOff);
+  GuardConfig managed = guardConfig(GuardMode::kOff);
   managed.managedVariables = true;
   const PreparedImage withManaged = prepareModuleImage(entriesOf(TestFatbin::kManagedSassOnly), 90, managed,
                                                        standInOf({TestFatbin::kManagedRdcObject}));
@@ -142,7 +124,7 @@ TEST(RelocatableStandIn, WhereSassIsRefusedTheObjectsPtxIsGuarded) {
 }
 
 TEST(RelocatableStandIn, WithoutAUsableStandInTheRefusalSaysWhy) {
-  const GuardConfig strict = config(Mode::kTrap, false);
+  const GuardConfig strict = guardConfig(GuardMode::kTrap, false);
   const PreparedImage noPtx = prepareModuleImage(entriesOf(TestFatbin::kSm90SassOnly), 90, strict,
                                                  standInOf({TestFatbin::kSm90RdcSassObject}));
   EXPECT_FALSE(noPtx.ok);
@@ -161,7 +143,7 @@ TEST(RelocatableStandIn, WithoutAUsableStandInTheRefusalSaysWhy) {
 // resolve by name and launch; the same load without them is refused.
 TEST(RelocatableStandIn, AModuleLoadOfferingItsObjectsLoadsWhereSassIsRefused) {
   WorkerHarness harness;
-  TestClient client = harness.attach(1, config(Mode::kTrap, false));
+  TestClient client = harness.attach(1, guardConfig(GuardMode::kTrap, false));
   v1::CallRequest load = requests::moduleLoad(readTestFatbin(TestFatbin::kSm90SassOnly), kAllKernels, {});
   const v1::CallReply refused = client.call(load);
   EXPECT_EQ(refused.error(), cudaErrorNoKernelImageForDevice);
