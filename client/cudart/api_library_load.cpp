@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "client/session/code_images.h"
 #include "client/session/error_state.h"
@@ -34,9 +35,12 @@ struct LibraryRecord {
 std::mutex librariesMutex;
 std::map<const void*, std::unique_ptr<LibraryRecord>> libraries;  // by cudaLibrary_t
 
-cudaError_t loadImage(cudaLibrary_t* library, std::string image) {
+cudaError_t loadImage(cudaLibrary_t* library, std::string image,
+                      std::vector<std::string> relocatableObjects = {}) {
   std::uint64_t module = 0;
-  if (cudaError_t error = loadCodeImage(std::move(image), &module); error != cudaSuccess) return error;
+  if (cudaError_t error = loadCodeImage(std::move(image), &module, std::move(relocatableObjects));
+      error != cudaSuccess)
+    return error;
   auto record = std::make_unique<LibraryRecord>();
   record->module = module;
   std::lock_guard lock(librariesMutex);
@@ -55,8 +59,10 @@ cudaError_t cudaLibraryLoadData(cudaLibrary_t* library, const void* code, cudaJi
                                 unsigned int, cudaLibraryOption*, void**, unsigned int) {
   if (library == nullptr || code == nullptr) return recordError(cudaErrorInvalidValue);
   std::string image;
-  if (cudaError_t error = copyCodeImage(code, &image); error != cudaSuccess) return recordError(error);
-  return recordError(loadImage(library, std::move(image)));
+  std::vector<std::string> relocatableObjects;  // a -rdc wrapper's (code_images.h)
+  if (cudaError_t error = copyCodeImage(code, &image, &relocatableObjects); error != cudaSuccess)
+    return recordError(error);
+  return recordError(loadImage(library, std::move(image), std::move(relocatableObjects)));
 }
 
 cudaError_t cudaLibraryLoadFromFile(cudaLibrary_t* library, const char* fileName, cudaJitOption*, void**,
