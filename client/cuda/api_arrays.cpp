@@ -15,6 +15,7 @@
 #include "client/session/array_calls.h"
 #include "client/session/array_copies.h"
 #include "client/session/array_registry.h"
+#include "client/session/context_calls.h"
 #include "cuda_api.gen.h"  // checks every definition against cuda.h's declaration
 
 using namespace agileos::client;
@@ -91,10 +92,22 @@ struct ObjectDescriptions {
   std::mutex mutex;
   std::unordered_map<CUtexObject, std::pair<CUDA_RESOURCE_DESC, CUDA_TEXTURE_DESC>> textures;
   std::unordered_map<CUsurfObject, CUDA_RESOURCE_DESC> surfaces;
+  std::uint64_t resets = 0;  // deviceResets() when these were last brought up to date
 };
-ObjectDescriptions& descriptions() {
+ObjectDescriptions& allDescriptions() {
   static auto* kept = new ObjectDescriptions();
   return *kept;
+}
+// The kept descriptions, up to date; the caller holds their mutex. A device reset destroyed every
+// object in the worker, so after one they are dropped first: no destroyed object is answered for.
+ObjectDescriptions& currentDescriptions() {
+  ObjectDescriptions& kept = allDescriptions();
+  if (const std::uint64_t resets = deviceResets(); resets != kept.resets) {
+    kept.textures.clear();
+    kept.surfaces.clear();
+    kept.resets = resets;
+  }
+  return kept;
 }
 
 // Answers *out with a kept description: `find` gives it, or null for an object this shim did not
@@ -104,8 +117,8 @@ template <typename Description, typename Find>
 CUresult answerDescription(Description* out, Find find) {
   if (out == nullptr) return CUDA_ERROR_INVALID_VALUE;
   if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
-  std::lock_guard lock(descriptions().mutex);
-  const Description* kept = find(descriptions());
+  std::lock_guard lock(allDescriptions().mutex);
+  const Description* kept = find(currentDescriptions());
   if (kept == nullptr) return CUDA_ERROR_INVALID_VALUE;
   *out = *kept;
   return CUDA_SUCCESS;
@@ -244,8 +257,8 @@ CUresult cuTexObjectCreate(CUtexObject* pTexObject, const CUDA_RESOURCE_DESC* pR
   const CUresult result = inContext([&] { return createObjectOnWorker(request, &object); });
   if (result == CUDA_SUCCESS) {
     *pTexObject = object;
-    std::lock_guard lock(descriptions().mutex);
-    descriptions().textures[object] = {*pResDesc, *pTexDesc};
+    std::lock_guard lock(allDescriptions().mutex);
+    currentDescriptions().textures[object] = {*pResDesc, *pTexDesc};
   }
   return result;
 }
@@ -253,8 +266,8 @@ CUresult cuTexObjectCreate(CUtexObject* pTexObject, const CUDA_RESOURCE_DESC* pR
 CUresult cuTexObjectDestroy(CUtexObject texObject) {
   const CUresult result = destroyObject(texObject, v1::ArrayTexture::TEXTURE_DESTROY);
   if (result == CUDA_SUCCESS) {
-    std::lock_guard lock(descriptions().mutex);
-    descriptions().textures.erase(texObject);
+    std::lock_guard lock(allDescriptions().mutex);
+    currentDescriptions().textures.erase(texObject);
   }
   return result;
 }
@@ -285,8 +298,8 @@ CUresult cuSurfObjectCreate(CUsurfObject* pSurfObject, const CUDA_RESOURCE_DESC*
   const CUresult result = inContext([&] { return createObjectOnWorker(request, &object); });
   if (result == CUDA_SUCCESS) {
     *pSurfObject = object;
-    std::lock_guard lock(descriptions().mutex);
-    descriptions().surfaces[object] = *pResDesc;
+    std::lock_guard lock(allDescriptions().mutex);
+    currentDescriptions().surfaces[object] = *pResDesc;
   }
   return result;
 }
@@ -294,8 +307,8 @@ CUresult cuSurfObjectCreate(CUsurfObject* pSurfObject, const CUDA_RESOURCE_DESC*
 CUresult cuSurfObjectDestroy(CUsurfObject surfObject) {
   const CUresult result = destroyObject(surfObject, v1::ArrayTexture::SURFACE_DESTROY);
   if (result == CUDA_SUCCESS) {
-    std::lock_guard lock(descriptions().mutex);
-    descriptions().surfaces.erase(surfObject);
+    std::lock_guard lock(allDescriptions().mutex);
+    currentDescriptions().surfaces.erase(surfObject);
   }
   return result;
 }

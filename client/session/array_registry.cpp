@@ -141,6 +141,13 @@ void ArrayRegistry::forgetTexture(std::uint64_t object) {
   tables().textures.erase(object);
 }
 
+void ArrayRegistry::forgetAll() {
+  std::lock_guard lock(tables().mutex);
+  tables().arrays.clear();
+  tables().textures.clear();
+  tables().surfaces.clear();
+}
+
 void ArrayRegistry::addSurface(std::uint64_t object, const cudaResourceDesc& resource) {
   std::lock_guard lock(tables().mutex);
   tables().surfaces[object] = resource;

@@ -49,6 +49,9 @@ class ArrayRegistry {
   void addSurface(std::uint64_t object, const cudaResourceDesc& resource);
   std::optional<cudaResourceDesc> surface(std::uint64_t object) const;
   void forgetSurface(std::uint64_t object);
+  // A device reset destroyed every array and object in the worker (resetDevice): the queries
+  // then answer none of them, as the driver answers for destroyed handles.
+  void forgetAll();
 };
 
 }  // namespace agileos::client

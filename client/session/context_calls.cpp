@@ -1,6 +1,9 @@
 #include "client/session/context_calls.h"
 
+#include <atomic>
+
 #include "agileos/v1/client_api.pb.h"
+#include "client/session/array_registry.h"
 #include "client/session/device_allocations.h"
 #include "client/session/function_calls.h"
 #include "client/session/graph_memory.h"
@@ -10,6 +13,11 @@
 #include "client/session/worker_calls.h"
 
 namespace agileos::client {
+namespace {
+
+std::atomic<std::uint64_t> gDeviceResets{0};
+
+}  // namespace
 
 cudaError_t synchronizeDevice() {
   v1::CallRequest request;
@@ -32,10 +40,14 @@ cudaError_t resetDevice() {
     forgetAllDeviceAllocations();
     forgetAllMemoryPools();
     forgetAllGraphAllocations();
+    ArrayRegistry::instance().forgetAll();
+    gDeviceResets.fetch_add(1);
   }
   forgetFunctionAttributes();
   return error;
 }
+
+std::uint64_t deviceResets() { return gDeviceResets.load(); }
 
 cudaError_t contextLimit(int limit, std::uint64_t* value) {
   v1::CallRequest request;

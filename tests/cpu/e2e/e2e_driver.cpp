@@ -521,16 +521,72 @@ void rectangles() {
   check(std::strcmp(busId, runtimeBusId) == 0, "the same PCI bus id through both APIs");
 }
 
-// cuDevicePrimaryCtxReset frees what the context held, whichever API allocated it.
+// A driver-API array of 16 x 4 floats and a texture and a surface object on it.
+struct ArrayObjects {
+  CUarray array = nullptr;
+  CUtexObject texture = 0;
+  CUsurfObject surface = 0;
+};
+ArrayObjects makeArrayObjects(const char* when) {
+  ArrayObjects made;
+  CUDA_ARRAY3D_DESCRIPTOR shape{};
+  shape.Width = 16;
+  shape.Height = 4;
+  shape.Format = CU_AD_FORMAT_FLOAT;
+  shape.NumChannels = 1;
+  shape.Flags = CUDA_ARRAY3D_SURFACE_LDST;
+  checkResult(cuArray3DCreate(&made.array, &shape), CUDA_SUCCESS, when);
+  CUDA_RESOURCE_DESC resource{};
+  resource.resType = CU_RESOURCE_TYPE_ARRAY;
+  resource.res.array.hArray = made.array;
+  CUDA_TEXTURE_DESC texture{};
+  checkResult(cuTexObjectCreate(&made.texture, &resource, &texture, nullptr), CUDA_SUCCESS, when);
+  checkResult(cuSurfObjectCreate(&made.surface, &resource), CUDA_SUCCESS, when);
+  return made;
+}
+
+// cuDevicePrimaryCtxReset frees what the context held, whichever API allocated it, and destroys its
+// arrays and texture and surface objects: their queries answer none of them afterwards, while
+// objects made after the reset are answered.
 void primaryReset() {
   CUdeviceptr driverBuffer = 0;
   void* runtimeBuffer = nullptr;
   checkResult(cuMemAlloc(&driverBuffer, 4096), CUDA_SUCCESS, "cuMemAlloc before the reset");
   cudaMalloc(&runtimeBuffer, 4096);
+  const ArrayObjects before = makeArrayObjects("an array and its objects before the reset");
+  const cudaChannelFormatDesc channel = cudaCreateChannelDesc(32, 0, 0, 0, cudaChannelFormatKindFloat);
+  cudaArray_t runtimeArray = nullptr;
+  check(cudaMallocArray(&runtimeArray, &channel, 8, 8) == cudaSuccess, "cudaMallocArray before the reset");
   checkResult(cuDevicePrimaryCtxReset(0), CUDA_SUCCESS, "cuDevicePrimaryCtxReset");
   checkResult(cuMemFree(driverBuffer), CUDA_ERROR_INVALID_VALUE, "cuMemFree after the reset");
   check(cudaFree(runtimeBuffer) != cudaSuccess, "cudaFree after the reset");
   cudaGetLastError();
+  CUDA_ARRAY3D_DESCRIPTOR shapeBack{};
+  checkResult(cuArray3DGetDescriptor(&shapeBack, before.array), CUDA_ERROR_INVALID_HANDLE,
+              "cuArray3DGetDescriptor of an array the reset destroyed");
+  CUDA_RESOURCE_DESC resourceBack{};
+  checkResult(cuTexObjectGetResourceDesc(&resourceBack, before.texture), CUDA_ERROR_INVALID_VALUE,
+              "cuTexObjectGetResourceDesc of a texture object the reset destroyed");
+  checkResult(cuSurfObjectGetResourceDesc(&resourceBack, before.surface), CUDA_ERROR_INVALID_VALUE,
+              "cuSurfObjectGetResourceDesc of a surface object the reset destroyed");
+  cudaChannelFormatDesc channelBack{};
+  cudaExtent extent{};
+  unsigned flags = 0;
+  check(cudaArrayGetInfo(&channelBack, &extent, &flags, runtimeArray) != cudaSuccess,
+        "cudaArrayGetInfo of a runtime array the reset destroyed");
+  cudaGetLastError();
+  const ArrayObjects after = makeArrayObjects("an array and its objects after the reset");
+  checkResult(cuTexObjectGetResourceDesc(&resourceBack, after.texture), CUDA_SUCCESS,
+              "cuTexObjectGetResourceDesc of a texture object made after the reset");
+  check(resourceBack.resType == CU_RESOURCE_TYPE_ARRAY && resourceBack.res.array.hArray == after.array,
+        "it answers its own array");
+  checkResult(cuSurfObjectGetResourceDesc(&resourceBack, after.surface), CUDA_SUCCESS,
+              "cuSurfObjectGetResourceDesc of a surface object made after the reset");
+  checkResult(cuArray3DGetDescriptor(&shapeBack, after.array), CUDA_SUCCESS,
+              "cuArray3DGetDescriptor of an array made after the reset");
+  cuTexObjectDestroy(after.texture);
+  cuSurfObjectDestroy(after.surface);
+  cuArrayDestroy(after.array);
   checkResult(cuMemAlloc(&driverBuffer, 4096), CUDA_SUCCESS, "cuMemAlloc after the reset");
   checkResult(cuMemFree(driverBuffer), CUDA_SUCCESS, "cuMemFree");
 }
