@@ -4,13 +4,16 @@
 // carries an error naming a line; a success prints to text that parses again to the
 // same tree, and printing that tree gives the same text (the guard's cache relies on
 // the printer being deterministic); a module the guard accepts has no unguarded access,
-// and its printed form parses and still has none; a refusal names a line.
+// and its printed form parses and still has none; a refusal names a line. The object merge
+// (ptx/object_merge.h) gives one module back unchanged, and a merge of the module with itself
+// either refuses with a reason or prints to text that parses.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
 
 #include "ptx/guard.h"
+#include "ptx/object_merge.h"
 #include "ptx/parser.h"
 #include "ptx/printer.h"
 #include "tests/cpu/ptx/guard_test_options.h"
@@ -35,6 +38,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   require(second.ok);
   require(second.module == first.module);
   require(agileos::ptx::print(second.module) == printed);
+
+  const agileos::ptx::MergeResult alone = agileos::ptx::mergeObjects({first.module});
+  require(alone.ok && alone.module == first.module);
+  const agileos::ptx::MergeResult twice = agileos::ptx::mergeObjects({first.module, first.module});
+  require(twice.ok ? agileos::ptx::parse(agileos::ptx::print(twice.module)).ok : !twice.error.empty());
 
   // The policy varies with the input, so that every policy's rewrite is checked.
   const agileos::ptx::GuardOptions options =
