@@ -7,6 +7,7 @@
 #include "ptx/graph_conditionals.h"
 #include "ptx/guard.h"
 #include "ptx/managed_variables.h"
+#include "ptx/object_merge.h"
 #include "ptx/parser.h"
 #include "ptx/printer.h"
 #include "ptx/separate_compilation.h"
@@ -185,6 +186,64 @@ PreparedImage prepareModuleImage(const std::vector<fatbin::Entry>& entries, std:
   return prepared;
 }
 
+namespace {
+
+// The program a stand-in offers for compute_`sm`: one object's PTX entries as they are, or the
+// PTX of several objects merged into one module (ptx/object_merge.h). False with *why otherwise.
+bool relocatableProgram(const fatbin::RelocatableStandIn& standIn, std::uint32_t sm,
+                        std::vector<fatbin::Entry>* program, std::string* why) {
+  const std::string forDevice = " for compute_" + std::to_string(sm) + " or lower";
+  if (standIn.objects.size() == 1) {
+    if (fatbin::selectForDevice(standIn.objects[0], sm, fatbin::SelectionPolicy::kPtxOnly) == nullptr) {
+      *why = "its relocatable object has no PTX" + forDevice;
+      return false;
+    }
+    *program = standIn.objects[0];
+    return true;
+  }
+  std::vector<ptx::Module> modules;
+  const fatbin::Entry* first = nullptr;
+  for (std::size_t i = 0; i < standIn.objects.size(); ++i) {
+    const fatbin::Entry* entry =
+        fatbin::selectForDevice(standIn.objects[i], sm, fatbin::SelectionPolicy::kPtxOnly);
+    if (entry == nullptr) {
+      *why = "its relocatable object " + std::to_string(i) + " has no PTX" + forDevice;
+      return false;
+    }
+    if (first == nullptr) first = entry;
+    if (entry->smArch != first->smArch || entry->variant != first->variant) {
+      *why = "its relocatable objects' PTX targets different architectures";
+      return false;
+    }
+    std::string text, error;
+    if (!fatbin::decodedPayload(*entry, &text, &error)) {
+      *why = "its relocatable object " + std::to_string(i) + "'s PTX is refused: " + error;
+      return false;
+    }
+    ptx::ParseResult parsed = ptx::parse(text);
+    if (!parsed.ok) {
+      *why = "its relocatable object " + std::to_string(i) + "'s PTX cannot be parsed: " + parsed.error;
+      return false;
+    }
+    modules.push_back(std::move(parsed.module));
+  }
+  ptx::MergeResult merged = ptx::mergeObjects(modules);
+  if (!merged.ok) {
+    *why = "its " + std::to_string(modules.size()) +
+           " relocatable objects cannot be merged into one module: " + merged.error;
+    return false;
+  }
+  fatbin::Entry entry;
+  entry.kind = fatbin::EntryKind::kPtx;
+  entry.smArch = first->smArch;
+  entry.variant = first->variant;
+  entry.payload = ptx::print(merged.module);
+  program->assign(1, std::move(entry));
+  return true;
+}
+
+}  // namespace
+
 PreparedImage prepareModuleImage(const std::vector<fatbin::Entry>& entries, std::uint32_t sm,
                                  const GuardConfig& config, const fatbin::RelocatableStandIn& standIn) {
   PreparedImage linked = prepareModuleImage(entries, sm, config);
@@ -192,29 +251,26 @@ PreparedImage prepareModuleImage(const std::vector<fatbin::Entry>& entries, std:
       fatbin::selectForDevice(entries, sm, fatbin::SelectionPolicy::kPtxOnly) != nullptr) {
     return linked;
   }
-  if (standIn.ptx.empty()) {
-    if (!standIn.unavailable.empty())
-      linked.detail +=
-          "; the image was separately compiled (-rdc), and its relocatable PTX cannot stand in: " +
-          standIn.unavailable;
-    return linked;
-  }
-  if (fatbin::selectForDevice(standIn.ptx, sm, fatbin::SelectionPolicy::kPtxOnly) == nullptr) {
+  if (standIn.objects.empty() && standIn.unavailable.empty()) return linked;
+  std::vector<fatbin::Entry> program;
+  std::string why = standIn.unavailable;
+  if (standIn.objects.empty() || !relocatableProgram(standIn, sm, &program, &why)) {
     linked.detail +=
-        "; the image was separately compiled (-rdc), and its relocatable object has no PTX for compute_" +
-        std::to_string(sm) + " or lower";
+        "; the image was separately compiled (-rdc), and its relocatable PTX cannot stand in: " + why;
     return linked;
   }
-  PreparedImage fromObject = prepareModuleImage(standIn.ptx, sm, config);
-  if (fromObject.ok) {
-    spdlog::debug("a separately compiled image loads from its relocatable object's PTX (its linked SASS: {})",
-                  linked.detail);
+  PreparedImage fromObjects = prepareModuleImage(program, sm, config);
+  if (fromObjects.ok) {
+    spdlog::debug(
+        "a separately compiled image loads from the PTX of its {} relocatable object(s) (its linked SASS: "
+        "{})",
+        standIn.objects.size(), linked.detail);
   } else {
-    fromObject.detail =
+    fromObjects.detail =
         "the image's linked SASS cannot load (" + linked.detail +
-        "), and its relocatable object's PTX, tried instead, is refused: " + fromObject.detail;
+        "), and its relocatable objects' PTX, tried instead, is refused: " + fromObjects.detail;
   }
-  return fromObject;
+  return fromObjects;
 }
 
 bool emitGuardedImage(const ptx::GuardResult& guarded, const ptx::GuardOptions& options,

@@ -76,8 +76,9 @@ PreparedImage prepareModuleImage(const std::vector<fatbin::Entry>& entries, std:
 // The same for a separately compiled (-rdc) image whose relocatable objects' PTX may stand in
 // (worker/fatbin/relocatable_objects.h): `entries` are the linked image's, prepared first. Only
 // when they cannot load for want of PTX (cudaErrorNoKernelImageForDevice, and no PTX for the device
-// among them) is the stand-in prepared instead, under the same config; its own refusal then says
-// that the relocatable PTX was tried. Where the linked SASS may load, it does: the stand-in never
+// among them) is the stand-in prepared instead, under the same config: one object's PTX as it is,
+// several objects' PTX merged into one module (ptx/object_merge.h). Its own refusal then says that
+// the relocatable PTX was tried. Where the linked SASS may load, it does: the stand-in never
 // replaces code that would run.
 PreparedImage prepareModuleImage(const std::vector<fatbin::Entry>& entries, std::uint32_t sm,
                                  const GuardConfig& config, const fatbin::RelocatableStandIn& standIn);

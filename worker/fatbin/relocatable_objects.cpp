@@ -13,29 +13,26 @@ RelocatableStandIn relocatableStandIn(const std::vector<std::string_view>& objec
                           std::to_string(kMaxRelocatableObjects);
     return standIn;
   }
-  std::size_t objectsWithCode = 0;
   for (std::size_t i = 0; i < objects.size(); ++i) {
     const auto* bytes = reinterpret_cast<const std::uint8_t*>(objects[i].data());
     ParseResult parsed =
         parse(std::span<const std::uint8_t>(bytes, objects[i].size()), {}, PayloadDecoding::kOnDemand);
     if (!parsed.ok) {
-      standIn.ptx.clear();
+      standIn.objects.clear();
       standIn.unavailable = "its relocatable object " + std::to_string(i) + " is refused: " + parsed.error;
       return standIn;
     }
     if (parsed.entries.empty()) continue;
-    ++objectsWithCode;
+    std::vector<Entry> ptx;
     for (Entry& entry : parsed.entries) {
-      if (entry.kind == EntryKind::kPtx) standIn.ptx.push_back(std::move(entry));
+      if (entry.kind == EntryKind::kPtx) ptx.push_back(std::move(entry));
     }
-  }
-  if (objectsWithCode > 1) {
-    standIn.ptx.clear();
-    standIn.unavailable = "it was linked from " + std::to_string(objectsWithCode) +
-                          " relocatable objects, whose PTX AgileOS cannot link (it stands in only for an "
-                          "image linked from one object)";
-  } else if (standIn.ptx.empty()) {
-    standIn.unavailable = "its relocatable object carries no PTX";
+    if (ptx.empty()) {
+      standIn.objects.clear();
+      standIn.unavailable = "its relocatable object " + std::to_string(i) + " carries no PTX";
+      return standIn;
+    }
+    standIn.objects.push_back(std::move(ptx));
   }
   return standIn;
 }

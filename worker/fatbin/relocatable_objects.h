@@ -13,9 +13,10 @@
 // and goes through the gate like any PTX: the one object's PTX is, with the device runtime's
 // functions defined by the worker (cudaGraphSetConditional) or left to the JIT, the same program.
 //
-// Only an image linked from ONE object can be stood in for: the PTX of several objects would need
-// a PTX linker (their calls to each other's functions), which AgileOS does not have. Then
-// `unavailable` says so and there is no stand-in.
+// The objects' PTX is kept per object: one object's PTX is the program as it is; several
+// objects' PTX is merged into one module first (ptx/object_merge.h, by the worker's preparation,
+// mergeRelocatableObjects in worker/module_guard.h), as nvlink joined their SASS. An object
+// with code but no PTX leaves no stand-in, and `unavailable` says why.
 //
 // Thread-safety: a pure function of its arguments.
 #pragma once
@@ -29,14 +30,16 @@
 namespace agileos::fatbin {
 
 struct RelocatableStandIn {
-  std::vector<Entry> ptx;   // the one object's PTX entries (payloads possibly still compressed)
-  std::string unavailable;  // why there is no stand-in, when `ptx` is empty and objects were offered
+  // The PTX entries of each object that has code, in list order (payloads possibly still
+  // compressed); empty when there is no stand-in.
+  std::vector<std::vector<Entry>> objects;
+  std::string unavailable;  // why there is no stand-in, when `objects` is empty and some were offered
 };
 
 // At most this many objects are looked at; more is refused as a whole (unavailable).
 inline constexpr std::size_t kMaxRelocatableObjects = 4096;
 
-// Parses each object (a fatbin container, checked as any fatbin is) and keeps the PTX of the one
+// Parses each object (a fatbin container, checked as any fatbin is) and keeps the PTX of each
 // object that has code. No objects: empty, nothing unavailable.
 RelocatableStandIn relocatableStandIn(const std::vector<std::string_view>& objects);
 

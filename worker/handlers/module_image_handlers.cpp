@@ -136,10 +136,13 @@ void moduleLoadImage(CallContext& ctx, const v1::CallRequest& request, v1::CallR
   const fatbin::RelocatableStandIn standIn = standInOf(request.module_load_image().relocatable_objects());
   // A separately compiled image's managed variables are in its relocatable PTX (its linked image
   // has none): binding them sends the load to that stand-in.
-  const bool bindManaged =
-      request.module_load_image().bind_managed_variables() &&
-      (ptxDeclaresManagedVariables(ctx, entries) ||
-       (!hasPtxForDevice(ctx, entries) && ptxDeclaresManagedVariables(ctx, standIn.ptx)));
+  bool standInDeclaresManaged = false;
+  if (!hasPtxForDevice(ctx, entries)) {
+    for (const std::vector<fatbin::Entry>& object : standIn.objects)
+      standInDeclaresManaged = standInDeclaresManaged || ptxDeclaresManagedVariables(ctx, object);
+  }
+  const bool bindManaged = request.module_load_image().bind_managed_variables() &&
+                           (ptxDeclaresManagedVariables(ctx, entries) || standInDeclaresManaged);
   if (!loadModuleEntries(ctx, entries, &module, reply, bindManaged, standIn)) return;
   v1::ModuleLoaded* loaded = reply.mutable_module_loaded();
   if (module.managed) {

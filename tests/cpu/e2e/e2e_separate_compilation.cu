@@ -1,10 +1,12 @@
 // A program compiled separately (-rdc=true, as CMake's CUDA_SEPARABLE_COMPILATION builds it, e.g.
-// the cuda-samples' graphConditionalNodes) on the whole AgileOS stack with the fake GPU. Its device
-// link gives one image of SASS only, registered through a version-2 wrapper that lists the
-// relocatable object it was linked from. The fake GPU loads PTX only, and this module sets graph
+// the cuda-samples' graphConditionalNodes) on the whole AgileOS stack with the fake GPU, from two
+// objects (this file and e2e_separate_compilation_helpers.cu, whose function and variable this one
+// uses). Its device link gives one image of SASS only, registered through a version-2 wrapper that
+// lists the relocatable objects it was linked from. The fake GPU loads PTX only, and this module sets graph
 // conditions (cudaGraphSetConditional, which AgileOS defines only in PTX) and has a __managed__
-// variable (rewritten only in PTX): so every check below passes only if the shim sends the object
-// and the worker loads its PTX in place of the linked SASS (worker/fatbin/relocatable_objects.h).
+// variable (rewritten only in PTX): so every check below passes only if the shim sends the objects
+// and the worker loads their PTX, merged into one module, in place of the linked SASS
+// (worker/fatbin/relocatable_objects.h, ptx/object_merge.h).
 // Built twice: against the runtime shim, and with the CUDA runtime linked in (the driver shim's
 // cuLibraryLoadData path). Host code only; the fake GPU runs no kernels. One line a check; exits 1
 // if any fails.
@@ -19,9 +21,13 @@ using agileos::e2e::checkError;
 
 __managed__ int managedCounter = 7;
 
+// Defined by the program's other object (e2e_separate_compilation_helpers.cu).
+extern __device__ float scaleBias;
+__device__ float biased(float value);
+
 __global__ void scale(float* data, float factor, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) data[i] *= factor;
+  if (i < n) data[i] = biased(data[i] * factor) - scaleBias;
 }
 
 __global__ void setCondition(cudaGraphConditionalHandle handle, const int* value) {

@@ -35,36 +35,55 @@ bool isElf(const std::string& image) {
              0) == 0;
 }
 
-TEST(RelocatableStandIn, TheOneObjectsPtxIsKeptAndNothingElse) {
+TEST(RelocatableStandIn, EachObjectsPtxIsKeptAndNothingElse) {
   const fatbin::RelocatableStandIn standIn = standInOf({TestFatbin::kSm90RdcObject});
   EXPECT_TRUE(standIn.unavailable.empty()) << standIn.unavailable;
-  ASSERT_FALSE(standIn.ptx.empty());
-  for (const fatbin::Entry& entry : standIn.ptx) EXPECT_EQ(entry.kind, fatbin::EntryKind::kPtx);
+  ASSERT_EQ(standIn.objects.size(), 1u);
+  ASSERT_FALSE(standIn.objects[0].empty());
+  for (const fatbin::Entry& entry : standIn.objects[0]) EXPECT_EQ(entry.kind, fatbin::EntryKind::kPtx);
+  const fatbin::RelocatableStandIn two =
+      standInOf({TestFatbin::kSm90RdcObject, TestFatbin::kConditionalRdcObject});
+  EXPECT_TRUE(two.unavailable.empty()) << two.unavailable;
+  EXPECT_EQ(two.objects.size(), 2u);
   const fatbin::RelocatableStandIn none = fatbin::relocatableStandIn({});
-  EXPECT_TRUE(none.ptx.empty());
+  EXPECT_TRUE(none.objects.empty());
   EXPECT_TRUE(none.unavailable.empty());
 }
 
-TEST(RelocatableStandIn, SeveralObjectsOrNoPtxOrABadObjectGiveNoStandInAndSayWhy) {
-  const fatbin::RelocatableStandIn two =
-      standInOf({TestFatbin::kSm90RdcObject, TestFatbin::kConditionalRdcObject});
-  EXPECT_TRUE(two.ptx.empty());
-  EXPECT_NE(two.unavailable.find("2 relocatable objects"), std::string::npos) << two.unavailable;
-
-  const fatbin::RelocatableStandIn sassOnly = standInOf({TestFatbin::kSm90RdcSassObject});
-  EXPECT_TRUE(sassOnly.ptx.empty());
-  EXPECT_NE(sassOnly.unavailable.find("no PTX"), std::string::npos) << sassOnly.unavailable;
+TEST(RelocatableStandIn, AnObjectWithoutPtxOrABadObjectGivesNoStandInAndSaysWhy) {
+  const fatbin::RelocatableStandIn sassOnly =
+      standInOf({TestFatbin::kSm90RdcObject, TestFatbin::kSm90RdcSassObject});
+  EXPECT_TRUE(sassOnly.objects.empty());
+  EXPECT_NE(sassOnly.unavailable.find("object 1 carries no PTX"), std::string::npos) << sassOnly.unavailable;
 
   std::string truncated = readTestFatbin(TestFatbin::kSm90RdcObject);
   truncated.resize(truncated.size() / 2);
   const fatbin::RelocatableStandIn bad = fatbin::relocatableStandIn({std::string_view(truncated)});
-  EXPECT_TRUE(bad.ptx.empty());
+  EXPECT_TRUE(bad.objects.empty());
   EXPECT_NE(bad.unavailable.find("refused"), std::string::npos) << bad.unavailable;
 
   const std::string garbage(64, '\x5a');
   const fatbin::RelocatableStandIn notAFatbin = fatbin::relocatableStandIn({std::string_view(garbage)});
-  EXPECT_TRUE(notAFatbin.ptx.empty());
+  EXPECT_TRUE(notAFatbin.objects.empty());
   EXPECT_FALSE(notAFatbin.unavailable.empty());
+}
+
+// Several objects: their PTX is merged into one module (ptx/object_merge.h), which carries every
+// object's kernels and is guarded as one.
+TEST(RelocatableStandIn, SeveralObjectsStandInMergedIntoOneModule) {
+  const fatbin::RelocatableStandIn standIn =
+      standInOf({TestFatbin::kSm90RdcObject, TestFatbin::kConditionalRdcObject});
+  for (GuardMode mode : {GuardMode::kOff, GuardMode::kTrap, GuardMode::kReport}) {
+    SCOPED_TRACE(static_cast<int>(mode));
+    const PreparedImage image = prepareModuleImage(entriesOf(TestFatbin::kConditionalSassOnly), 90,
+                                                   guardConfig(mode, false), standIn);
+    ASSERT_TRUE(image.ok) << image.detail;
+    EXPECT_TRUE(image.ptx);
+    EXPECT_EQ(image.guarded, mode != GuardMode::kOff);
+    EXPECT_NE(image.image.find(kAddKernel), std::string::npos) << "the first object's kernels";
+    EXPECT_NE(image.image.find("countDown"), std::string::npos) << "the second object's kernels";
+    EXPECT_NE(image.image.find(".func cudaGraphSetConditional("), std::string::npos);
+  }
 }
 
 // graphConditionalNodes's case: the linked SASS calls the driver's cudaGraphSetConditional, which
@@ -132,11 +151,12 @@ TEST(RelocatableStandIn, WithoutAUsableStandInTheRefusalSaysWhy) {
   EXPECT_NE(noPtx.detail.find("only SASS"), std::string::npos) << noPtx.detail;
   EXPECT_NE(noPtx.detail.find("no PTX"), std::string::npos) << noPtx.detail;
 
-  const PreparedImage two =
+  // Two objects that define the same kernels cannot be one module.
+  const PreparedImage twice =
       prepareModuleImage(entriesOf(TestFatbin::kSm90SassOnly), 90, strict,
-                         standInOf({TestFatbin::kSm90RdcObject, TestFatbin::kConditionalRdcObject}));
-  EXPECT_FALSE(two.ok);
-  EXPECT_NE(two.detail.find("2 relocatable objects"), std::string::npos) << two.detail;
+                         standInOf({TestFatbin::kSm90RdcObject, TestFatbin::kSm90RdcObject}));
+  EXPECT_FALSE(twice.ok);
+  EXPECT_NE(twice.detail.find("cannot be merged"), std::string::npos) << twice.detail;
 }
 
 // Through the worker: a ModuleLoad that offers the objects loads where SASS is refused, its kernels
