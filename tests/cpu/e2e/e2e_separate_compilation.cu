@@ -19,9 +19,8 @@
 using agileos::e2e::check;
 using agileos::e2e::checkError;
 
-__managed__ int managedCounter = 7;
-
 // Defined by the program's other object (e2e_separate_compilation_helpers.cu).
+extern __managed__ int managedCounter;
 extern __device__ float scaleBias;
 __device__ float biased(float value);
 
