@@ -178,6 +178,9 @@ cudaError_t ModuleRegistry::ensureLoaded(Fatbin& fatbin) {
   }
   fatbin.loadAttempted = true;
   fatbin.loadError = error;
+  // Never sent again (a module loads once, or keeps its error): a -rdc image's objects are as
+  // large as the image, and only the load needed them.
+  std::vector<std::string>().swap(fatbin.relocatableObjects);
   if (error != cudaSuccess) return error;
   const v1::ModuleLoaded& loaded = reply.module_loaded();
   fatbin.moduleToken = loaded.module();
