@@ -7,15 +7,13 @@
 #include <cuda.h>
 
 #include <cstdint>
-#include <mutex>
-#include <unordered_map>
+#include <optional>
 
 #include "client/cuda/copy_targets.h"
 #include "client/cuda/driver_call.h"
 #include "client/session/array_calls.h"
 #include "client/session/array_copies.h"
 #include "client/session/array_registry.h"
-#include "client/session/context_calls.h"
 #include "cuda_api.gen.h"  // checks every definition against cuda.h's declaration
 
 using namespace agileos::client;
@@ -85,49 +83,18 @@ CUresult destroyObject(std::uint64_t object, v1::ArrayTexture::Step step) {
   return inContext([&] { return destroyObjectOnWorker(object, step); });
 }
 
-// The descriptions each live texture and surface object of this shim was created with (the worker
-// checked them; these are the program's own words, kept for its queries). Never destroyed: a
-// runtime linked into the program may query from its exit handlers.
-struct ObjectDescriptions {
-  std::mutex mutex;
-  std::unordered_map<CUtexObject, std::pair<CUDA_RESOURCE_DESC, CUDA_TEXTURE_DESC>> textures;
-  std::unordered_map<CUsurfObject, CUDA_RESOURCE_DESC> surfaces;
-  std::uint64_t resets = 0;  // deviceResets() when these were last brought up to date
-};
-ObjectDescriptions& allDescriptions() {
-  static auto* kept = new ObjectDescriptions();
-  return *kept;
-}
-// The kept descriptions, up to date; the caller holds their mutex. A device reset destroyed every
-// object in the worker, so after one they are dropped first: no destroyed object is answered for.
-ObjectDescriptions& currentDescriptions() {
-  ObjectDescriptions& kept = allDescriptions();
-  if (const std::uint64_t resets = deviceResets(); resets != kept.resets) {
-    kept.textures.clear();
-    kept.surfaces.clear();
-    kept.resets = resets;
-  }
-  return kept;
-}
-
-// Answers *out with a kept description: `find` gives it, or null for an object this shim did not
-// create (or destroyed), which is CUDA_ERROR_INVALID_VALUE as the runtime shim answers
-// cudaErrorInvalidValue for one.
+// Answers *out with the description an object was created with (the worker checked it; these are
+// the program's own words, kept in the session's ArrayRegistry, which a device reset empties):
+// `find` gives it, or nullopt for an object this shim did not create (or destroyed), which is
+// CUDA_ERROR_INVALID_VALUE as the runtime shim answers cudaErrorInvalidValue for one.
 template <typename Description, typename Find>
 CUresult answerDescription(Description* out, Find find) {
   if (out == nullptr) return CUDA_ERROR_INVALID_VALUE;
   if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
-  std::lock_guard lock(allDescriptions().mutex);
-  const Description* kept = find(currentDescriptions());
-  if (kept == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  const std::optional<Description> kept = find(ArrayRegistry::instance());
+  if (!kept) return CUDA_ERROR_INVALID_VALUE;
   *out = *kept;
   return CUDA_SUCCESS;
-}
-
-template <typename Map>
-auto* keptValue(Map& map, typename Map::key_type key) {
-  auto it = map.find(key);
-  return it == map.end() ? nullptr : &it->second;
 }
 
 }  // namespace
@@ -257,32 +224,28 @@ CUresult cuTexObjectCreate(CUtexObject* pTexObject, const CUDA_RESOURCE_DESC* pR
   const CUresult result = inContext([&] { return createObjectOnWorker(request, &object); });
   if (result == CUDA_SUCCESS) {
     *pTexObject = object;
-    std::lock_guard lock(allDescriptions().mutex);
-    currentDescriptions().textures[object] = {*pResDesc, *pTexDesc};
+    ArrayRegistry::instance().addDriverTexture(object, *pResDesc, *pTexDesc);
   }
   return result;
 }
 
 CUresult cuTexObjectDestroy(CUtexObject texObject) {
   const CUresult result = destroyObject(texObject, v1::ArrayTexture::TEXTURE_DESTROY);
-  if (result == CUDA_SUCCESS) {
-    std::lock_guard lock(allDescriptions().mutex);
-    currentDescriptions().textures.erase(texObject);
-  }
+  if (result == CUDA_SUCCESS) ArrayRegistry::instance().forgetTexture(texObject);
   return result;
 }
 
 CUresult cuTexObjectGetResourceDesc(CUDA_RESOURCE_DESC* pResDesc, CUtexObject texObject) {
-  return answerDescription(pResDesc, [&](ObjectDescriptions& kept) -> const CUDA_RESOURCE_DESC* {
-    const auto* both = keptValue(kept.textures, texObject);
-    return both == nullptr ? nullptr : &both->first;
+  return answerDescription(pResDesc, [&](const ArrayRegistry& kept) -> std::optional<CUDA_RESOURCE_DESC> {
+    const auto both = kept.driverTexture(texObject);
+    return both ? std::optional(both->first) : std::nullopt;
   });
 }
 
 CUresult cuTexObjectGetTextureDesc(CUDA_TEXTURE_DESC* pTexDesc, CUtexObject texObject) {
-  return answerDescription(pTexDesc, [&](ObjectDescriptions& kept) -> const CUDA_TEXTURE_DESC* {
-    const auto* both = keptValue(kept.textures, texObject);
-    return both == nullptr ? nullptr : &both->second;
+  return answerDescription(pTexDesc, [&](const ArrayRegistry& kept) -> std::optional<CUDA_TEXTURE_DESC> {
+    const auto both = kept.driverTexture(texObject);
+    return both ? std::optional(both->second) : std::nullopt;
   });
 }
 
@@ -298,25 +261,20 @@ CUresult cuSurfObjectCreate(CUsurfObject* pSurfObject, const CUDA_RESOURCE_DESC*
   const CUresult result = inContext([&] { return createObjectOnWorker(request, &object); });
   if (result == CUDA_SUCCESS) {
     *pSurfObject = object;
-    std::lock_guard lock(allDescriptions().mutex);
-    currentDescriptions().surfaces[object] = *pResDesc;
+    ArrayRegistry::instance().addDriverSurface(object, *pResDesc);
   }
   return result;
 }
 
 CUresult cuSurfObjectDestroy(CUsurfObject surfObject) {
   const CUresult result = destroyObject(surfObject, v1::ArrayTexture::SURFACE_DESTROY);
-  if (result == CUDA_SUCCESS) {
-    std::lock_guard lock(allDescriptions().mutex);
-    currentDescriptions().surfaces.erase(surfObject);
-  }
+  if (result == CUDA_SUCCESS) ArrayRegistry::instance().forgetSurface(surfObject);
   return result;
 }
 
 CUresult cuSurfObjectGetResourceDesc(CUDA_RESOURCE_DESC* pResDesc, CUsurfObject surfObject) {
-  return answerDescription(pResDesc, [&](ObjectDescriptions& kept) -> const CUDA_RESOURCE_DESC* {
-    return keptValue(kept.surfaces, surfObject);
-  });
+  return answerDescription(pResDesc,
+                           [&](const ArrayRegistry& kept) { return kept.driverSurface(surfObject); });
 }
 
 }  // extern "C"

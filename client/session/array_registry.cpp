@@ -11,6 +11,8 @@ struct Tables {
   std::map<std::uint64_t, ArrayInfo> arrays;
   std::map<std::uint64_t, TextureInfo> textures;
   std::map<std::uint64_t, cudaResourceDesc> surfaces;
+  std::map<std::uint64_t, std::pair<CUDA_RESOURCE_DESC, CUDA_TEXTURE_DESC>> driverTextures;
+  std::map<std::uint64_t, CUDA_RESOURCE_DESC> driverSurfaces;
 };
 
 Tables& tables() {
@@ -139,6 +141,7 @@ std::optional<TextureInfo> ArrayRegistry::texture(std::uint64_t object) const {
 void ArrayRegistry::forgetTexture(std::uint64_t object) {
   std::lock_guard lock(tables().mutex);
   tables().textures.erase(object);
+  tables().driverTextures.erase(object);
 }
 
 void ArrayRegistry::forgetAll() {
@@ -146,6 +149,8 @@ void ArrayRegistry::forgetAll() {
   tables().arrays.clear();
   tables().textures.clear();
   tables().surfaces.clear();
+  tables().driverTextures.clear();
+  tables().driverSurfaces.clear();
 }
 
 void ArrayRegistry::addSurface(std::uint64_t object, const cudaResourceDesc& resource) {
@@ -158,6 +163,24 @@ std::optional<cudaResourceDesc> ArrayRegistry::surface(std::uint64_t object) con
 void ArrayRegistry::forgetSurface(std::uint64_t object) {
   std::lock_guard lock(tables().mutex);
   tables().surfaces.erase(object);
+  tables().driverSurfaces.erase(object);
+}
+
+void ArrayRegistry::addDriverTexture(std::uint64_t object, const CUDA_RESOURCE_DESC& resource,
+                                     const CUDA_TEXTURE_DESC& texture) {
+  std::lock_guard lock(tables().mutex);
+  tables().driverTextures[object] = {resource, texture};
+}
+std::optional<std::pair<CUDA_RESOURCE_DESC, CUDA_TEXTURE_DESC>> ArrayRegistry::driverTexture(
+    std::uint64_t object) const {
+  return lookUp(tables().driverTextures, object);
+}
+void ArrayRegistry::addDriverSurface(std::uint64_t object, const CUDA_RESOURCE_DESC& resource) {
+  std::lock_guard lock(tables().mutex);
+  tables().driverSurfaces[object] = resource;
+}
+std::optional<CUDA_RESOURCE_DESC> ArrayRegistry::driverSurface(std::uint64_t object) const {
+  return lookUp(tables().driverSurfaces, object);
 }
 
 }  // namespace agileos::client

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <utility>
 
 namespace agileos::client {
 
@@ -49,6 +50,13 @@ class ArrayRegistry {
   void addSurface(std::uint64_t object, const cudaResourceDesc& resource);
   std::optional<cudaResourceDesc> surface(std::uint64_t object) const;
   void forgetSurface(std::uint64_t object);
+  // The driver API's objects (cuTexObjectCreate, cuSurfObjectCreate), in the driver's words, for
+  // its queries. An object is the worker's token, so one forgetTexture/forgetSurface serves both.
+  void addDriverTexture(std::uint64_t object, const CUDA_RESOURCE_DESC& resource,
+                        const CUDA_TEXTURE_DESC& texture);
+  std::optional<std::pair<CUDA_RESOURCE_DESC, CUDA_TEXTURE_DESC>> driverTexture(std::uint64_t object) const;
+  void addDriverSurface(std::uint64_t object, const CUDA_RESOURCE_DESC& resource);
+  std::optional<CUDA_RESOURCE_DESC> driverSurface(std::uint64_t object) const;
   // A device reset destroyed every array and object in the worker (resetDevice): the queries
   // then answer none of them, as the driver answers for destroyed handles.
   void forgetAll();

@@ -1,7 +1,5 @@
 #include "client/session/context_calls.h"
 
-#include <atomic>
-
 #include "agileos/v1/client_api.pb.h"
 #include "client/session/array_registry.h"
 #include "client/session/device_allocations.h"
@@ -13,11 +11,6 @@
 #include "client/session/worker_calls.h"
 
 namespace agileos::client {
-namespace {
-
-std::atomic<std::uint64_t> gDeviceResets{0};
-
-}  // namespace
 
 cudaError_t synchronizeDevice() {
   v1::CallRequest request;
@@ -41,13 +34,10 @@ cudaError_t resetDevice() {
     forgetAllMemoryPools();
     forgetAllGraphAllocations();
     ArrayRegistry::instance().forgetAll();
-    gDeviceResets.fetch_add(1);
   }
   forgetFunctionAttributes();
   return error;
 }
-
-std::uint64_t deviceResets() { return gDeviceResets.load(); }
 
 cudaError_t contextLimit(int limit, std::uint64_t* value) {
   v1::CallRequest request;

@@ -15,9 +15,6 @@ cudaError_t synchronizeDevice();
 // Destroys every allocation, stream and event, array and texture or surface object of the
 // session's context (cudaDeviceReset, cuDevicePrimaryCtxReset); loaded code stays loaded.
 cudaError_t resetDevice();
-// How many resets have succeeded in this process: what a shim keeps about the context's objects
-// outside the session (the driver shim's object descriptions) is stale once this moved.
-std::uint64_t deviceResets();
 
 cudaError_t contextLimit(int limit, std::uint64_t* value);
 // The worker charges what a raised limit sets aside to the client's quota.
