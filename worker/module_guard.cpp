@@ -11,6 +11,7 @@
 #include "ptx/parser.h"
 #include "ptx/printer.h"
 #include "ptx/separate_compilation.h"
+#include "worker/fatbin/relocatable_objects.h"
 
 namespace agileos::worker {
 
@@ -245,13 +246,15 @@ bool relocatableProgram(const fatbin::RelocatableStandIn& standIn, std::uint32_t
 }  // namespace
 
 PreparedImage prepareModuleImage(const std::vector<fatbin::Entry>& entries, std::uint32_t sm,
-                                 const GuardConfig& config, const fatbin::RelocatableStandIn& standIn) {
+                                 const GuardConfig& config,
+                                 const std::vector<std::string_view>& relocatableObjects) {
   PreparedImage linked = prepareModuleImage(entries, sm, config);
-  if (linked.ok || linked.error != cudaErrorNoKernelImageForDevice ||
+  if (linked.ok || linked.error != cudaErrorNoKernelImageForDevice || relocatableObjects.empty() ||
       fatbin::selectForDevice(entries, sm, fatbin::SelectionPolicy::kPtxOnly) != nullptr) {
     return linked;
   }
-  if (standIn.objects.empty() && standIn.unavailable.empty()) return linked;
+  // Parsed only now: where the linked image loads (nearly always), the objects go unread.
+  const fatbin::RelocatableStandIn standIn = fatbin::relocatableStandIn(relocatableObjects);
   std::vector<fatbin::Entry> program;
   std::string why = standIn.unavailable;
   if (standIn.objects.empty() || !relocatableProgram(standIn, sm, &program, &why)) {

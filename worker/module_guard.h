@@ -17,13 +17,13 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ptx/guard.h"
 #include "ptx/managed_variables.h"
 #include "ptx/module_link.h"
 #include "worker/fatbin/fatbin_reader.h"
-#include "worker/fatbin/relocatable_objects.h"
 
 namespace agileos::worker {
 
@@ -76,12 +76,14 @@ PreparedImage prepareModuleImage(const std::vector<fatbin::Entry>& entries, std:
 // The same for a separately compiled (-rdc) image whose relocatable objects' PTX may stand in
 // (worker/fatbin/relocatable_objects.h): `entries` are the linked image's, prepared first. Only
 // when they cannot load for want of PTX (cudaErrorNoKernelImageForDevice, and no PTX for the device
-// among them) is the stand-in prepared instead, under the same config: one object's PTX as it is,
+// among them) are the objects (the client's bytes) parsed and their PTX prepared instead, under
+// the same config: one object's PTX as it is,
 // several objects' PTX merged into one module (ptx/object_merge.h). Its own refusal then says that
 // the relocatable PTX was tried. Where the linked SASS may load, it does: the stand-in never
 // replaces code that would run.
 PreparedImage prepareModuleImage(const std::vector<fatbin::Entry>& entries, std::uint32_t sm,
-                                 const GuardConfig& config, const fatbin::RelocatableStandIn& standIn);
+                                 const GuardConfig& config,
+                                 const std::vector<std::string_view>& relocatableObjects);
 
 // The last step of a guarded preparation (prepareModuleImage ends with it): prints
 // `guarded.module`, checks the text as the driver will read it (ptx::checkEmittedText with the

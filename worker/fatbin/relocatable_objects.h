@@ -10,13 +10,13 @@
 // The worker loads the linked SASS wherever SASS may load. Where it may not (the guard needs PTX:
 // the context holds protected state, guard.sass_only = refuse, protected-module functions to link,
 // __managed__ variables to rewrite, cudaGraphSetConditional to define) the objects' PTX stands in,
-// and goes through the gate like any PTX: the one object's PTX is, with the device runtime's
-// functions defined by the worker (cudaGraphSetConditional) or left to the JIT, the same program.
+// and goes through the gate like any PTX: with the device runtime's functions defined by the
+// worker (cudaGraphSetConditional) or left to the JIT, it is the same program.
 //
 // The objects' PTX is kept per object: one object's PTX is the program as it is; several
-// objects' PTX is merged into one module first (ptx/object_merge.h, by the worker's preparation,
-// mergeRelocatableObjects in worker/module_guard.h), as nvlink joined their SASS. An object
-// with code but no PTX leaves no stand-in, and `unavailable` says why.
+// objects' PTX is merged into one module first (ptx/object_merge.h, in the worker's preparation:
+// prepareModuleImage with relocatable objects, worker/module_guard.h), as nvlink joined their
+// SASS. An object with code but no PTX leaves no stand-in, and `unavailable` says why.
 //
 // Thread-safety: a pure function of its arguments.
 #pragma once

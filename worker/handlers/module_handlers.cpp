@@ -222,8 +222,9 @@ bool loadPreparedImage(CallContext& ctx, const PreparedImage& prepared, const Gu
 // appears between the preparation and the mark (another call of the client), the decision is made
 // again, now seeing it.
 bool admitModuleCode(CallContext& ctx, const std::vector<fatbin::Entry>& entries,
-                     const fatbin::RelocatableStandIn& standIn, std::uint32_t sm, bool managedVariables,
-                     GuardConfig* guard, PreparedImage* prepared, v1::CallReply& reply) {
+                     const std::vector<std::string_view>& relocatableObjects, std::uint32_t sm,
+                     bool managedVariables, GuardConfig* guard, PreparedImage* prepared,
+                     v1::CallReply& reply) {
   const ClientId client = ctx.session.id();
   for (int attempt = 0; attempt < 2; ++attempt) {
     std::string guardError;
@@ -232,7 +233,7 @@ bool admitModuleCode(CallContext& ctx, const std::vector<fatbin::Entry>& entries
     guard->managedVariables = managedVariables;
     if (ctx.session.protectedModules)
       guard->deviceModules = ctx.session.protectedModules->deviceModulesForLinking();
-    *prepared = prepareModuleImage(entries, sm, *guard, standIn);
+    *prepared = prepareModuleImage(entries, sm, *guard, relocatableObjects);
     if (!prepared->ok) return refuse(reply, static_cast<cudaError_t>(prepared->error), prepared->detail);
     // Guarded code, or the client's policy is off (the operator accepted no isolation): no mark.
     // Unguarded PTX (guard.require = protected_state, no protected state yet) is not marked
@@ -274,19 +275,24 @@ bool admitModuleCode(CallContext& ctx, const std::vector<fatbin::Entry>& entries
 
 }  // namespace
 
-fatbin::RelocatableStandIn standInOf(const google::protobuf::RepeatedPtrField<std::string>& objects) {
-  const std::vector<std::string_view> views(objects.begin(), objects.end());
-  return fatbin::relocatableStandIn(views);
+std::vector<std::string_view> relocatableObjectsOf(
+    const google::protobuf::RepeatedPtrField<std::string>& objects) {
+  return std::vector<std::string_view>(objects.begin(), objects.end());
+}
+
+std::uint32_t deviceSm(const CallContext& ctx) {
+  const DeviceDescription& device = ctx.gpu.device();
+  return static_cast<std::uint32_t>(device.computeMajor * 10 + device.computeMinor);
 }
 
 bool loadModuleEntries(CallContext& ctx, const std::vector<fatbin::Entry>& entries, ModuleRecord* module,
                        v1::CallReply& reply, bool managedVariables,
-                       const fatbin::RelocatableStandIn& standIn) {
-  const DeviceDescription& device = ctx.gpu.device();
-  const auto sm = static_cast<std::uint32_t>(device.computeMajor * 10 + device.computeMinor);
+                       const std::vector<std::string_view>& relocatableObjects) {
+  const std::uint32_t sm = deviceSm(ctx);
   GuardConfig guard;
   PreparedImage prepared;
-  if (!admitModuleCode(ctx, entries, standIn, sm, managedVariables, &guard, &prepared, reply)) return false;
+  if (!admitModuleCode(ctx, entries, relocatableObjects, sm, managedVariables, &guard, &prepared, reply))
+    return false;
   // A rewritten variable whose memory nobody binds would leave its kernels a null pointer.
   if (!prepared.managedVariables.empty() && !managedVariables) {
     return refuse(reply, cudaErrorNotSupported,
@@ -338,7 +344,7 @@ void moduleLoad(CallContext& ctx, const v1::CallRequest& request, v1::CallReply&
   }
   ModuleRecord module;
   if (!loadModuleEntries(ctx, parsed.entries, &module, reply, args.managed_variable_names_size() > 0,
-                         standInOf(args.relocatable_objects())))
+                         relocatableObjectsOf(args.relocatable_objects())))
     return;
   // The token is minted first so functions can name their module; the record is
   // completed below and stored under the same token.

@@ -13,6 +13,7 @@
 #include "ptx/printer.h"
 #include "ptx/separate_compilation.h"
 #include "worker/dispatcher.h"
+#include "worker/fatbin/relocatable_objects.h"
 #include "worker/handlers/module_loading.h"
 #include "worker/module_cache/compiled_module_cache.h"
 
@@ -74,10 +75,9 @@ bool imageEntries(CallContext& ctx, const std::string& image, std::vector<fatbin
   if (startsWith(image,
                  "\x7f"
                  "ELF")) {
-    const DeviceDescription& device = ctx.gpu.device();
     fatbin::Entry elf;
     elf.kind = fatbin::EntryKind::kElf;
-    elf.smArch = static_cast<std::uint32_t>(device.computeMajor * 10 + device.computeMinor);
+    elf.smArch = deviceSm(ctx);
     elf.payload = image;
     entries->push_back(std::move(elf));
     if (auto ptx = ctx.session.imageSubstitutes.find(CompiledModuleCache::keyOf({"image", image}))) {
@@ -104,20 +104,27 @@ bool imageEntries(CallContext& ctx, const std::string& image, std::vector<fatbin
 // PTX path of the rewrite; any other image loads as it did (SASS preferred: the math libraries'
 // SASS-only fatbins, and JIT compiles avoided). A false positive (".managed" in a comment) costs a
 // JIT compile, never a wrong binding: the rewrite parses the code and binds what it declares.
-bool hasPtxForDevice(CallContext& ctx, const std::vector<fatbin::Entry>& entries) {
-  const DeviceDescription& device = ctx.gpu.device();
-  const auto sm = static_cast<std::uint32_t>(device.computeMajor * 10 + device.computeMinor);
-  return fatbin::selectForDevice(entries, sm, fatbin::SelectionPolicy::kPtxOnly) != nullptr;
-}
-
 bool ptxDeclaresManagedVariables(CallContext& ctx, const std::vector<fatbin::Entry>& entries) {
-  const DeviceDescription& device = ctx.gpu.device();
-  const auto sm = static_cast<std::uint32_t>(device.computeMajor * 10 + device.computeMinor);
-  const fatbin::Entry* ptx = fatbin::selectForDevice(entries, sm, fatbin::SelectionPolicy::kPtxOnly);
+  const fatbin::Entry* ptx =
+      fatbin::selectForDevice(entries, deviceSm(ctx), fatbin::SelectionPolicy::kPtxOnly);
   if (ptx == nullptr) return false;
   std::string text, error;
   if (!fatbin::decodedPayload(*ptx, &text, &error)) return false;  // the load reports the payload
   return text.find(".managed") != std::string::npos;
+}
+
+// A separately compiled image's managed variables are in its relocatable objects' PTX (its linked
+// image has none): where that image has no PTX, whether any object's PTX declares one. The objects
+// are parsed only then.
+bool objectsDeclareManagedVariables(CallContext& ctx, const std::vector<fatbin::Entry>& entries,
+                                    const std::vector<std::string_view>& relocatableObjects) {
+  if (relocatableObjects.empty() ||
+      fatbin::selectForDevice(entries, deviceSm(ctx), fatbin::SelectionPolicy::kPtxOnly) != nullptr)
+    return false;
+  const fatbin::RelocatableStandIn standIn = fatbin::relocatableStandIn(relocatableObjects);
+  for (const std::vector<fatbin::Entry>& object : standIn.objects)
+    if (ptxDeclaresManagedVariables(ctx, object)) return true;
+  return false;
 }
 
 void moduleLoadImage(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& reply) {
@@ -133,17 +140,12 @@ void moduleLoadImage(CallContext& ctx, const v1::CallRequest& request, v1::CallR
     return;
   }
   ModuleRecord module;
-  const fatbin::RelocatableStandIn standIn = standInOf(request.module_load_image().relocatable_objects());
-  // A separately compiled image's managed variables are in its relocatable PTX (its linked image
-  // has none): binding them sends the load to that stand-in.
-  bool standInDeclaresManaged = false;
-  if (!hasPtxForDevice(ctx, entries)) {
-    for (const std::vector<fatbin::Entry>& object : standIn.objects)
-      standInDeclaresManaged = standInDeclaresManaged || ptxDeclaresManagedVariables(ctx, object);
-  }
+  const std::vector<std::string_view> relocatableObjects =
+      relocatableObjectsOf(request.module_load_image().relocatable_objects());
   const bool bindManaged = request.module_load_image().bind_managed_variables() &&
-                           (ptxDeclaresManagedVariables(ctx, entries) || standInDeclaresManaged);
-  if (!loadModuleEntries(ctx, entries, &module, reply, bindManaged, standIn)) return;
+                           (ptxDeclaresManagedVariables(ctx, entries) ||
+                            objectsDeclareManagedVariables(ctx, entries, relocatableObjects));
+  if (!loadModuleEntries(ctx, entries, &module, reply, bindManaged, relocatableObjects)) return;
   v1::ModuleLoaded* loaded = reply.mutable_module_loaded();
   if (module.managed) {
     for (const ManagedVariableBinding& variable : module.managed->all()) {

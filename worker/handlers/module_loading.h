@@ -30,13 +30,14 @@
 // pass fatbin::checkElfImage (worker/fatbin/elf_image_check.h): cudaErrorInvalidKernelImage if not.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "worker/call_context.h"
 #include "worker/dispatcher.h"
 #include "worker/fatbin/fatbin_reader.h"
-#include "worker/fatbin/relocatable_objects.h"
 #include "worker/module_guard.h"
 
 namespace agileos::worker {
@@ -47,14 +48,19 @@ namespace agileos::worker {
 // `managedVariables`: the client registered __managed__ variables for the module (ModuleLoad):
 // its PTX is loaded with them rewritten and module->managed filled
 // (worker/host_memory/managed_variables.h). A module with managed variables is refused otherwise.
-// `standIn`: a separately compiled image's relocatable PTX, used only where its linked entries
-// cannot load (prepareModuleImage with a stand-in, worker/module_guard.h).
+// `relocatableObjects`: a separately compiled image's objects, whose PTX is used only where its
+// linked entries cannot load (prepareModuleImage with relocatable objects, worker/module_guard.h).
 bool loadModuleEntries(CallContext& ctx, const std::vector<fatbin::Entry>& entries, ModuleRecord* module,
                        v1::CallReply& reply, bool managedVariables = false,
-                       const fatbin::RelocatableStandIn& standIn = {});
+                       const std::vector<std::string_view>& relocatableObjects = {});
 
-// The stand-in a load request offers (its relocatable objects, ModuleLoad.relocatable_objects).
-fatbin::RelocatableStandIn standInOf(const google::protobuf::RepeatedPtrField<std::string>& objects);
+// The relocatable objects a load request offers (ModuleLoad.relocatable_objects,
+// ModuleLoadImage.relocatable_objects), as views of the request's bytes.
+std::vector<std::string_view> relocatableObjectsOf(
+    const google::protobuf::RepeatedPtrField<std::string>& objects);
+
+// The compute capability of the worker's device as a fatbin names it (90 for sm_90).
+std::uint32_t deviceSm(const CallContext& ctx);
 
 // Whether a kernel or variable name a client sent is usable: non-empty, at most 4096 bytes, no NUL.
 bool isSaneSymbolName(const std::string& name);

@@ -22,10 +22,21 @@
 namespace agileos::worker::testing {
 namespace {
 
-fatbin::RelocatableStandIn standInOf(const std::vector<TestFatbin>& objects) {
+// A program's relocatable objects as the worker receives them: their bytes, and views of those.
+struct Objects {
+  Objects(std::initializer_list<TestFatbin> which) {
+    for (TestFatbin object : which) bytes.push_back(readTestFatbin(object));
+    views.assign(bytes.begin(), bytes.end());
+  }
+  Objects(const Objects&) = delete;  // the views name these bytes
+  Objects& operator=(const Objects&) = delete;
   std::vector<std::string> bytes;
-  for (TestFatbin object : objects) bytes.push_back(readTestFatbin(object));
-  return fatbin::relocatableStandIn(std::vector<std::string_view>(bytes.begin(), bytes.end()));
+  std::vector<std::string_view> views;
+};
+
+fatbin::RelocatableStandIn standInOf(std::initializer_list<TestFatbin> which) {
+  const Objects objects(which);
+  return fatbin::relocatableStandIn(objects.views);
 }
 
 bool isElf(const std::string& image) {
@@ -71,12 +82,11 @@ TEST(RelocatableStandIn, AnObjectWithoutPtxOrABadObjectGivesNoStandInAndSaysWhy)
 // Several objects: their PTX is merged into one module (ptx/object_merge.h), which carries every
 // object's kernels and is guarded as one.
 TEST(RelocatableStandIn, SeveralObjectsStandInMergedIntoOneModule) {
-  const fatbin::RelocatableStandIn standIn =
-      standInOf({TestFatbin::kSm90RdcObject, TestFatbin::kConditionalRdcObject});
+  const Objects objects({TestFatbin::kSm90RdcObject, TestFatbin::kConditionalRdcObject});
   for (GuardMode mode : {GuardMode::kOff, GuardMode::kTrap, GuardMode::kReport}) {
     SCOPED_TRACE(static_cast<int>(mode));
     const PreparedImage image = prepareModuleImage(entriesOf(TestFatbin::kConditionalSassOnly), 90,
-                                                   guardConfig(mode, false), standIn);
+                                                   guardConfig(mode, false), objects.views);
     ASSERT_TRUE(image.ok) << image.detail;
     EXPECT_TRUE(image.ptx);
     EXPECT_EQ(image.guarded, mode != GuardMode::kOff);
@@ -89,11 +99,11 @@ TEST(RelocatableStandIn, SeveralObjectsStandInMergedIntoOneModule) {
 // graphConditionalNodes's case: the linked SASS calls the driver's cudaGraphSetConditional, which
 // AgileOS never loads; the object's PTX gets AgileOS's definition instead, under every setting.
 TEST(RelocatableStandIn, ConditionalsLoadFromTheObjectsPtxUnderEverySetting) {
-  const fatbin::RelocatableStandIn standIn = standInOf({TestFatbin::kConditionalRdcObject});
+  const Objects objects({TestFatbin::kConditionalRdcObject});
   for (GuardMode mode : {GuardMode::kOff, GuardMode::kTrap, GuardMode::kReport}) {
     SCOPED_TRACE(static_cast<int>(mode));
     const PreparedImage image =
-        prepareModuleImage(entriesOf(TestFatbin::kConditionalSassOnly), 90, guardConfig(mode), standIn);
+        prepareModuleImage(entriesOf(TestFatbin::kConditionalSassOnly), 90, guardConfig(mode), objects.views);
     ASSERT_TRUE(image.ok) << image.detail;
     EXPECT_TRUE(image.ptx);
     EXPECT_EQ(image.guarded, mode != GuardMode::kOff);
@@ -101,18 +111,19 @@ TEST(RelocatableStandIn, ConditionalsLoadFromTheObjectsPtxUnderEverySetting) {
     EXPECT_NE(image.image.find(".func cudaGraphSetConditional("), std::string::npos);
   }
   // Without the objects it stays refused, as before.
-  const PreparedImage alone = prepareModuleImage(entriesOf(TestFatbin::kConditionalSassOnly), 90,
-                                                 guardConfig(GuardMode::kOff), fatbin::RelocatableStandIn{});
+  const PreparedImage alone =
+      prepareModuleImage(entriesOf(TestFatbin::kConditionalSassOnly), 90, guardConfig(GuardMode::kOff),
+                         std::vector<std::string_view>{});
   EXPECT_FALSE(alone.ok);
   EXPECT_NE(alone.detail.find("cudaGraphSetConditional"), std::string::npos) << alone.detail;
 }
 
 // Where the linked SASS may load, it does: the stand-in never replaces code that would run.
 TEST(RelocatableStandIn, LinkedSassThatMayLoadIsNotReplaced) {
-  const fatbin::RelocatableStandIn standIn = standInOf({TestFatbin::kSm90RdcObject});
+  const Objects objects({TestFatbin::kSm90RdcObject});
   for (const GuardConfig& setting : {guardConfig(GuardMode::kOff), guardConfig(GuardMode::kTrap, true)}) {
     const PreparedImage image =
-        prepareModuleImage(entriesOf(TestFatbin::kSm90SassOnly), 90, setting, standIn);
+        prepareModuleImage(entriesOf(TestFatbin::kSm90SassOnly), 90, setting, objects.views);
     ASSERT_TRUE(image.ok) << image.detail;
     EXPECT_FALSE(image.ptx);
     EXPECT_TRUE(isElf(image.image));
@@ -122,12 +133,12 @@ TEST(RelocatableStandIn, LinkedSassThatMayLoadIsNotReplaced) {
 // Where SASS may not load (sass_only = refuse; protected state in the context; protected-module
 // functions to link; __managed__ variables to rewrite) the object's PTX is guarded instead.
 TEST(RelocatableStandIn, WhereSassIsRefusedTheObjectsPtxIsGuarded) {
-  const fatbin::RelocatableStandIn standIn = standInOf({TestFatbin::kSm90RdcObject});
+  const Objects objects({TestFatbin::kSm90RdcObject});
   GuardConfig beside = guardConfig(GuardMode::kTrap, true);
   beside.protectedState = true;
   for (const GuardConfig& setting : {guardConfig(GuardMode::kTrap, false), beside}) {
     const PreparedImage image =
-        prepareModuleImage(entriesOf(TestFatbin::kSm90SassOnly), 90, setting, standIn);
+        prepareModuleImage(entriesOf(TestFatbin::kSm90SassOnly), 90, setting, objects.views);
     ASSERT_TRUE(image.ok) << image.detail;
     EXPECT_TRUE(image.ptx);
     EXPECT_TRUE(image.guarded);
@@ -136,7 +147,7 @@ TEST(RelocatableStandIn, WhereSassIsRefusedTheObjectsPtxIsGuarded) {
   GuardConfig managed = guardConfig(GuardMode::kOff);
   managed.managedVariables = true;
   const PreparedImage withManaged = prepareModuleImage(entriesOf(TestFatbin::kManagedSassOnly), 90, managed,
-                                                       standInOf({TestFatbin::kManagedRdcObject}));
+                                                       Objects({TestFatbin::kManagedRdcObject}).views);
   ASSERT_TRUE(withManaged.ok) << withManaged.detail;
   EXPECT_TRUE(withManaged.ptx);
   EXPECT_FALSE(withManaged.managedVariables.empty()) << "the object's variables are rewritten and bound";
@@ -145,7 +156,7 @@ TEST(RelocatableStandIn, WhereSassIsRefusedTheObjectsPtxIsGuarded) {
 TEST(RelocatableStandIn, WithoutAUsableStandInTheRefusalSaysWhy) {
   const GuardConfig strict = guardConfig(GuardMode::kTrap, false);
   const PreparedImage noPtx = prepareModuleImage(entriesOf(TestFatbin::kSm90SassOnly), 90, strict,
-                                                 standInOf({TestFatbin::kSm90RdcSassObject}));
+                                                 Objects({TestFatbin::kSm90RdcSassObject}).views);
   EXPECT_FALSE(noPtx.ok);
   EXPECT_EQ(noPtx.error, cudaErrorNoKernelImageForDevice);
   EXPECT_NE(noPtx.detail.find("only SASS"), std::string::npos) << noPtx.detail;
@@ -154,7 +165,7 @@ TEST(RelocatableStandIn, WithoutAUsableStandInTheRefusalSaysWhy) {
   // Two objects that define the same kernels cannot be one module.
   const PreparedImage twice =
       prepareModuleImage(entriesOf(TestFatbin::kSm90SassOnly), 90, strict,
-                         standInOf({TestFatbin::kSm90RdcObject, TestFatbin::kSm90RdcObject}));
+                         Objects({TestFatbin::kSm90RdcObject, TestFatbin::kSm90RdcObject}).views);
   EXPECT_FALSE(twice.ok);
   EXPECT_NE(twice.detail.find("cannot be merged"), std::string::npos) << twice.detail;
 }
