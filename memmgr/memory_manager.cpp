@@ -105,7 +105,13 @@ MemoryManager::~MemoryManager() {
   std::set<ClientId> virtualMemoryOwners;
   for (const auto& [handle, allocation] : state_->physical) virtualMemoryOwners.insert(allocation.owner);
   for (const auto& [base, reservation] : state_->reservations) virtualMemoryOwners.insert(reservation.owner);
-  for (ClientId owner : virtualMemoryOwners) releaseVirtualMemoryLocked(owner);
+  for (const auto& [id, block] : state_->graphBlocks) virtualMemoryOwners.insert(block.owner);
+  for (const auto& [base, reservation] : state_->graphReservations)
+    virtualMemoryOwners.insert(reservation.owner);
+  for (ClientId owner : virtualMemoryOwners) {
+    releaseGraphMemoryLocked(owner);
+    releaseVirtualMemoryLocked(owner);
+  }
   for (const BackedRange& chunk : state_->chunks.takeAllChunks()) state_->mappings.destroy(chunk);
   for (const auto& [base, allocation] : state_->large) state_->mappings.destroy(allocation.range);
   state_->large.clear();
@@ -132,15 +138,10 @@ CUresult MemoryManager::createMapping(std::uint64_t size, BackedRange* out, bool
 }
 
 CUresult MemoryManager::allocate(ClientId client, std::uint64_t size, DevicePtr* out) {
-  return allocateLocked(client, size, AllocationKind::kUser, out);
+  return allocateLocked(client, size, out);
 }
 
-CUresult MemoryManager::allocateGraphReservation(ClientId client, std::uint64_t size, DevicePtr* out) {
-  return allocateLocked(client, size, AllocationKind::kGraphReserved, out);
-}
-
-CUresult MemoryManager::allocateLocked(ClientId client, std::uint64_t size, AllocationKind kind,
-                                       DevicePtr* out) {
+CUresult MemoryManager::allocateLocked(ClientId client, std::uint64_t size, DevicePtr* out) {
   if (out == nullptr) return CUDA_ERROR_INVALID_VALUE;
   if (size == 0) {
     *out = 0;
@@ -150,12 +151,10 @@ CUresult MemoryManager::allocateLocked(ClientId client, std::uint64_t size, Allo
   if (size > kUserRange.size) return CUDA_ERROR_OUT_OF_MEMORY;
 
   std::lock_guard lock(mutex_);
-  return size < kSmallAllocationLimit ? allocateSmall(client, size, kind, out)
-                                      : allocateLarge(client, size, kind, out);
+  return size < kSmallAllocationLimit ? allocateSmall(client, size, out) : allocateLarge(client, size, out);
 }
 
-CUresult MemoryManager::allocateSmall(ClientId client, std::uint64_t size, AllocationKind kind,
-                                      DevicePtr* out) {
+CUresult MemoryManager::allocateSmall(ClientId client, std::uint64_t size, DevicePtr* out) {
   ChunkSuballocator& chunks = state_->chunks;
   std::optional<DevicePtr> slot = chunks.takeSlot(client, size);
   if (!slot) {
@@ -165,7 +164,7 @@ CUresult MemoryManager::allocateSmall(ClientId client, std::uint64_t size, Alloc
     chunks.adoptEmptyChunk(client, chunk);
     slot = chunks.takeSlot(client, size);  // cannot fail: the client now has an empty chunk
   }
-  if (!table_.insert({*slot, size, client, kind})) {
+  if (!table_.insert({*slot, size, client, AllocationKind::kUser})) {
     // Unreachable while the invariants hold (slots never overlap, and nothing else
     // is recorded inside the user range); undo rather than hand out a bad pointer.
     std::optional<BackedRange> emptied;
@@ -177,13 +176,12 @@ CUresult MemoryManager::allocateSmall(ClientId client, std::uint64_t size, Alloc
   return CUDA_SUCCESS;
 }
 
-CUresult MemoryManager::allocateLarge(ClientId client, std::uint64_t size, AllocationKind kind,
-                                      DevicePtr* out) {
+CUresult MemoryManager::allocateLarge(ClientId client, std::uint64_t size, DevicePtr* out) {
   const std::uint64_t mapped = (size + granularity_ - 1) / granularity_ * granularity_;  // size <= 1 TiB
   if (!fitsQuota(client, mapped)) return CUDA_ERROR_OUT_OF_MEMORY;
   BackedRange range;
   if (CUresult result = createMapping(mapped, &range); result != CUDA_SUCCESS) return result;
-  if (!table_.insert({range.va, size, client, kind})) {
+  if (!table_.insert({range.va, size, client, AllocationKind::kUser})) {
     state_->mappings.destroy(range);  // unreachable while the invariants hold, as in allocateSmall
     return CUDA_ERROR_UNKNOWN;
   }
@@ -201,20 +199,6 @@ CUresult MemoryManager::free(ClientId client, DevicePtr p) {
   return releaseBackingLocked(client, p);
 }
 
-CUresult MemoryManager::freeGraphReservation(ClientId client, DevicePtr base) {
-  if (base == 0) return CUDA_ERROR_INVALID_VALUE;
-  std::lock_guard lock(mutex_);
-  // A live graph allocation may be in use by the client's calls: only a reservation that is not
-  // live goes.
-  if (!table_.erase(client, base, AllocationKind::kGraphReserved)) return CUDA_ERROR_INVALID_VALUE;
-  return releaseBackingLocked(client, base);
-}
-
-bool MemoryManager::setGraphAllocationLive(ClientId client, DevicePtr base, bool live) {
-  return live ? table_.changeKind(client, base, AllocationKind::kGraphReserved, AllocationKind::kGraphLive)
-              : table_.changeKind(client, base, AllocationKind::kGraphLive, AllocationKind::kGraphReserved);
-}
-
 CUresult MemoryManager::releaseBackingLocked(ClientId client, DevicePtr p) {
   if (auto large = state_->large.find(p); large != state_->large.end()) {
     const BackedRange range = large->second.range;
@@ -223,8 +207,7 @@ CUresult MemoryManager::releaseBackingLocked(ClientId client, DevicePtr p) {
     return state_->mappings.destroy(range);
   }
   std::optional<BackedRange> emptied;
-  // Every small user or graph entry is a live slot; if the chunks disagree with the table, that is
-  // a bug.
+  // Every small user entry is a live slot; if the chunks disagree with the table, that is a bug.
   if (!state_->chunks.releaseSlot(client, p, &emptied)) return CUDA_ERROR_UNKNOWN;
   return emptied ? state_->mappings.destroy(*emptied) : CUDA_SUCCESS;
 }
@@ -395,6 +378,7 @@ void MemoryManager::releaseClient(ClientId client) {
   for (const BackedRange& chunk : state_->chunks.takeChunksOf(client)) state_->mappings.destroy(chunk);
   State::destroyAllOf(client, state_->large, state_->mappings);
   state_->largeBytesOf.erase(client);
+  releaseGraphMemoryLocked(client);
   releaseVirtualMemoryLocked(client);
 }
 

@@ -94,14 +94,36 @@ class MemoryManager {
   // (retried in the destructor) and that driver CUresult is returned.
   CUresult free(ClientId client, DevicePtr p);
 
-  // Graph allocations (worker/graph_memory.h). A reservation is allocated like allocate() (same
-  // placement, quota and results) but its table entry is kGraphReserved: no check() passes for it
-  // until setGraphAllocationLive(…, true) makes it kGraphLive; false makes it kGraphReserved again.
-  // free() refuses both kinds; freeGraphReservation gives back a reservation that is not live
-  // (exact base; CUDA_ERROR_INVALID_VALUE otherwise, changing nothing), as free() does.
-  CUresult allocateGraphReservation(ClientId client, std::uint64_t size, DevicePtr* out);
-  bool setGraphAllocationLive(ClientId client, DevicePtr base, bool live);
+  // Graph allocations (worker/graph_memory.h, which decides what is mapped where; memory_manager_graph.cpp).
+  // As natively, an allocation node's address is fixed when the node is added, and physical memory
+  // is bound to it only when a launch runs the node; allocations whose lifetimes do not overlap
+  // share physical memory.
+  // - A reservation is address space only: `size` bytes rounded up to the granularity (its span)
+  //   in the user range, counted with the client's reserveAddress reservations
+  //   (kMaxReservedBytesPerClient), and a kGraphReserved table entry of the size asked for, which
+  //   no check() passes. setGraphAllocationLive(…, true) makes it kGraphLive (only while a block is
+  //   mapped there); false makes it kGraphReserved again. free() refuses both kinds.
+  // - A block is physical memory of the client (a multiple of the granularity), charged to it from
+  //   createGraphBlock until destroyGraphBlock, held at a home mapping of the worker's (whose
+  //   teardown scrubs it, mapping_lifecycle.h) and mapped at any number of the client's
+  //   reservations at once. Blocks are the client's only: a block is never mapped at another
+  //   client's reservation, so what one allocation leaves in it is seen only by the same client.
+  // Every call names the client's own reservations (exact base) and blocks; anything else is
+  // CUDA_ERROR_INVALID_VALUE and changes nothing. The caller makes sure no work queued on the GPU
+  // still uses a reservation it unmaps or gives back, or a block it destroys.
+  CUresult reserveGraphAddress(ClientId client, std::uint64_t size, DevicePtr* out);
+  // Not live; a block mapped there is unmapped first. The address space goes back.
   CUresult freeGraphReservation(ClientId client, DevicePtr base);
+  CUresult createGraphBlock(ClientId client, std::uint64_t size, std::uint64_t* block);
+  // Mapped nowhere but its home.
+  CUresult destroyGraphBlock(ClientId client, std::uint64_t block);
+  // Maps the first span bytes of `block` (at least the span) at the reservation, which has none.
+  CUresult mapGraphBlock(ClientId client, DevicePtr base, std::uint64_t block);
+  // The reservation (not live) has a block mapped: it is unmapped.
+  CUresult unmapGraphReservation(ClientId client, DevicePtr base);
+  bool setGraphAllocationLive(ClientId client, DevicePtr base, bool live);
+  // A reservation's span for `size` bytes (0 if it could never be placed).
+  std::uint64_t graphSpan(std::uint64_t size) const;
 
   // Validation of an untrusted range against the client's live allocations
   // (including its module globals). Protected ranges are refused arithmetically
@@ -261,12 +283,10 @@ class MemoryManager {
   struct State;  // VA allocator, mappings, chunks, large allocations (memory_manager.cpp)
 
   // The following run with mutex_ held.
-  // kind: kUser or kGraphReserved, the table entry's.
-  CUresult allocateLocked(ClientId client, std::uint64_t size, AllocationKind kind, DevicePtr* out);
-  CUresult allocateSmall(ClientId client, std::uint64_t size, AllocationKind kind, DevicePtr* out);
-  CUresult allocateLarge(ClientId client, std::uint64_t size, AllocationKind kind, DevicePtr* out);
-  // Gives back the memory of the user or graph allocation at p, whose table entry is already
-  // erased.
+  CUresult allocateLocked(ClientId client, std::uint64_t size, DevicePtr* out);
+  CUresult allocateSmall(ClientId client, std::uint64_t size, DevicePtr* out);
+  CUresult allocateLarge(ClientId client, std::uint64_t size, DevicePtr* out);
+  // Gives back the memory of the user allocation at p, whose table entry is already erased.
   CUresult releaseBackingLocked(ClientId client, DevicePtr p);
   CUresult createMapping(std::uint64_t size, BackedRange* out, bool compressible = false);
   // The run of adjacent mappings of `client` that is exactly [va, va + size), first to last; empty
@@ -278,6 +298,7 @@ class MemoryManager {
   // The handle of the mapping of `client` that holds `va` (any address in it); false if none does.
   bool handleMappedAtLocked(ClientId client, DevicePtr va, std::uint64_t* handle) const;
   void releaseVirtualMemoryLocked(ClientId client);
+  void releaseGraphMemoryLocked(ClientId client);  // memory_manager_graph.cpp
   // Gives back a physical allocation (memory_manager_vmm.cpp) that is released and mapped nowhere:
   // uncharged, then scrubbed, unmapped and released through its home mapping.
   CUresult destroyPhysicalLocked(std::uint64_t handle);

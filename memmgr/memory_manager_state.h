@@ -97,8 +97,25 @@ struct MemoryManager::State {
     ClientId owner = 0;
     std::uint64_t handle = 0;
   };
-  std::map<DevicePtr, ClientMapping> clientMappings;            // by address
-  std::unordered_map<ClientId, std::uint64_t> physicalBytesOf;  // charged; no zero entries
+  std::map<DevicePtr, ClientMapping> clientMappings;  // by address
+  // Bytes of the client's physical allocations and graph blocks, charged; no zero entries.
+  std::unordered_map<ClientId, std::uint64_t> physicalBytesOf;
+
+  // Graph allocations (memory_manager_graph.cpp). A reservation's addresses come from `addresses`
+  // and count in reservedBytesOf; `block` is the graph block mapped there (0: none).
+  struct GraphReservation {
+    std::uint64_t span = 0;
+    ClientId owner = 0;
+    std::uint64_t block = 0;
+  };
+  std::map<DevicePtr, GraphReservation> graphReservations;  // by base
+  struct GraphBlock {
+    BackedRange home;  // made and destroyed by `mappings`, so its teardown scrubs it
+    ClientId owner = 0;
+    std::uint64_t mappings = 0;  // reservations it is mapped at
+  };
+  std::map<std::uint64_t, GraphBlock> graphBlocks;  // by id
+  std::uint64_t nextGraphBlock = 1;
 };
 
 }  // namespace agileos::memmgr

@@ -12,6 +12,7 @@ void releaseStreamsAndEvents(GpuBackend& gpu, ClientSession& session) {
   session.launchChains.dropAll(gpu);
   // Pending stream-ordered frees' events and the pools; the memory goes with the client's.
   session.streamOrdered.dropAll(gpu);
+  session.graphMemory.dropEvents([&gpu](CUevent event) { gpu.eventDestroy(event); });
   for (auto& [token, stream] : session.streams.drain()) gpu.streamDestroy(stream.stream);
   for (auto& [token, event] : session.events.drain()) gpu.eventDestroy(event.event);
 }

@@ -294,7 +294,7 @@ cudaError_t runNodeWork(NodeKind kind, const NodeWork& work, std::uint64_t strea
       return waitEventOnStream(streamHandle, reinterpret_cast<cudaEvent_t>(std::get<EventWork>(work).event),
                                0, DefaultStream::kLegacy);
     case NodeKind::kMemAlloc:
-      return activateGraphAllocation(std::get<AllocWork>(work).allocation->base());
+      return activateGraphAllocation(std::get<AllocWork>(work).allocation->base(), stream);
     case NodeKind::kMemFree:
       return freeGraphAllocation(std::get<FreeWork>(work).address, stream);
     case NodeKind::kChildGraph:  // inlined at instantiation

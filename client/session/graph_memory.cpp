@@ -103,10 +103,11 @@ bool graphAllocationContaining(std::uint64_t p, std::uint64_t* base, std::uint64
   return true;
 }
 
-cudaError_t activateGraphAllocation(std::uint64_t base) {
+cudaError_t activateGraphAllocation(std::uint64_t base, std::uint64_t stream) {
+  v1::CallRequest request = graphStep(v1::StreamOrderedMemory::GRAPH_ACTIVATE, base);
+  request.mutable_stream_ordered_memory()->set_stream(stream);
   v1::CallReply reply;
-  if (cudaError_t error = invoke(graphStep(v1::StreamOrderedMemory::GRAPH_ACTIVATE, base), &reply);
-      error != cudaSuccess) {
+  if (cudaError_t error = invoke(request, &reply); error != cudaSuccess) {
     return error;
   }
   std::uint64_t size = 0;
@@ -130,9 +131,8 @@ cudaError_t freeGraphAllocation(std::uint64_t base, std::uint64_t stream) {
 void noteGraphAllocationFreed(std::uint64_t base) { setLive(base, false); }
 
 cudaError_t graphMemoryTrim() {
-  // Every reservation belongs to a graph that still holds its allocation node (a released one is
-  // given back at once, or at its free): nothing is cached to give back.
-  return cudaSuccess;
+  v1::CallReply reply;
+  return invoke(graphStep(v1::StreamOrderedMemory::GRAPH_TRIM), &reply);
 }
 
 cudaError_t graphMemoryAttribute(cudaGraphMemAttributeType attribute, void* value) {

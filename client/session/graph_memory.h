@@ -2,10 +2,11 @@
 // CUDA graph memory nodes (cudaGraphAddMemAllocNode, cudaMallocAsync captured into a graph).
 //
 // An allocation node's address is fixed when the node is added and is the same at every launch,
-// as natively: adding the node reserves memory of its size in the worker (GRAPH_RESERVE of proto
-// StreamOrderedMemory; worker/graph_memory.h), whose address the node keeps. The reservation is
-// not live: the worker refuses every call that names it until a launch runs the allocation node
-// (activateGraphAllocation, a request ordered with the program's other calls), and a free node,
+// as natively: adding the node reserves address space of its size in the worker (GRAPH_RESERVE of
+// proto StreamOrderedMemory; worker/graph_memory.h, which binds physical memory at each launch and
+// shares it between allocations whose lifetimes do not overlap), whose address the node keeps. The
+// reservation is not live: the worker refuses every call that names it until a launch runs the allocation
+// node (activateGraphAllocation, a request ordered with the program's other calls), and a free node,
 // cudaFreeAsync or cudaFree of it makes it not live again. A GraphAllocation is held by every
 // node, copied node and executable node that allocates it; when the last holder goes (its graphs
 // and executable graphs are destroyed) the reservation is released (GRAPH_RELEASE), and the worker
@@ -51,8 +52,9 @@ bool graphAllocationLive(std::uint64_t base);
 // The graph allocation whose reservation holds `p`; false when none does.
 bool graphAllocationContaining(std::uint64_t p, std::uint64_t* base, std::uint64_t* size);
 
-// An allocation node runs: the reservation becomes live (the worker refuses one that is live).
-cudaError_t activateGraphAllocation(std::uint64_t base);
+// An allocation node runs on `stream` (a resolved token): the reservation becomes live, with
+// memory bound to it (the worker refuses one that is live).
+cudaError_t activateGraphAllocation(std::uint64_t base, std::uint64_t stream);
 // A free node runs on `stream` (a resolved token), as cudaFreeAsync of the allocation.
 cudaError_t freeGraphAllocation(std::uint64_t base, std::uint64_t stream);
 // cudaFree or cudaFreeAsync freed the graph allocation at `base` (a no-op for other addresses).

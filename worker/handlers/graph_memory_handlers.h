@@ -10,11 +10,19 @@ namespace agileos::worker {
 // (Exclusivity::kInvalidates): a reservation that goes invalidates addresses.
 void graphMemoryStep(CallContext& ctx, const v1::StreamOrderedMemory& args, v1::CallReply& reply);
 
+// Where a graph allocation's free is ordered: after cudaFree's synchronize of the context, or on
+// a stream (resolved, with its identity: streamIdentity).
+struct GraphFreeOrder {
+  bool synchronized = false;
+  CUstream stream = nullptr;
+  std::uint64_t streamIdentity = 0;
+};
+
 // A free of `base` (a free node, cudaFreeAsync or cudaFree) when it is a graph reservation of the
 // client: the allocation must be live and stops being so; a reservation released meanwhile is
 // given back. False, answering nothing, when `base` is no reservation of the client (the caller
-// frees it as it frees any allocation). `synchronized`: the context was synchronized for this
-// call already (cudaFree).
-bool freeGraphAllocation(CallContext& ctx, memmgr::DevicePtr base, bool synchronized, v1::CallReply& reply);
+// frees it as it frees any allocation).
+bool freeGraphAllocation(CallContext& ctx, memmgr::DevicePtr base, const GraphFreeOrder& order,
+                         v1::CallReply& reply);
 
 }  // namespace agileos::worker

@@ -36,7 +36,7 @@ void memFree(CallContext& ctx, const v1::CallRequest& request, v1::CallReply& re
     // while a graph holds the allocation node.
     if (!succeeded(ctx, ctx.gpu.synchronizeContext(), reply, "cuCtxSynchronize")) return;
     giveBackCompletedFrees(ctx);
-    freeGraphAllocation(ctx, p, true, reply);
+    freeGraphAllocation(ctx, p, GraphFreeOrder{true}, reply);
     return;
   }
   if (ctx.session.streamOrdered.isFreed(p)) {

@@ -22,10 +22,6 @@ void giveBack(CallContext& ctx, const std::vector<memmgr::DevicePtr>& bases) {
   }
 }
 
-// The stream a token names, as stream-ordered reuse tells streams apart: 0 and 1 are both the
-// legacy stream (resolveStream); any other token is one stream's for its whole life.
-std::uint64_t streamIdentity(std::uint64_t token) { return token == 1 ? 0 : token; }
-
 bool knownPool(CallContext& ctx, std::uint64_t pool, v1::CallReply& reply) {
   if (ctx.session.streamOrdered.poolExists(pool)) return true;
   return refuse(reply, cudaErrorInvalidValue, "not a memory pool of this client");
@@ -80,7 +76,8 @@ void freeInStreamOrder(CallContext& ctx, const v1::StreamOrderedMemory& args, v1
   if (!resolveStream(ctx, args.stream(), &stream, reply)) return;
   // A graph's allocation (a free node, or cudaFreeAsync of it): it stops being live, and its
   // reservation stays for the graph's next launch.
-  if (freeGraphAllocation(ctx, base, false, reply)) return;
+  if (freeGraphAllocation(ctx, base, GraphFreeOrder{false, stream, streamIdentity(args.stream())}, reply))
+    return;
   if (ctx.session.streamOrdered.isFreed(base) ||
       !ctx.memory.isUserAllocationBase(ctx.session.id(), base, nullptr)) {
     refuse(reply, cudaErrorInvalidValue, "not the base of a live allocation of this client");

@@ -11,4 +11,8 @@ namespace agileos::worker {
 // of it.
 void giveBackCompletedFrees(CallContext& ctx);
 
+// The stream a token names, as stream-ordered reuse tells streams apart: 0 and 1 are both the
+// legacy stream (resolveStream); any other token is one stream's for its whole life.
+inline std::uint64_t streamIdentity(std::uint64_t token) { return token == 1 ? 0 : token; }
+
 }  // namespace agileos::worker

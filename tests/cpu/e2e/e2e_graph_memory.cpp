@@ -7,6 +7,7 @@
 // only: copies and memsets stand in for kernels. Each check prints one line; exit 1 on a failure.
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <vector>
@@ -272,8 +273,7 @@ void checkAttributes() {
   const unsigned long long before = graphMemory(cudaGraphMemAttrReservedMemCurrent);
   std::vector<unsigned char> host(kBytes, 0);
   FillGraph built = buildFillGraph(1, host.data(), false);
-  check(graphMemory(cudaGraphMemAttrReservedMemCurrent) == before + kBytes,
-        "a reservation counts as reserved");
+  check(graphMemory(cudaGraphMemAttrReservedMemCurrent) == before, "adding the node binds no memory");
   check(graphMemory(cudaGraphMemAttrUsedMemCurrent) == 0, "not used before a launch");
   cudaStream_t stream = nullptr;
   cudaStreamCreate(&stream);
@@ -281,11 +281,19 @@ void checkAttributes() {
   checkError(cudaGraphInstantiate(&exec, built.graph, 0), cudaSuccess, "cudaGraphInstantiate");
   checkError(cudaGraphLaunch(exec, stream), cudaSuccess, "cudaGraphLaunch");
   checkError(cudaStreamSynchronize(stream), cudaSuccess, "cudaStreamSynchronize");
-  check(graphMemory(cudaGraphMemAttrUsedMemCurrent) == kBytes, "used while live");
+  // Physical memory, rounded up to the granularity as natively.
+  const unsigned long long used = graphMemory(cudaGraphMemAttrUsedMemCurrent);
+  check(used >= kBytes && graphMemory(cudaGraphMemAttrReservedMemCurrent) == before + used,
+        "the launch bound the memory");
   checkError(cudaFree(built.address), cudaSuccess, "cudaFree");
   check(
-      graphMemory(cudaGraphMemAttrUsedMemCurrent) == 0 && graphMemory(cudaGraphMemAttrUsedMemHigh) == kBytes,
-      "freed: not used; the high-water mark stays");
+      graphMemory(cudaGraphMemAttrUsedMemCurrent) == used && graphMemory(cudaGraphMemAttrUsedMemHigh) == used,
+      "freed: the memory stays with the graph until a trim");
+  checkError(cudaDeviceGraphMemTrim(0), cudaSuccess, "cudaDeviceGraphMemTrim");
+  check(graphMemory(cudaGraphMemAttrUsedMemCurrent) == 0 &&
+            graphMemory(cudaGraphMemAttrReservedMemCurrent) == before,
+        "a trim gives back what no live allocation holds");
+  check(graphMemory(cudaGraphMemAttrUsedMemHigh) == used, "the high-water mark stays");
   unsigned long long zero = 0, one = 1;
   checkError(cudaDeviceSetGraphMemAttribute(0, cudaGraphMemAttrUsedMemHigh, &zero), cudaSuccess,
              "reset the used high-water mark");
@@ -294,10 +302,12 @@ void checkAttributes() {
              "only 0 may be set");
   checkError(cudaDeviceSetGraphMemAttribute(0, cudaGraphMemAttrUsedMemCurrent, &zero), cudaErrorInvalidValue,
              "a current value cannot be set");
+  std::fill(host.begin(), host.end(), 0);
+  checkError(cudaGraphLaunch(exec, stream), cudaSuccess, "relaunched after the trim");
+  checkError(cudaStreamSynchronize(stream), cudaSuccess, "cudaStreamSynchronize");
+  check(all(host, 1), "the relaunch ran on memory bound again");
   checkError(cudaGraphExecDestroy(exec), cudaSuccess, "cudaGraphExecDestroy");
   checkError(cudaGraphDestroy(built.graph), cudaSuccess, "cudaGraphDestroy");
-  check(graphMemory(cudaGraphMemAttrReservedMemCurrent) == before,
-        "destroying the graphs gives the memory back");
   cudaStreamDestroy(stream);
 }
 
