@@ -58,6 +58,16 @@ while read -r line; do
   [[ -n "${list_lines[$line]:-}" ]] || problem "samples-static.list: '$line' is not a line of samples.list"
 done < <(entries "$static_list" | sed -e 's/[[:space:]]*$//' -e 's/[[:space:]]\+/ /g')
 
+# varies_natively.list: sample, anchor, first and last line after it (tab-separated), for a
+# sample samples.list names.
+while IFS=$'\t' read -r sample anchor first last extra; do
+  [[ -n "${names[$sample]:-}" ]] || problem "varies_natively.list: $sample is not a sample of samples.list"
+  [[ -n "$anchor" && -z "$extra" ]] || problem "varies_natively.list: $sample: want 4 tab-separated fields"
+  if ! [[ "$first" =~ ^[0-9]+$ && "$last" =~ ^[0-9]+$ ]] || ((first > last)); then
+    problem "varies_natively.list: $sample: '$first' to '$last' is not a range of lines"
+  fi
+done < <(grep -v -E '^(#|$)' "$here/varies_natively.list")
+
 # ------------------------------------------------------------------ 2. the normalizer
 
 normalized="$(

@@ -32,7 +32,8 @@
 #      natively when it exits 0 and prints no failure line ("Test failed", "FAILED", "Result = FAIL").
 #      A sample that does not is "skipped (fails natively)" with its exit status and first error
 #      line, and is not run through AgileOS. A native pass under 20 s is run a second time natively:
-#      a stdout line that differs between the two native runs varies on its own and is not compared.
+#      a stdout line that differs between the two native runs varies on its own and is not compared,
+#      nor is a line varies_natively.list names (seen varying in earlier native runs).
 #   2. through AgileOS in agileos-sandbox against a daemon of the default configuration ("agileos"),
 #   3. and against a daemon whose guard rewrites every module ("guard": {"require": "always"};
 #      "agileos-always"), both started by this script, each run in a fresh scratch copy.
@@ -227,6 +228,18 @@ run_limit() {
 }
 
 # A run's cell in the summary: ok:1.23s, exit1:0.50s, timeout:60s, differs:1.20s.
+# The line numbers of `norm` (a sample's normalized stdout) that varies_natively.list masks for
+# the sample `name`, one per line.
+known_varying_lines() {
+  local name="$1" norm="$2" sample anchor first last at
+  while IFS=$'\t' read -r sample anchor first last; do
+    [[ "$sample" == "$name" ]] || continue
+    at="$(grep -n -m1 -E -- "$anchor" "$norm" | cut -d: -f1)"
+    [[ -n "$at" ]] || continue
+    seq $((at + first)) $((at + last))
+  done < <(grep -v -E '^(#|$)' "$script_dir/varies_natively.list")
+}
+
 cell() {
   local status="$1" seconds="$2" same="${3:-1}"
   if ((status == 124 || status == 137)); then
@@ -315,8 +328,10 @@ run_sample() {
     return
   fi
   "$script_dir/normalize_output.sh" <"$base.native.out" >"$base.native.norm"
-  # A second native run: the lines that vary natively are not compared.
+  # A second native run: the lines that vary natively are not compared; so are those known to
+  # vary (varies_natively.list) where the two runs happen to agree.
   local varied=""
+  known_varying_lines "$name" "$base.native.norm" >"$base.native.known"
   if [[ "${seconds%.*}" -lt 20 ]] && limit="$(run_limit "$NATIVE_TIMEOUT_S")"; then
     local status2
     read -r status2 _ < <(run_program native2 "$name" "$dir" "$limit" "${args[@]}")
@@ -327,13 +342,18 @@ run_sample() {
       if (($(wc -l <"$base.native.norm") == $(wc -l <"$base.native-again.norm"))); then
         paste -d '\n' "$base.native.norm" "$base.native-again.norm" |
           awk 'NR % 2 { line = $0; next } line != $0 { print NR / 2 }' >"$base.native.mask"
-        varied="$(wc -l <"$base.native.mask")"
-        if ((varied == 0)); then
-          varied=""
-          rm -f -- "$base.native.mask"
-        fi
       fi
     fi
+  fi
+  local masks=("$base.native.known")
+  [[ -f "$base.native.mask" ]] && masks+=("$base.native.mask")
+  sort -n -u -- "${masks[@]}" >"$base.native.masked"
+  mv -f -- "$base.native.masked" "$base.native.mask"
+  rm -f -- "$base.native.known"
+  varied="$(wc -l <"$base.native.mask")"
+  if ((varied == 0)); then
+    varied=""
+    rm -f -- "$base.native.mask"
   fi
   if [[ -f "$base.native.mask" ]]; then
     awk 'NR == FNR { masked[$1] = 1; next } !(FNR in masked)' "$base.native.mask" "$base.native.norm" >"$base.native.cmp"
