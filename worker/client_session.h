@@ -88,6 +88,8 @@ struct ModuleRecord {
   std::uint64_t deviceBytes = 0;
   // Kernels of its guarded PTX that read tensor maps from parameters (ptx::GuardResult::tensorMaps).
   std::vector<ptx::KernelTensorMaps> tensorMaps;
+  // Kernels whose PTX uses system-scope atomics (systemAtomicKernels, worker/module_guard.h).
+  std::vector<std::string> systemAtomicKernels;
   // The module's __managed__ variables (worker/host_memory/managed_variables.h); null if none.
   std::shared_ptr<ManagedVariableTable> managed;
 };

@@ -11,6 +11,7 @@
 #include "ptx/parser.h"
 #include "ptx/printer.h"
 #include "ptx/separate_compilation.h"
+#include "ptx/system_atomics.h"
 #include "worker/fatbin/relocatable_objects.h"
 
 namespace agileos::worker {
@@ -23,6 +24,14 @@ std::optional<std::pair<bool, ptx::GuardPolicy>> parseGuardSetting(const std::st
 
 const char* policyName(const GuardConfig& config) {
   return config.enabled ? ptx::toString(config.ptx.policy) : "off";
+}
+
+std::vector<std::string> systemAtomicKernels(const std::vector<fatbin::Entry>& entries, std::uint32_t sm) {
+  const fatbin::Entry* entry = fatbin::selectForDevice(entries, sm, fatbin::SelectionPolicy::kPtxOnly);
+  std::string payload, decodeError;
+  if (entry == nullptr || !fatbin::decodedPayload(*entry, &payload, &decodeError)) return {};
+  std::optional<std::vector<std::string>> kernels = ptx::kernelsWithSystemAtomics(payload);
+  return kernels ? std::move(*kernels) : std::vector<std::string>{};
 }
 
 PreparedImage prepareModuleImage(const std::vector<fatbin::Entry>& entries, std::uint32_t sm,

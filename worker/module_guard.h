@@ -69,6 +69,11 @@ struct PreparedImage {
   std::vector<ptx::ManagedVariable> managedVariables;
 };
 
+// The kernels whose PTX (the fatbin's PTX entry for `sm`, whichever entry loads) uses system-scope
+// atomics (ptx/system_atomics.h); empty when none do, when the fatbin offers no such PTX or when it
+// cannot be read. A hint for the client (FunctionInfo.system_scope_atomics), never a decision here.
+std::vector<std::string> systemAtomicKernels(const std::vector<fatbin::Entry>& entries, std::uint32_t sm);
+
 // Chooses the fatbin entry for a device of compute capability `sm` and prepares it per `config`.
 PreparedImage prepareModuleImage(const std::vector<fatbin::Entry>& entries, std::uint32_t sm,
                                  const GuardConfig& config);

@@ -3,6 +3,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "client/common/connection.h"
 #include "client/common/log.h"
 #include "client/session/page_swap.h"
@@ -266,6 +268,12 @@ cudaError_t HostAllocations::freeManaged(void* p) {
   const cudaError_t error = freeWorkerSegment(entry->segment);
   ::munmap(p, entry->mappedSize);
   return error;
+}
+
+bool HostAllocations::holdsManaged() const {
+  std::lock_guard lock(mutex_);
+  return std::any_of(entries_.begin(), entries_.end(),
+                     [](const auto& entry) { return entry.second.kind == Kind::kManaged; });
 }
 
 bool HostAllocations::isManaged(const void* p, std::uint64_t bytes) const {

@@ -84,6 +84,8 @@ class HostAllocations {
   bool isManaged(const void* p, std::uint64_t bytes = 0) const;
   // Whether p is the start of a managed allocation.
   bool isManagedBase(const void* p) const;
+  // Whether the session holds any managed memory (allocations or __managed__ variables).
+  bool holdsManaged() const;
   // The program's hints for its managed memory (managed_hints.h): `change` is applied to every
   // page that [p, p+bytes) touches, or the hints every such page shares are read. False (nothing
   // done) unless bytes > 0 and the range lies in one managed allocation.

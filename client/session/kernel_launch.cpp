@@ -10,6 +10,7 @@
 #include "client/session/error_state.h"
 #include "client/session/function_calls.h"
 #include "client/session/stream_capture.h"
+#include "client/session/system_atomics.h"
 #include "client/session/worker_calls.h"
 
 namespace agileos::client {
@@ -180,12 +181,17 @@ cudaError_t launchPacked(const KernelLayout& layout, const LaunchShape& shape, F
   params->assign(layout.bufferSize, '\0');
   fill(params->data());
   noteWorkPosted(streamToken);
+  cudaError_t result = cudaSuccess;
   if (!shape.cooperative && attributesSurelyAccepted(shape.attributes, shape.grid) &&
       surelyAccepted(layout, shape.grid, shape.block, shape.sharedMem, streamToken)) {
-    return invokeAsync(request);
+    result = invokeAsync(request);
+  } else {
+    v1::CallReply reply;
+    result = invoke(request, &reply);
   }
-  v1::CallReply reply;
-  return invoke(request, &reply);
+  if (result == cudaSuccess && layout.systemScopeAtomics)
+    runBeforeTheHost(layout.token, shape.stream, shape.spelling);
+  return result;
 }
 
 }  // namespace

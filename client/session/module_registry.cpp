@@ -241,6 +241,7 @@ KernelLayout ModuleRegistry::layoutOf(const v1::FunctionInfo& info) {
   layout.bufferSize = info.param_buffer_size();
   layout.maxThreadsPerBlock = info.max_threads_per_block();
   layout.staticSharedBytes = info.static_shared_bytes();
+  layout.systemScopeAtomics = info.system_scope_atomics();
   for (const v1::KernelParam& param : info.params()) layout.params.emplace_back(param.offset(), param.size());
   return layout;
 }

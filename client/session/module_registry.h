@@ -32,6 +32,8 @@ struct KernelLayout {
   std::uint32_t bufferSize = 0;
   std::int32_t maxThreadsPerBlock = 0;  // 0: unknown
   std::uint32_t staticSharedBytes = 0;
+  // Its PTX uses system-scope atomics (FunctionInfo.system_scope_atomics; system_atomics.h).
+  bool systemScopeAtomics = false;
 };
 
 struct DeviceVariable {

@@ -16,6 +16,7 @@
 #include "ptx/object_merge.h"
 #include "ptx/parser.h"
 #include "ptx/printer.h"
+#include "ptx/system_atomics.h"
 #include "tests/cpu/ptx/guard_test_options.h"
 
 namespace {
@@ -28,6 +29,9 @@ void require(bool condition) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
+  // The worker reads every module's PTX for system-scope atomics, parsed or not: any text ends
+  // (kernel names or nullopt) without reading out of bounds.
+  if (const auto kernels = agileos::ptx::kernelsWithSystemAtomics(text)) require(kernels->size() <= size);
   const agileos::ptx::ParseResult first = agileos::ptx::parse(text);
   if (!first.ok) {
     require(first.error.rfind("line ", 0) == 0);

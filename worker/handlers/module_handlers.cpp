@@ -104,6 +104,9 @@ bool resolveOneFunction(CallContext& ctx, Token moduleToken, ModuleRecord& modul
     out->set_size(param.size);
   }
   info->set_param_buffer_size(record.paramBufferSize);
+  info->set_system_scope_atomics(std::find(module.systemAtomicKernels.begin(),
+                                           module.systemAtomicKernels.end(),
+                                           name) != module.systemAtomicKernels.end());
   int maxThreads = 0, staticShared = 0;
   if (ctx.gpu.functionGetAttribute(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, record.function, &maxThreads) ==
           CUDA_SUCCESS &&
@@ -303,6 +306,7 @@ bool loadModuleEntries(CallContext& ctx, const std::vector<fatbin::Entry>& entri
   if (ctx.output != nullptr && DeviceOutputCapture::imageMayPrint(prepared.image)) ctx.output->expectOutput();
   if (!loadPreparedImage(ctx, prepared, guard, sm, module, reply)) return false;
   module->tensorMaps = prepared.tensorMaps;
+  module->systemAtomicKernels = systemAtomicKernels(entries, sm);
   if (!resolveManagedVariables(ctx, prepared.managedVariables, module, reply)) {
     ctx.gpu.moduleUnload(module->module);
     ctx.memory.subtractDriverCharge(ctx.session.id(), memmgr::DriverShare::kModuleImages,

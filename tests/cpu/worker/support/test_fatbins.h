@@ -24,6 +24,8 @@ enum class TestFatbin {
   kManagedRdcObject,
   kConditionalRdcObject,
   kSm90RdcSassObject,
+  kSystemAtomicsSm90,      // inputs/system_atomics_kernels.cu, -arch=sm_90
+  kSystemAtomicsSassOnly,  // inputs/system_atomics_kernels.cu, sm_90 SASS only
 };
 
 // The file's bytes; aborts with a message if it is missing (a build problem).
