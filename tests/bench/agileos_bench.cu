@@ -35,6 +35,7 @@ const Workload kWorkloads[] = {
     {"launch_empty_10k", launchEmpty10k},
     {"launch_sync", launchSync},
     {"driver_launch_empty_10k", driverLaunchEmpty10k},
+    {"graph_memory_launch", graphMemoryLaunch},
     {"memcpy_h2d_pinned_256m",
      [](const Scale& s) { bulkCopy(s, "memcpy_h2d_pinned_256m", cudaMemcpyHostToDevice, true); }},
     {"memcpy_d2h_pinned_256m",

@@ -114,6 +114,56 @@ inline void launchSync(const Scale& scale) {
   printResult(result);
 }
 
+__global__ void touchWord(std::uint32_t* word) { *word = 1; }
+
+// A graph with memory nodes (allocation of 1 MiB, a kernel on it, its free), launched and waited
+// for: the round trip of a program that runs such a graph per step. Under AgileOS the allocation
+// node binds memory (after the first launch, the block already mapped there) and the free node
+// releases it, each a request of its own (worker/graph_memory.h).
+inline void graphMemoryLaunch(const Scale& scale) {
+  const int warmup = 50, samples = scale.pick(1000, 200);
+  cudaStream_t stream = nullptr;
+  BENCH_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  int device = 0;
+  BENCH_CUDA(cudaGetDevice(&device));
+  cudaGraph_t graph = nullptr;
+  BENCH_CUDA(cudaGraphCreate(&graph, 0));
+  cudaMemAllocNodeParams alloc{};
+  alloc.bytesize = 1 << 20;
+  alloc.poolProps.allocType = cudaMemAllocationTypePinned;
+  alloc.poolProps.location.type = cudaMemLocationTypeDevice;
+  alloc.poolProps.location.id = device;
+  cudaGraphNode_t allocNode = nullptr, kernelNode = nullptr, freeNode = nullptr;
+  BENCH_CUDA(cudaGraphAddMemAllocNode(&allocNode, graph, nullptr, 0, &alloc));
+  auto* word = static_cast<std::uint32_t*>(alloc.dptr);
+  void* args[] = {&word};
+  cudaKernelNodeParams kernel{};
+  kernel.func = reinterpret_cast<void*>(touchWord);
+  kernel.gridDim = dim3(1);
+  kernel.blockDim = dim3(1);
+  kernel.kernelParams = args;
+  BENCH_CUDA(cudaGraphAddKernelNode(&kernelNode, graph, &allocNode, 1, &kernel));
+  BENCH_CUDA(cudaGraphAddMemFreeNode(&freeNode, graph, &kernelNode, 1, alloc.dptr));
+  cudaGraphExec_t exec = nullptr;
+  BENCH_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+  Result result{"graph_memory_launch", "us"};
+  for (int i = 0; i < warmup + samples; ++i) {
+    const auto start = Clock::now();
+    BENCH_CUDA(cudaGraphLaunch(exec, stream));
+    BENCH_CUDA(cudaStreamSynchronize(stream));
+    const double us = secondsSince(start) * 1e6;
+    BENCH_LAUNCHED();
+    if (i >= warmup) result.samples.push_back(us);
+  }
+  BENCH_CUDA(cudaGraphExecDestroy(exec));
+  BENCH_CUDA(cudaGraphDestroy(graph));
+  BENCH_CUDA(cudaDeviceGraphMemTrim(device));
+  BENCH_CUDA(cudaStreamDestroy(stream));
+  result.throughput = 1e6 / median(result.samples);
+  result.throughputUnit = "graphs/s";
+  printResult(result);
+}
+
 // The driver API's launch path, as a program on libcuda.so.1 takes it: a module loaded from PTX
 // (cuModuleLoadData), its function (cuModuleGetFunction), 10,000 cuLaunchKernel calls and one
 // cuCtxSynchronize per sample, as launch_empty_10k. The driver calls are reached through

@@ -9,8 +9,9 @@
 // 3. cudaMallocAsync and cudaFreeAsync captured into a graph, launched twice;
 // 4. what CUDA refuses: a free node of memory no allocation node made, a second free of one
 //    allocation in one graph, a second executable graph of a graph with memory nodes, a clone;
-// 5. cudaDeviceGraphMemTrim and the graph memory attributes (no byte counts are printed: the
-//    native driver's pool is backed lazily, AgileOS's reservations at once).
+// 5. cudaDeviceGraphMemTrim and the graph memory attributes (no byte counts are printed here: they
+//    depend on what earlier steps left in the pool; cuda-samples' graphMemoryFootprint compares
+//    them with native, step by step).
 // Addresses go to stderr; stdout compares equal natively and through AgileOS.
 #include <cstdint>
 #include <cstring>
