@@ -26,11 +26,24 @@ const char* policyName(const GuardConfig& config) {
   return config.enabled ? ptx::toString(config.ptx.policy) : "off";
 }
 
-std::vector<std::string> systemAtomicKernels(const std::vector<fatbin::Entry>& entries, std::uint32_t sm) {
-  const fatbin::Entry* entry = fatbin::selectForDevice(entries, sm, fatbin::SelectionPolicy::kPtxOnly);
-  std::string payload, decodeError;
-  if (entry == nullptr || !fatbin::decodedPayload(*entry, &payload, &decodeError)) return {};
-  std::optional<std::vector<std::string>> kernels = ptx::kernelsWithSystemAtomics(payload);
+std::vector<std::string> systemAtomicKernels(const std::vector<fatbin::Entry>& entries, std::uint32_t sm,
+                                             const std::vector<std::string_view>& relocatableObjects) {
+  std::string text, decodeError;
+  if (const fatbin::Entry* entry = fatbin::selectForDevice(entries, sm, fatbin::SelectionPolicy::kPtxOnly)) {
+    if (!fatbin::decodedPayload(*entry, &text, &decodeError)) return {};
+  } else if (!relocatableObjects.empty()) {
+    // A separately compiled image's linked SASS has no PTX; its objects have, and the linked
+    // program is their union: scanned as one text, so a device function of one object that uses
+    // the atomics marks the kernels of every object (a kernel may call it across objects).
+    for (const std::vector<fatbin::Entry>& object : fatbin::relocatableStandIn(relocatableObjects).objects) {
+      const fatbin::Entry* ptxEntry = fatbin::selectForDevice(object, sm, fatbin::SelectionPolicy::kPtxOnly);
+      std::string payload;
+      if (ptxEntry == nullptr || !fatbin::decodedPayload(*ptxEntry, &payload, &decodeError)) continue;
+      text += payload;
+      text += '\n';
+    }
+  }
+  std::optional<std::vector<std::string>> kernels = ptx::kernelsWithSystemAtomics(text);
   return kernels ? std::move(*kernels) : std::vector<std::string>{};
 }
 

@@ -69,10 +69,13 @@ struct PreparedImage {
   std::vector<ptx::ManagedVariable> managedVariables;
 };
 
-// The kernels whose PTX (the fatbin's PTX entry for `sm`, whichever entry loads) uses system-scope
-// atomics (ptx/system_atomics.h); empty when none do, when the fatbin offers no such PTX or when it
-// cannot be read. A hint for the client (FunctionInfo.system_scope_atomics), never a decision here.
-std::vector<std::string> systemAtomicKernels(const std::vector<fatbin::Entry>& entries, std::uint32_t sm);
+// The kernels whose PTX (the fatbin's PTX entry for `sm`, whichever entry loads; for a separately
+// compiled image without one, its relocatable objects' PTX) uses system-scope atomics
+// (ptx/system_atomics.h); empty when none do, when there is no such PTX or when it cannot be read.
+// A hint for the client (FunctionInfo.system_scope_atomics), never a decision here. The objects are
+// parsed for this at every load of such an image (the stand-in parses them only when it is needed).
+std::vector<std::string> systemAtomicKernels(const std::vector<fatbin::Entry>& entries, std::uint32_t sm,
+                                             const std::vector<std::string_view>& relocatableObjects = {});
 
 // Chooses the fatbin entry for a device of compute capability `sm` and prepares it per `config`.
 PreparedImage prepareModuleImage(const std::vector<fatbin::Entry>& entries, std::uint32_t sm,

@@ -306,7 +306,7 @@ bool loadModuleEntries(CallContext& ctx, const std::vector<fatbin::Entry>& entri
   if (ctx.output != nullptr && DeviceOutputCapture::imageMayPrint(prepared.image)) ctx.output->expectOutput();
   if (!loadPreparedImage(ctx, prepared, guard, sm, module, reply)) return false;
   module->tensorMaps = prepared.tensorMaps;
-  module->systemAtomicKernels = systemAtomicKernels(entries, sm);
+  module->systemAtomicKernels = systemAtomicKernels(entries, sm, relocatableObjects);
   if (!resolveManagedVariables(ctx, prepared.managedVariables, module, reply)) {
     ctx.gpu.moduleUnload(module->module);
     ctx.memory.subtractDriverCharge(ctx.session.id(), memmgr::DriverShare::kModuleImages,

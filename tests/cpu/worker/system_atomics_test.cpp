@@ -20,6 +20,19 @@ TEST(SystemAtomics, TheEntriesPtxNamesTheKernelsThatUseThem) {
   EXPECT_TRUE(systemAtomicKernels(entriesOf(TestFatbin::kSm90), 90).empty());
 }
 
+// A separately compiled image's linked SASS carries no PTX (cuda-samples' systemWideAtomics is
+// built so): its relocatable objects' PTX is read instead, as one program.
+TEST(SystemAtomics, ASeparatelyCompiledImageIsReadFromItsObjects) {
+  const std::string withAtomics = readTestFatbin(TestFatbin::kSystemAtomicsRdcObject);
+  const std::string other = readTestFatbin(TestFatbin::kSm90RdcObject);
+  const std::string sassOnly = readTestFatbin(TestFatbin::kSm90RdcSassObject);
+  const std::vector<fatbin::Entry> linked = entriesOf(TestFatbin::kSystemAtomicsSassOnly);
+  EXPECT_EQ(systemAtomicKernels(linked, 90, {other, withAtomics}), std::vector<std::string>{kSystemKernel});
+  EXPECT_TRUE(systemAtomicKernels(linked, 90, {other, sassOnly}).empty());
+  EXPECT_TRUE(systemAtomicKernels(linked, 90, {std::string_view("garbage")}).empty())
+      << "unreadable: nothing";
+}
+
 // The fake GPU emulates PTX only: an sm_100 device loads the module's compute_90 PTX with the guard
 // off too. That the flag comes from the PTX whichever image loads is
 // TheEntriesPtxNamesTheKernelsThatUseThem's (the SASS is never read).

@@ -1,7 +1,8 @@
 // System-scope atomics on managed memory while the host updates the same words
 // (client/session/system_atomics.h): natively pages migrate, so each side's atomics are atomic;
 // under AgileOS a launch of such a kernel returns once it has finished while the program holds
-// managed memory, so both sums are exact in both runs.
+// managed memory, so both sums are exact in both runs. Built with -rdc (tests/gpu/CMakeLists.txt),
+// as systemWideAtomics is.
 // 1. Kernel and host add to one counter, exchange, take a maximum and CAS one word, "at once".
 // 2. A kernel that waits for the host: it spins on a managed flag the host sets after the launch
 //    (system-scope loads and an atomic to answer). Under AgileOS its launch returns after the wait

@@ -24,8 +24,9 @@ enum class TestFatbin {
   kManagedRdcObject,
   kConditionalRdcObject,
   kSm90RdcSassObject,
-  kSystemAtomicsSm90,      // inputs/system_atomics_kernels.cu, -arch=sm_90
-  kSystemAtomicsSassOnly,  // inputs/system_atomics_kernels.cu, sm_90 SASS only
+  kSystemAtomicsSm90,       // inputs/system_atomics_kernels.cu, -arch=sm_90
+  kSystemAtomicsSassOnly,   // inputs/system_atomics_kernels.cu, sm_90 SASS only
+  kSystemAtomicsRdcObject,  // inputs/system_atomics_kernels.cu, -rdc=true (SASS and PTX)
 };
 
 // The file's bytes; aborts with a message if it is missing (a build problem).
