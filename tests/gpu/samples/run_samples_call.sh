@@ -9,6 +9,8 @@
 #   3. samples.list, shared runtime (run_samples.sh), budget AGILEOS_CALL_SHARED_BUDGET_S (230 s);
 #   4. samples-static.list, runtime linked in, budget AGILEOS_CALL_STATIC_BUDGET_S (50 s).
 # Everything goes under $OUT: trace/, suite/, the shared run's files, static/, and one log per part.
+# The device machine sends back a limited number of files, so trace/, suite/ and static/ end up as
+# one archive each (PART.tar.gz), with their summaries beside them (PART_summary.txt).
 # The whole takes at most about 45 + 150 + 260 + 80 s; run it with a 590 s call limit.
 set -uo pipefail
 
@@ -37,5 +39,12 @@ echo "shared samples: exit $?" >>"$out/call.txt"
   OUT="$out/static" timeout $((static_budget + 30)) bash "$here/run_samples.sh" --jobs 9 --budget "$static_budget" \
   >"$out/static_run.log" 2>&1)
 echo "static samples: exit $?" >>"$out/call.txt"
+tail -n 2 "$out/samples_summary.txt" "$out/static/samples_summary.txt" 2>/dev/null >>"$out/call.txt"
+for part in trace suite static; do
+  [[ -d "$out/$part" ]] || continue
+  for summary in summary.txt samples_summary.txt; do
+    [[ -f "$out/$part/$summary" ]] && cp -f -- "$out/$part/$summary" "$out/${part}_summary.txt"
+  done
+  tar czf "$out/$part.tar.gz" -C "$out" "$part" && rm -rf -- "${out:?}/$part"
+done
 cat "$out/call.txt"
-tail -n 2 "$out/samples_summary.txt" "$out/static/samples_summary.txt" 2>/dev/null
