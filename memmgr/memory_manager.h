@@ -289,6 +289,8 @@ class MemoryManager {
   // Gives back the memory of the user allocation at p, whose table entry is already erased.
   CUresult releaseBackingLocked(ClientId client, DevicePtr p);
   CUresult createMapping(std::uint64_t size, BackedRange* out, bool compressible = false);
+  // cuMemMap of `handle` at [va, va + size) with read/write access for the device, or nothing mapped.
+  CUresult mapReadWriteLocked(DevicePtr va, std::uint64_t size, PhysicalHandle handle);
   // The run of adjacent mappings of `client` that is exactly [va, va + size), first to last; empty
   // if there is none.
   std::vector<DevicePtr> mappingRunLocked(ClientId client, DevicePtr va, std::uint64_t size) const;

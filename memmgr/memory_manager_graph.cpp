@@ -93,11 +93,8 @@ CUresult MemoryManager::mapGraphBlock(ClientId client, DevicePtr base, std::uint
       physical->second.owner != client || physical->second.home.size < reservation->second.span) {
     return CUDA_ERROR_INVALID_VALUE;
   }
-  const std::uint64_t span = reservation->second.span;
-  if (CUresult result = backend_.map(base, span, physical->second.home.handle); result != CUDA_SUCCESS)
-    return result;
-  if (CUresult result = backend_.setAccess(base, span); result != CUDA_SUCCESS) {
-    backend_.unmap(base, span);
+  if (CUresult result = mapReadWriteLocked(base, reservation->second.span, physical->second.home.handle);
+      result != CUDA_SUCCESS) {
     return result;
   }
   reservation->second.block = block;

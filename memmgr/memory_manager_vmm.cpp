@@ -127,18 +127,23 @@ CUresult MemoryManager::mapPhysical(ClientId client, DevicePtr va, std::uint64_t
     auto previous = std::prev(next);
     if (previous->first + previous->second.size > va) return CUDA_ERROR_INVALID_VALUE;
   }
-  if (CUresult result = backend_.map(va, size, allocation->second.home.handle); result != CUDA_SUCCESS)
+  if (CUresult result = mapReadWriteLocked(va, size, allocation->second.home.handle); result != CUDA_SUCCESS)
     return result;
-  if (CUresult result = backend_.setAccess(va, size); result != CUDA_SUCCESS) {
-    backend_.unmap(va, size);
-    return result;
-  }
   if (!table_.insert({va, size, client, AllocationKind::kVirtualMapping})) {
     backend_.unmap(va, size);  // unreachable while the invariants hold: nothing else lies here
     return CUDA_ERROR_UNKNOWN;
   }
   state_->clientMappings.emplace(va, State::ClientMapping{size, client, handle});
   ++allocation->second.mappings;
+  return CUDA_SUCCESS;
+}
+
+CUresult MemoryManager::mapReadWriteLocked(DevicePtr va, std::uint64_t size, PhysicalHandle handle) {
+  if (CUresult result = backend_.map(va, size, handle); result != CUDA_SUCCESS) return result;
+  if (CUresult result = backend_.setAccess(va, size); result != CUDA_SUCCESS) {
+    backend_.unmap(va, size);
+    return result;
+  }
   return CUDA_SUCCESS;
 }
 

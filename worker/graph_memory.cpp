@@ -11,9 +11,9 @@ bool GraphMemory::full() const {
   return reservations_.size() >= kMaxReservations;
 }
 
-void GraphMemory::noteReserved(memmgr::DevicePtr base, std::uint64_t size, std::uint64_t span) {
+void GraphMemory::noteReserved(memmgr::DevicePtr base, std::uint64_t span) {
   std::lock_guard lock(mutex_);
-  reservations_[base] = Reservation{size, span, 0, false, false};
+  reservations_[base] = Reservation{span, 0, false, false};
 }
 
 bool GraphMemory::isReservation(memmgr::DevicePtr base) const {
@@ -140,21 +140,10 @@ GraphMemory::Outcome GraphMemory::deactivate(GraphBacking& backing, memmgr::Devi
   setFreeEvent(backing, block, event, stream);
   if (!reservation.released) return Outcome::kDone;
   // Released while live: it goes now, once no queued work may use it.
-  if (event != nullptr) {
-    if (CUresult result = backing.synchronize(); result != CUDA_SUCCESS) {
-      // Never unmapped under work that may still use it: the address space stays reserved until
-      // the session ends.
-      *failure = result;
-      return Outcome::kFailed;
-    }
-  }
-  if (CUresult result = backing.freeReservation(base); result != CUDA_SUCCESS) {
+  if (CUresult result = giveBackLocked(backing, it, event != nullptr); result != CUDA_SUCCESS) {
     *failure = result;
     return Outcome::kFailed;
   }
-  --block.mappings;
-  reservations_.erase(it);
-  recount();
   return Outcome::kDone;
 }
 
@@ -169,20 +158,25 @@ GraphMemory::Outcome GraphMemory::release(GraphBacking& backing, memmgr::DeviceP
   }
   // A reservation that ever had memory mapped may still be used by queued work (a graph destroyed
   // after its launches; never on the path of a launch that keeps its graph).
-  if (reservation.block != 0) {
-    if (CUresult result = backing.synchronize(); result != CUDA_SUCCESS) {
-      *failure = result;
-      return Outcome::kFailed;
-    }
-  }
-  if (CUresult result = backing.freeReservation(base); result != CUDA_SUCCESS) {
+  if (CUresult result = giveBackLocked(backing, it, reservation.block != 0); result != CUDA_SUCCESS) {
     *failure = result;
     return Outcome::kFailed;
   }
-  if (reservation.block != 0) --blocks_.at(reservation.block).mappings;
+  return Outcome::kDone;
+}
+
+CUresult GraphMemory::giveBackLocked(GraphBacking& backing,
+                                     std::map<memmgr::DevicePtr, Reservation>::iterator it, bool waitFirst) {
+  // On a failure the reservation stays as it is: never unmapped under work that may still use it,
+  // its address space is reserved until the session ends.
+  if (waitFirst) {
+    if (CUresult result = backing.synchronize(); result != CUDA_SUCCESS) return result;
+  }
+  if (CUresult result = backing.freeReservation(it->first); result != CUDA_SUCCESS) return result;
+  if (it->second.block != 0) --blocks_.at(it->second.block).mappings;
   reservations_.erase(it);
   recount();
-  return Outcome::kDone;
+  return CUDA_SUCCESS;
 }
 
 CUresult GraphMemory::trim(GraphBacking& backing) {

@@ -87,8 +87,9 @@ class GraphMemory {
   ~GraphMemory();  // events still held are leaked, not destroyed: dropEvents comes first
 
   bool full() const;
-  // A new reservation of `size` bytes whose address space spans `span`, not live.
-  void noteReserved(memmgr::DevicePtr base, std::uint64_t size, std::uint64_t span);
+  // A new reservation whose address space spans `span` bytes (the size asked for is the memory
+  // manager's table entry's), not live.
+  void noteReserved(memmgr::DevicePtr base, std::uint64_t span);
   bool isReservation(memmgr::DevicePtr base) const;
   bool isLive(memmgr::DevicePtr base) const;
   // Not live -> live, bound to a block, for work on the stream `stream` (an identity, never reused).
@@ -117,7 +118,6 @@ class GraphMemory {
 
  private:
   struct Reservation {
-    std::uint64_t size = 0;
     std::uint64_t span = 0;
     std::uint64_t block = 0;
     bool live = false;
@@ -137,6 +137,10 @@ class GraphMemory {
   CUresult unmapLocked(GraphBacking& backing, memmgr::DevicePtr base, Reservation& reservation);
   CUresult bindNewBlock(GraphBacking& backing, memmgr::DevicePtr base, Reservation& reservation);
   CUresult trimLocked(GraphBacking& backing);
+  // The reservation (not live) goes: its address space back, its mapping with it, after a context
+  // synchronize when `waitFirst` (work queued before may still use it).
+  CUresult giveBackLocked(GraphBacking& backing, std::map<memmgr::DevicePtr, Reservation>::iterator it,
+                          bool waitFirst);
   void setFreeEvent(GraphBacking& backing, Block& block, CUevent event, std::uint64_t stream);
   void recount();  // usage_ from the blocks, and the high-water marks
 

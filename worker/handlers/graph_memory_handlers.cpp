@@ -48,18 +48,21 @@ class SessionGraphBacking final : public GraphBacking {
   CallContext& ctx_;
 };
 
-// The reply for what GraphMemory answered; true when it was done.
-bool answered(CallContext& ctx, GraphMemory::Outcome outcome, CUresult failure, const char* wrongState,
+// The reply for what GraphMemory answered.
+void answered(CallContext& ctx, GraphMemory::Outcome outcome, CUresult failure, const char* wrongState,
               const char* what, v1::CallReply& reply) {
   switch (outcome) {
     case GraphMemory::Outcome::kDone:
-      return true;
+      return;
     case GraphMemory::Outcome::kWrongState:
-      return refuse(reply, cudaErrorInvalidValue, wrongState);
+      refuse(reply, cudaErrorInvalidValue, wrongState);
+      return;
     case GraphMemory::Outcome::kFailed:
-      return succeeded(ctx, failure, reply, what);
+      succeeded(ctx, failure, reply, what);
+      return;
     default:
-      return refuse(reply, cudaErrorInvalidValue, "not a graph allocation of this client");
+      refuse(reply, cudaErrorInvalidValue, "not a graph allocation of this client");
+      return;
   }
 }
 
@@ -78,7 +81,7 @@ void reserve(CallContext& ctx, std::uint64_t size, v1::CallReply& reply) {
                  "reserve graph allocation")) {
     return;
   }
-  ctx.session.graphMemory.noteReserved(base, size, ctx.memory.graphSpan(size));
+  ctx.session.graphMemory.noteReserved(base, ctx.memory.graphSpan(size));
   reply.mutable_stream_ordered_memory_result()->set_address(base);
 }
 

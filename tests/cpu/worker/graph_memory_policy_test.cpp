@@ -100,7 +100,7 @@ class GraphMemoryPolicy : public ::testing::Test {
   DevicePtr reserve() {
     const DevicePtr base = nextBase;
     nextBase += kSpan;
-    memory.noteReserved(base, 4096, kSpan);
+    memory.noteReserved(base, kSpan);
     return base;
   }
   Outcome activate(DevicePtr base, std::uint64_t stream) {
