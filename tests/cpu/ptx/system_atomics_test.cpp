@@ -83,6 +83,17 @@ TEST(SystemAtomics, AFunctionThatUsesThemMarksEveryKernel) {
   EXPECT_EQ(kernelsWithSystemAtomics(ptx), (Names{"first", "second"}));
 }
 
+TEST(SystemAtomics, OtherLayoutsAreReadAsPtxasReadsThem) {
+  // One line, a braced initializer at the top level, performance directives between the
+  // parameters and the body, a call prototype and nested braces inside a body.
+  const std::string ptx = module(
+      ".global .u32 table[2] = {1, 2}; .visible .entry quiet(.param .u64 p) .maxntid 256, 1, 1 { ret; } "
+      ".visible .entry loud(.param .u64 p) .maxntid 128, 1, 1 .minnctapersm 1 { .reg .b32 %r<2>; "
+      ".reg .b64 %rd<2>; proto : .callprototype (.param .b32 _) _ (.param .b64 _); { "
+      "atom.sys.global.or.b32 %r1, [%rd1], 1; } ret; } .visible .entry after() { ret; }");
+  EXPECT_EQ(kernelsWithSystemAtomics(ptx), Names{"loud"});
+}
+
 TEST(SystemAtomics, AModuleThatDoesNotLexIsUnknown) {
   EXPECT_EQ(kernelsWithSystemAtomics(module(".entry k() { atom.sys.add.u32 \x01; }")), std::nullopt);
   EXPECT_EQ(kernelsWithSystemAtomics(module(".entry k() { ret; }")), Names{}) << "no .sys: not even lexed";
