@@ -10,7 +10,9 @@
 #   4. samples-static.list, runtime linked in, budget AGILEOS_CALL_STATIC_BUDGET_S (50 s).
 # Everything goes under $OUT: trace/, suite/, the shared run's files, static/, and one log per part.
 # The device machine sends back a limited number of files, so trace/, suite/ and static/ end up as
-# one archive each (PART.tar.gz), with their summaries beside them (PART_summary.txt).
+# one archive each (PART.tar.gz), with their summaries beside them (PART_summary.txt), and all of
+# those and the logs in details.tar; call.txt holds the exit codes, the suite's verdicts and every
+# failing sample.
 # The whole takes at most about 45 + 150 + 260 + 80 s; run it with a 590 s call limit.
 set -uo pipefail
 
@@ -39,7 +41,12 @@ echo "shared samples: exit $?" >>"$out/call.txt"
   OUT="$out/static" timeout $((static_budget + 30)) bash "$here/run_samples.sh" --jobs 9 --budget "$static_budget" \
   >"$out/static_run.log" 2>&1)
 echo "static samples: exit $?" >>"$out/call.txt"
-tail -n 2 "$out/samples_summary.txt" "$out/static/samples_summary.txt" 2>/dev/null >>"$out/call.txt"
+{
+  tail -n 2 "$out/samples_summary.txt" "$out/static/samples_summary.txt" 2>/dev/null
+  # The suite's verdicts and the samples' failures, so that call.txt alone says what went wrong.
+  [[ -f "$out/suite/summary.txt" ]] && grep -E '^(PASS|FAIL|SKIP|[0-9]+ passed)' "$out/suite/summary.txt"
+  grep -h -E ' FAIL ' "$out/samples_summary.txt" "$out/static/samples_summary.txt" 2>/dev/null
+} >>"$out/call.txt"
 for part in trace suite static; do
   [[ -d "$out/$part" ]] || continue
   for summary in summary.txt samples_summary.txt; do
@@ -47,4 +54,8 @@ for part in trace suite static; do
   done
   tar czf "$out/$part.tar.gz" -C "$out" "$part" && rm -rf -- "${out:?}/$part"
 done
+# The device returns about eight files: everything but call.txt and the shared run's summary
+# leaves in one archive.
+(cd "$out" && find . -maxdepth 1 -type f ! -name call.txt ! -name samples_summary.txt ! -name details.tar \
+  -printf '%P\n' | tar cf details.tar -T - --remove-files)
 cat "$out/call.txt"
