@@ -5,9 +5,13 @@
 // as systemWideAtomics is.
 // 1. Kernel and host add to one counter, exchange, take a maximum and CAS one word, "at once".
 // 2. A kernel that waits for the host: it spins on a managed flag the host sets after the launch
-//    (system-scope loads and an atomic to answer). Under AgileOS its launch returns after the wait
-//    limit (10 s) with the kernel still running; the next launch of it returns at once. The
-//    kernel gives up after 60 s of its own, so neither run can hang.
+//    (volatile loads, which are system-scope, and an atomic to answer). Under AgileOS its launch
+//    returns after the wait limit (10 s) with the kernel still running; the next launch of it
+//    returns at once. The kernel gives up after 60 s of its own, so neither run can hang.
+//    It spins with loads, not atomicAdd_system(flag, 0): over PCIe the device's system-scope
+//    atomics on host memory are not coherent with the host's stores (natively the page migrates to
+//    the device instead), and in stop 39's cold run such a spin never saw the host's store in
+//    60 s; docs/architecture.md, "System-scope atomics".
 #include <cstdint>
 
 #include "check.cuh"
@@ -39,7 +43,7 @@ __device__ std::uint64_t nowNs() {
 __global__ void waitForHost(int* flag) {
   if (blockIdx.x != 0 || threadIdx.x != 0) return;
   const std::uint64_t start = nowNs();
-  while (atomicAdd_system(&flag[0], 0) == 0) {
+  while (*reinterpret_cast<volatile int*>(&flag[0]) == 0) {
     if (nowNs() - start > 60ull * 1000 * 1000 * 1000) {
       atomicExch_system(&flag[1], 2);
       return;
