@@ -8,22 +8,36 @@
 namespace agileos::client {
 namespace {
 
+struct Allocation {
+  std::uint64_t size = 0;
+  bool freeable = true;
+};
+
 std::mutex gMutex;
-std::map<std::uint64_t, std::uint64_t>& allocations() {
-  static auto* map = new std::map<std::uint64_t, std::uint64_t>();  // never destroyed: used at exit
+std::map<std::uint64_t, Allocation>& allocations() {
+  static auto* map = new std::map<std::uint64_t, Allocation>();  // never destroyed: used at exit
   return *map;
 }
 
 }  // namespace
 
-void rememberDeviceAllocation(std::uint64_t base, std::uint64_t size) {
+void rememberDeviceAllocation(std::uint64_t base, std::uint64_t size, bool freeable) {
   std::lock_guard lock(gMutex);
-  allocations()[base] = size;
+  allocations()[base] = Allocation{size, freeable};
 }
 
 void forgetDeviceAllocation(std::uint64_t base) {
   std::lock_guard lock(gMutex);
   allocations().erase(base);
+}
+
+bool forgetFreeableDeviceAllocation(std::uint64_t base) {
+  std::lock_guard lock(gMutex);
+  auto it = allocations().find(base);
+  if (it == allocations().end()) return false;
+  const bool freeable = it->second.freeable;
+  allocations().erase(it);
+  return freeable;
 }
 
 void forgetAllDeviceAllocations() {
@@ -36,9 +50,9 @@ bool deviceAllocationContaining(std::uint64_t p, std::uint64_t* base, std::uint6
   auto it = allocations().upper_bound(p);
   if (it == allocations().begin()) return false;
   --it;
-  if (p - it->first >= it->second) return false;
+  if (p - it->first >= it->second.size) return false;
   *base = it->first;
-  *size = it->second;
+  *size = it->second.size;
   return true;
 }
 
@@ -49,7 +63,7 @@ bool surelyDeviceRange(std::uint64_t p, std::uint64_t bytes) {
     if (it != allocations().begin()) {
       --it;
       const std::uint64_t offset = p - it->first;
-      if (offset < it->second && bytes <= it->second - offset) return true;
+      if (offset < it->second.size && bytes <= it->second.size - offset) return true;
     }
   }
   return ModuleRegistry::instance().isDeviceVariableRange(p, bytes);

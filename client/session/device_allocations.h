@@ -14,8 +14,14 @@
 
 namespace agileos::client {
 
-void rememberDeviceAllocation(std::uint64_t base, std::uint64_t size);
+// `freeable`: the worker frees this allocation by its base (cudaFree, cudaFreeAsync); false for
+// a range the program mapped itself (cuMemMap), which only an unmap ends.
+void rememberDeviceAllocation(std::uint64_t base, std::uint64_t size, bool freeable = true);
 void forgetDeviceAllocation(std::uint64_t base);
+// forgetDeviceAllocation(base), and whether `base` was the base of a live freeable allocation:
+// a free of it the worker will surely accept (unless another thread frees it at the same time,
+// which is the program's race), so it may be sent without waiting for the reply.
+bool forgetFreeableDeviceAllocation(std::uint64_t base);
 void forgetAllDeviceAllocations();  // cudaDeviceReset
 
 // The live allocation that holds `p` (cuMemGetAddressRange, cuPointerGetAttribute's range); false

@@ -120,10 +120,11 @@ cudaError_t freeGraphAllocation(std::uint64_t base, std::uint64_t stream) {
   v1::CallRequest request = graphStep(v1::StreamOrderedMemory::FREE, base);
   request.mutable_stream_ordered_memory()->set_stream(stream);
   // Forgotten first, as in freeDevice: a racing async call on this memory waits for the verdict.
-  forgetDeviceAllocation(base);
+  // A live allocation's free is sent without waiting (as cudaFreeAsync's is, memory_pools.cpp).
+  const bool surelyAccepted = forgetFreeableDeviceAllocation(base);
   noteResourcesReleased();
   v1::CallReply reply;
-  const cudaError_t error = invoke(request, &reply);
+  const cudaError_t error = surelyAccepted ? invokeAsync(request) : invoke(request, &reply);
   if (error == cudaSuccess) setLive(base, false);
   return error;
 }

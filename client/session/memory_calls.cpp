@@ -55,7 +55,7 @@ cudaError_t virtualMemoryStep(const v1::VirtualMemory& step, v1::VirtualMemoryRe
   const cudaError_t error = invoke(request, &reply);
   if (error != cudaSuccess) return error;
   if (unmap) noteDeviceIdle(mark);  // the unmap synchronized the device
-  if (step.step() == v1::VirtualMemory::MAP) rememberDeviceAllocation(step.address(), step.size());
+  if (step.step() == v1::VirtualMemory::MAP) rememberDeviceAllocation(step.address(), step.size(), false);
   if (result != nullptr) *result = reply.virtual_memory_result();
   return cudaSuccess;
 }

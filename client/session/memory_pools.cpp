@@ -327,13 +327,19 @@ cudaError_t freeAsync(void* ptr, cudaStream_t stream, DefaultStream spelling) {
   args->set_step(v1::StreamOrderedMemory::FREE);
   args->set_address(address);
   args->set_stream(token);
-  v1::CallReply reply;
   // Forgotten first, as in freeDevice: a racing async call on this memory waits for the verdict.
+  // A free the client's own record says the worker will accept (the base of a live allocation)
+  // is sent without waiting, as a launch is: it is stream-ordered work, and a refusal, which only
+  // a racing free of the same memory could cause, comes back on a later reply. Anything else
+  // waits, so that a bad pointer gets its error from this call, as natively. The worker checks
+  // every free either way.
+  bool surelyAccepted = false;
   if (address != 0) {
-    forgetDeviceAllocation(address);
+    surelyAccepted = forgetFreeableDeviceAllocation(address);
     noteResourcesReleased();
   }
-  const cudaError_t error = invoke(request, &reply);
+  v1::CallReply reply;
+  const cudaError_t error = surelyAccepted ? invokeAsync(request) : invoke(request, &reply);
   if (error == cudaSuccess && address != 0) {
     noteWorkPosted(token);  // the free's event on the stream
     noteGraphAllocationFreed(address);

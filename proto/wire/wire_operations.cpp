@@ -11,63 +11,64 @@ using Op = v1::CallRequest::OpCase;
 constexpr When kNo = When::kNever;
 constexpr When kYes = When::kAlways;
 constexpr When kUnlessAsync = When::kUnlessAsync;
+constexpr When kFreeStepOnly = When::kFreeStepOnly;
 
 // clang-format off
 constexpr std::array kOperations = {
   //           operation                     name                           checksGuard   deliversAsyncErrors sentWithoutWaiting
-  WireOperation{Op::kGetDeviceInfo,           "get_device_info",             kNo,          kNo,                false},
-  WireOperation{Op::kDeviceSynchronize,       "device_synchronize",          kYes,         kYes,               false},
-  WireOperation{Op::kDeviceReset,             "device_reset",                kNo,          kNo,                false},
-  WireOperation{Op::kDeviceGetLimit,          "device_get_limit",            kNo,          kNo,                false},
-  WireOperation{Op::kDeviceSetLimit,          "device_set_limit",            kNo,          kNo,                false},
-  WireOperation{Op::kDeviceGetCacheConfig,    "device_get_cache_config",     kNo,          kNo,                false},
-  WireOperation{Op::kDeviceSetCacheConfig,    "device_set_cache_config",     kNo,          kNo,                false},
-  WireOperation{Op::kMemAlloc,                "mem_alloc",                   kNo,          kNo,                false},
-  WireOperation{Op::kMemFree,                 "mem_free",                    kNo,          kNo,                false},
-  WireOperation{Op::kMemGetInfo,              "mem_get_info",                kNo,          kNo,                false},
-  WireOperation{Op::kMemcpyHtod,              "memcpy_htod",                 kUnlessAsync, kUnlessAsync,       true},
-  WireOperation{Op::kMemcpyDtoh,              "memcpy_dtoh",                 kUnlessAsync, kUnlessAsync,       true},
-  WireOperation{Op::kMemcpyDtod,              "memcpy_dtod",                 kUnlessAsync, kUnlessAsync,       true},
+  WireOperation{Op::kGetDeviceInfo,           "get_device_info",             kNo,          kNo,                kNo},
+  WireOperation{Op::kDeviceSynchronize,       "device_synchronize",          kYes,         kYes,               kNo},
+  WireOperation{Op::kDeviceReset,             "device_reset",                kNo,          kNo,                kNo},
+  WireOperation{Op::kDeviceGetLimit,          "device_get_limit",            kNo,          kNo,                kNo},
+  WireOperation{Op::kDeviceSetLimit,          "device_set_limit",            kNo,          kNo,                kNo},
+  WireOperation{Op::kDeviceGetCacheConfig,    "device_get_cache_config",     kNo,          kNo,                kNo},
+  WireOperation{Op::kDeviceSetCacheConfig,    "device_set_cache_config",     kNo,          kNo,                kNo},
+  WireOperation{Op::kMemAlloc,                "mem_alloc",                   kNo,          kNo,                kNo},
+  WireOperation{Op::kMemFree,                 "mem_free",                    kNo,          kNo,                kNo},
+  WireOperation{Op::kMemGetInfo,              "mem_get_info",                kNo,          kNo,                kNo},
+  WireOperation{Op::kMemcpyHtod,              "memcpy_htod",                 kUnlessAsync, kUnlessAsync,       kYes},
+  WireOperation{Op::kMemcpyDtoh,              "memcpy_dtoh",                 kUnlessAsync, kUnlessAsync,       kYes},
+  WireOperation{Op::kMemcpyDtod,              "memcpy_dtod",                 kUnlessAsync, kUnlessAsync,       kYes},
   // cudaMemset returns before the device is done (CUDA documents it as asynchronous to the host),
   // so it reports no earlier errors; the worker's handler does wait, and checks the guard.
-  WireOperation{Op::kMemset,                  "memset",                      kUnlessAsync, kNo,                true},
-  WireOperation{Op::kHostAlloc,               "host_alloc",                  kNo,          kNo,                false},
-  WireOperation{Op::kHostFree,                "host_free",                   kNo,          kNo,                false},
-  WireOperation{Op::kStreamCreate,            "stream_create",               kNo,          kNo,                false},
-  WireOperation{Op::kStreamDestroy,           "stream_destroy",              kNo,          kNo,                false},
-  WireOperation{Op::kStreamSynchronize,       "stream_synchronize",          kYes,         kYes,               false},
-  WireOperation{Op::kStreamQuery,             "stream_query",                kNo,          kYes,               false},
-  WireOperation{Op::kStreamWaitEvent,         "stream_wait_event",           kNo,          kNo,                true},
-  WireOperation{Op::kStreamGetId,             "stream_get_id",               kNo,          kNo,                false},
-  WireOperation{Op::kEventCreate,             "event_create",                kNo,          kNo,                false},
-  WireOperation{Op::kEventDestroy,            "event_destroy",               kNo,          kNo,                false},
-  WireOperation{Op::kEventRecord,             "event_record",                kNo,          kNo,                true},
-  WireOperation{Op::kEventSynchronize,        "event_synchronize",           kYes,         kYes,               false},
-  WireOperation{Op::kEventQuery,              "event_query",                 kNo,          kYes,               false},
-  WireOperation{Op::kEventElapsedTime,        "event_elapsed_time",          kNo,          kNo,                false},
-  WireOperation{Op::kModuleLoad,              "module_load",                 kNo,          kNo,                false},
+  WireOperation{Op::kMemset,                  "memset",                      kUnlessAsync, kNo,                kYes},
+  WireOperation{Op::kHostAlloc,               "host_alloc",                  kNo,          kNo,                kNo},
+  WireOperation{Op::kHostFree,                "host_free",                   kNo,          kNo,                kNo},
+  WireOperation{Op::kStreamCreate,            "stream_create",               kNo,          kNo,                kNo},
+  WireOperation{Op::kStreamDestroy,           "stream_destroy",              kNo,          kNo,                kNo},
+  WireOperation{Op::kStreamSynchronize,       "stream_synchronize",          kYes,         kYes,               kNo},
+  WireOperation{Op::kStreamQuery,             "stream_query",                kNo,          kYes,               kNo},
+  WireOperation{Op::kStreamWaitEvent,         "stream_wait_event",           kNo,          kNo,                kYes},
+  WireOperation{Op::kStreamGetId,             "stream_get_id",               kNo,          kNo,                kNo},
+  WireOperation{Op::kEventCreate,             "event_create",                kNo,          kNo,                kNo},
+  WireOperation{Op::kEventDestroy,            "event_destroy",               kNo,          kNo,                kNo},
+  WireOperation{Op::kEventRecord,             "event_record",                kNo,          kNo,                kYes},
+  WireOperation{Op::kEventSynchronize,        "event_synchronize",           kYes,         kYes,               kNo},
+  WireOperation{Op::kEventQuery,              "event_query",                 kNo,          kYes,               kNo},
+  WireOperation{Op::kEventElapsedTime,        "event_elapsed_time",          kNo,          kNo,                kNo},
+  WireOperation{Op::kModuleLoad,              "module_load",                 kNo,          kNo,                kNo},
   // cuModuleUnload waits for the context first (module_handlers.cpp).
-  WireOperation{Op::kModuleUnload,            "module_unload",               kYes,         kNo,                false},
-  WireOperation{Op::kLaunchKernel,            "launch_kernel",               kNo,          kNo,                true},
-  WireOperation{Op::kFuncGetAttributes,       "func_get_attributes",         kNo,          kNo,                false},
-  WireOperation{Op::kFuncSetAttribute,        "func_set_attribute",          kNo,          kNo,                false},
-  WireOperation{Op::kFuncSetCacheConfig,      "func_set_cache_config",       kNo,          kNo,                false},
-  WireOperation{Op::kOccupancyMaxActiveBlocks,"occupancy_max_active_blocks", kNo,          kNo,                false},
-  WireOperation{Op::kOccupancyClusters,       "occupancy_clusters",          kNo,          kNo,                false},
-  WireOperation{Op::kVirtualMemory,           "virtual_memory",              kNo,          kNo,                false},
-  WireOperation{Op::kStreamOrderedMemory,     "stream_ordered_memory",       kNo,          kNo,                false},
-  WireOperation{Op::kArrayTexture,            "array_texture",               kNo,          kNo,                false},
-  WireOperation{Op::kStreamAttribute,         "stream_attribute",            kNo,          kNo,                false},
-  WireOperation{Op::kResetPersistingL2Cache,  "reset_persisting_l2_cache",   kNo,          kNo,                false},
-  WireOperation{Op::kJitLog,                  "jit_log",                     kNo,          kNo,                false},
-  WireOperation{Op::kTensorMapEncode,         "tensor_map_encode",           kNo,          kNo,                false},
-  WireOperation{Op::kModuleLoadImage,         "module_load_image",           kNo,          kNo,                false},
-  WireOperation{Op::kModuleGetFunction,       "module_get_function",         kNo,          kNo,                false},
-  WireOperation{Op::kModuleGetGlobal,         "module_get_global",           kNo,          kNo,                false},
-  WireOperation{Op::kGuardStatusQuery,        "guard_status_query",          kNo,          kNo,                false},
-  WireOperation{Op::kModuleControl,           "module_control",              kNo,          kNo,                false},
+  WireOperation{Op::kModuleUnload,            "module_unload",               kYes,         kNo,                kNo},
+  WireOperation{Op::kLaunchKernel,            "launch_kernel",               kNo,          kNo,                kYes},
+  WireOperation{Op::kFuncGetAttributes,       "func_get_attributes",         kNo,          kNo,                kNo},
+  WireOperation{Op::kFuncSetAttribute,        "func_set_attribute",          kNo,          kNo,                kNo},
+  WireOperation{Op::kFuncSetCacheConfig,      "func_set_cache_config",       kNo,          kNo,                kNo},
+  WireOperation{Op::kOccupancyMaxActiveBlocks,"occupancy_max_active_blocks", kNo,          kNo,                kNo},
+  WireOperation{Op::kOccupancyClusters,       "occupancy_clusters",          kNo,          kNo,                kNo},
+  WireOperation{Op::kVirtualMemory,           "virtual_memory",              kNo,          kNo,                kNo},
+  WireOperation{Op::kStreamOrderedMemory,     "stream_ordered_memory",       kNo,          kNo,                kFreeStepOnly},
+  WireOperation{Op::kArrayTexture,            "array_texture",               kNo,          kNo,                kNo},
+  WireOperation{Op::kStreamAttribute,         "stream_attribute",            kNo,          kNo,                kNo},
+  WireOperation{Op::kResetPersistingL2Cache,  "reset_persisting_l2_cache",   kNo,          kNo,                kNo},
+  WireOperation{Op::kJitLog,                  "jit_log",                     kNo,          kNo,                kNo},
+  WireOperation{Op::kTensorMapEncode,         "tensor_map_encode",           kNo,          kNo,                kNo},
+  WireOperation{Op::kModuleLoadImage,         "module_load_image",           kNo,          kNo,                kNo},
+  WireOperation{Op::kModuleGetFunction,       "module_get_function",         kNo,          kNo,                kNo},
+  WireOperation{Op::kModuleGetGlobal,         "module_get_global",           kNo,          kNo,                kNo},
+  WireOperation{Op::kGuardStatusQuery,        "guard_status_query",          kNo,          kNo,                kNo},
+  WireOperation{Op::kModuleControl,           "module_control",              kNo,          kNo,                kNo},
   // Library calls (cufftExec*, ...) are stream-ordered: the adapter's shim may send them unwaited.
-  WireOperation{Op::kAdapterCall,             "adapter_call",                kNo,          kNo,                true},
+  WireOperation{Op::kAdapterCall,             "adapter_call",                kNo,          kNo,                kYes},
 };
 // clang-format on
 
@@ -100,7 +101,18 @@ bool requestIsAsync(const v1::CallRequest& request) {
 }
 
 bool holds(When when, const v1::CallRequest& request) {
-  return when == When::kAlways || (when == When::kUnlessAsync && !requestIsAsync(request));
+  switch (when) {
+    case When::kNever:
+      return false;
+    case When::kAlways:
+      return true;
+    case When::kUnlessAsync:
+      return !requestIsAsync(request);
+    case When::kFreeStepOnly:
+      return request.op_case() == Op::kStreamOrderedMemory &&
+             request.stream_ordered_memory().step() == v1::StreamOrderedMemory::FREE;
+  }
+  return false;
 }
 
 }  // namespace
@@ -122,6 +134,8 @@ std::string wireOperationsMarkdown() {
         return "yes";
       case When::kUnlessAsync:
         return "unless `async`";
+      case When::kFreeStepOnly:
+        return "its `FREE` step";
     }
     return "?";
   };
@@ -140,7 +154,7 @@ std::string wireOperationsMarkdown() {
   for (const WireOperation& row : kOperations) {
     text += "| `" + std::string(row.name) + "` | " + std::to_string(static_cast<int>(row.op)) + " | " +
             word(row.checksGuard) + " | " + word(row.deliversAsyncErrors) + " | " +
-            (row.sentWithoutWaiting ? "yes" : "") + " |\n";
+            word(row.sentWithoutWaiting) + " |\n";
   }
   return text;
 }
@@ -157,7 +171,7 @@ bool deliversAsyncErrors(const v1::CallRequest& request) {
 
 bool mayBeSentWithoutWaiting(const v1::CallRequest& request) {
   const WireOperation* row = findWireOperation(request.op_case());
-  return row != nullptr && row->sentWithoutWaiting;
+  return row != nullptr && holds(row->sentWithoutWaiting, request);
 }
 
 }  // namespace agileos::wire

@@ -12,6 +12,10 @@
 // - sentWithoutWaiting: the client may send it without waiting for its reply (invokeAsync); its
 //   error then comes back on a later reply.
 // kUnlessAsync: yes, unless the request's own `async` field is set (cudaMemcpyAsync and friends).
+// kFreeStepOnly: yes for a StreamOrderedMemory request whose step is FREE (cudaFreeAsync and a
+// graph's free node: stream-ordered work, which the client sends unwaited only where its own
+// record says the worker will accept it), no for its other steps (an allocation returns an
+// address; the rest answer or change what later calls see).
 //
 // The table is checked against the proto's descriptor (tests/cpu/proto/wire_operations_test.cpp):
 // every operation has exactly one row, and kUnlessAsync only where the message has `async`.
@@ -25,14 +29,14 @@
 
 namespace agileos::wire {
 
-enum class When { kNever, kAlways, kUnlessAsync };
+enum class When { kNever, kAlways, kUnlessAsync, kFreeStepOnly };
 
 struct WireOperation {
   v1::CallRequest::OpCase op;
   std::string_view name;  // the oneof field's name
   When checksGuard;
   When deliversAsyncErrors;
-  bool sentWithoutWaiting;
+  When sentWithoutWaiting;
 };
 
 // Every row, by field number.

@@ -821,8 +821,16 @@ TEST_F(AgileosdProcessTest, WorkersRunAsUidsOfTheirOwnAndTheDaemonGivesTheirSock
   }
   const pid_t daemon = startDaemon(/*separate_privileges=*/true);
   const pid_t worker = events_.pidOf(1);
-  EXPECT_EQ(procStatusLine(worker, "Uid:"), "Uid:\t199100\t199100\t199100\t199100") << log();
-  EXPECT_EQ(procStatusLine(worker, "Gid:"), "Gid:\t199100\t199100\t199100\t199100");
+  // The first uid of the range that no other daemon on this host has leased: another test's daemon
+  // running at the same time (ctest -j) holds the first ones.
+  const std::string uidLine = procStatusLine(worker, "Uid:");
+  ASSERT_GT(uidLine.size(), 5u) << log();
+  const uid_t workerUid = static_cast<uid_t>(std::stoul(uidLine.substr(5)));
+  ASSERT_GE(workerUid, kFirstWorkerUid);
+  ASSERT_LT(workerUid, kFirstWorkerUid + 128);  // PrivilegesSection's worker_uid_count
+  const std::string id = std::to_string(workerUid);
+  EXPECT_EQ(uidLine, "Uid:\t" + id + "\t" + id + "\t" + id + "\t" + id) << log();
+  EXPECT_EQ(procStatusLine(worker, "Gid:"), "Gid:\t" + id + "\t" + id + "\t" + id + "\t" + id);
   EXPECT_THAT(procStatusLine(worker, "Groups:"), HasSubstr(std::to_string(kSharedGid)));
   EXPECT_THAT(procStatusLine(worker, "CapEff:"), HasSubstr("0000000000000000"));
 
@@ -830,11 +838,11 @@ TEST_F(AgileosdProcessTest, WorkersRunAsUidsOfTheirOwnAndTheDaemonGivesTheirSock
   struct stat status {};
   ASSERT_EQ(::stat(socket_dir.c_str(), &status), 0) << log();
   EXPECT_EQ(status.st_uid, 0u);
-  EXPECT_EQ(status.st_gid, kFirstWorkerUid) << "the worker's group may create its sockets there";
+  EXPECT_EQ(status.st_gid, workerUid) << "the worker's group may create its sockets there";
   EXPECT_EQ(status.st_mode & 07777, 0731u);
   const std::string socket = socket_dir + "/call.sock";
   ASSERT_EQ(::stat(socket.c_str(), &status), 0);
-  EXPECT_EQ(status.st_uid, kFirstWorkerUid) << "the worker's own until a client is attached";
+  EXPECT_EQ(status.st_uid, workerUid) << "the worker's own until a client is attached";
 
   TestClient client(dir_.file("d.sock"));
   const auto reply = client.hello();

@@ -82,6 +82,26 @@ TEST(WireOperations, TheFactsHoldWhereTheyDidBeforeTheTable) {
   EXPECT_FALSE(checksGuard(empty) || deliversAsyncErrors(empty) || mayBeSentWithoutWaiting(empty));
 }
 
+// A StreamOrderedMemory request may go unwaited only as a FREE (cudaFreeAsync, a graph's free
+// node); an allocation must return its address, and the other steps answer or change state that
+// later calls read. No other row uses kFreeStepOnly, and no other fact does.
+TEST(WireOperations, OnlyAStreamOrderedFreeMayGoUnwaited) {
+  for (const WireOperation& row : wireOperations()) {
+    EXPECT_NE(row.checksGuard, When::kFreeStepOnly) << row.name;
+    EXPECT_NE(row.deliversAsyncErrors, When::kFreeStepOnly) << row.name;
+    EXPECT_EQ(row.sentWithoutWaiting == When::kFreeStepOnly, row.op == Op::kStreamOrderedMemory) << row.name;
+  }
+  const pb::EnumDescriptor* steps = v1::StreamOrderedMemory::Step_descriptor();
+  for (int i = 0; i < steps->value_count(); ++i) {
+    v1::CallRequest request;
+    const auto step = static_cast<v1::StreamOrderedMemory::Step>(steps->value(i)->number());
+    request.mutable_stream_ordered_memory()->set_step(step);
+    EXPECT_EQ(mayBeSentWithoutWaiting(request), step == v1::StreamOrderedMemory::FREE)
+        << steps->value(i)->name();
+    EXPECT_FALSE(checksGuard(request) || deliversAsyncErrors(request)) << steps->value(i)->name();
+  }
+}
+
 TEST(WireOperations, TheDocsListTheTable) {
   const std::string path = AGILEOS_WIRE_OPERATIONS_DOC;
   const std::string expected = wireOperationsMarkdown();
