@@ -5,7 +5,7 @@
 #      when AGILEOS_CALL_TRACE=1 (default 0: stop 35 recorded the trace, docs/driver-private-tables.md);
 #   2. a few GPU suite programs that the samples call can carry (run_suite.sh FILTER; the
 #      statically linked variants need .bundle/programs-static.tar.gz, which this call leaves out),
-#      AGILEOS_CALL_SUITE_FILTER (empty: skipped), 150 s;
+#      AGILEOS_CALL_SUITE_FILTER (empty: skipped), AGILEOS_CALL_SUITE_LIMIT_S (150 s);
 #   3. samples.list, shared runtime (run_samples.sh), budget AGILEOS_CALL_SHARED_BUDGET_S (230 s);
 #   4. samples-static.list, runtime linked in, budget AGILEOS_CALL_STATIC_BUDGET_S (50 s).
 # Everything goes under $OUT: trace/, suite/, the shared run's files, static/, and one log per part.
@@ -13,7 +13,7 @@
 # one archive each (PART.tar.gz), with their summaries beside them (PART_summary.txt), and all of
 # those and the logs in details.tar; call.txt holds the exit codes, the suite's verdicts and every
 # failing sample.
-# The whole takes at most about 45 + 150 + 260 + 80 s; run it with a 590 s call limit.
+# The whole takes at most about 45 + the suite limit + 260 + 80 s; run it with a 590 s call limit.
 set -uo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -23,6 +23,7 @@ mkdir -p "$out"
 shared_budget="${AGILEOS_CALL_SHARED_BUDGET_S:-230}"
 static_budget="${AGILEOS_CALL_STATIC_BUDGET_S:-50}"
 suite_filter="${AGILEOS_CALL_SUITE_FILTER-graph_conditionals|managed_variables|cuda_graphs|graph_memory_nodes|tensor_map_premises}"
+suite_limit="${AGILEOS_CALL_SUITE_LIMIT_S:-150}"
 
 if [[ "${AGILEOS_CALL_TRACE:-0}" == 1 ]]; then
   (OUT="$out/trace" timeout 45 bash "$here/trace_private_tables.sh" UnifiedMemoryStreams conjugateGradientCudaGraphs \
@@ -30,7 +31,8 @@ if [[ "${AGILEOS_CALL_TRACE:-0}" == 1 ]]; then
   echo "trace: exit $?" >>"$out/call.txt"
 fi
 if [[ -n "$suite_filter" ]]; then
-  (cd "$root" && OUT="$out/suite" timeout 150 bash tests/gpu/run_suite.sh "$suite_filter" >"$out/suite.log" 2>&1)
+  (cd "$root" && OUT="$out/suite" AGILEOS_SUITE_BUDGET_S="$((suite_limit - 20))" timeout "$suite_limit" \
+    bash tests/gpu/run_suite.sh "$suite_filter" >"$out/suite.log" 2>&1)
   echo "suite: exit $?" >>"$out/call.txt"
 fi
 (cd "$root" && OUT="$out" timeout $((shared_budget + 30)) bash "$here/run_samples.sh" --jobs 10 --budget "$shared_budget" \
