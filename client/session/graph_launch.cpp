@@ -4,6 +4,7 @@
 #include <memory>
 #include <unordered_set>
 
+#include "client/session/context_calls.h"
 #include "client/session/copy_engine.h"
 #include "client/session/device_allocations.h"
 #include "client/session/graph_conditionals.h"
@@ -216,6 +217,7 @@ bool retireExecutable(ExecutableGraph* executable) { return liveExecutables().er
 void deleteExecutable(ExecutableGraph* executable) {
   // A launch still running on another thread holds the mutex: wait for it.
   { std::lock_guard wait(executable->mutex); }
+  if (executable->previousLaunchDone != nullptr) destroyEvent(executable->previousLaunchDone);
   delete executable;
 }
 
@@ -376,6 +378,38 @@ cudaError_t destroyLiveExecutable(ExecutableGraph* executable) {
   return cudaSuccess;
 }
 
+namespace {
+
+// Orders this launch of `executable` on `stream` after its previous launch (the caller holds
+// executable.mutex). On the same stream, stream order does it. On another, an event recorded now
+// on the previous launch's stream, waited for on this one: it also waits for work queued there
+// after that launch, more than CUDA asks, never less. Only outside a capture: a launch into a
+// capture becomes nodes of the capture, ordered by its dependencies.
+cudaError_t orderAfterPreviousLaunch(ExecutableGraph& executable, std::uint64_t stream) {
+  if (captureInfo(stream).status != cudaStreamCaptureStatusNone) return cudaSuccess;
+  const std::optional<std::uint64_t> previous = executable.lastLaunchStream;
+  executable.lastLaunchStream = stream;
+  if (!previous || *previous == stream) return cudaSuccess;
+  // A capture began on the previous stream since: a record there would be a node of that capture.
+  // This launch is then left unordered after the previous one: a known gap (docs/architecture.md).
+  if (captureInfo(*previous).status != cudaStreamCaptureStatusNone) return cudaSuccess;
+  if (executable.previousLaunchDone == nullptr) {
+    if (cudaError_t error = createEvent(cudaEventDisableTiming, &executable.previousLaunchDone);
+        error != cudaSuccess) {
+      return error;
+    }
+  }
+  const cudaError_t recorded = recordEvent(
+      executable.previousLaunchDone, reinterpret_cast<cudaStream_t>(*previous), 0, DefaultStream::kLegacy);
+  // The previous stream was destroyed since: its work may still run, and only the device's whole
+  // queue is known to hold it.
+  if (recorded != cudaSuccess) return synchronizeDevice();
+  return waitEventOnStream(reinterpret_cast<cudaStream_t>(stream), executable.previousLaunchDone, 0,
+                           DefaultStream::kLegacy);
+}
+
+}  // namespace
+
 cudaError_t launchExecutable(ExecutableGraph& executable, std::uint64_t stream) {
   std::lock_guard lock(executable.mutex);
   if (executable.instanceOf) {
@@ -386,6 +420,7 @@ cudaError_t launchExecutable(ExecutableGraph& executable, std::uint64_t stream) 
   }
   std::vector<std::uint64_t> autoFree;
   if (cudaError_t error = checkLaunch(executable, &autoFree); error != cudaSuccess) return error;
+  if (cudaError_t error = orderAfterPreviousLaunch(executable, stream); error != cudaSuccess) return error;
   for (std::uint64_t base : autoFree) {
     if (cudaError_t error = freeGraphAllocation(base, stream); error != cudaSuccess) return error;
   }

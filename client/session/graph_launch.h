@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "client/session/graph.h"
@@ -53,6 +54,12 @@ class ExecutableGraph {
   // its graph. A launch sets them to their default first where they say so
   // (cudaGraphCondAssignDefault).
   std::vector<std::shared_ptr<const ConditionalHandle>> conditionalHandles;
+  // CUDA orders each launch of an executable graph after its previous launch, on whatever stream
+  // that ran (cudaGraphLaunch). The stream (token; 0 is the legacy stream) of the last launch
+  // outside a capture, and an event, made at the first launch on another stream, that orders the
+  // next launch after it.
+  std::optional<std::uint64_t> lastLaunchStream;
+  cudaEvent_t previousLaunchDone = nullptr;
 };
 
 // Lock order: graphMutex() may be taken while an executable graph's mutex is held (a launch's

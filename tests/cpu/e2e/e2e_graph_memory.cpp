@@ -313,6 +313,29 @@ void checkAttributes() {
 
 }  // namespace
 
+// One executable graph launched on two streams in turn: each launch is ordered after the previous
+// one (cudaGraphLaunch's contract), so the second stream waits for an event recorded on the first
+// (the ctest e2e_fake_gpu_graph_memory_unwaited_frees finds those calls in the tally); the fake
+// GPU runs work at once, so here the results only show that nothing else changed.
+void checkLaunchesOnTwoStreams(cudaStream_t stream) {
+  cudaStream_t other = nullptr;
+  checkError(cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking), cudaSuccess, "second stream");
+  std::vector<unsigned char> host(kBytes, 0);
+  FillGraph built = buildFillGraph(0x5a, host.data(), /*withFree=*/true);
+  cudaGraphExec_t exec = nullptr;
+  checkError(cudaGraphInstantiate(&exec, built.graph, 0), cudaSuccess, "two streams: instantiate");
+  for (int round = 0; round < 4; ++round) {
+    std::fill(host.begin(), host.end(), 0);
+    cudaStream_t on = round % 2 == 0 ? stream : other;
+    checkError(cudaGraphLaunch(exec, on), cudaSuccess, "two streams: launch");
+    checkError(cudaStreamSynchronize(on), cudaSuccess, "two streams: synchronize");
+    check(all(host, 0x5a), "two streams: the launch filled the host buffer");
+  }
+  checkError(cudaGraphExecDestroy(exec), cudaSuccess, "two streams: exec destroyed");
+  checkError(cudaGraphDestroy(built.graph), cudaSuccess, "two streams: graph destroyed");
+  checkError(cudaStreamDestroy(other), cudaSuccess, "second stream destroyed");
+}
+
 int main() {
   cudaStream_t stream = nullptr;
   checkError(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess, "cudaStreamCreate");
@@ -321,6 +344,7 @@ int main() {
   checkAddressReuse();
   checkCapture(stream);
   checkAttributes();
+  checkLaunchesOnTwoStreams(stream);
   checkError(cudaStreamDestroy(stream), cudaSuccess, "cudaStreamDestroy");
   std::printf("%d failed\n", agileos::e2e::failures());
   return agileos::e2e::failures() == 0 ? 0 : 1;
