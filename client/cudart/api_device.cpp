@@ -163,9 +163,12 @@ cudaError_t cudaSetDeviceFlags(unsigned int flags) {
   return cudaSuccess;
 }
 
+// cudaDeviceMapHost is reported where page-locked memory is mapped for the device (the shared
+// memory transport, host_allocations.h), as natively, where it is always set.
 cudaError_t cudaGetDeviceFlags(unsigned int* flags) {
   if (flags == nullptr) return recordError(cudaErrorInvalidValue);
-  *flags = gDeviceFlags.load();
+  const unsigned mapHost = Connection::instance().sharesHostMemory() ? unsigned{cudaDeviceMapHost} : 0u;
+  *flags = gDeviceFlags.load() | mapHost;
   return cudaSuccess;
 }
 

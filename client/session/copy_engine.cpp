@@ -229,11 +229,13 @@ static cudaError_t waitBeforeHostAccess(const CopyTarget& target) {
 }
 
 static cudaError_t fillDeviceNow(std::uint64_t dst, int value, std::uint64_t bytes, CopyTarget target) {
-  // A fill of managed memory is one of host memory (see copyByKindNow), done here in order.
-  if (void* managed = reinterpret_cast<void*>(dst); HostAllocations::instance().isManaged(managed, bytes)) {
+  // A fill of managed memory, or of page-locked or registered memory named by its device address
+  // (which under unified addressing CUDA allows), is one of host memory shared with the worker
+  // (see copyByKindNow): done here, in order, at the program's address of those bytes.
+  if (std::optional<void*> host = HostAllocations::instance().hostAddressOfDeviceRange(dst, bytes)) {
     if (cudaError_t sticky = stickyError(); sticky != cudaSuccess) return sticky;
     if (cudaError_t error = waitBeforeHostAccess(target); error != cudaSuccess) return error;
-    std::memset(managed, value, bytes);
+    std::memset(*host, value, bytes);
     return cudaSuccess;
   }
   // A memset of device memory, even cudaMemset, is asynchronous with respect to the host in

@@ -336,7 +336,22 @@ std::optional<unsigned> HostAllocations::flagsOf(const void* p) const {
   std::lock_guard lock(mutex_);
   const std::optional<Found> found = containing(p);
   if (!found || found->entry.kind == Kind::kManaged) return std::nullopt;  // cudaHostGetFlags refuses it
-  return found->entry.flags;
+  const unsigned mapped = found->entry.deviceAddress != 0 ? unsigned{cudaHostAllocMapped} : 0u;
+  return found->entry.flags | mapped;
+}
+
+std::optional<void*> HostAllocations::hostAddressOfDeviceRange(std::uint64_t device,
+                                                               std::uint64_t bytes) const {
+  std::lock_guard lock(mutex_);
+  for (const auto& [key, entry] : entries_) {
+    if (entry.deviceAddress == 0) continue;
+    // The segment's device mapping starts at deviceAddress and covers mappedSize bytes; the
+    // program's range starts segmentOffset bytes into it, at `key`.
+    const std::uint64_t begin = entry.deviceAddress + entry.segmentOffset;
+    if (device < begin || device - begin >= entry.size || bytes > entry.size - (device - begin)) continue;
+    return reinterpret_cast<void*>(key + (device - begin));
+  }
+  return std::nullopt;
 }
 
 std::optional<std::uint64_t> HostAllocations::deviceAddressOf(const void* p) const {

@@ -94,8 +94,16 @@ class HostAllocations {
 
   // The kind of memory containing p, if it is this session's page-locked, registered or managed.
   std::optional<Kind> kindOf(const void* p) const;
-  // The flags of the allocation or registration containing p.
+  // The flags of the allocation or registration containing p, as CUDA reports them: the
+  // program's, plus cudaHostAllocMapped (= cudaHostRegisterMapped) where the memory is mapped for
+  // the device, which over shared memory all of it is (natively, under unified addressing, every
+  // page-locked allocation and registration is mapped, and cudaHostGetFlags says so).
   std::optional<unsigned> flagsOf(const void* p) const;
+  // The program's address of [device, device+bytes) when that range, named by its device address,
+  // lies in one of this session's host segments mapped for the device (page-locked, registered or
+  // managed memory): where the device's address differs from the program's
+  // (cudaHostGetDevicePointer), and where it is the same.
+  std::optional<void*> hostAddressOfDeviceRange(std::uint64_t device, std::uint64_t bytes) const;
   // The device's address of p when p lies in memory mapped for the device.
   std::optional<std::uint64_t> deviceAddressOf(const void* p) const;
   // The shared segment holding all of [p, p+bytes), if one does.

@@ -209,6 +209,19 @@ void checkRegisteredAndManaged(void* device, size_t deviceBytes) {
   for (size_t i = 0; i < kRegistered; ++i)
     same = same && registered[i] == static_cast<unsigned char>((kPage + 100 + i) * 13 + 1);
   check(same, "registered memory round trip");
+  unsigned registeredFlags = 0;
+  checkError(cudaHostGetFlags(&registeredFlags, registered), cudaSuccess,
+             "cudaHostGetFlags of registered memory");
+  check(registeredFlags == cudaHostRegisterMapped, "registered memory: flags say mapped, as natively");
+  // A memset named by the device's address of registered memory (not the program's) fills the
+  // program's bytes, as natively.
+  checkError(cudaMemset(mapped, 0x77, 16), cudaSuccess,
+             "cudaMemset through registered memory's device pointer");
+  same = true;
+  for (size_t i = 8; i < 24; ++i) same = same && registered[i] == 0x77;
+  check(same && registered[7] == static_cast<unsigned char>((kPage + 107) * 13 + 1) &&
+            registered[24] == static_cast<unsigned char>((kPage + 124) * 13 + 1),
+        "the memset reached exactly those bytes of the registered memory");
   checkError(cudaHostUnregister(registered + 1), cudaErrorHostMemoryNotRegistered,
              "unregistering an interior pointer refused");
   checkError(cudaHostUnregister(registered), cudaSuccess, "cudaHostUnregister");
@@ -235,6 +248,18 @@ void checkRegisteredAndManaged(void* device, size_t deviceBytes) {
              "cudaHostGetDevicePointer of mapped memory");
   check(mapped == static_cast<char*>(pinnedMapped) + 10, "mapped memory: the device's address is the host's");
   checkError(cudaFreeHost(pinnedMapped), cudaSuccess, "cudaFreeHost of mapped memory");
+  // Page-locked memory is mapped for the device whatever its flags (above), and CUDA reports it so:
+  // cudaHostGetFlags adds cudaHostAllocMapped, cudaGetDeviceFlags has cudaDeviceMapHost.
+  void* pinnedPlain = nullptr;
+  checkError(cudaHostAlloc(&pinnedPlain, 100, cudaHostAllocPortable), cudaSuccess, "cudaHostAlloc(Portable)");
+  unsigned plainFlags = 0;
+  checkError(cudaHostGetFlags(&plainFlags, pinnedPlain), cudaSuccess, "cudaHostGetFlags(Portable)");
+  check(plainFlags == (cudaHostAllocPortable | cudaHostAllocMapped),
+        "portable page-locked memory: mapped too");
+  checkError(cudaFreeHost(pinnedPlain), cudaSuccess, "cudaFreeHost(Portable)");
+  unsigned deviceFlags = 0;
+  checkError(cudaGetDeviceFlags(&deviceFlags), cudaSuccess, "cudaGetDeviceFlags");
+  check((deviceFlags & cudaDeviceMapHost) != 0, "cudaGetDeviceFlags has cudaDeviceMapHost, as natively");
 
   // Managed memory: one address, host memory shared with the worker.
   checkError(cudaMallocManaged(&managed, 64, 0), cudaErrorInvalidValue, "cudaMallocManaged flags 0 refused");
@@ -332,6 +357,15 @@ void checkRegisteredAndManaged(void* device, size_t deviceBytes) {
   checkError(cudaHostGetDevicePointer(&mapped, pinnedMapped, 0), cudaSuccess, "and its device pointer");
   check(mapped != nullptr && mapped != pinnedMapped && pinnedMapped != squatted,
         "mapped elsewhere, reached through the worker's address");
+  std::memset(pinnedMapped, 0, 100);
+  checkError(cudaMemsetAsync(static_cast<char*>(mapped) + 10, 0x5a, 50, nullptr), cudaSuccess,
+             "cudaMemsetAsync through the device pointer of memory mapped elsewhere");
+  checkError(cudaStreamSynchronize(nullptr), cudaSuccess, "and synchronize");
+  const auto* filled = static_cast<const unsigned char*>(pinnedMapped);
+  check(filled[9] == 0 && filled[10] == 0x5a && filled[59] == 0x5a && filled[60] == 0,
+        "the memset filled the program's bytes of that memory");
+  checkError(cudaMemset(static_cast<char*>(mapped) + 90, 1, 11), cudaErrorInvalidValue,
+             "a memset past the end of that memory is refused");
   checkError(cudaFreeHost(pinnedMapped), cudaSuccess, "cudaFreeHost");
   munmap(squat, 4096);
   checkError(cudaMallocManaged(&managed, 100), cudaSuccess, "managed memory works again");
