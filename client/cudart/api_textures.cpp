@@ -24,10 +24,28 @@ bool isIntegerFormat(CUarray_format format) {
   return format != CU_AD_FORMAT_FLOAT && format != CU_AD_FORMAT_HALF;
 }
 
-// The resource as the worker takes it; *integer tells whether its elements are integers.
-cudaError_t describeResource(const cudaResourceDesc& in, v1::TextureResource* out, bool* integer) {
+bool isWideIntegerFormat(CUarray_format format) {
+  return format == CU_AD_FORMAT_SIGNED_INT32 || format == CU_AD_FORMAT_UNSIGNED_INT32;
+}
+
+// What the CUDA runtime itself refuses before the driver sees a texture (measured natively on the
+// H100, stop 39's probe_texture_linear_pitch): 32-bit integers cannot be read as normalized
+// floats, and integers read as they are cannot be filtered linearly (the hardware interpolates
+// only what it returns as floats).
+cudaError_t checkReadAndFilter(const cudaTextureDesc& texture, bool integer, bool wide) {
+  if (wide && texture.readMode == cudaReadModeNormalizedFloat) return cudaErrorInvalidNormSetting;
+  if (integer && texture.readMode == cudaReadModeElementType && texture.filterMode == cudaFilterModeLinear)
+    return cudaErrorInvalidFilterSetting;
+  return cudaSuccess;
+}
+
+// The resource as the worker takes it; *integer tells whether its elements are integers, *wide
+// whether they are 32-bit integers.
+cudaError_t describeResource(const cudaResourceDesc& in, v1::TextureResource* out, bool* integer,
+                             bool* wide) {
   out->set_type(static_cast<std::uint32_t>(in.resType));
   *integer = false;
+  *wide = false;
   switch (in.resType) {
     case cudaResourceTypeArray:
     case cudaResourceTypeMipmappedArray: {
@@ -39,7 +57,10 @@ cudaError_t describeResource(const cudaResourceDesc& in, v1::TextureResource* ou
       CUarray_format format{};
       unsigned channels = 0;
       std::uint32_t element = 0;
-      if (arrayFormatOf(info->desc, &format, &channels, &element)) *integer = isIntegerFormat(format);
+      if (arrayFormatOf(info->desc, &format, &channels, &element)) {
+        *integer = isIntegerFormat(format);
+        *wide = isWideIntegerFormat(format);
+      }
       out->set_array(arrayToken(array));
       return cudaSuccess;
     }
@@ -52,6 +73,7 @@ cudaError_t describeResource(const cudaResourceDesc& in, v1::TextureResource* ou
       std::uint32_t element = 0;
       if (!arrayFormatOf(desc, &format, &channels, &element)) return cudaErrorInvalidChannelDescriptor;
       *integer = isIntegerFormat(format);
+      *wide = isWideIntegerFormat(format);
       out->set_format(format);
       out->set_channels(channels);
       if (linear) {
@@ -103,9 +125,11 @@ cudaError_t cudaCreateTextureObject(cudaTextureObject_t* texObject, const struct
   v1::CallRequest request;
   v1::ArrayTexture* args = request.mutable_array_texture();
   args->set_step(v1::ArrayTexture::TEXTURE_CREATE);
-  bool integer = false;
-  if (cudaError_t error = describeResource(*resDesc, args->mutable_resource(), &integer);
+  bool integer = false, wide = false;
+  if (cudaError_t error = describeResource(*resDesc, args->mutable_resource(), &integer, &wide);
       error != cudaSuccess)
+    return recordError(error);
+  if (cudaError_t error = checkReadAndFilter(*texDesc, integer, wide); error != cudaSuccess)
     return recordError(error);
   describeTexture(*texDesc, integer, args->mutable_texture());
   std::uint64_t object = 0;
@@ -148,7 +172,8 @@ cudaError_t cudaCreateSurfaceObject(cudaSurfaceObject_t* surfObject, const struc
   v1::ArrayTexture* args = request.mutable_array_texture();
   args->set_step(v1::ArrayTexture::SURFACE_CREATE);
   bool integer = false;
-  if (cudaError_t error = describeResource(*resDesc, args->mutable_resource(), &integer);
+  bool wide = false;
+  if (cudaError_t error = describeResource(*resDesc, args->mutable_resource(), &integer, &wide);
       error != cudaSuccess)
     return recordError(error);
   std::uint64_t object = 0;

@@ -986,6 +986,26 @@ void checkArrays() {
   past.res.linear.devPtr = gone;
   checkError(cudaCreateTextureObject(&tex, &past, &texture, nullptr), cudaErrorInvalidValue,
              "cudaCreateTextureObject over freed memory");
+  // What the runtime refuses before the driver sees it, as natively: 32-bit integers read as
+  // normalized floats, integers read as they are with linear filtering.
+  cudaResourceDesc ints{};
+  ints.resType = cudaResourceTypeLinear;
+  ints.res.linear.devPtr = linear;
+  ints.res.linear.desc = cudaCreateChannelDesc(32, 0, 0, 0, cudaChannelFormatKindSigned);
+  ints.res.linear.sizeInBytes = 4096;
+  cudaTextureDesc normalized{};
+  normalized.readMode = cudaReadModeNormalizedFloat;
+  checkError(cudaCreateTextureObject(&tex, &ints, &normalized, nullptr), cudaErrorInvalidNormSetting,
+             "int32 read as normalized float refused");
+  cudaTextureDesc filtered{};
+  filtered.filterMode = cudaFilterModeLinear;
+  checkError(cudaCreateTextureObject(&tex, &ints, &filtered, nullptr), cudaErrorInvalidFilterSetting,
+             "int32 read as it is, filtered linearly, refused");
+  ints.res.linear.desc = cudaCreateChannelDesc(8, 0, 0, 0, cudaChannelFormatKindUnsigned);
+  filtered.readMode = cudaReadModeNormalizedFloat;
+  checkError(cudaCreateTextureObject(&tex, &ints, &filtered, nullptr), cudaSuccess,
+             "bytes read as normalized floats, filtered linearly");
+  checkError(cudaDestroyTextureObject(tex), cudaSuccess, "cudaDestroyTextureObject(bytes)");
 
   // 3D: host -> array -> pitched device memory -> host.
   cudaArray_t volume = nullptr;
