@@ -218,7 +218,26 @@ cudaError_t setStreamAttribute(cudaStream_t stream, int id, const void* value, D
   LaunchAttributes read;
   if (cudaError_t error = readLaunchAttributes(&attribute, 1, &read); error != cudaSuccess) return error;
   if (read.count != 1) return cudaErrorInvalidValue;  // cooperative and ignore are not stream attributes
-  return streamAttribute(stream, spelling, true, &read.values[0]);
+  if (cudaError_t error = streamAttribute(stream, spelling, true, &read.values[0]); error != cudaSuccess)
+    return error;
+  // A priority set this way is the stream's priority from now on (cudaStreamGetPriority answers it,
+  // as natively): the worker's value, which the driver may have clamped, replaces the one
+  // remembered at creation.
+  if (id == cudaLaunchAttributePriority) {
+    std::uint64_t token = 0;
+    LaunchAttributeValue answer;
+    answer.id = id;
+    unsigned flags = 0;
+    int priority = 0;
+    const void* context = nullptr;
+    if (resolveStream(stream, spelling, &token) == cudaSuccess && token != 0 &&
+        streamProperties(token, &flags, &priority) &&
+        streamAttribute(stream, spelling, false, &answer) == cudaSuccess) {
+      streamCreationContext(token, &context);
+      rememberStream(token, flags, static_cast<int>(answer.x), context);
+    }
+  }
+  return cudaSuccess;
 }
 
 cudaError_t getStreamAttribute(cudaStream_t stream, int id, void* value, DefaultStream spelling) {

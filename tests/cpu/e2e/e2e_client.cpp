@@ -1100,6 +1100,18 @@ void checkStreamAttributes(cudaStream_t stream, void* device, size_t bytes) {
              "cudaStreamGetAttribute(copied window)");
   check(copied.accessPolicyWindow.base_ptr == device, "the window was copied");
   checkError(cudaStreamDestroy(other), cudaSuccess, "cudaStreamDestroy");
+  // A priority set as an attribute is the stream's priority from then on, as natively.
+  cudaStream_t prioritized = nullptr;
+  checkError(cudaStreamCreateWithPriority(&prioritized, cudaStreamNonBlocking, -2), cudaSuccess,
+             "cudaStreamCreateWithPriority(-2)");
+  cudaStreamAttrValue leastPriority{};
+  leastPriority.priority = 0;
+  checkError(cudaStreamSetAttribute(prioritized, cudaStreamAttributePriority, &leastPriority), cudaSuccess,
+             "cudaStreamSetAttribute(priority 0)");
+  int priorityNow = -100;
+  checkError(cudaStreamGetPriority(prioritized, &priorityNow), cudaSuccess, "cudaStreamGetPriority");
+  check(priorityNow == 0, "the stream's priority is the attribute's");
+  checkError(cudaStreamDestroy(prioritized), cudaSuccess, "cudaStreamDestroy(prioritized)");
   checkError(cudaStreamSetAttribute(reinterpret_cast<cudaStream_t>(0xdeadbeefull),
                                     cudaStreamAttributeSynchronizationPolicy, &policy),
              cudaErrorInvalidResourceHandle, "a forged stream's attribute");
