@@ -1,7 +1,9 @@
 #include "client/session/graph_launch.h"
 
+#include <algorithm>
 #include <map>
 #include <memory>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "client/session/context_calls.h"
@@ -27,6 +29,14 @@ std::unordered_set<const ExecutableGraph*>& liveExecutables() {
 bool flatten(const Graph& graph, std::vector<ExecutableNode>* out, int depth = 0) {
   std::vector<const Node*> order;
   if (!graph.topologicalOrder(&order)) return false;
+  std::unordered_map<const Node*, std::uint32_t> position;
+  for (std::size_t i = 0; i < order.size(); ++i) position[order[i]] = static_cast<std::uint32_t>(i);
+  const auto positionsOf = [&position](const Node* node) {
+    std::vector<std::uint32_t> positions;
+    for (const Node* dependency : node->dependencies) positions.push_back(position.at(dependency));
+    std::sort(positions.begin(), positions.end());
+    return positions;
+  };
   for (const Node* node : order) {
     if (const auto* child = std::get_if<ChildWork>(&node->work)) {
       if (child->graph && !flatten(*child->graph, out, depth)) return false;
@@ -44,10 +54,12 @@ bool flatten(const Graph& graph, std::vector<ExecutableNode>* out, int depth = 0
       work.handle = conditional->handle;
       work.type = conditional->type;
       work.flattened = std::move(bodies);
-      out->push_back(ExecutableNode{node, nullptr, node->kind, std::move(work), node->enabled});
+      out->push_back(
+          ExecutableNode{node, nullptr, node->kind, std::move(work), node->enabled, positionsOf(node)});
       continue;
     }
-    out->push_back(ExecutableNode{node, nullptr, node->kind, copyWork(node->work), node->enabled});
+    out->push_back(
+        ExecutableNode{node, nullptr, node->kind, copyWork(node->work), node->enabled, positionsOf(node)});
   }
   return true;
 }
@@ -245,6 +257,20 @@ cudaError_t updateExecutable(ExecutableGraph& executable, std::vector<Executable
     }
     if (nodes[i].kind != executable.nodes[i].kind) {
       *result = cudaGraphExecUpdateErrorNodeTypeChanged;
+      *errorNode = nodes[i].origin;
+      return cudaErrorGraphExecUpdateFailure;
+    }
+  }
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    if (nodes[i].dependencyPositions != executable.nodes[i].dependencyPositions) {
+      *result = cudaGraphExecUpdateErrorTopologyChanged;
+      *errorNode = nodes[i].origin;
+      return cudaErrorGraphExecUpdateFailure;
+    }
+    const auto* copy = std::get_if<CopyWork>(&nodes[i].work);
+    const auto* before = std::get_if<CopyWork>(&executable.nodes[i].work);
+    if (copy != nullptr && before != nullptr && copy->kind != before->kind) {
+      *result = cudaGraphExecUpdateErrorParametersChanged;
       *errorNode = nodes[i].origin;
       return cudaErrorGraphExecUpdateFailure;
     }

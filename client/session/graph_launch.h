@@ -37,6 +37,10 @@ struct ExecutableNode {
   NodeKind kind = NodeKind::kEmpty;
   NodeWork work;
   bool enabled = true;
+  // The node's dependencies, as positions in its own graph's topological order (sorted): what
+  // cudaGraphExecUpdate compares to tell a changed topology (an edge added or removed). The edges
+  // of a child graph node itself are not kept (its nodes are inlined).
+  std::vector<std::uint32_t> dependencyPositions;
 };
 
 class ExecutableGraph {
@@ -83,8 +87,10 @@ void deleteExecutable(ExecutableGraph* executable);
 ExecutableNode* findExecutableNode(ExecutableGraph& executable, const Node* origin);
 
 // cudaGraphExecUpdate with the graph's flattened nodes: they must have the executable graph's
-// shape (as many nodes, in the same order, of the same kinds) and neither may have memory nodes
-// (their allocations are fixed: cudaGraphExecUpdateErrorNotSupported); then every node's work is
+// shape (as many nodes, in the same order, of the same kinds, with the same dependencies:
+// cudaGraphExecUpdateErrorTopologyChanged), copies must keep their direction
+// (cudaGraphExecUpdateErrorParametersChanged), and neither may have memory nodes (their
+// allocations are fixed: cudaGraphExecUpdateErrorNotSupported); then every node's work is
 // replaced.
 // Otherwise nothing changes and *result says why. Takes executable.mutex.
 cudaError_t updateExecutable(ExecutableGraph& executable, std::vector<ExecutableNode> nodes,

@@ -743,6 +743,74 @@ void checkGraphs(cudaStream_t stream) {
   checkError(cudaFree(b), cudaSuccess, "graphs: free b");
 }
 
+// cudaGraphExecUpdate tells what it cannot update as natively: a graph of the same nodes with one
+// more edge is a changed topology (the node that gained it named), a copy whose direction changed
+// is a changed parameter; a changed memset value updates.
+void checkGraphExecUpdateLimits(cudaStream_t stream) {
+  constexpr size_t kBytes = 256;
+  void* first = nullptr;
+  void* second = nullptr;
+  checkError(cudaMalloc(&first, kBytes), cudaSuccess, "exec update: cudaMalloc");
+  checkError(cudaMalloc(&second, kBytes), cudaSuccess, "exec update: cudaMalloc");
+  std::vector<unsigned char> host(kBytes, 0);
+  struct Built {
+    cudaGraph_t graph = nullptr;
+    cudaGraphNode_t copy = nullptr;
+  };
+  // memset first, memset second, then a copy of first after the first memset (and after the
+  // second too with `extraEdge`), to the host or (`deviceCopy`) to second.
+  const auto build = [&](unsigned char value, bool extraEdge, bool deviceCopy) {
+    Built built;
+    checkError(cudaGraphCreate(&built.graph, 0), cudaSuccess, "exec update: cudaGraphCreate");
+    cudaMemsetParams fill{};
+    fill.dst = first;
+    fill.value = value;
+    fill.elementSize = 1;
+    fill.width = kBytes;
+    fill.height = 1;
+    cudaGraphNode_t fillFirst = nullptr, fillSecond = nullptr;
+    checkError(cudaGraphAddMemsetNode(&fillFirst, built.graph, nullptr, 0, &fill), cudaSuccess,
+               "exec update: memset node");
+    fill.dst = second;
+    checkError(cudaGraphAddMemsetNode(&fillSecond, built.graph, nullptr, 0, &fill), cudaSuccess,
+               "exec update: second memset node");
+    const cudaGraphNode_t after[] = {fillFirst, fillSecond};
+    checkError(cudaGraphAddMemcpyNode1D(&built.copy, built.graph, after, extraEdge ? 2 : 1,
+                                        deviceCopy ? second : static_cast<void*>(host.data()), first, kBytes,
+                                        deviceCopy ? cudaMemcpyDeviceToDevice : cudaMemcpyDeviceToHost),
+               cudaSuccess, "exec update: copy node");
+    return built;
+  };
+  Built base = build(0x21, false, false);
+  cudaGraphExec_t exec = nullptr;
+  checkError(cudaGraphInstantiate(&exec, base.graph, 0), cudaSuccess, "exec update: instantiate");
+  cudaGraphExecUpdateResultInfo info{};
+  Built edged = build(0x21, true, false);
+  checkError(cudaGraphExecUpdate(exec, edged.graph, &info), cudaErrorGraphExecUpdateFailure,
+             "exec update: one more edge refused");
+  check(info.result == cudaGraphExecUpdateErrorTopologyChanged && info.errorNode == edged.copy,
+        "exec update: a changed topology, at the node that gained the edge");
+  (void)cudaGetLastError();
+  Built turned = build(0x21, false, true);
+  checkError(cudaGraphExecUpdate(exec, turned.graph, &info), cudaErrorGraphExecUpdateFailure,
+             "exec update: a copy's direction changed refused");
+  check(info.result == cudaGraphExecUpdateErrorParametersChanged && info.errorNode == turned.copy,
+        "exec update: a changed parameter, at the copy");
+  (void)cudaGetLastError();
+  Built refilled = build(0x43, false, false);
+  checkError(cudaGraphExecUpdate(exec, refilled.graph, &info), cudaSuccess,
+             "exec update: a new memset value");
+  checkError(cudaGraphLaunch(exec, stream), cudaSuccess, "exec update: launch");
+  checkError(cudaStreamSynchronize(stream), cudaSuccess, "exec update: synchronize");
+  check(host[0] == 0x43 && host[kBytes - 1] == 0x43, "exec update: the updated graph ran");
+  checkError(cudaGraphExecDestroy(exec), cudaSuccess, "exec update: exec destroyed");
+  for (const Built& built : {base, edged, turned, refilled}) {
+    checkError(cudaGraphDestroy(built.graph), cudaSuccess, "exec update: graph destroyed");
+  }
+  checkError(cudaFree(first), cudaSuccess, "exec update: cudaFree");
+  checkError(cudaFree(second), cudaSuccess, "exec update: cudaFree");
+}
+
 // The generic node-parameter form (cudaGraphAddNode, cudaGraphNodeSetParams,
 // cudaGraphExecNodeSetParams): a memset, a host function and a copy back, made, changed and run
 // through it, and what it refuses.
@@ -1312,6 +1380,7 @@ int main() {
   checkStreamQueries(stream);
   checkGraphs(stream);
   checkGenericGraphNodes(stream);
+  checkGraphExecUpdateLimits(stream);
   checkBatchCopies(stream);
   checkHostCallbacks(stream, b, pinned);
   check3D();
