@@ -93,15 +93,15 @@ cudaError_t updateExecutableGraph(cudaGraphExec_t exec, cudaGraph_t graph,
   return error;
 }
 
+// CUDA lets kernel, memcpy and memset nodes be enabled and disabled, and answers for those only.
+static bool mayBeDisabled(NodeKind kind) {
+  return kind == NodeKind::kKernel || kind == NodeKind::kMemcpy || kind == NodeKind::kMemset;
+}
+
 cudaError_t setNodeEnabled(cudaGraphExec_t exec, cudaGraphNode_t node, unsigned enabled) {
   return withExecutable(exec, [&](ExecutableGraph& executable) {
     ExecutableNode* target = findExecutableNode(executable, nodeOf(node));
-    if (target == nullptr) return cudaErrorInvalidValue;
-    // CUDA allows it for kernel, memcpy and memset nodes only.
-    if (target->kind != NodeKind::kKernel && target->kind != NodeKind::kMemcpy &&
-        target->kind != NodeKind::kMemset) {
-      return cudaErrorInvalidValue;
-    }
+    if (target == nullptr || !mayBeDisabled(target->kind)) return cudaErrorInvalidValue;
     target->enabled = enabled != 0;
     return cudaSuccess;
   });
@@ -111,7 +111,8 @@ cudaError_t nodeEnabled(cudaGraphExec_t exec, cudaGraphNode_t node, unsigned* en
   if (enabled == nullptr) return cudaErrorInvalidValue;
   return withExecutable(exec, [&](ExecutableGraph& executable) {
     ExecutableNode* target = findExecutableNode(executable, nodeOf(node));
-    if (target == nullptr) return cudaErrorInvalidValue;
+    // A host node's state is not asked natively either (cudaErrorInvalidValue, stop 39's probe).
+    if (target == nullptr || !mayBeDisabled(target->kind)) return cudaErrorInvalidValue;
     *enabled = target->enabled ? 1 : 0;
     return cudaSuccess;
   });

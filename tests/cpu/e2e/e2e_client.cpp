@@ -866,6 +866,12 @@ void checkGenericGraphNodes(cudaStream_t stream) {
   checkError(cudaGraphExecNodeSetParams(exec, fillNode, &fill), cudaSuccess, "cudaGraphExecNodeSetParams");
   checkError(cudaGraphLaunch(exec, stream), cudaSuccess, "generic nodes: launch after the exec update");
   checkError(cudaStreamSynchronize(stream), cudaSuccess, "generic nodes: synchronize again");
+  unsigned enabled = 0;
+  checkError(cudaGraphNodeGetEnabled(exec, fillNode, &enabled), cudaSuccess,
+             "cudaGraphNodeGetEnabled (memset)");
+  check(enabled == 1, "a memset node is enabled");
+  checkError(cudaGraphNodeGetEnabled(exec, hostNode, &enabled), cudaErrorInvalidValue,
+             "cudaGraphNodeGetEnabled of a host node refused, as natively");
   check(host[0] == 0x7C && calls == 2, "the executable graph ran with its new fill");
 
   // Refusals, each changing nothing.
