@@ -32,13 +32,13 @@ namespace {
 constexpr int kTile = 32;  // a box of 32 x 32 floats
 constexpr float kData = 1.0f, kCanary = 7.0f, kStored = 5.0f;
 
-#define REQUIRE(call)                                                                   \
-  do {                                                                                  \
-    const cudaError_t require_status_ = (call);                                         \
-    if (require_status_ != cudaSuccess) {                                               \
+#define REQUIRE(call)                                                                          \
+  do {                                                                                         \
+    const cudaError_t require_status_ = (call);                                                \
+    if (require_status_ != cudaSuccess) {                                                      \
       std::printf("MEASUREMENT FAILED: %s -> %s\n", #call, cudaGetErrorName(require_status_)); \
-      return 1;                                                                         \
-    }                                                                                   \
+      return 1;                                                                                \
+    }                                                                                          \
   } while (0)
 
 __device__ void loadTile(const CUtensorMap* map, float (*tile)[kTile], std::uint64_t* mbar, int x, int y) {
@@ -64,8 +64,9 @@ __device__ void loadTile(const CUtensorMap* map, float (*tile)[kTile], std::uint
 
 // seen[0]: the generic address of `map`; seen[1]: its first 8 bytes read back through that address
 // after the store; seen[2]: the forged map's first 8 bytes.
-__global__ void storeThenLoad(const __grid_constant__ CUtensorMap map, const __grid_constant__ CUtensorMap forged,
-                              float* out, unsigned long long* seen, int fenced) {
+__global__ void storeThenLoad(const __grid_constant__ CUtensorMap map,
+                              const __grid_constant__ CUtensorMap forged, float* out,
+                              unsigned long long* seen, int fenced) {
   __shared__ alignas(128) float tile[kTile][kTile];
   __shared__ alignas(8) std::uint64_t mbar;
   if (threadIdx.x == 0) {
@@ -115,8 +116,8 @@ PFN_cuTensorMapEncodeTiled_v12000 encodeTiled = nullptr;
 bool loadEncoder() {
   cudaDriverEntryPointQueryResult found{};
   void* function = nullptr;
-  if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &function, 12000, cudaEnableDefault, &found) !=
-          cudaSuccess ||
+  if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &function, 12000, cudaEnableDefault,
+                                       &found) != cudaSuccess ||
       found != cudaDriverEntryPointSuccess || function == nullptr) {
     return false;
   }
@@ -130,9 +131,10 @@ bool tiledMap(float* base, int width, int height, int pitchFloats, CUtensorMap* 
   const cuuint64_t strides[1] = {static_cast<cuuint64_t>(pitchFloats) * sizeof(float)};
   const cuuint32_t box[2] = {kTile, kTile};
   const cuuint32_t elementStrides[2] = {1, 1};
-  const CUresult result = encodeTiled(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, base, dims, strides, box,
-                                      elementStrides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
-                                      CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  const CUresult result =
+      encodeTiled(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, base, dims, strides, box, elementStrides,
+                  CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+                  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (result != CUDA_SUCCESS) std::printf("MEASUREMENT FAILED: cuTensorMapEncodeTiled -> %d\n", int(result));
   return result == CUDA_SUCCESS;
 }
@@ -163,8 +165,8 @@ int measureStore(const char* name, bool fenced) {
   const cudaError_t launched = cudaGetLastError();
   const cudaError_t finished = cudaDeviceSynchronize();
   if (launched != cudaSuccess || finished != cudaSuccess) {
-    std::printf("PREMISE %s HOLDS: the kernel that stores to its map parameter fails (launch %s, run %s)\n", name,
-                cudaGetErrorName(launched), cudaGetErrorName(finished));
+    std::printf("PREMISE %s HOLDS: the kernel that stores to its map parameter fails (launch %s, run %s)\n",
+                name, cudaGetErrorName(launched), cudaGetErrorName(finished));
     return 0;
   }
   std::vector<float> got(kTile * kTile);
@@ -206,13 +208,16 @@ int measureBounds() {
     for (int j = 0; j < kTile; ++j) {
       const bool in = 16 + i < kTile && 16 + j < kTile;
       const float v = tile[i * kTile + j];
-      if (in) inside += v == kData;
-      else zeros += v == 0.0f;
+      if (in)
+        inside += v == kData;
+      else
+        zeros += v == 0.0f;
       canaries += v == kCanary;
     }
-  std::printf("PREMISE bounds_load %s: of a box half past the map, %d of 256 inside elements read the data, "
-              "%d of 768 outside elements read zero, %d read a canary\n",
-              inside == 256 && zeros == 768 && canaries == 0 ? "HOLDS" : "FAILS", inside, zeros, canaries);
+  std::printf(
+      "PREMISE bounds_load %s: of a box half past the map, %d of 256 inside elements read the data, "
+      "%d of 768 outside elements read zero, %d read a canary\n",
+      inside == 256 && zeros == 768 && canaries == 0 ? "HOLDS" : "FAILS", inside, zeros, canaries);
 
   storeAt<<<1, 128>>>(map, 16, 16);
   REQUIRE(cudaGetLastError());
@@ -230,9 +235,10 @@ int measureBounds() {
         canariesKept += v == kCanary;
       }
     }
-  std::printf("PREMISE bounds_store %s: a box stored half past the map wrote %d of 256 inside elements and "
-              "left %d of %d canaries outside the map unchanged\n",
-              stored == 256 && canariesKept == canaryCount ? "HOLDS" : "FAILS", stored, canariesKept, canaryCount);
+  std::printf(
+      "PREMISE bounds_store %s: a box stored half past the map wrote %d of 256 inside elements and "
+      "left %d of %d canaries outside the map unchanged\n",
+      stored == 256 && canariesKept == canaryCount ? "HOLDS" : "FAILS", stored, canariesKept, canaryCount);
   return 0;
 }
 
