@@ -49,8 +49,9 @@
 #              tenant_progress, tenant_fault, tenant_residue) for tests/gpu/tenants/two_tenant_matrix.sh
 #   module-programs/  the protected-module test programs (tests/gpu/modules/), run by
 #              tests/gpu/modules/run_module_suite.sh (their output differs from a native run)
-# ELF files are stripped. Fails if the bundle exceeds 48 MiB (the working tree that
-# travels is limited to 64 MiB in all).
+# ELF files are stripped. Fails if the bundle exceeds 52 MiB: the working tree that travels
+# is limited to 64 MiB in all, and the tracked files take about 6 MiB (stop 39: 48 MiB, the
+# earlier limit, was within 0.4 MiB of the bundle).
 #
 # Beside it, .bundle-samples/ (gitignored; carried with .bundle/bin, .bundle/shim and .bundle/deps,
 # not with the rest of .bundle, to a call of its own: the two together exceed what one call carries):
@@ -65,7 +66,7 @@
 # Fails if .bundle/bin, shim, deps and .bundle-samples together exceed 56 MiB.
 set -euo pipefail
 
-readonly MAX_BUNDLE_BYTES=$((48 * 1024 * 1024))
+readonly MAX_BUNDLE_BYTES=$((52 * 1024 * 1024))
 readonly MAX_SAMPLES_CALL_BYTES=$((56 * 1024 * 1024))
 # Libraries the target system provides itself; a copy from this machine could clash with them.
 readonly SYSTEM_LIBRARY_PATTERN='^(ld-linux[^/]*|linux-vdso|linux-gate|lib(c|m|mvec|pthread|dl|rt|resolv|util|anl|nsl|BrokenLocale|thread_db|nss_[a-z]+|stdc\+\+|gcc_s))\.so'
@@ -261,7 +262,7 @@ main() {
   du -sh "$bundle"/* | sed 's/^/  /'
   echo "bundle: $bytes bytes ($((bytes / 1024 / 1024)) MiB) in $bundle;" \
     "$(find "$bundle/deps" -type f | wc -l) libraries, $(find "$bundle/programs" -type f | wc -l) programs"
-  ((bytes <= MAX_BUNDLE_BYTES)) || die "the bundle is larger than 48 MiB"
+  ((bytes <= MAX_BUNDLE_BYTES)) || die "the bundle is larger than 52 MiB"
   if ((samples)); then bundle_samples "$root" "$bundle"; fi
 }
 

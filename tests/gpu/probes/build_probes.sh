@@ -2,7 +2,7 @@
 # build_probes.sh: builds the probes (tests/gpu/probes/README.md) into .bundle/programs, where
 # tests/gpu/run_suite.sh finds them; run from the repository root after tests/gpu/bundle.sh.
 # Not part of the bundle by default: they are exploratory, and each is about 100 KiB of the
-# bundle's 48 MiB.
+# bundle's 52 MiB.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../../.." && pwd)"
