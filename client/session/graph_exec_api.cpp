@@ -12,6 +12,19 @@ namespace {
 constexpr unsigned long long kKnownInstantiateFlags =
     cudaGraphInstantiateFlagAutoFreeOnLaunch | cudaGraphInstantiateFlagUseNodePriority;
 
+// What an executable node's new work may not change, as natively (stop 39's probe_graph_update):
+// a copy's direction (graph_launch.h), and a memset's dimensions (1D stays 1D, 2D stays 2D).
+bool changesShape(const NodeWork& before, const NodeWork& after) {
+  const auto* copyBefore = std::get_if<CopyWork>(&before);
+  const auto* copyAfter = std::get_if<CopyWork>(&after);
+  if (copyBefore != nullptr && copyAfter != nullptr) return copyDirectionChanged(*copyBefore, *copyAfter);
+  const auto* fillBefore = std::get_if<FillWork>(&before);
+  const auto* fillAfter = std::get_if<FillWork>(&after);
+  if (fillBefore != nullptr && fillAfter != nullptr)
+    return (fillBefore->height > 1) != (fillAfter->height > 1);
+  return false;
+}
+
 }  // namespace
 
 cudaError_t instantiate(cudaGraphExec_t* exec, cudaGraph_t graph, unsigned long long flags) {
@@ -43,7 +56,8 @@ cudaError_t setExecutableNodeWork(cudaGraphExec_t exec, cudaGraphNode_t node, No
   if (built != cudaSuccess) return built;
   return withExecutable(exec, [&](ExecutableGraph& executable) {
     ExecutableNode* target = findExecutableNode(executable, nodeOf(node));
-    if (target == nullptr || target->kind != kind) return cudaErrorInvalidValue;
+    if (target == nullptr || target->kind != kind || changesShape(target->work, work))
+      return cudaErrorInvalidValue;
     target->work = std::move(work);
     return cudaSuccess;
   });

@@ -240,6 +240,10 @@ ExecutableNode* findExecutableNode(ExecutableGraph& executable, const Node* orig
   return nullptr;
 }
 
+bool copyDirectionChanged(const CopyWork& before, const CopyWork& after) {
+  return before.kind != cudaMemcpyDefault && after.kind != cudaMemcpyDefault && before.kind != after.kind;
+}
+
 cudaError_t updateExecutable(ExecutableGraph& executable, std::vector<ExecutableNode> nodes,
                              cudaGraphExecUpdateResult* result, const Node** errorNode) {
   *errorNode = nullptr;
@@ -269,7 +273,7 @@ cudaError_t updateExecutable(ExecutableGraph& executable, std::vector<Executable
     }
     const auto* copy = std::get_if<CopyWork>(&nodes[i].work);
     const auto* before = std::get_if<CopyWork>(&executable.nodes[i].work);
-    if (copy != nullptr && before != nullptr && copy->kind != before->kind) {
+    if (copy != nullptr && before != nullptr && copyDirectionChanged(*before, *copy)) {
       *result = cudaGraphExecUpdateErrorParametersChanged;
       *errorNode = nodes[i].origin;
       return cudaErrorGraphExecUpdateFailure;

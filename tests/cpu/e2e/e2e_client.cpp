@@ -755,6 +755,7 @@ void checkGraphExecUpdateLimits(cudaStream_t stream) {
   std::vector<unsigned char> host(kBytes, 0);
   struct Built {
     cudaGraph_t graph = nullptr;
+    cudaGraphNode_t fill = nullptr;
     cudaGraphNode_t copy = nullptr;
   };
   // memset first, memset second, then a copy of first after the first memset (and after the
@@ -771,6 +772,7 @@ void checkGraphExecUpdateLimits(cudaStream_t stream) {
     cudaGraphNode_t fillFirst = nullptr, fillSecond = nullptr;
     checkError(cudaGraphAddMemsetNode(&fillFirst, built.graph, nullptr, 0, &fill), cudaSuccess,
                "exec update: memset node");
+    built.fill = fillFirst;
     fill.dst = second;
     checkError(cudaGraphAddMemsetNode(&fillSecond, built.graph, nullptr, 0, &fill), cudaSuccess,
                "exec update: second memset node");
@@ -784,6 +786,20 @@ void checkGraphExecUpdateLimits(cudaStream_t stream) {
   Built base = build(0x21, false, false);
   cudaGraphExec_t exec = nullptr;
   checkError(cudaGraphInstantiate(&exec, base.graph, 0), cudaSuccess, "exec update: instantiate");
+  // The per-node setters keep a copy's direction and a memset's dimensions, as natively.
+  checkError(
+      cudaGraphExecMemcpyNodeSetParams1D(exec, base.copy, second, first, kBytes, cudaMemcpyDeviceToDevice),
+      cudaErrorInvalidValue, "exec setter: a copy turned device-to-device refused");
+  cudaMemsetParams square{};
+  square.dst = first;
+  square.value = 1;
+  square.elementSize = 1;
+  square.width = 16;
+  square.height = 2;
+  square.pitch = 64;
+  checkError(cudaGraphExecMemsetNodeSetParams(exec, base.fill, &square), cudaErrorInvalidValue,
+             "exec setter: a 1D memset turned 2D refused");
+  (void)cudaGetLastError();
   cudaGraphExecUpdateResultInfo info{};
   Built edged = build(0x21, true, false);
   checkError(cudaGraphExecUpdate(exec, edged.graph, &info), cudaErrorGraphExecUpdateFailure,
