@@ -131,10 +131,9 @@ std::optional<cudaError_t> capturedFree(std::uint64_t stream, std::uint64_t addr
   if (capture == nullptr) return std::nullopt;
   if (capture->invalidated) return cudaErrorStreamCaptureInvalidated;
   if (address == 0) return cudaSuccess;  // cudaFreeAsync(nullptr) frees nothing
-  if (cudaError_t error = checkGraphFree(*capture->graph, address); error != cudaSuccess) {
-    capture->invalidated = true;
-    return error;
-  }
+  // Memory no allocation node of the capture made: the call fails and the capture goes on, as
+  // natively (stop 39's probe_graph_alloc_capture).
+  if (cudaError_t error = checkGraphFree(*capture->graph, address); error != cudaSuccess) return error;
   return addToCapture(*capture, stream, NodeKind::kMemFree, FreeWork{address});
 }
 
