@@ -322,9 +322,15 @@ cudaError_t runNodeWork(NodeKind kind, const NodeWork& work, std::uint64_t strea
     case NodeKind::kEventRecord:
       return recordEvent(reinterpret_cast<cudaEvent_t>(std::get<EventWork>(work).event), streamHandle, 0,
                          DefaultStream::kLegacy);
-    case NodeKind::kEventWait:
+    case NodeKind::kEventWait: {
+      // A wait node replayed into a capture stays a wait node: an external wait there (a plain
+      // wait on an event recorded outside the capture is refused, stream_capture.h); outside a
+      // capture, a plain wait (the driver refuses the external flag there).
+      const unsigned flags =
+          captureInfo(stream).status != cudaStreamCaptureStatusNone ? unsigned{cudaEventWaitExternal} : 0u;
       return waitEventOnStream(streamHandle, reinterpret_cast<cudaEvent_t>(std::get<EventWork>(work).event),
-                               0, DefaultStream::kLegacy);
+                               flags, DefaultStream::kLegacy);
+    }
     case NodeKind::kMemAlloc:
       return activateGraphAllocation(std::get<AllocWork>(work).allocation->base(), stream);
     case NodeKind::kMemFree:

@@ -189,7 +189,7 @@ std::optional<cudaError_t> capturedEventWait(std::uint64_t stream, std::uint64_t
       // Two captures may not be merged.
       waiter->invalidated = true;
       recorder->invalidated = true;
-      return cudaErrorStreamCaptureIsolation;
+      return cudaErrorStreamCaptureMerge;
     }
     if (waiter->invalidated) return cudaErrorStreamCaptureInvalidated;
     std::vector<Node*>& frontier = waiter->frontier[stream];
@@ -197,7 +197,13 @@ std::optional<cudaError_t> capturedEventWait(std::uint64_t stream, std::uint64_t
     return cudaSuccess;
   }
   if (waiter == nullptr) return std::nullopt;
-  // An event recorded outside the capture: a wait node, which waits for it when the graph runs.
+  // An event recorded outside the capture: only an external wait (cudaEventWaitExternal) makes a
+  // wait node, which waits for it when the graph runs; a plain wait would tie the capture to work
+  // outside it, which CUDA refuses and invalidates the capture for (stop 39's probe_capture_rules).
+  if ((flags & cudaEventWaitExternal) == 0) {
+    waiter->invalidated = true;
+    return cudaErrorStreamCaptureIsolation;
+  }
   return addToCapture(*waiter, stream, NodeKind::kEventWait, EventWork{event});
 }
 

@@ -731,6 +731,47 @@ void checkGraphs(cudaStream_t stream) {
   checkError(cudaStreamEndCapture(stream, &invalidated), cudaErrorIllegalState, "end without a capture");
   checkError(cudaStreamBeginCapture(nullptr, cudaStreamCaptureModeGlobal), cudaErrorStreamCaptureUnsupported,
              "the legacy stream cannot capture");
+
+  // Events from outside a capture, as natively: a plain wait is refused and invalidates the
+  // capture, an external wait is a wait node; an event of one capture waited for in another
+  // would merge them.
+  checkError(cudaEventRecord(fork, side), cudaSuccess, "an event recorded outside any capture");
+  checkError(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed), cudaSuccess,
+             "capture (isolation)");
+  checkError(cudaStreamWaitEvent(stream, fork, 0), cudaErrorStreamCaptureIsolation,
+             "a plain wait on an outside event refused");
+  checkError(cudaStreamEndCapture(stream, &invalidated), cudaErrorStreamCaptureInvalidated,
+             "and the capture was invalidated");
+  checkError(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed), cudaSuccess, "capture (external)");
+  checkError(cudaStreamWaitEvent(stream, fork, cudaEventWaitExternal), cudaSuccess,
+             "an external wait on an outside event");
+  cudaGraph_t waits = nullptr;
+  checkError(cudaStreamEndCapture(stream, &waits), cudaSuccess, "the external wait's capture ends");
+  size_t waitNodes = 0;
+  checkError(cudaGraphGetNodes(waits, nullptr, &waitNodes), cudaSuccess, "its nodes");
+  cudaGraphNode_t waitNode = nullptr;
+  cudaGraphNodeType waitType = cudaGraphNodeTypeEmpty;
+  if (waitNodes == 1) {
+    checkError(cudaGraphGetNodes(waits, &waitNode, &waitNodes), cudaSuccess, "its node");
+    checkError(cudaGraphNodeGetType(waitNode, &waitType), cudaSuccess, "its node's type");
+  }
+  check(waitNodes == 1 && waitType == cudaGraphNodeTypeWaitEvent, "one wait node");
+  checkError(cudaGraphDestroy(waits), cudaSuccess, "cudaGraphDestroy (waits)");
+  cudaEvent_t other = nullptr;
+  checkError(cudaEventCreate(&other), cudaSuccess, "graphs: a second event");
+  checkError(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed), cudaSuccess,
+             "first capture (merge)");
+  checkError(cudaStreamBeginCapture(side, cudaStreamCaptureModeRelaxed), cudaSuccess,
+             "second capture (merge)");
+  checkError(cudaEventRecord(other, stream), cudaSuccess, "an event recorded in the first capture");
+  checkError(cudaStreamWaitEvent(side, other, 0), cudaErrorStreamCaptureMerge,
+             "waiting for it in the second capture refused");
+  checkError(cudaStreamEndCapture(side, &invalidated), cudaErrorStreamCaptureInvalidated,
+             "second ends invalidated");
+  checkError(cudaStreamEndCapture(stream, &invalidated), cudaErrorStreamCaptureInvalidated,
+             "first ends invalidated");
+  checkError(cudaEventDestroy(other), cudaSuccess, "graphs: destroy the second event");
+  (void)cudaGetLastError();
   std::vector<unsigned char> after(64, 0);
   checkError(cudaMemcpy(after.data(), b, 64, cudaMemcpyDeviceToHost), cudaSuccess, "graphs: read b again");
   check(after[0] == 0x11, "nothing of the failed captures ran");
