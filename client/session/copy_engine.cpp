@@ -232,7 +232,10 @@ static cudaError_t fillDeviceNow(std::uint64_t dst, int value, std::uint64_t byt
   // A fill of managed memory, or of page-locked or registered memory named by its device address
   // (which under unified addressing CUDA allows), is one of host memory shared with the worker
   // (see copyByKindNow): done here, in order, at the program's address of those bytes.
-  if (std::optional<void*> host = HostAllocations::instance().hostAddressOfDeviceRange(dst, bytes)) {
+  // (Device memory the client knows is not looked up there: a memset of it is the common case.)
+  const bool surelyDevice = surelyDeviceRange(dst, bytes);
+  if (std::optional<void*> host =
+          surelyDevice ? std::nullopt : HostAllocations::instance().hostAddressOfDeviceRange(dst, bytes)) {
     if (cudaError_t sticky = stickyError(); sticky != cudaSuccess) return sticky;
     if (cudaError_t error = waitBeforeHostAccess(target); error != cudaSuccess) return error;
     std::memset(*host, value, bytes);
@@ -248,7 +251,7 @@ static cudaError_t fillDeviceNow(std::uint64_t dst, int value, std::uint64_t byt
   memset->set_size(bytes);
   memset->set_stream(target.stream);
   memset->set_async(target.async);
-  if (surelyDeviceRange(dst, bytes)) return invokeAsync(request);
+  if (surelyDevice) return invokeAsync(request);
   v1::CallReply reply;
   return invoke(request, &reply);
 }
