@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "tests/gpu/programs/check.cuh"
+#include "tests/gpu/programs/graph_names.cuh"
 
 namespace {
 
@@ -73,35 +74,6 @@ void cpuMix(const std::vector<std::uint32_t>& a, const std::vector<std::uint32_t
 
 const char* yesNo(bool v) { return v ? "yes" : "no"; }
 
-const char* typeName(cudaGraphNodeType type) {
-  switch (type) {
-    case cudaGraphNodeTypeKernel:
-      return "kernel";
-    case cudaGraphNodeTypeMemcpy:
-      return "memcpy";
-    case cudaGraphNodeTypeMemset:
-      return "memset";
-    case cudaGraphNodeTypeHost:
-      return "host";
-    case cudaGraphNodeTypeGraph:
-      return "graph";
-    case cudaGraphNodeTypeEmpty:
-      return "empty";
-    case cudaGraphNodeTypeWaitEvent:
-      return "wait_event";
-    case cudaGraphNodeTypeEventRecord:
-      return "event_record";
-    case cudaGraphNodeTypeMemAlloc:
-      return "mem_alloc";
-    case cudaGraphNodeTypeMemFree:
-      return "mem_free";
-    case cudaGraphNodeTypeConditional:
-      return "conditional";
-    default:
-      return "other";
-  }
-}
-
 const char* statusName(cudaStreamCaptureStatus s) {
   switch (s) {
     case cudaStreamCaptureStatusNone:
@@ -129,7 +101,7 @@ const char* modeName(cudaStreamCaptureMode m) {
 std::string nodeTypeOf(cudaGraphNode_t node) {
   cudaGraphNodeType type;
   CHECK_CUDA(cudaGraphNodeGetType(node, &type));
-  return typeName(type);
+  return graphNodeTypeName(type);
 }
 
 // Sorted type names of a list of nodes, e.g. "kernel,memset".

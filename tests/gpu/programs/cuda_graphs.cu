@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "check.cuh"
+#include "graph_names.cuh"
 
 constexpr int kN = 1 << 16;
 
@@ -82,29 +83,6 @@ static cudaKernelNodeParams scaleAddParams(void** args) {
   return params;
 }
 
-static const char* typeName(cudaGraphNodeType type) {
-  switch (type) {
-    case cudaGraphNodeTypeKernel:
-      return "kernel";
-    case cudaGraphNodeTypeMemcpy:
-      return "memcpy";
-    case cudaGraphNodeTypeMemset:
-      return "memset";
-    case cudaGraphNodeTypeHost:
-      return "host";
-    case cudaGraphNodeTypeGraph:
-      return "graph";
-    case cudaGraphNodeTypeEmpty:
-      return "empty";
-    case cudaGraphNodeTypeWaitEvent:
-      return "wait_event";
-    case cudaGraphNodeTypeEventRecord:
-      return "event_record";
-    default:
-      return "other";
-  }
-}
-
 // Node types of a graph, counted, in a fixed order.
 static void printTypes(const char* label, cudaGraph_t graph) {
   size_t count = 0;
@@ -123,7 +101,7 @@ static void printTypes(const char* label, cudaGraph_t graph) {
   CHECK_CUDA(cudaGraphGetRootNodes(graph, nullptr, &roots));
   std::printf("%s: %zu nodes, %zu edges, %zu roots:", label, count, edges, roots);
   for (int t = 0; t < 8; ++t) {
-    if (counts[t] > 0) std::printf(" %s=%d", typeName(static_cast<cudaGraphNodeType>(t)), counts[t]);
+    if (counts[t] > 0) std::printf(" %s=%d", graphNodeTypeName(static_cast<cudaGraphNodeType>(t)), counts[t]);
   }
   std::printf("\n");
 }
@@ -246,7 +224,8 @@ int main() {
     CHECK_CUDA(cudaGraphNodeFindInClone(&clonedA, kernelA, clone));
     cudaGraphNodeType clonedType;
     CHECK_CUDA(cudaGraphNodeGetType(clonedA, &clonedType));
-    std::printf("clone: node A found, type %s, same handle %d\n", typeName(clonedType), clonedA == kernelA);
+    std::printf("clone: node A found, type %s, same handle %d\n", graphNodeTypeName(clonedType),
+                clonedA == kernelA);
     printTypes("clone", clone);
     CHECK_CUDA(cudaGraphDestroy(clone));
 
