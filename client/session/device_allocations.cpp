@@ -34,10 +34,10 @@ void forgetDeviceAllocation(std::uint64_t base) {
 bool forgetFreeableDeviceAllocation(std::uint64_t base) {
   std::lock_guard lock(gMutex);
   auto it = allocations().find(base);
-  if (it == allocations().end()) return false;
-  const bool freeable = it->second.freeable;
+  // A range the program mapped itself stays recorded: a free of it is refused (and waited for).
+  if (it == allocations().end() || !it->second.freeable) return false;
   allocations().erase(it);
-  return freeable;
+  return true;
 }
 
 void forgetAllDeviceAllocations() {

@@ -18,9 +18,10 @@ namespace agileos::client {
 // a range the program mapped itself (cuMemMap), which only an unmap ends.
 void rememberDeviceAllocation(std::uint64_t base, std::uint64_t size, bool freeable = true);
 void forgetDeviceAllocation(std::uint64_t base);
-// forgetDeviceAllocation(base), and whether `base` was the base of a live freeable allocation:
-// a free of it the worker will surely accept (unless another thread frees it at the same time,
-// which is the program's race), so it may be sent without waiting for the reply.
+// Where `base` is the base of a live freeable allocation, forgets it and returns true: a free of
+// it the worker will surely accept (unless another thread frees it at the same time, which is the
+// program's race), so it may be sent without waiting for the reply. Anything else (nothing there,
+// or a range the program mapped itself, which stays recorded) returns false.
 bool forgetFreeableDeviceAllocation(std::uint64_t base);
 void forgetAllDeviceAllocations();  // cudaDeviceReset
 

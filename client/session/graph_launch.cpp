@@ -13,6 +13,7 @@
 #include "client/session/graph_memory.h"
 #include "client/session/stream_capture.h"
 #include "client/session/stream_event_calls.h"
+#include "client/session/streams.h"
 
 namespace agileos::client {
 namespace {
@@ -419,29 +420,28 @@ namespace {
 // Orders this launch of `executable` on `stream` after its previous launch (the caller holds
 // executable.mutex). On the same stream, stream order does it. On another, an event recorded now
 // on the previous launch's stream, waited for on this one: it also waits for work queued there
-// after that launch, more than CUDA asks, never less. Only outside a capture: a launch into a
-// capture becomes nodes of the capture, ordered by its dependencies.
+// after that launch, more than CUDA asks, never less. Both go to the worker past stream capture
+// (recordEventOnWorker): a capture another thread begins meanwhile on either stream must not
+// take them, and while the previous stream captures, a record on the worker's stream still marks
+// the previous launch. Not done for a launch into a capture: that becomes nodes of the capture,
+// ordered by its dependencies.
 cudaError_t orderAfterPreviousLaunch(ExecutableGraph& executable, std::uint64_t stream) {
   if (captureInfo(stream).status != cudaStreamCaptureStatusNone) return cudaSuccess;
   const std::optional<std::uint64_t> previous = executable.lastLaunchStream;
   executable.lastLaunchStream = stream;
   if (!previous || *previous == stream) return cudaSuccess;
-  // A capture began on the previous stream since: a record there would be a node of that capture.
-  // This launch is then left unordered after the previous one: a known gap (docs/architecture.md).
-  if (captureInfo(*previous).status != cudaStreamCaptureStatusNone) return cudaSuccess;
+  // The previous stream was destroyed since: its work may still run, and only the device's whole
+  // queue is known to hold it.
+  if (!isKnownStream(*previous)) return synchronizeDevice();
   if (executable.previousLaunchDone == nullptr) {
     if (cudaError_t error = createEvent(cudaEventDisableTiming, &executable.previousLaunchDone);
         error != cudaSuccess) {
       return error;
     }
   }
-  const cudaError_t recorded = recordEvent(
-      executable.previousLaunchDone, reinterpret_cast<cudaStream_t>(*previous), 0, DefaultStream::kLegacy);
-  // The previous stream was destroyed since: its work may still run, and only the device's whole
-  // queue is known to hold it.
-  if (recorded != cudaSuccess) return synchronizeDevice();
-  return waitEventOnStream(reinterpret_cast<cudaStream_t>(stream), executable.previousLaunchDone, 0,
-                           DefaultStream::kLegacy);
+  const auto event = reinterpret_cast<std::uint64_t>(executable.previousLaunchDone);
+  if (cudaError_t error = recordEventOnWorker(event, *previous, 0); error != cudaSuccess) return error;
+  return waitEventOnWorker(stream, event, 0);
 }
 
 }  // namespace

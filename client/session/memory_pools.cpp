@@ -9,6 +9,7 @@
 #include "client/session/graph_memory.h"
 #include "client/session/resource_epoch.h"
 #include "client/session/stream_capture.h"
+#include "client/session/streams.h"
 #include "client/session/worker_calls.h"
 
 namespace agileos::client {
@@ -335,7 +336,8 @@ cudaError_t freeAsync(void* ptr, cudaStream_t stream, DefaultStream spelling) {
   // every free either way.
   bool surelyAccepted = false;
   if (address != 0) {
-    surelyAccepted = forgetFreeableDeviceAllocation(address);
+    // (A stream the client does not know waits too: the worker's refusal must come from this call.)
+    surelyAccepted = isKnownStream(token) && forgetFreeableDeviceAllocation(address);
     noteResourcesReleased();
   }
   v1::CallReply reply;

@@ -79,15 +79,19 @@ cudaError_t waitEventOnStream(cudaStream_t stream, cudaEvent_t event, unsigned f
   std::uint64_t token = 0;
   if (cudaError_t error = resolveStream(stream, spelling, &token); error != cudaSuccess) return error;
   if (auto captured = capturedEventWait(token, tokenOf(event), flags)) return *captured;
+  return waitEventOnWorker(token, tokenOf(event), flags);
+}
+
+cudaError_t waitEventOnWorker(std::uint64_t stream, std::uint64_t event, unsigned flags) {
   v1::CallRequest request;
   auto* wait = request.mutable_stream_wait_event();
-  wait->set_stream(token);
-  wait->set_event(tokenOf(event));
+  wait->set_stream(stream);
+  wait->set_event(event);
   wait->set_flags(flags);
-  noteWorkPosted(token);
+  noteWorkPosted(stream);
   // On a live event and a known stream, the wait goes out without waiting; anything else
   // is asked synchronously, so a bad handle gets the worker's answer at once.
-  if (isLiveEvent(tokenOf(event)) && isKnownStream(token)) return invokeAsync(request);
+  if (isLiveEvent(event) && isKnownStream(stream)) return invokeAsync(request);
   v1::CallReply reply;
   return invoke(request, &reply);
 }
@@ -143,13 +147,17 @@ cudaError_t recordEvent(cudaEvent_t event, cudaStream_t stream, unsigned flags, 
   std::uint64_t token = 0;
   if (cudaError_t error = resolveStream(stream, spelling, &token); error != cudaSuccess) return error;
   if (auto captured = capturedEventRecord(tokenOf(event), token, flags)) return *captured;
+  return recordEventOnWorker(tokenOf(event), token, flags);
+}
+
+cudaError_t recordEventOnWorker(std::uint64_t event, std::uint64_t stream, unsigned flags) {
   v1::CallRequest request;
   auto* record = request.mutable_event_record();
-  record->set_event(tokenOf(event));
-  record->set_stream(token);
+  record->set_event(event);
+  record->set_stream(stream);
   record->set_flags(flags);
-  noteWorkPosted(token);
-  if (isLiveEvent(tokenOf(event)) && isKnownStream(token)) return invokeAsync(request);
+  noteWorkPosted(stream);
+  if (isLiveEvent(event) && isKnownStream(stream)) return invokeAsync(request);
   v1::CallReply reply;
   return invoke(request, &reply);
 }
@@ -227,14 +235,9 @@ cudaError_t setStreamAttribute(cudaStream_t stream, int id, const void* value, D
     std::uint64_t token = 0;
     LaunchAttributeValue answer;
     answer.id = id;
-    unsigned flags = 0;
-    int priority = 0;
-    const void* context = nullptr;
     if (resolveStream(stream, spelling, &token) == cudaSuccess && token != 0 &&
-        streamProperties(token, &flags, &priority) &&
         streamAttribute(stream, spelling, false, &answer) == cudaSuccess) {
-      streamCreationContext(token, &context);
-      rememberStream(token, flags, static_cast<int>(answer.x), context);
+      setStreamPriority(token, static_cast<int>(answer.x));
     }
   }
   return cudaSuccess;

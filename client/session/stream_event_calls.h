@@ -68,6 +68,13 @@ cudaError_t exchangeCaptureMode(int* mode);
 cudaError_t createEvent(unsigned flags, cudaEvent_t* event);
 cudaError_t destroyEvent(cudaEvent_t event);
 cudaError_t recordEvent(cudaEvent_t event, cudaStream_t stream, unsigned flags, DefaultStream spelling);
+// A record or a wait sent to the worker as it is, past stream capture (tokens: a resolved stream and
+// an event): for ordering the session makes on its own (graph_launch.cpp), never for the program's
+// calls, which recordEvent and waitEventOnStream capture where a capture is under way. While a
+// stream captures, none of the capture's work reaches the worker's stream, so a record there marks
+// the work queued before the capture began.
+cudaError_t recordEventOnWorker(std::uint64_t event, std::uint64_t stream, unsigned flags);
+cudaError_t waitEventOnWorker(std::uint64_t stream, std::uint64_t event, unsigned flags);
 cudaError_t synchronizeEvent(cudaEvent_t event);
 cudaError_t queryEvent(cudaEvent_t event);  // cudaErrorNotReady while pending
 cudaError_t eventElapsedTime(cudaEvent_t start, cudaEvent_t end, float* milliseconds);

@@ -74,6 +74,11 @@ void rememberStream(std::uint64_t token, unsigned flags, int priority, const voi
   properties()[token] = {flags, priority, context};
 }
 
+void setStreamPriority(std::uint64_t token, int priority) {
+  std::lock_guard lock(gMutex);
+  if (auto it = properties().find(token); it != properties().end()) it->second.priority = priority;
+}
+
 bool streamCreationContext(std::uint64_t token, const void** context) {
   std::lock_guard lock(gMutex);
   auto it = properties().find(token);

@@ -26,6 +26,8 @@ cudaError_t resolveStream(cudaStream_t stream, DefaultStream spelling, std::uint
 void rememberStream(std::uint64_t token, unsigned flags, int priority, const void* context = nullptr);
 void forgetStream(std::uint64_t token);
 bool streamProperties(std::uint64_t token, unsigned* flags, int* priority);
+// The stream's priority changed (cudaStreamSetAttribute); nothing else of its record does.
+void setStreamPriority(std::uint64_t token, int priority);
 // The context a created stream was made in (cuStreamGetCtx); false for an unknown stream and for
 // the default streams (the legacy one, a thread's), whose context is the caller's current one.
 bool streamCreationContext(std::uint64_t token, const void** context);
