@@ -182,9 +182,18 @@ CUresult cuGraphInstantiateWithParams(CUgraphExec* phGraphExec, CUgraph hGraph,
                                       CUDA_GRAPH_INSTANTIATE_PARAMS* instantiateParams) {
   if (instantiateParams == nullptr) return CUDA_ERROR_INVALID_VALUE;
   instantiateParams->hErrNode_out = nullptr;
-  const CUresult result = instantiate(phGraphExec, hGraph, instantiateParams->flags);
-  instantiateParams->result_out =
-      result == CUDA_SUCCESS ? CUDA_GRAPH_INSTANTIATE_SUCCESS : CUDA_GRAPH_INSTANTIATE_ERROR;
+  instantiateParams->result_out = CUDA_GRAPH_INSTANTIATE_ERROR;
+  if (CUresult result = enterContext(); result != CUDA_SUCCESS) return result;
+  // The runtime's and the driver's results are the same numbers.
+  static_assert(
+      static_cast<int>(CUDA_GRAPH_INSTANTIATE_INVALID_STRUCTURE) ==
+          static_cast<int>(cudaGraphInstantiateInvalidStructure) &&
+      static_cast<int>(CUDA_GRAPH_INSTANTIATE_ERROR) == static_cast<int>(cudaGraphInstantiateError) &&
+      static_cast<int>(CUDA_GRAPH_INSTANTIATE_SUCCESS) == static_cast<int>(cudaGraphInstantiateSuccess));
+  cudaGraphInstantiateResult outcome = cudaGraphInstantiateError;
+  const CUresult result = toDriverResult(graph_api::instantiateWithResult(
+      phGraphExec, hGraph, instantiateParams->flags, &outcome, &instantiateParams->hErrNode_out));
+  instantiateParams->result_out = static_cast<CUgraphInstantiateResult>(outcome);
   return result;
 }
 CUresult cuGraphInstantiateWithParams_ptsz(CUgraphExec* phGraphExec, CUgraph hGraph,

@@ -44,11 +44,8 @@ cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t* pGraphExec, cudaGraph
 cudaError_t cudaGraphInstantiateWithParams(cudaGraphExec_t* pGraphExec, cudaGraph_t graph,
                                            cudaGraphInstantiateParams* instantiateParams) {
   if (instantiateParams == nullptr) return recordError(cudaErrorInvalidValue);
-  instantiateParams->errNode_out = nullptr;
-  const cudaError_t error = instantiate(pGraphExec, graph, instantiateParams->flags);
-  instantiateParams->result_out =
-      error == cudaSuccess ? cudaGraphInstantiateSuccess : cudaGraphInstantiateError;
-  return recordError(error);
+  return recordError(instantiateWithResult(pGraphExec, graph, instantiateParams->flags,
+                                           &instantiateParams->result_out, &instantiateParams->errNode_out));
 }
 
 cudaError_t cudaGraphInstantiateWithParams_ptsz(cudaGraphExec_t* pGraphExec, cudaGraph_t graph,

@@ -138,6 +138,11 @@ cudaError_t updateStreamCaptureDependencies(cudaStream_t stream, DefaultStream s
 // The flags CUDA defines for instantiation that mean something here (auto-free on launch; node
 // priority, the order being the stream's); upload and device launch are cudaErrorNotSupported.
 cudaError_t instantiate(cudaGraphExec_t* exec, cudaGraph_t graph, unsigned long long flags);
+// instantiate() with cudaGraphInstantiateWithParams' result: on a graph whose edges form a cycle,
+// cudaGraphInstantiateInvalidStructure and a node the cycle leaves unordered, as natively (stop
+// 39's probe_graph_build); any other failure cudaGraphInstantiateError and no node.
+cudaError_t instantiateWithResult(cudaGraphExec_t* exec, cudaGraph_t graph, unsigned long long flags,
+                                  cudaGraphInstantiateResult* result, cudaGraphNode_t* errorNode);
 cudaError_t executableFlags(cudaGraphExec_t exec, unsigned long long* flags);
 // cudaGraphUpload: nothing is uploaded ahead of a launch; the handles are checked.
 cudaError_t uploadExecutable(cudaGraphExec_t exec, std::uint64_t stream);

@@ -1,5 +1,6 @@
 // Executable graphs through graph_api.h: instantiation, flags, upload, per-node changes and update.
 #include <mutex>
+#include <unordered_set>
 #include <variant>
 #include <vector>
 
@@ -35,6 +36,27 @@ cudaError_t instantiate(cudaGraphExec_t* exec, cudaGraph_t graph, unsigned long 
     return error;
   *exec = handleOf(executable);
   return cudaSuccess;
+}
+
+cudaError_t instantiateWithResult(cudaGraphExec_t* exec, cudaGraph_t graph, unsigned long long flags,
+                                  cudaGraphInstantiateResult* result, cudaGraphNode_t* errorNode) {
+  *errorNode = nullptr;
+  const cudaError_t error = instantiate(exec, graph, flags);
+  *result = error == cudaSuccess ? cudaGraphInstantiateSuccess : cudaGraphInstantiateError;
+  if (error == cudaSuccess) return error;
+  std::lock_guard lock(graphMutex());
+  const Graph* source = graphOf(graph);
+  std::vector<const Node*> order;
+  if (isLiveGraph(source) && !source->topologicalOrder(&order)) {
+    const std::unordered_set<const Node*> ordered(order.begin(), order.end());
+    for (const auto& node : source->nodes()) {
+      if (ordered.contains(node.get())) continue;
+      *result = cudaGraphInstantiateInvalidStructure;
+      *errorNode = handleOf(node.get());
+      break;
+    }
+  }
+  return error;
 }
 
 cudaError_t executableFlags(cudaGraphExec_t exec, unsigned long long* flags) {

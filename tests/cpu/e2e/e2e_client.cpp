@@ -824,6 +824,18 @@ void checkGraphExecUpdateLimits(cudaStream_t stream) {
                cudaSuccess, "exec update: copy node");
     return built;
   };
+  // A cycle: cudaGraphInstantiateWithParams says the structure is invalid and names a node of it.
+  Built looped = build(0x21, false, false);
+  checkError(cudaGraphAddDependencies(looped.graph, &looped.copy, &looped.fill, nullptr, 1), cudaSuccess,
+             "a cycle: copy -> memset -> copy");
+  cudaGraphInstantiateParams params{};
+  cudaGraphExec_t refused = nullptr;
+  checkError(cudaGraphInstantiateWithParams(&refused, looped.graph, &params), cudaErrorInvalidValue,
+             "a graph with a cycle is not instantiated");
+  check(params.result_out == cudaGraphInstantiateInvalidStructure && params.errNode_out != nullptr,
+        "the result says the structure is invalid, at a node");
+  (void)cudaGetLastError();
+  checkError(cudaGraphDestroy(looped.graph), cudaSuccess, "exec update: graph with a cycle destroyed");
   Built base = build(0x21, false, false);
   cudaGraphExec_t exec = nullptr;
   checkError(cudaGraphInstantiate(&exec, base.graph, 0), cudaSuccess, "exec update: instantiate");
