@@ -16,9 +16,7 @@ constexpr unsigned long long kKnownInstantiateFlags =
 // What an executable node's new work may not change, as natively (stop 39's probe_graph_update):
 // a copy's direction (graph_launch.h), and a memset's dimensions (1D stays 1D, 2D stays 2D).
 bool changesShape(const NodeWork& before, const NodeWork& after) {
-  const auto* copyBefore = std::get_if<CopyWork>(&before);
-  const auto* copyAfter = std::get_if<CopyWork>(&after);
-  if (copyBefore != nullptr && copyAfter != nullptr) return copyDirectionChanged(*copyBefore, *copyAfter);
+  if (copyDirectionChanged(before, after)) return true;
   const auto* fillBefore = std::get_if<FillWork>(&before);
   const auto* fillAfter = std::get_if<FillWork>(&after);
   if (fillBefore != nullptr && fillAfter != nullptr)

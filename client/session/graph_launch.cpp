@@ -241,8 +241,11 @@ ExecutableNode* findExecutableNode(ExecutableGraph& executable, const Node* orig
   return nullptr;
 }
 
-bool copyDirectionChanged(const CopyWork& before, const CopyWork& after) {
-  return before.kind != cudaMemcpyDefault && after.kind != cudaMemcpyDefault && before.kind != after.kind;
+bool copyDirectionChanged(const NodeWork& before, const NodeWork& after) {
+  const auto* from = std::get_if<CopyWork>(&before);
+  const auto* to = std::get_if<CopyWork>(&after);
+  return from != nullptr && to != nullptr && from->kind != cudaMemcpyDefault &&
+         to->kind != cudaMemcpyDefault && from->kind != to->kind;
 }
 
 cudaError_t updateExecutable(ExecutableGraph& executable, std::vector<ExecutableNode> nodes,
@@ -272,9 +275,7 @@ cudaError_t updateExecutable(ExecutableGraph& executable, std::vector<Executable
       *errorNode = nodes[i].origin;
       return cudaErrorGraphExecUpdateFailure;
     }
-    const auto* copy = std::get_if<CopyWork>(&nodes[i].work);
-    const auto* before = std::get_if<CopyWork>(&executable.nodes[i].work);
-    if (copy != nullptr && before != nullptr && copyDirectionChanged(*before, *copy)) {
+    if (copyDirectionChanged(executable.nodes[i].work, nodes[i].work)) {
       *result = cudaGraphExecUpdateErrorParametersChanged;
       *errorNode = nodes[i].origin;
       return cudaErrorGraphExecUpdateFailure;

@@ -74,11 +74,11 @@ class ExecutableGraph {
 // edges form a cycle. The caller holds graphMutex().
 bool flattenGraph(const Graph& graph, std::vector<ExecutableNode>* nodes);
 
-// Whether a copy's direction changed between two versions of a node, as far as the kinds tell it:
-// both explicit and different (natively the memory types of the two sides may not change; a
-// cudaMemcpyDefault copy names none, so it is not judged here, and the worker checks the memory
-// of every copy as it runs).
-bool copyDirectionChanged(const CopyWork& before, const CopyWork& after);
+// Whether two versions of a node's work are copies whose direction changed, as far as the kinds
+// tell it: both explicit and different (natively the memory types of the two sides may not change;
+// a cudaMemcpyDefault copy names none, so it is not judged here, and the worker checks the memory
+// of every copy as it runs). False when either is not a copy.
+bool copyDirectionChanged(const NodeWork& before, const NodeWork& after);
 
 // The caller holds graphMutex(). cudaErrorInvalidValue for a graph whose edges form a cycle, and
 // for a graph with memory nodes that has an executable graph already.
