@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "tests/gpu/programs/check.cuh"
+#include "tests/gpu/programs/graph_names.cuh"
 
 namespace {
 
@@ -50,61 +51,10 @@ void cpuAffine(std::vector<std::uint32_t>& x, std::uint32_t mul, std::uint32_t a
 const char* yesNo(bool v) { return v ? "yes" : "no"; }
 const char* name(cudaError_t e) { return cudaGetErrorName(e); }
 
-const char* statusName(cudaStreamCaptureStatus s) {
-  switch (s) {
-    case cudaStreamCaptureStatusNone:
-      return "None";
-    case cudaStreamCaptureStatusActive:
-      return "Active";
-    case cudaStreamCaptureStatusInvalidated:
-      return "Invalidated";
-  }
-  return "unknown";
-}
-
-const char* modeName(cudaStreamCaptureMode m) {
-  switch (m) {
-    case cudaStreamCaptureModeGlobal:
-      return "Global";
-    case cudaStreamCaptureModeThreadLocal:
-      return "ThreadLocal";
-    case cudaStreamCaptureModeRelaxed:
-      return "Relaxed";
-  }
-  return "unknown";
-}
-
-const char* typeName(cudaGraphNodeType type) {
-  switch (type) {
-    case cudaGraphNodeTypeKernel:
-      return "kernel";
-    case cudaGraphNodeTypeMemcpy:
-      return "memcpy";
-    case cudaGraphNodeTypeMemset:
-      return "memset";
-    case cudaGraphNodeTypeHost:
-      return "host";
-    case cudaGraphNodeTypeGraph:
-      return "graph";
-    case cudaGraphNodeTypeEmpty:
-      return "empty";
-    case cudaGraphNodeTypeWaitEvent:
-      return "wait_event";
-    case cudaGraphNodeTypeEventRecord:
-      return "event_record";
-    case cudaGraphNodeTypeMemAlloc:
-      return "mem_alloc";
-    case cudaGraphNodeTypeMemFree:
-      return "mem_free";
-    default:
-      return "other";
-  }
-}
-
 void status(const char* label, cudaStream_t s) {
   cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
   const cudaError_t e = cudaStreamIsCapturing(s, &st);
-  std::printf("%s: status %s (%s)\n", label, statusName(st), name(e));
+  std::printf("%s: status %s (%s)\n", label, captureStatusName(st), name(e));
 }
 
 void nodeTypes(const char* label, cudaGraph_t graph) {
@@ -116,7 +66,7 @@ void nodeTypes(const char* label, cudaGraph_t graph) {
   for (cudaGraphNode_t node : nodes) {
     cudaGraphNodeType t;
     CHECK_CUDA(cudaGraphNodeGetType(node, &t));
-    std::printf(" %s", typeName(t));
+    std::printf(" %s", graphNodeTypeName(t));
   }
   std::printf("\n");
 }
@@ -150,7 +100,7 @@ void settle(const char* label, std::initializer_list<cudaStream_t> streams) {
     cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
     CHECK_CUDA(cudaStreamIsCapturing(s, &st));
     if (st != cudaStreamCaptureStatusNone) {
-      std::printf("%s: stream %d still %s\n", label, index, statusName(st));
+      std::printf("%s: stream %d still %s\n", label, index, captureStatusName(st));
       cudaGraph_t g = nullptr;
       cudaStreamEndCapture(s, &g);
       if (g != nullptr) cudaGraphDestroy(g);
@@ -266,7 +216,7 @@ int main() {
     cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
     unsigned long long id = 0;
     report("R7 cudaStreamGetCaptureInfo", cudaStreamGetCaptureInfo(s0, &st, &id));
-    std::printf("R7: capture info status %s, id set %s\n", statusName(st), yesNo(id != 0));
+    std::printf("R7: capture info status %s, id set %s\n", captureStatusName(st), yesNo(id != 0));
   }
   launchAffine("R7 into the invalidated capture", dev, s0);
   report("R7 memset into the invalidated capture", cudaMemsetAsync(dev, 0, kBytes, s0));
@@ -301,7 +251,7 @@ int main() {
   for (cudaStreamCaptureMode mode :
        {cudaStreamCaptureModeGlobal, cudaStreamCaptureModeThreadLocal, cudaStreamCaptureModeRelaxed}) {
     char label[96];
-    std::snprintf(label, sizeof label, "R9 %s", modeName(mode));
+    std::snprintf(label, sizeof label, "R9 %s", captureModeName(mode));
     CHECK_CUDA(cudaStreamBeginCapture(s0, mode));
     launchAffine(label, dev, s0);
     void* same = nullptr;
@@ -338,12 +288,12 @@ int main() {
     launchAffine("R10", dev, s0);
     cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
     CHECK_CUDA(cudaThreadExchangeStreamCaptureMode(&mode));
-    std::printf("R10: thread mode before the guard: %s\n", modeName(mode));
+    std::printf("R10: thread mode before the guard: %s\n", captureModeName(mode));
     void* p = nullptr;
     const cudaError_t allocated = cudaMalloc(&p, 1 << 20);
     std::printf("R10: cudaMalloc under the Relaxed guard: %s\n", name(allocated));
     CHECK_CUDA(cudaThreadExchangeStreamCaptureMode(&mode));
-    std::printf("R10: thread mode restored from: %s\n", modeName(mode));
+    std::printf("R10: thread mode restored from: %s\n", captureModeName(mode));
     status("R10", s0);
     launchAffine("R10 after the guard", dev, s0);
     endCapture("R10", s0);

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "tests/gpu/programs/check.cuh"
+#include "tests/gpu/programs/graph_names.cuh"
 
 namespace {
 
@@ -56,33 +57,6 @@ void cpuAffine(std::vector<std::uint32_t>& x, std::uint32_t mul, std::uint32_t a
   for (size_t i = 0; i < x.size(); ++i) x[i] = affineValue(x[i], static_cast<std::uint32_t>(i), mul, add);
 }
 
-const char* typeName(cudaGraphNodeType type) {
-  switch (type) {
-    case cudaGraphNodeTypeKernel:
-      return "kernel";
-    case cudaGraphNodeTypeMemcpy:
-      return "memcpy";
-    case cudaGraphNodeTypeMemset:
-      return "memset";
-    case cudaGraphNodeTypeHost:
-      return "host";
-    case cudaGraphNodeTypeGraph:
-      return "graph";
-    case cudaGraphNodeTypeEmpty:
-      return "empty";
-    case cudaGraphNodeTypeWaitEvent:
-      return "wait_event";
-    case cudaGraphNodeTypeEventRecord:
-      return "event_record";
-    case cudaGraphNodeTypeMemAlloc:
-      return "mem_alloc";
-    case cudaGraphNodeTypeMemFree:
-      return "mem_free";
-    default:
-      return "other";
-  }
-}
-
 void describe(const char* label, cudaGraph_t graph) {
   size_t count = 0, edges = 0;
   CHECK_CUDA(cudaGraphGetNodes(graph, nullptr, &count));
@@ -93,7 +67,7 @@ void describe(const char* label, cudaGraph_t graph) {
   for (cudaGraphNode_t node : nodes) {
     cudaGraphNodeType t;
     CHECK_CUDA(cudaGraphNodeGetType(node, &t));
-    std::printf(" %s", typeName(t));
+    std::printf(" %s", graphNodeTypeName(t));
   }
   std::printf("\n");
 }

@@ -74,30 +74,6 @@ void cpuMix(const std::vector<std::uint32_t>& a, const std::vector<std::uint32_t
 
 const char* yesNo(bool v) { return v ? "yes" : "no"; }
 
-const char* statusName(cudaStreamCaptureStatus s) {
-  switch (s) {
-    case cudaStreamCaptureStatusNone:
-      return "None";
-    case cudaStreamCaptureStatusActive:
-      return "Active";
-    case cudaStreamCaptureStatusInvalidated:
-      return "Invalidated";
-  }
-  return "unknown";
-}
-
-const char* modeName(cudaStreamCaptureMode m) {
-  switch (m) {
-    case cudaStreamCaptureModeGlobal:
-      return "Global";
-    case cudaStreamCaptureModeThreadLocal:
-      return "ThreadLocal";
-    case cudaStreamCaptureModeRelaxed:
-      return "Relaxed";
-  }
-  return "unknown";
-}
-
 std::string nodeTypeOf(cudaGraphNode_t node) {
   cudaGraphNodeType type;
   CHECK_CUDA(cudaGraphNodeGetType(node, &type));
@@ -146,7 +122,7 @@ void hostCounter(void* data) { ++*static_cast<int*>(data); }
 // ---- A. three streams, nested fork, cross-branch join
 void forkJoin(const Buffers& b, cudaStream_t s0, cudaStream_t s1, cudaStream_t s2, cudaStreamCaptureMode mode,
               unsigned long long* lastId) {
-  const char* m = modeName(mode);
+  const char* m = captureModeName(mode);
   cudaEvent_t eFork, eB, eC2, eD;
   CHECK_CUDA(cudaEventCreateWithFlags(&eFork, cudaEventDisableTiming));
   CHECK_CUDA(cudaEventCreateWithFlags(&eB, cudaEventDisableTiming));
@@ -162,7 +138,7 @@ void forkJoin(const Buffers& b, cudaStream_t s0, cudaStream_t s1, cudaStream_t s
   size_t nd = 99;
   CHECK_CUDA(cudaStreamGetCaptureInfo(s0, &st, &id0, &g0, &deps, nullptr, &nd));
   std::printf("A %s: after begin: status %s, dependencies %zu, id differs from previous capture %s\n", m,
-              statusName(st), nd, yesNo(id0 != *lastId));
+              captureStatusName(st), nd, yesNo(id0 != *lastId));
   *lastId = id0;
 
   CHECK_CUDA(cudaMemcpyAsync(b.A, b.hostIn, kBytes, cudaMemcpyHostToDevice, s0));
@@ -171,7 +147,7 @@ void forkJoin(const Buffers& b, cudaStream_t s0, cudaStream_t s1, cudaStream_t s
   CHECK_CUDA(cudaStreamWaitEvent(s2, eFork, 0));
   CHECK_CUDA(cudaStreamGetCaptureInfo(s1, &st, &id1, &g1, &deps, nullptr, &nd));
   std::printf("A %s: forked stream 1: status %s, same id %s, same graph %s, dependencies %zu (%s)\n", m,
-              statusName(st), yesNo(id1 == id0), yesNo(g1 == g0), nd, typeList(deps, nd).c_str());
+              captureStatusName(st), yesNo(id1 == id0), yesNo(g1 == g0), nd, typeList(deps, nd).c_str());
   // branch 1: B = A; affine(B)
   CHECK_CUDA(cudaMemcpyAsync(b.B, b.A, kBytes, cudaMemcpyDeviceToDevice, s1));
   affine<<<64, 256, 0, s1>>>(b.B, n, 3u, 1u);
@@ -204,7 +180,7 @@ void forkJoin(const Buffers& b, cudaStream_t s0, cudaStream_t s1, cudaStream_t s
   cudaGraph_t graph = nullptr;
   CHECK_CUDA(cudaStreamEndCapture(s0, &graph));
   CHECK_CUDA(cudaStreamIsCapturing(s1, &st));
-  std::printf("A %s: after end: stream 1 status %s\n", m, statusName(st));
+  std::printf("A %s: after end: stream 1 status %s\n", m, captureStatusName(st));
   describe((std::string("A ") + m + ": graph").c_str(), graph);
 
   // CPU reference
@@ -524,7 +500,7 @@ void perThreadCapture(const Buffers& b) {
     }
     cudaStreamCaptureStatus st;
     CHECK_CUDA(cudaStreamIsCapturing(cudaStreamPerThread, &st));
-    std::printf("F: cudaStreamPerThread status %s\n", statusName(st));
+    std::printf("F: cudaStreamPerThread status %s\n", captureStatusName(st));
     const int n = kN;
     CHECK_CUDA(cudaMemsetAsync(b.D, 0x05, kBytes, cudaStreamPerThread));
     affine<<<64, 256, 0, cudaStreamPerThread>>>(b.D, n, 17u, 5u);

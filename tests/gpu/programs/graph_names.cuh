@@ -1,5 +1,6 @@
-// Names of CUDA graph node types, for the GPU programs that print a graph's shape (their stdout is
-// compared with a native run's, so the names only need to be stable).
+// Names of CUDA graph node types and of stream capture statuses and modes, for the GPU programs
+// that print a graph's shape or a capture's state (their stdout is compared with a native run's,
+// so the names only need to be stable).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -31,4 +32,28 @@ inline const char* graphNodeTypeName(cudaGraphNodeType type) {
     default:
       return "other";
   }
+}
+
+inline const char* captureStatusName(cudaStreamCaptureStatus status) {
+  switch (status) {
+    case cudaStreamCaptureStatusNone:
+      return "None";
+    case cudaStreamCaptureStatusActive:
+      return "Active";
+    case cudaStreamCaptureStatusInvalidated:
+      return "Invalidated";
+  }
+  return "unknown";
+}
+
+inline const char* captureModeName(cudaStreamCaptureMode mode) {
+  switch (mode) {
+    case cudaStreamCaptureModeGlobal:
+      return "Global";
+    case cudaStreamCaptureModeThreadLocal:
+      return "ThreadLocal";
+    case cudaStreamCaptureModeRelaxed:
+      return "Relaxed";
+  }
+  return "unknown";
 }

@@ -3,24 +3,7 @@
 // cudaStreamIsCapturing and cudaStreamGetCaptureInfo, and the thread's capture
 // interaction mode is swapped by cudaThreadExchangeStreamCaptureMode.
 #include "check.cuh"
-
-const char* statusName(cudaStreamCaptureStatus status) {
-  switch (status) {
-    case cudaStreamCaptureStatusNone: return "None";
-    case cudaStreamCaptureStatusActive: return "Active";
-    case cudaStreamCaptureStatusInvalidated: return "Invalidated";
-  }
-  return "unknown";
-}
-
-const char* modeName(cudaStreamCaptureMode mode) {
-  switch (mode) {
-    case cudaStreamCaptureModeGlobal: return "Global";
-    case cudaStreamCaptureModeThreadLocal: return "ThreadLocal";
-    case cudaStreamCaptureModeRelaxed: return "Relaxed";
-  }
-  return "unknown";
-}
+#include "graph_names.cuh"
 
 __global__ void spin(unsigned* out, int rounds) {
   unsigned value = threadIdx.x;
@@ -48,24 +31,24 @@ int main() {
   for (const auto& entry : streams) {
     cudaStreamCaptureStatus status = cudaStreamCaptureStatusActive;
     CHECK_CUDA(cudaStreamIsCapturing(entry.stream, &status));
-    std::printf("cudaStreamIsCapturing(%s) = %s\n", entry.label, statusName(status));
+    std::printf("cudaStreamIsCapturing(%s) = %s\n", entry.label, captureStatusName(status));
     status = cudaStreamCaptureStatusActive;
     unsigned long long id = 0;
     CHECK_CUDA(cudaStreamGetCaptureInfo(entry.stream, &status, &id));
-    std::printf("cudaStreamGetCaptureInfo(%s) = %s\n", entry.label, statusName(status));
+    std::printf("cudaStreamGetCaptureInfo(%s) = %s\n", entry.label, captureStatusName(status));
   }
   EXPECT_ERROR("cudaStreamIsCapturing(null status)", cudaStreamIsCapturing(blocking, nullptr),
                cudaErrorInvalidValue);
 
   cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
   CHECK_CUDA(cudaThreadExchangeStreamCaptureMode(&mode));
-  std::printf("initial capture mode: %s\n", modeName(mode));
+  std::printf("initial capture mode: %s\n", captureModeName(mode));
   mode = cudaStreamCaptureModeThreadLocal;
   CHECK_CUDA(cudaThreadExchangeStreamCaptureMode(&mode));
-  std::printf("mode before ThreadLocal: %s\n", modeName(mode));
+  std::printf("mode before ThreadLocal: %s\n", captureModeName(mode));
   mode = cudaStreamCaptureModeGlobal;
   CHECK_CUDA(cudaThreadExchangeStreamCaptureMode(&mode));
-  std::printf("mode before Global: %s\n", modeName(mode));
+  std::printf("mode before Global: %s\n", captureModeName(mode));
 
   CHECK_CUDA(cudaStreamSynchronize(blocking));
   CHECK_CUDA(cudaStreamDestroy(blocking));
